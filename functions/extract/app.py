@@ -1,0 +1,19 @@
+"""SQS (one queue per memory type) -> extract long-term memories from snapshots.
+
+The same code backs one function resource per memory type; MONGOMEM_EXTRACTION_TYPE says which.
+"""
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from mongomem.extraction.handler import process_record
+from mongomem.observability import logger, metrics, tracer
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return process_partial_response(event=event, record_handler=process_record, processor=processor, context=context)

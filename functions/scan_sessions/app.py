@@ -1,0 +1,13 @@
+"""EventBridge Scheduler -> promote due sessions to snapshots and fan out extraction."""
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from mongomem.observability import logger, metrics, tracer
+from mongomem.shortterm.scan import run_scan
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return run_scan(deadline_ms=context.get_remaining_time_in_millis)

@@ -1,0 +1,1 @@
+"""Adapters: the only modules that import drivers and SDKs."""

@@ -1,0 +1,118 @@
+"""An SQS look-alike stored in MongoDB, for the no-Docker local stack.
+
+It keeps SQS's delivery semantics that the extraction handler relies on: at-least-once delivery,
+a visibility timeout, ApproximateReceiveCount, partial batch failures (only the failed messages
+come back) and a dead-letter queue after maxReceiveCount receives. Messages survive a restart.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.database import Database
+
+DLQ_SUFFIX = "-dlq"
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    visibility_timeout: float = 30.0
+    max_receive_count: int = 3
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LocalQueue:
+    def __init__(self, db: Database[dict[str, Any]], collection: str = "local_queue") -> None:
+        self.coll = db[collection]
+        self.coll.create_index([("queue", ASCENDING), ("visible_at", ASCENDING)])
+
+    def send(self, queue: str, body: str) -> str:
+        message_id = str(uuid.uuid4())
+        self.coll.insert_one(
+            {
+                "_id": message_id,
+                "queue": queue,
+                "body": body,
+                "sent_at": _now(),
+                "visible_at": _now(),
+                "receive_count": 0,
+            }
+        )
+        return message_id
+
+    def receive(self, queue: str, policy: QueuePolicy, max_messages: int = 10) -> list[dict[str, Any]]:
+        """Receive up to max_messages visible messages as SQS event records."""
+        records: list[dict[str, Any]] = []
+        while len(records) < max_messages:
+            now = _now()
+            doc = self.coll.find_one_and_update(
+                {"queue": queue, "visible_at": {"$lte": now}},
+                {
+                    "$set": {
+                        "visible_at": now + timedelta(seconds=policy.visibility_timeout),
+                        "receipt": uuid.uuid4().hex,
+                    },
+                    "$inc": {"receive_count": 1},
+                },
+                sort=[("visible_at", ASCENDING)],
+                return_document=ReturnDocument.AFTER,
+            )
+            if doc is None:
+                break
+            if doc["receive_count"] > policy.max_receive_count:
+                # SQS's redrive: a message received more than maxReceiveCount times goes to the DLQ.
+                self.coll.update_one(
+                    {"_id": doc["_id"]},
+                    {"$set": {"queue": queue + DLQ_SUFFIX, "visible_at": now, "receive_count": 0,
+                              "source_queue": queue}},
+                )
+                continue
+            records.append(self._record(queue, doc))
+        return records
+
+    def delete(self, receipt_handle: str) -> None:
+        self.coll.delete_one({"receipt": receipt_handle})
+
+    def depth(self, queue: str) -> int:
+        return self.coll.count_documents({"queue": queue})
+
+    def bodies(self, queue: str) -> list[str]:
+        return [d["body"] for d in self.coll.find({"queue": queue}).sort("sent_at", ASCENDING)]
+
+    def redrive(self, dlq: str) -> int:
+        """Move every message of a DLQ back to its source queue."""
+        moved = 0
+        for doc in list(self.coll.find({"queue": dlq})):
+            source = doc.get("source_queue") or dlq.removesuffix(DLQ_SUFFIX)
+            self.coll.update_one(
+                {"_id": doc["_id"]}, {"$set": {"queue": source, "visible_at": _now(), "receive_count": 0}}
+            )
+            moved += 1
+        return moved
+
+    @staticmethod
+    def _record(queue: str, doc: dict[str, Any]) -> dict[str, Any]:
+        sent_ms = str(int(doc["sent_at"].timestamp() * 1000)) if isinstance(doc["sent_at"], datetime) else "0"
+        return {
+            "messageId": doc["_id"],
+            "receiptHandle": doc["receipt"],
+            "body": doc["body"],
+            "attributes": {
+                "ApproximateReceiveCount": str(doc["receive_count"]),
+                "SentTimestamp": sent_ms,
+                "SenderId": "mongomem-local",
+                "ApproximateFirstReceiveTimestamp": sent_ms,
+            },
+            "messageAttributes": {},
+            "md5OfBody": "",
+            "eventSource": "aws:sqs",
+            "eventSourceARN": f"arn:aws:sqs:local:000000000000:{queue}",
+            "awsRegion": "local",
+        }

@@ -1,0 +1,1 @@
+"""HTTP API: Powertools event_handler routes, error mapping, OpenAPI."""

@@ -1,0 +1,62 @@
+"""Every error a client sees has the shape {"error": {"code", "message", "details"}}."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from mongomem.errors import MongomemError, StoreUnavailable
+from mongomem.observability import logger
+
+
+def error_response(status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None) -> Response:
+    body = {"error": {"code": code, "message": message, "details": details}}
+    return Response(
+        status_code=status,
+        content_type="application/json",
+        body=json.dumps(body, default=str),
+        headers=headers or {},
+    )
+
+
+def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
+    details = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        if loc and loc[0] == "body":
+            loc = loc[1:]
+            # the body parameter's own name is noise for a client
+            if loc and loc[0] == "request":
+                loc = loc[1:]
+        details.append({"path": ".".join(loc) or "(body)", "message": err.get("msg", "invalid"), "type": err.get("type")})
+    return details
+
+
+def install_error_handlers(app: APIGatewayHttpResolver) -> None:
+    @app.exception_handler(RequestValidationError)
+    def _invalid(exc: RequestValidationError) -> Response:
+        details = _validation_details(exc)
+        if any(d["type"] == "json_invalid" for d in details):
+            return error_response(400, "invalid_json", "the request body is not valid JSON")
+        return error_response(422, "validation_error", "the request does not match the schema", details)
+
+    @app.exception_handler(MongomemError)
+    def _domain(exc: MongomemError) -> Response:
+        headers = {}
+        if isinstance(exc, StoreUnavailable):
+            headers["Retry-After"] = "2"
+            logger.warning("store unavailable", extra={"error": exc.code})
+        return error_response(exc.status, exc.code, exc.message, exc.details, headers)
+
+    @app.not_found
+    def _not_found(exc: NotFoundError) -> Response:
+        return error_response(404, "route_not_found", "no such route")
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        logger.exception("unhandled error")
+        return error_response(500, "internal_error", "an internal error occurred; it has been logged")

@@ -1,0 +1,66 @@
+"""Session routes: record turns, list turns, session state, flush."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.models.common import ID_PATTERN, Scope
+from mongomem.models.sessions import FlushResponse, SessionState
+from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnPage
+from mongomem.observability import logger, metrics
+from mongomem.runtime import services
+from mongomem.shortterm import history, record
+
+router = APIGatewayHttpRouter()
+
+SessionId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation's session id")]
+UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
+
+
+def _scope(user_id: str | None) -> Scope:
+    svc = services()
+    return scope_for(principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id)
+
+
+@router.post("/v1/sessions/<session_id>/turns", summary="Record one turn or a batch", responses={201: {}})
+def post_turns(
+    session_id: SessionId, request: Annotated[RecordTurnsRequest, Body(embed=False)], user_id: UserQuery = None
+) -> tuple[RecordTurnsResponse, int]:
+    scope = _scope(request.user_id or user_id)
+    svc = services()
+    result = record.record_turns(svc.store, svc.settings.memory, scope, session_id, request)
+    logger.info("turns recorded", extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed})
+    if not result.replayed:
+        metrics.add_metric(name="TurnsRecorded", unit=MetricUnit.Count, value=len(result.turns))
+    return result, 200 if result.replayed else 201
+
+
+@router.get("/v1/sessions/<session_id>/turns", summary="The newest turns, oldest first (paginated)")
+def get_turns(
+    session_id: SessionId,
+    user_id: UserQuery = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
+    before_seq: Annotated[int | None, Query(ge=1)] = None,
+) -> TurnPage:
+    svc = services()
+    return history.turn_page(svc.store, _scope(user_id), session_id, limit, before_seq)
+
+
+@router.get("/v1/sessions/<session_id>", summary="Session state: counts, activity, snapshots, extraction")
+def get_session(session_id: SessionId, user_id: UserQuery = None) -> SessionState:
+    svc = services()
+    return history.session_state(svc.store, _scope(user_id), session_id)
+
+
+@router.post("/v1/sessions/<session_id>/flush", summary="Promote the session's unpromoted turns now")
+def flush(session_id: SessionId, user_id: UserQuery = None) -> FlushResponse:
+    svc = services()
+    result = history.flush(svc.store, svc.promoter, _scope(user_id), session_id)
+    if result.snapshot:
+        metrics.add_metric(name="SnapshotsPromoted", unit=MetricUnit.Count, value=1)
+    return result

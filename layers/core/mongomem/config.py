@@ -1,0 +1,207 @@
+"""Settings: the one place that reads the environment and project-config.yaml.
+
+Everything else receives a `Settings` (or a part of it) as an argument.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class MemoryType(StrEnum):
+    semantic = "semantic"
+    episodic = "episodic"
+    procedural = "procedural"
+    taxonomic = "taxonomic"
+
+
+ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names every bad field by its path."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _parse_types(value: Any) -> Any:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list):
+        names = [str(v).strip().lower() for v in value]
+        bad = [n for n in names if n not in {t.value for t in MemoryType}]
+        if bad:
+            allowed = ", ".join(t.value for t in MemoryType)
+            raise ValueError(f"unknown memory type(s) {', '.join(repr(b) for b in bad)}; allowed: {allowed}")
+        return list(dict.fromkeys(names))
+    return value
+
+
+class ExtractionConfig(_Strict):
+    enabled: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
+
+    @field_validator("enabled", mode="before")
+    @classmethod
+    def _known_types(cls, value: Any) -> Any:
+        return _parse_types(value)
+
+
+class SnapshotConfig(_Strict):
+    max_messages: int = Field(50, ge=1, le=10_000)
+    max_tokens: int | None = Field(None, ge=1)
+    idle_seconds: int = Field(900, ge=1)
+    ttl_days: int = Field(365, ge=1)
+
+
+class LLMProviderConfig(_Strict):
+    kind: Literal["bedrock", "openai-compatible", "offline", "scripted"] = "offline"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout_seconds: float = Field(30.0, gt=0)
+
+
+class EmbeddingProviderConfig(_Strict):
+    kind: Literal["bedrock-titan-v2", "voyage", "openai-compatible", "local", "hashing"] = "local"
+    model: str | None = None
+    dim: int | None = Field(None, ge=8, le=8192)
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class ProvidersConfig(_Strict):
+    llm: LLMProviderConfig = Field(default_factory=LLMProviderConfig)
+    embeddings: EmbeddingProviderConfig = Field(default_factory=EmbeddingProviderConfig)
+
+
+class LimitsConfig(_Strict):
+    max_content_bytes: int = Field(32 * 1024, ge=1)
+    max_batch: int = Field(100, ge=1, le=1000)
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+
+
+class RecallConfig(_Strict):
+    enabled: bool = True
+
+
+class MemoryConfig(_Strict):
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    snapshot: SnapshotConfig = Field(default_factory=SnapshotConfig)
+    providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
+
+
+class ProjectConfig(_Strict):
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+
+
+def _format_errors(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        path = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"  {path}: {err['msg']}")
+    return f"invalid configuration in {source}:\n" + "\n".join(lines)
+
+
+def parse_project_config(data: Any, source: str = "project-config.yaml") -> ProjectConfig:
+    """Validate a parsed project-config document; raises ConfigError naming every bad field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid configuration in {source}: the document must be a mapping")
+    try:
+        return ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, source)) from exc
+
+
+def load_project_config(path: Path | None) -> ProjectConfig:
+    """Read and validate project-config.yaml; a missing file means the defaults."""
+    if path is None or not path.exists():
+        return ProjectConfig()
+    import yaml  # lazy: only the config loader needs it
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid configuration in {path}: not valid YAML ({exc})") from exc
+    return parse_project_config(data, str(path))
+
+
+class Settings(_Strict):
+    """Runtime settings of one process (a Lambda execution environment or the local stack)."""
+
+    mongodb_uri: str = "mongodb://127.0.0.1:27017/?directConnection=true"
+    mongodb_secret_arn: str | None = None
+    db_name: str = "mongomem"
+    ensure_indexes: bool = True
+    tenant_default: str = "default"
+    enabled_extractions: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
+    extraction_type: MemoryType | None = None
+    # Queue URL per memory type; "local:<name>" addresses the local stack's queue.
+    queue_urls: dict[MemoryType, str] = Field(default_factory=dict)
+    opensearch_endpoint: str | None = None
+    lease_seconds: int = Field(120, ge=5)
+    # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
+    hole_grace_seconds: int = Field(60, ge=1)
+    scan_batch: int = Field(100, ge=1)
+    project: ProjectConfig = Field(default_factory=ProjectConfig)
+
+    @field_validator("enabled_extractions", mode="before")
+    @classmethod
+    def _known_types(cls, value: Any) -> Any:
+        return _parse_types(value)
+
+    @property
+    def memory(self) -> MemoryConfig:
+        return self.project.memory
+
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build Settings from MONGOMEM_* variables and the project config file they point to."""
+    env = os.environ if environ is None else environ
+    config_path = env.get("MONGOMEM_CONFIG_FILE")
+    project = load_project_config(Path(config_path) if config_path else None)
+    values: dict[str, Any] = {"project": project}
+    simple = {
+        "MONGOMEM_MONGODB_URI": "mongodb_uri",
+        "MONGOMEM_MONGODB_SECRET_ARN": "mongodb_secret_arn",
+        "MONGOMEM_DB_NAME": "db_name",
+        "MONGOMEM_TENANT_DEFAULT": "tenant_default",
+        "MONGOMEM_EXTRACTION_TYPE": "extraction_type",
+        "MONGOMEM_OPENSEARCH_ENDPOINT": "opensearch_endpoint",
+        "MONGOMEM_LEASE_SECONDS": "lease_seconds",
+        "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
+        "MONGOMEM_SCAN_BATCH": "scan_batch",
+    }
+    for var, field in simple.items():
+        if env.get(var):
+            values[field] = env[var]
+    if "MONGOMEM_ENSURE_INDEXES" in env:
+        values["ensure_indexes"] = env["MONGOMEM_ENSURE_INDEXES"].strip().lower() in _TRUE
+    # The deployed functions get the enabled list from the template; otherwise the project config decides.
+    enabled = env.get("MONGOMEM_ENABLED_EXTRACTIONS")
+    values["enabled_extractions"] = enabled if enabled is not None else list(project.memory.extraction.enabled)
+    queues: dict[str, str] = {}
+    for t in MemoryType:
+        url = env.get(f"MONGOMEM_QUEUE_URL_{t.value.upper()}")
+        if url:
+            queues[t.value] = url
+    values["queue_urls"] = queues
+    values.update(overrides)
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, "environment")) from exc

@@ -1,0 +1,66 @@
+"""Domain exceptions. The API maps each to one HTTP status in one place (api/errors.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MongomemError(Exception):
+    """Base of every domain error; `code` is the stable machine-readable error code."""
+
+    code = "internal_error"
+    status = 500
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidInput(MongomemError):
+    code = "invalid_request"
+    status = 400
+
+
+class PayloadTooLarge(MongomemError):
+    code = "payload_too_large"
+    status = 413
+
+
+class NotFound(MongomemError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(MongomemError):
+    code = "conflict"
+    status = 409
+
+
+class Forbidden(MongomemError):
+    code = "forbidden"
+    status = 403
+
+
+class Unauthorized(MongomemError):
+    code = "unauthorized"
+    status = 401
+
+
+class StoreUnavailable(MongomemError):
+    """The document store could not be reached; the request may be retried (same client token)."""
+
+    code = "store_unavailable"
+    status = 503
+
+
+class QueueUnavailable(MongomemError):
+    code = "queue_unavailable"
+    status = 503
+
+
+class ExtractionFailed(MongomemError):
+    """A retryable extraction failure (bad LLM answer, provider error)."""
+
+    code = "extraction_failed"
+    status = 502

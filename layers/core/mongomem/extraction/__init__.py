@@ -1,0 +1,1 @@
+"""Extraction: turn snapshots into long-term memories, one extractor per memory type."""

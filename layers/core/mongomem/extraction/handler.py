@@ -1,0 +1,38 @@
+"""The SQS record handler behind every extraction function."""
+
+from __future__ import annotations
+
+import time
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from mongomem.extraction.registry import get_extractor
+from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
+from mongomem.observability import logger, metrics
+from mongomem.runtime import services
+
+
+def process_record(record: SQSRecord) -> None:
+    """Extract one message; raising marks it failed so only it returns to the queue."""
+    svc = services()
+    message = ExtractionMessage.model_validate_json(record.body)
+    expected = svc.settings.extraction_type
+    if expected is not None and message.type != expected:
+        raise ValueError(f"message for type {message.type.value!r} reached the {expected.value!r} extractor")
+    logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
+    started = time.perf_counter()
+    try:
+        result = run_extraction(svc.store, get_extractor(message.type), message)
+    except SnapshotGone:
+        logger.warning("snapshot no longer exists; message dropped")
+        return
+    finally:
+        logger.remove_keys(["snapshot_id", "memory_type"])
+    if result is None:
+        logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
+        return
+    metrics.add_metric(name="ExtractionLatencyMs", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000)
+    for decision, count in result.decisions.items():
+        metrics.add_metric(name=f"Reconcile_{decision}", unit=MetricUnit.Count, value=count)
+    logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})

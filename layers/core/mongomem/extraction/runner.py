@@ -1,0 +1,60 @@
+"""Run one extraction message {snapshot_id, type}: idempotent per (snapshot, type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mongomem.adapters.mongo import MongoStore
+from mongomem.config import MemoryType
+from mongomem.extraction.registry import Extractor, ExtractionResult, SnapshotInput
+from mongomem.models.common import Identifier, Scope, utcnow
+
+
+class ExtractionMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    snapshot_id: str
+    type: MemoryType
+    tenant: Identifier | None = None
+    user_id: Identifier | None = None
+
+
+class SnapshotGone(Exception):
+    """The snapshot no longer exists (its user was erased): the message is dropped, not retried."""
+
+
+def run_extraction(
+    store: MongoStore, extractor: Extractor, message: ExtractionMessage
+) -> ExtractionResult | None:
+    """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery)."""
+    snap = store.get_snapshot(message.snapshot_id)
+    if snap is None:
+        raise SnapshotGone(message.snapshot_id)
+    key = message.type.value
+    status = snap.get("extraction", {}).get(key, {})
+    if status.get("status") == "done":
+        return None
+    store.set_extraction_status(snap["_id"], key, {"status": "running", "updated_at": utcnow()}, inc_attempts=True)
+    # The snapshot's owner scopes everything, never the message body or the LLM's answer.
+    scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
+    turns = store.turns_in_range(scope, snap["session_id"], snap["from_seq"], snap["to_seq"])
+    try:
+        result = extractor.extract(SnapshotInput(snapshot=snap, turns=turns))
+    except Exception as exc:
+        store.set_extraction_status(
+            snap["_id"], key, {"status": "failed", "error": _short(exc), "updated_at": utcnow()}
+        )
+        raise
+    store.set_extraction_status(
+        snap["_id"],
+        key,
+        {"status": "done", "memories": len(result.memories), "error": None, "updated_at": utcnow()},
+    )
+    return result
+
+
+def _short(exc: Exception) -> str:
+    text: Any = f"{type(exc).__name__}: {exc}"
+    return str(text)[:500]

@@ -1,0 +1,1 @@
+"""Pydantic domain models shared by the API, the logic and the adapters."""

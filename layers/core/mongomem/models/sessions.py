@@ -1,0 +1,54 @@
+"""Sessions and snapshots."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
+ExtractionState = Literal["queued", "running", "done", "failed", "skipped"]
+
+
+class TypeStatus(BaseModel):
+    status: ExtractionState = "queued"
+    attempts: int = 0
+    updated_at: datetime | None = None
+    error: str | None = None
+    memories: int | None = None
+
+
+class Snapshot(BaseModel):
+    snapshot_id: str
+    tenant: str
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    from_seq: int
+    to_seq: int
+    turn_count: int
+    missing_seqs: list[int] = Field(default_factory=list)
+    reason: SnapshotReason
+    created_at: datetime
+    fanned_out: bool = False
+    extraction: dict[str, TypeStatus] = Field(default_factory=dict)
+
+
+class SessionState(BaseModel):
+    session_id: str
+    user_id: str
+    agent_id: str | None = None
+    created_at: datetime
+    last_turn_at: datetime
+    turn_count: int
+    unpromoted_count: int
+    promoted_through_seq: int
+    due_at: datetime | None = None
+    snapshots: list[Snapshot] = Field(default_factory=list)
+
+
+class FlushResponse(BaseModel):
+    session_id: str
+    snapshot: Snapshot | None
+    message: str

@@ -1,0 +1,98 @@
+"""Turns (short-term memory) as the API accepts and returns them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from mongomem.models.common import Identifier, SafeMapping
+
+Role = Literal["user", "assistant", "system", "tool"]
+Text = Annotated[str, StringConstraints(strict=True)]
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: Identifier
+    name: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256)]
+    arguments: SafeMapping = Field(default_factory=dict)
+
+
+class TurnIn(BaseModel):
+    """One conversation turn to record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: Text = ""
+    tool_calls: list[ToolCall] | None = Field(None, max_length=64)
+    tool_call_id: Identifier | None = None
+    name: Annotated[str, StringConstraints(strict=True, max_length=256)] | None = None
+    metadata: SafeMapping | None = None
+    timestamp: datetime | None = None
+
+    @model_validator(mode="after")
+    def _has_content(self) -> TurnIn:
+        if not self.content.strip() and not self.tool_calls:
+            raise ValueError("content must not be empty (an assistant turn may carry tool_calls instead)")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant turns carry tool_calls")
+        if self.tool_call_id and self.role != "tool":
+            raise ValueError("only tool turns carry tool_call_id")
+        return self
+
+
+class RecordTurnsRequest(BaseModel):
+    """A batch `{"turns": [...]}` or a single turn `{"role", "content", ...}`; both may carry a client token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: Identifier | None = None
+    agent_id: Identifier | None = None
+    client_token: Identifier | None = None
+    turns: list[TurnIn] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_turn(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "turns" not in data and "role" in data:
+            envelope = {k: data[k] for k in ("user_id", "agent_id", "client_token") if k in data}
+            turn = {k: v for k, v in data.items() if k not in envelope}
+            return {**envelope, "turns": [turn]}
+        return data
+
+
+class TurnOut(BaseModel):
+    turn_id: str
+    session_id: str
+    seq: int
+    role: Role
+    content: str
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = None
+    timestamp: datetime
+    recorded_at: datetime
+    snapshot_id: str | None = None
+
+
+class RecordedTurn(BaseModel):
+    turn_id: str
+    seq: int
+
+
+class RecordTurnsResponse(BaseModel):
+    session_id: str
+    user_id: str
+    turns: list[RecordedTurn]
+    replayed: bool = False
+
+
+class TurnPage(BaseModel):
+    session_id: str
+    turns: list[TurnOut]
+    next_before_seq: int | None = None

@@ -1,0 +1,1 @@
+"""Short-term memory: record turns, list history, promote sessions to snapshots."""

@@ -1,0 +1,85 @@
+"""Read short-term memory: turn pages and session state; flush a session on request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mongomem.adapters.mongo import MongoStore
+from mongomem.errors import NotFound
+from mongomem.models.common import Scope, as_utc
+from mongomem.models.sessions import FlushResponse, SessionState, Snapshot
+from mongomem.models.turns import TurnOut, TurnPage
+from mongomem.shortterm.promotion import Promoter
+
+
+def _turn_out(doc: dict[str, Any]) -> TurnOut:
+    return TurnOut(
+        turn_id=f"{doc['session_id']}:{doc['seq']}",
+        session_id=doc["session_id"],
+        seq=doc["seq"],
+        role=doc["role"],
+        content=doc["content"],
+        tool_calls=doc.get("tool_calls"),
+        tool_call_id=doc.get("tool_call_id"),
+        name=doc.get("name"),
+        metadata=doc.get("metadata"),
+        timestamp=as_utc(doc["timestamp"]),
+        recorded_at=as_utc(doc["recorded_at"]),
+        snapshot_id=doc.get("snapshot_id"),
+    )
+
+
+def snapshot_model(doc: dict[str, Any]) -> Snapshot:
+    return Snapshot(snapshot_id=doc["_id"], **{k: v for k, v in doc.items() if k in Snapshot.model_fields})
+
+
+def _require_session(store: MongoStore, scope: Scope, session_id: str) -> dict[str, Any]:
+    doc = store.get_session(scope, session_id)
+    if doc is None:
+        raise NotFound(f"session {session_id!r} not found for this user", {"session_id": session_id})
+    return doc
+
+
+def turn_page(store: MongoStore, scope: Scope, session_id: str, limit: int, before_seq: int | None) -> TurnPage:
+    docs = store.list_turns(scope, session_id, limit, before_seq)
+    if not docs and before_seq is None:
+        _require_session(store, scope, session_id)
+    first = docs[0]["seq"] if docs else None
+    return TurnPage(
+        session_id=session_id,
+        turns=[_turn_out(d) for d in docs],
+        next_before_seq=first if first is not None and first > 1 else None,
+    )
+
+
+def session_state(store: MongoStore, scope: Scope, session_id: str) -> SessionState:
+    doc = _require_session(store, scope, session_id)
+    snaps = store.session_snapshots(scope, session_id, limit=50)
+    return SessionState(
+        session_id=session_id,
+        user_id=scope.user_id,
+        agent_id=doc.get("agent_id"),
+        created_at=as_utc(doc["created_at"]),
+        last_turn_at=as_utc(doc["last_turn_at"]),
+        turn_count=doc["last_seq"],
+        unpromoted_count=doc["last_seq"] - doc["promoted_through_seq"],
+        promoted_through_seq=doc["promoted_through_seq"],
+        due_at=as_utc(doc["due_at"]) if doc.get("due_at") else None,
+        snapshots=[snapshot_model(s) for s in snaps],
+    )
+
+
+def flush(store: MongoStore, promoter: Promoter, scope: Scope, session_id: str) -> FlushResponse:
+    doc = _require_session(store, scope, session_id)
+    if doc["last_seq"] == doc["promoted_through_seq"]:
+        return FlushResponse(session_id=session_id, snapshot=None, message="nothing to promote")
+    cut = promoter.flush(scope, session_id)
+    if not cut:
+        return FlushResponse(
+            session_id=session_id, snapshot=None, message="another promotion is in progress; try again shortly"
+        )
+    return FlushResponse(
+        session_id=session_id,
+        snapshot=snapshot_model(cut[-1]),
+        message=f"promoted {sum(s['turn_count'] for s in cut)} turns into {len(cut)} snapshot(s)",
+    )

@@ -1,0 +1,38 @@
+"""The scheduled scan: promote due sessions while time remains, report what was done."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.observability import logger, metrics
+from mongomem.runtime import services
+
+# Stop taking new sessions when less than this is left of the invocation.
+SAFETY_MS = 10_000
+
+
+def run_scan(deadline_ms: Callable[[], int] | None = None) -> dict[str, Any]:
+    """Promote due sessions in batches until none is due or the invocation is nearly out of time."""
+    svc = services()
+    sessions = snapshots = resent = 0
+    reasons: dict[str, int] = {}
+    while True:
+        report = svc.promoter.scan()
+        sessions += report.sessions
+        snapshots += len(report.snapshots)
+        resent += report.resent
+        for reason, count in report.reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
+        if report.sessions < svc.settings.scan_batch:
+            break
+        if deadline_ms is not None and deadline_ms() < SAFETY_MS:
+            logger.warning("scan stopped early: the invocation is nearly out of time")
+            break
+    for reason, count in reasons.items():
+        metrics.add_metric(name=f"SnapshotsPromoted{reason.capitalize()}", unit=MetricUnit.Count, value=count)
+    totals = {"sessions": sessions, "snapshots": snapshots, "resent": resent, "reasons": reasons}
+    logger.info("scan finished", extra=totals)
+    return totals

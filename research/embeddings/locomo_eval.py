@@ -1,0 +1,342 @@
+"""LoCoMo evidence-recall harness for mongomem retrieval recipes (research only).
+
+Metric (shared/data/locomo-dev/README.md): for every question of categories 1-4,
+rank the conversation's turns and take the share of its evidence turns among the
+top k, averaged over questions; k in 1, 5, 10, 25.
+
+Usage:
+    python locomo_eval.py models            # per-model dense numbers, speed, load time
+    python locomo_eval.py ablate            # recipe ablations (combined + per conversation)
+    python locomo_eval.py loo               # leave-one-conversation-out tuning
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "layers" / "core"))
+sys.path.insert(0, str(HERE))
+
+from mongomem.retrieval.lexical import BM25Index, rrf_fuse  # noqa: E402
+
+DATA = Path("/work/shared/data/locomo-dev")
+CACHE = HERE / "cache"
+KS = (1, 5, 10, 25)
+
+
+@dataclass
+class Turn:
+    id: str
+    speaker: str
+    text: str
+    caption: str
+    session: int
+    date: str
+
+
+@dataclass
+class Conv:
+    name: str
+    turns: list[Turn]
+    qa: list[dict]
+
+
+def load(name: str) -> Conv:
+    d = json.loads((DATA / f"{name}.json").read_text())
+    turns: list[Turn] = []
+    sessions = sorted(
+        (int(m.group(1)) for k in d if (m := re.fullmatch(r"session_(\d+)", k))),
+    )
+    for s in sessions:
+        date = d.get(f"session_{s}_date_time", "")
+        for t in d[f"session_{s}"]:
+            turns.append(
+                Turn(t["dia_id"], t["speaker"], t["text"], t.get("blip_caption", ""), s, date)
+            )
+    ids = {t.id for t in turns}
+    qa = []
+    for q in d["qa"]:
+        if q.get("category") not in (1, 2, 3, 4):
+            continue
+        ev = {e.strip() for x in q.get("evidence", []) for e in x.split(";") if e.strip()}
+        ev &= ids
+        if ev:
+            qa.append({**q, "ev": ev})
+    return Conv(name, turns, qa)
+
+
+# ---------------------------------------------------------------- indexed text
+
+
+@dataclass(frozen=True)
+class TextOpts:
+    speaker: bool = True
+    caption: bool = False
+    date: bool = False
+    neighbours: int = 0  # 0 none, 1 prev only, 2 prev+next
+
+
+def short_date(dt: str) -> str:
+    """'1:56 pm on 8 May, 2023' -> '8 May 2023'."""
+    return dt.split(" on ")[-1].replace(",", "") if dt else ""
+
+
+def turn_text(t: Turn, o: TextOpts) -> str:
+    s = f"{t.speaker}: {t.text}" if o.speaker else t.text
+    if o.caption and t.caption:
+        s += f" [shared a photo: {t.caption}]"
+    if o.date and t.date:
+        s = f"({short_date(t.date)}) {s}"
+    return s
+
+
+def build_texts(c: Conv, o: TextOpts) -> list[str]:
+    base = [turn_text(t, replace(o, date=False)) for t in c.turns]
+    out = []
+    for i, t in enumerate(c.turns):
+        s = turn_text(t, o)
+        if o.neighbours:
+            prev = base[i - 1] if i > 0 and c.turns[i - 1].session == t.session else ""
+            nxt = (
+                base[i + 1]
+                if o.neighbours >= 2 and i + 1 < len(c.turns) and c.turns[i + 1].session == t.session
+                else ""
+            )
+            s = " ".join(x for x in (s, f"(context: {prev} {nxt})".strip() if prev or nxt else "") if x)
+        out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------- embeddings
+
+_model_cache: dict[str, object] = {}
+
+
+def get_model(key: str):
+    from models import MODELS
+
+    if key not in _model_cache:
+        _model_cache[key] = MODELS[key]()
+    return _model_cache[key]
+
+
+def embed_cached(key: str, texts: list[str], kind: str) -> np.ndarray:
+    h = hashlib.sha1(("\x00".join(texts) + kind + key).encode()).hexdigest()[:16]
+    f = CACHE / f"{key}_{h}.npy"
+    if f.exists():
+        return np.load(f)
+    CACHE.mkdir(exist_ok=True)
+    e = np.asarray(get_model(key).embed(texts, kind), dtype=np.float32)
+    np.save(f, e)
+    return e
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str = "recipe"
+    bm25: bool = True
+    dense: str | None = "e5q4"
+    lex_text: TextOpts = TextOpts()
+    dense_text: TextOpts = TextOpts()
+    k1: float = 1.2
+    b: float = 0.75
+    stem: bool = True
+    stop: bool = True
+    fusion: str = "rrf"  # rrf | blend
+    rrf_k: int = 60
+    w_dense: float = 1.0  # weight of dense ranking in RRF (bm25 weight 1)
+    alpha: float = 0.5  # blend: alpha*dense_norm + (1-alpha)*bm25_norm
+    smooth: float = 0.0  # add smooth*(neighbour scores) within the session
+    query_strip: bool = False  # drop question words / speaker names from bm25 query
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def _smooth(scores: np.ndarray, c: Conv, beta: float) -> np.ndarray:
+    if beta <= 0:
+        return scores
+    out = scores.copy()
+    sess = np.array([t.session for t in c.turns])
+    same_prev = np.r_[False, sess[1:] == sess[:-1]]
+    out[1:] += beta * scores[:-1] * same_prev[1:]
+    out[:-1] += beta * scores[1:] * same_prev[1:]
+    return out
+
+
+def bm25_scores(c: Conv, r: Recipe, queries: list[str]) -> np.ndarray:
+    sw = None if not r.stop else __import__("mongomem.retrieval.lexical", fromlist=["x"]).STOPWORDS
+    idx = BM25Index(k1=r.k1, b=r.b, stopwords=sw, stemming=r.stem)
+    texts = build_texts(c, r.lex_text)
+    for t, s in zip(c.turns, texts, strict=True):
+        idx.add(t.id, s)
+    pos = {t.id: i for i, t in enumerate(c.turns)}
+    out = np.zeros((len(queries), len(c.turns)), dtype=np.float64)
+    for qi, q in enumerate(queries):
+        for doc, sc in idx.search(q, k=len(c.turns)):
+            out[qi, pos[doc]] = sc
+    return out
+
+
+def dense_scores(c: Conv, r: Recipe, queries: list[str]) -> np.ndarray:
+    assert r.dense
+    docs = embed_cached(r.dense, build_texts(c, r.dense_text), "passage")
+    qs = embed_cached(r.dense, queries, "query")
+    return qs @ docs.T
+
+
+def rank(scores: np.ndarray) -> np.ndarray:
+    return np.argsort(-scores, axis=1, kind="stable")
+
+
+def run(c: Conv, r: Recipe) -> np.ndarray:
+    """Return per-question recall at KS, shape (n_questions, len(KS))."""
+    queries = [q["question"] for q in c.qa]
+    mats = []
+    if r.bm25:
+        mats.append(_smooth_rows(bm25_scores(c, r, queries), c, r.smooth))
+    if r.dense:
+        mats.append(_smooth_rows(dense_scores(c, r, queries), c, r.smooth))
+    if len(mats) == 1:
+        order = rank(mats[0])
+    elif r.fusion == "rrf":
+        ids = np.arange(len(c.turns))
+        order_list = []
+        for qi in range(len(queries)):
+            rk = [[str(i) for i in rank(m[qi : qi + 1])[0]] for m in mats]
+            fused = rrf_fuse(rk, k=r.rrf_k, weights=[1.0, r.w_dense])
+            order_list.append([int(d) for d, _ in fused])
+        order = np.array(order_list) if order_list else ids[None]
+    else:  # blend of max-normalised scores
+        lb = mats[0] / np.maximum(mats[0].max(1, keepdims=True), 1e-9)
+        dn = mats[1]
+        dn = (dn - dn.min(1, keepdims=True)) / np.maximum(np.ptp(dn, 1, keepdims=True), 1e-9)
+        order = rank(r.alpha * dn + (1 - r.alpha) * lb)
+    ids = [t.id for t in c.turns]
+    res = np.zeros((len(c.qa), len(KS)))
+    for qi, q in enumerate(c.qa):
+        for j, k in enumerate(KS):
+            top = {ids[i] for i in order[qi, :k]}
+            res[qi, j] = len(top & q["ev"]) / len(q["ev"])
+    return res
+
+
+def _smooth_rows(m: np.ndarray, c: Conv, beta: float) -> np.ndarray:
+    if beta <= 0:
+        return m
+    return np.stack([_smooth(row, c, beta) for row in m])
+
+
+CONVS: dict[str, Conv] = {}
+
+
+def convs() -> dict[str, Conv]:
+    if not CONVS:
+        for n in ("26", "30"):
+            CONVS[n] = load(n)
+    return CONVS
+
+
+def evaluate(r: Recipe, names: tuple[str, ...] = ("26", "30")) -> dict[str, np.ndarray]:
+    cs = convs()
+    per = {n: run(cs[n], r) for n in names}
+    out = {n: v.mean(0) for n, v in per.items()}
+    out["all"] = np.concatenate(list(per.values())).mean(0)
+    return out
+
+
+def fmt(v: np.ndarray) -> str:
+    return " | ".join(f"{x:.3f}" for x in v)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_models() -> None:
+    import subprocess
+
+    texts_all = build_texts(convs()["26"], TextOpts())
+    print("| model | R@1 | R@5 | R@10 | R@25 | emb/s (batch 32, 2 threads) | import+load s |")
+    print("|---|---|---|---|---|---|---|")
+    for key in ("minilm_fp32", "minilm_int8", "e5q4"):
+        probe = (
+            "import time,sys;t=time.time();sys.path.insert(0,'%s');from models import MODELS;"
+            "m=MODELS['%s']();m.embed(['warm up'],'query');print(time.time()-t)" % (HERE, key)
+        )
+        load_s = float(
+            subprocess.run(
+                [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+            ).stdout.strip()
+        )
+        m = get_model(key)
+        m.embed(texts_all[:32], "passage")
+        t0 = time.time()
+        m.embed(texts_all, "passage")
+        eps = len(texts_all) / (time.time() - t0)
+        r = Recipe(name=key, bm25=False, dense=key)
+        res = evaluate(r)
+        print(f"| {m.name} | {fmt(res['all'])} | {eps:.0f} | {load_s:.2f} |")
+
+
+def base_recipes(model: str = "e5q4") -> list[Recipe]:
+    sp = TextOpts()
+    full = TextOpts(caption=True, date=False, neighbours=0)
+    rs = [
+        Recipe("BM25 default (k1 1.2 b .75, stem+stop)", dense=None),
+        Recipe("BM25 no stem/stop", dense=None, stem=False, stop=False),
+        Recipe("BM25 + caption", dense=None, lex_text=full),
+        Recipe("BM25 + caption + date", dense=None, lex_text=replace(full, date=True)),
+        Recipe("BM25 + caption + prev", dense=None, lex_text=replace(full, neighbours=1)),
+        Recipe("BM25 + caption + prev/next", dense=None, lex_text=replace(full, neighbours=2)),
+        Recipe(f"dense {model}", bm25=False, dense=model),
+        Recipe(f"dense {model} + caption", bm25=False, dense=model, dense_text=full),
+        Recipe(
+            f"dense {model} + caption + prev",
+            bm25=False,
+            dense=model,
+            dense_text=replace(full, neighbours=1),
+        ),
+        Recipe(
+            f"dense {model} + caption + prev/next",
+            bm25=False,
+            dense=model,
+            dense_text=replace(full, neighbours=2),
+        ),
+        Recipe(
+            f"dense {model} + caption + date", bm25=False, dense=model, dense_text=replace(full, date=True)
+        ),
+        Recipe("RRF60 bm25+dense, speaker only", dense=model, lex_text=sp, dense_text=sp),
+        Recipe("RRF60 + caption both", dense=model, lex_text=full, dense_text=full),
+    ]
+    return rs
+
+
+def cmd_ablate(model: str = "e5q4", extra: list[Recipe] | None = None) -> None:
+    print("| recipe | R@1 | R@5 | R@10 | R@25 | R@10 conv26 | R@10 conv30 |")
+    print("|---|---|---|---|---|---|---|")
+    for r in base_recipes(model) + (extra or []):
+        res = evaluate(r)
+        print(f"| {r.name} | {fmt(res['all'])} | {res['26'][2]:.3f} | {res['30'][2]:.3f} |")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else "ablate"
+    if cmd == "models":
+        cmd_models()
+    elif cmd == "ablate":
+        cmd_ablate(*(sys.argv[2:3] or ["e5q4"]))
+    else:
+        raise SystemExit(f"unknown command {cmd}")
+    _ = itertools
