@@ -21,10 +21,24 @@ MARKER="$NODE_HOME/.mongomem-ready"
 
 log() { echo "[opensearch-prepare] $*" >&2; }
 
-if [[ "${MONGOMEM_OPENSEARCH_FORCE:-0}" != 1 && -f "$MARKER" && "$(cat "$MARKER")" == "$STAMP" ]]; then
+ready() { [[ -f "$MARKER" && "$(cat "$MARKER")" == "$STAMP" ]]; }
+
+if [[ "${MONGOMEM_OPENSEARCH_FORCE:-0}" != 1 ]] && ready; then
   log "node already prepared at $NODE_HOME"
   echo "$NODE_HOME"
   exit 0
+fi
+
+# serialize concurrent runs (e.g. parallel test workers); re-check after the wait
+mkdir -p "$CACHE"
+if command -v flock >/dev/null; then
+  exec 9>"$CACHE/.prepare.lock"
+  flock 9
+  if [[ "${MONGOMEM_OPENSEARCH_FORCE:-0}" != 1 ]] && ready; then
+    log "node prepared by a concurrent run at $NODE_HOME"
+    echo "$NODE_HOME"
+    exit 0
+  fi
 fi
 
 # --- java ------------------------------------------------------------------
@@ -40,7 +54,6 @@ fi
 command -v mvn >/dev/null || { log "ERROR: mvn (Maven) not found on PATH"; exit 1; }
 command -v unzip >/dev/null || { log "ERROR: unzip not found on PATH"; exit 1; }
 
-mkdir -p "$CACHE"
 ARTIFACTS="$CACHE/artifacts"
 STAGE="$CACHE/node.staging.$$"
 trap 'rm -rf "$STAGE"' EXIT
@@ -50,9 +63,8 @@ log "fetching artifacts with Maven into $ARTIFACTS (cached in ~/.m2) ..."
 rm -rf "$ARTIFACTS"
 mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" \
     -Dos.artifacts="$ARTIFACTS" \
-    -Dproject.build.directory="$CACHE/mvn-target" \
     package 2>&1 | sed -e 's/\x1b\[[0-9;]*m//g' -e '/^[[:space:]]*$/d' >&2
-rm -rf "$CACHE/mvn-target" "$HERE/target"
+rm -rf "$HERE/target"
 
 # --- assemble --------------------------------------------------------------
 log "unpacking OpenSearch $OS_VERSION (integ-test-zip distribution) ..."

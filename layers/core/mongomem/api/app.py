@@ -38,4 +38,12 @@ class MemoryApi:
                 "body": json.dumps({"error": error}),
                 "isBase64Encoded": False,
             }
+        if body:
+            # The API speaks JSON only: a body sent without a JSON content type (curl -d) is read as JSON.
+            headers = event.setdefault("headers", {})
+            ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+            if "json" not in ctype.lower():
+                for key in [k for k in headers if k.lower() == "content-type"]:
+                    del headers[key]
+                headers["content-type"] = "application/json"
         return self.app.resolve(event, context)

@@ -40,11 +40,10 @@ def register(memory_type: MemoryType, factory: ExtractorFactory) -> None:
     _REGISTRY[memory_type] = factory
 
 
-def get_extractor(memory_type: MemoryType) -> Extractor:
+def get_extractor(memory_type: MemoryType) -> Extractor | None:
+    """The registered extractor for a type, or None when there is none."""
     factory = _REGISTRY.get(memory_type)
-    if factory is None:
-        raise LookupError(f"no extractor registered for memory type {memory_type.value!r}")
-    return factory()
+    return factory() if factory is not None else None
 
 
 def registered() -> list[MemoryType]:

@@ -26,7 +26,7 @@ class SnapshotGone(Exception):
 
 
 def run_extraction(
-    store: MongoStore, extractor: Extractor, message: ExtractionMessage
+    store: MongoStore, extractor: Extractor | None, message: ExtractionMessage
 ) -> ExtractionResult | None:
     """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery)."""
     snap = store.get_snapshot(message.snapshot_id)
@@ -36,6 +36,11 @@ def run_extraction(
     status = snap.get("extraction", {}).get(key, {})
     if status.get("status") == "done":
         return None
+    if extractor is None:
+        store.set_extraction_status(
+            snap["_id"], key, {"status": "skipped", "error": "no extractor registered", "updated_at": utcnow()}
+        )
+        return ExtractionResult(note="no extractor registered for this type")
     store.set_extraction_status(snap["_id"], key, {"status": "running", "updated_at": utcnow()}, inc_attempts=True)
     # The snapshot's owner scopes everything, never the message body or the LLM's answer.
     scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])

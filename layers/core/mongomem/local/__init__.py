@@ -1,0 +1,1 @@
+"""The no-Docker local stack: embedded MongoDB-compatible server, HTTP front, scheduler, queue."""

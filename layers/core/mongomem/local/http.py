@@ -1,0 +1,136 @@
+"""An HTTP front that turns requests into API Gateway HTTP API (v2) events, like `sam local start-api`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from mongomem.local.lambdas import Handler, LocalContext
+
+# API Gateway's own payload limit; larger requests never reach a function.
+MAX_REQUEST_BYTES = 10 * 1024 * 1024
+
+
+def to_event(method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
+    parts = urlsplit(target)
+    query: dict[str, str] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        query[key] = f"{query[key]},{value}" if key in query else value
+    now = datetime.now(UTC)
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": parts.path,
+        "rawQueryString": parts.query,
+        "headers": {k.lower(): v for k, v in headers.items()},
+        "requestContext": {
+            "accountId": "000000000000",
+            "apiId": "local",
+            "domainName": headers.get("Host", "127.0.0.1"),
+            "domainPrefix": "local",
+            "http": {
+                "method": method,
+                "path": parts.path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": headers.get("User-Agent", ""),
+            },
+            "requestId": base64.urlsafe_b64encode(str(time.time_ns()).encode()).decode()[:16],
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        },
+        "isBase64Encoded": False,
+    }
+    if query:
+        event["queryStringParameters"] = query
+    if body:
+        try:
+            event["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"] = base64.b64encode(body).decode()
+            event["isBase64Encoded"] = True
+    return event
+
+
+class ApiFront:
+    """Routes each request to the function that serves its path (the template's routes)."""
+
+    def __init__(self, routes: list[tuple[str, Callable[[], Handler], str]]) -> None:
+        # (path prefix, handler loader, function name); first match wins
+        self.routes = routes
+        self._loaded: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+
+    def handler_for(self, path: str) -> tuple[Handler, str] | None:
+        for prefix, loader, name in self.routes:
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                with self._lock:
+                    if name not in self._loaded:
+                        self._loaded[name] = loader()
+                return self._loaded[name], name
+        return None
+
+    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        found = self.handler_for(event["rawPath"])
+        if found is None:
+            return _json_response(404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}})
+        handler, name = found
+        result = handler(event, LocalContext(function_name=name))
+        return result if isinstance(result, dict) else _json_response(200, result)
+
+
+def _json_response(status: int, body: Any) -> dict[str, Any]:
+    return {"statusCode": status, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
+
+
+def make_server(front: ApiFront, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "mongomem-local"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            return
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_REQUEST_BYTES:
+                self._send(_json_response(413, {"error": {"code": "payload_too_large",
+                                                          "message": "request body over 10 MiB", "details": None}}))
+                self.close_connection = True
+                return
+            body = self.rfile.read(length) if length else b""
+            event = to_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
+            self._send(front.invoke(event))
+
+        def _send(self, result: dict[str, Any]) -> None:
+            body = result.get("body") or ""
+            raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
+            self.send_response(int(result.get("statusCode", 200)))
+            headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
+            headers.setdefault("content-type", "application/json")
+            for key, value in headers.items():
+                if key != "content-length":
+                    self.send_header(key, str(value))
+            for key, values in (result.get("multiValueHeaders") or {}).items():
+                for value in values:
+                    self.send_header(key, str(value))
+            for cookie in result.get("cookies") or []:
+                self.send_header("Set-Cookie", cookie)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server

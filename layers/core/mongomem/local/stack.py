@@ -1,0 +1,94 @@
+"""Compose the local stack: embedded MongoDB, the API front, the scan schedule, the extraction pollers."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
+from mongomem.config import MemoryType, Settings, settings_from_env
+from mongomem.local.http import ApiFront, make_server
+from mongomem.local.lambdas import find_functions_dir, load_handler
+from mongomem.local.mongod import EmbeddedMongo
+from mongomem.local.worker import Every, deliver_batch, scheduled_event
+from mongomem.runtime import Services, configure
+
+# Which function serves which path prefix (the same split as template.yaml's routes).
+API_ROUTES = [("/v1/sessions", "record_turns")]
+
+
+@dataclass
+class LocalStack:
+    data_dir: Path | None
+    host: str = "127.0.0.1"
+    port: int = 3000
+    scan_seconds: float = 5.0
+    poll_seconds: float = 1.0
+    mongodb_uri: str | None = None
+    config_file: Path | None = None
+    queue_policy: QueuePolicy = field(default_factory=QueuePolicy)
+    environ: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.mongo: EmbeddedMongo | None = None
+        self.server: Any = None
+        self.threads: list[Every] = []
+        self.settings: Settings | None = None
+        self.queue: LocalQueue | None = None
+
+    def start(self) -> LocalStack:
+        uri = self.mongodb_uri
+        if uri is None:
+            self.mongo = EmbeddedMongo(self.data_dir / "mongo" if self.data_dir else None).start()
+            uri = self.mongo.uri
+        env = dict(self.environ)
+        env["MONGOMEM_MONGODB_URI"] = uri
+        if self.config_file is not None:
+            env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
+        for t in MemoryType:
+            env.setdefault(f"MONGOMEM_QUEUE_URL_{t.value.upper()}", f"local:extract-{t.value}")
+        self.settings = settings_from_env(env)
+        services = Services(self.settings)
+        configure(services)
+        self.queue = LocalQueue(services.store.db)
+        functions = find_functions_dir()
+        front = ApiFront([(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES])
+        self.server = make_server(front, self.host, self.port)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
+        scan = load_handler(functions, "scan_sessions")
+        self.threads.append(Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start())
+        extract = load_handler(functions, "extract")
+        for t in self.settings.enabled_extractions:
+            name = f"extract-{t.value}"
+            self.threads.append(
+                Every(f"poll-{t.value}", self.poll_seconds,
+                      lambda n=name: deliver_batch(self.queue, n, extract, self.queue_policy)).start()  # type: ignore[arg-type, misc]
+            )
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        for thread in self.threads:
+            thread.stop()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+        configure(None)
+        if self.mongo is not None:
+            self.mongo.stop()
+
+
+def _loader(functions: Path, name: str) -> Any:
+    return lambda: load_handler(functions, name)
+
+
+def _ctx(name: str) -> Any:
+    from mongomem.local.lambdas import LocalContext
+
+    return LocalContext(function_name=name, timeout_seconds=60)

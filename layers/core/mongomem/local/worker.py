@@ -1,0 +1,86 @@
+"""The local stack's background work: the scan schedule and one SQS-like poller per extraction queue."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
+from mongomem.local.lambdas import Handler, LocalContext
+
+
+@dataclass
+class PollResult:
+    received: int
+    failed: int
+
+
+def deliver_batch(queue: LocalQueue, name: str, handler: Handler, policy: QueuePolicy, batch_size: int = 10) -> PollResult:
+    """Receive one batch, invoke the handler with an SQS event, delete what it did not report failed."""
+    records = queue.receive(name, policy, batch_size)
+    if not records:
+        return PollResult(0, 0)
+    failed_ids: set[str] = set()
+    try:
+        response = handler({"Records": records}, LocalContext(function_name=f"extract-{name}"))
+        failures = (response or {}).get("batchItemFailures", []) if isinstance(response, dict) else []
+        failed_ids = {f["itemIdentifier"] for f in failures}
+    except Exception:
+        # The whole invocation failed: Lambda returns every message to the queue.
+        failed_ids = {r["messageId"] for r in records}
+    for record in records:
+        if record["messageId"] not in failed_ids:
+            queue.delete(record["receiptHandle"])
+    return PollResult(len(records), len(failed_ids))
+
+
+class Every:
+    """Runs `fn` every `seconds` on a daemon thread until stopped."""
+
+    def __init__(self, name: str, seconds: float, fn: Callable[[], Any]) -> None:
+        self.seconds = seconds
+        self.fn = fn
+        self.stopped = threading.Event()
+        self.errors = 0
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> Every:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.seconds):
+            try:
+                self.fn()
+            except Exception:
+                self.errors += 1
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=30)
+
+
+def scheduled_event() -> dict[str, Any]:
+    return {
+        "version": "0",
+        "id": "local",
+        "detail-type": "Scheduled Event",
+        "source": "aws.scheduler",
+        "account": "000000000000",
+        "region": "local",
+        "resources": ["arn:aws:scheduler:local:000000000000:schedule/default/scan-sessions"],
+        "detail": json.dumps({}),
+    }
+
+
+def drain(queue: LocalQueue, name: str, handler: Handler, policy: QueuePolicy) -> int:
+    """Deliver batches until the queue has nothing visible; returns messages received."""
+    total = 0
+    while True:
+        result = deliver_batch(queue, name, handler, policy)
+        if result.received == 0:
+            return total
+        total += result.received
