@@ -18,7 +18,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -162,7 +162,7 @@ class Recipe:
     alpha: float = 0.5  # blend: alpha*dense_norm + (1-alpha)*bm25_norm
     smooth: float = 0.0  # add smooth*(neighbour scores) within the session
     query_strip: bool = False  # drop question words / speaker names from bm25 query
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
+    channels: tuple = ()  # explicit (kind, TextOpts, weight) channels; overrides bm25/dense
 
 
 def _smooth(scores: np.ndarray, c: Conv, beta: float) -> np.ndarray:
@@ -201,29 +201,64 @@ def rank(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, axis=1, kind="stable")
 
 
+Channel = tuple[str, TextOpts, float]  # ("bm25" | model key, indexed text, RRF weight)
+
+_score_cache: dict[tuple, np.ndarray] = {}
+
+
+def channel_scores(c: Conv, r: Recipe, ch: Channel, queries: list[str]) -> np.ndarray:
+    kind, opts, _ = ch
+    if kind == "bm25":
+        key = (c.name, kind, opts, r.k1, r.b, r.stem, r.stop)
+        if key not in _score_cache:
+            _score_cache[key] = bm25_scores(c, replace(r, lex_text=opts), queries)
+    else:
+        key = (c.name, kind, opts)
+        if key not in _score_cache:
+            _score_cache[key] = dense_scores(c, replace(r, dense=kind, dense_text=opts), queries)
+    return _score_cache[key]
+
+
+def channels_of(r: Recipe) -> list[Channel]:
+    if r.channels:
+        return list(r.channels)
+    out: list[Channel] = []
+    if r.bm25:
+        out.append(("bm25", r.lex_text, 1.0))
+    if r.dense:
+        out.append((r.dense, r.dense_text, r.w_dense))
+    return out
+
+
+def fused_order(c: Conv, r: Recipe, queries: list[str]) -> np.ndarray:
+    chs = channels_of(r)
+    mats = [_smooth_rows(channel_scores(c, r, ch, queries), c, r.smooth) for ch in chs]
+    if len(mats) == 1:
+        return rank(mats[0])
+    if r.fusion == "rrf":
+        n = len(c.turns)
+        fused = np.zeros((len(queries), n))
+        for m, ch in zip(mats, chs, strict=True):
+            rk = np.empty_like(rank(m))
+            order = rank(m)
+            rows = np.arange(len(queries))[:, None]
+            rk[rows, order] = np.arange(1, n + 1)[None, :]
+            fused += ch[2] / (r.rrf_k + rk)
+        return rank(fused)
+    total = np.zeros_like(mats[0])
+    for m, ch in zip(mats, chs, strict=True):
+        if ch[0] == "bm25":
+            mn = m / np.maximum(m.max(1, keepdims=True), 1e-9)
+        else:
+            mn = (m - m.min(1, keepdims=True)) / np.maximum(np.ptp(m, 1, keepdims=True), 1e-9)
+        total += ch[2] * mn
+    return rank(total)
+
+
 def run(c: Conv, r: Recipe) -> np.ndarray:
     """Return per-question recall at KS, shape (n_questions, len(KS))."""
     queries = [q["question"] for q in c.qa]
-    mats = []
-    if r.bm25:
-        mats.append(_smooth_rows(bm25_scores(c, r, queries), c, r.smooth))
-    if r.dense:
-        mats.append(_smooth_rows(dense_scores(c, r, queries), c, r.smooth))
-    if len(mats) == 1:
-        order = rank(mats[0])
-    elif r.fusion == "rrf":
-        ids = np.arange(len(c.turns))
-        order_list = []
-        for qi in range(len(queries)):
-            rk = [[str(i) for i in rank(m[qi : qi + 1])[0]] for m in mats]
-            fused = rrf_fuse(rk, k=r.rrf_k, weights=[1.0, r.w_dense])
-            order_list.append([int(d) for d, _ in fused])
-        order = np.array(order_list) if order_list else ids[None]
-    else:  # blend of max-normalised scores
-        lb = mats[0] / np.maximum(mats[0].max(1, keepdims=True), 1e-9)
-        dn = mats[1]
-        dn = (dn - dn.min(1, keepdims=True)) / np.maximum(np.ptp(dn, 1, keepdims=True), 1e-9)
-        order = rank(r.alpha * dn + (1 - r.alpha) * lb)
+    order = fused_order(c, r, queries)
     ids = [t.id for t in c.turns]
     res = np.zeros((len(c.qa), len(KS)))
     for qi, q in enumerate(c.qa):

@@ -198,7 +198,7 @@ class MongoStore:
             "user_id": scope.user_id,
             "session_id": session_id,
             "agent_id": {"$ifNull": ["$agent_id", agent_id]},
-            "created_at": {"$ifNull": ["$created_at", "$$NOW"]},
+            "created_at": {"$ifNull": ["$created_at", "$$NOW"]},  # the first allocation's time
             "last_seq": {"$add": [base, count]},
             "promoted_through_seq": {"$ifNull": ["$promoted_through_seq", 0]},
             "unpromoted_tokens": {"$add": [{"$ifNull": ["$unpromoted_tokens", 0]}, tokens]},
@@ -211,20 +211,30 @@ class MongoStore:
                 "$slice": [{"$concatArrays": [{"$ifNull": ["$tokens", []]}, [entry]]}, -TOKEN_WINDOW]
             }
             query["tokens.t"] = {"$ne": client_token}
-        try:
-            with translate_errors():
-                doc = self.sessions.find_one_and_update(
-                    query,
-                    [{"$set": stage}, policy.due_stage()],
-                    upsert=True,
-                    return_document=ReturnDocument.AFTER,
-                    projection={"tokens": 0},
-                )
-        except DuplicateKeyError as exc:
-            # The filter missed only because the token is already in the window: a retried request.
-            raise TokenSeen(client_token) from exc
-        assert doc is not None
+        pipeline = [{"$set": stage}, policy.due_stage()]
+        with translate_errors():
+            doc = self._allocate_existing(query, pipeline)
+            if doc is None:
+                # First turn of the session (or a token retry): create the session, then allocate.
+                # Not an upsert: an upsert racing another upsert may apply yet return nothing on some
+                # servers, which would lose the seqs it allocated.
+                try:
+                    self.sessions.insert_one(
+                        {"_id": skey, **scope.filter(), "session_id": session_id, "agent_id": agent_id,
+                         "last_seq": 0, "promoted_through_seq": 0, "unpromoted_tokens": 0}
+                    )
+                except DuplicateKeyError:
+                    pass
+                doc = self._allocate_existing(query, pipeline)
+        if doc is None:
+            # The session exists, so the filter missed only because the token is already in the window.
+            raise TokenSeen(client_token)
         return doc
+
+    def _allocate_existing(self, query: dict[str, Any], pipeline: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return self.sessions.find_one_and_update(
+            query, pipeline, return_document=ReturnDocument.AFTER, projection={"tokens": 0}
+        )
 
     def insert_turns(self, docs: list[dict[str, Any]]) -> None:
         """Insert turn documents; re-inserting the same (session, seq) is a no-op (idempotent repair)."""

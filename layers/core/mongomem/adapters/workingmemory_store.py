@@ -1,0 +1,147 @@
+"""MongoDB adapter for working memory: `resources` (resource scope) and `threads` (thread scope).
+
+resources: {_id, tenant, user_id, workingMemory, updated_at, version}
+threads:   {_id, tenant, user_id, thread_id, title, metadata: {workingMemory, ...}, created_at, updated_at,
+            version}
+`version` moves on every working-memory write, so a save is a compare-and-set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from bson.errors import InvalidDocument
+from pymongo import ReturnDocument
+from pymongo.collection import Collection
+from pymongo.database import Database
+from pymongo.errors import DuplicateKeyError
+
+from mongomem.adapters.mongo import translate_errors
+from mongomem.errors import Conflict, InvalidInput
+from mongomem.models.common import Scope, utcnow
+from mongomem.models.working_memory import WorkingMemoryKey
+from mongomem.workingmemory.ports import Stored
+
+FIELD = "workingMemory"
+
+
+def resource_id(tenant: str, user_id: str) -> str:
+    # '|' cannot occur in identifiers (models.common.ID_PATTERN), so the key is unambiguous.
+    return f"{tenant}|{user_id}"
+
+
+def thread_doc_id(tenant: str, user_id: str, thread_id: str) -> str:
+    return f"{tenant}|{user_id}|{thread_id}"
+
+
+def _now() -> datetime:
+    # BSON dates keep milliseconds; truncating here makes a write's answer equal to a later read.
+    now = utcnow()
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+@contextmanager
+def _storable() -> Iterator[None]:
+    try:
+        yield
+    except (OverflowError, InvalidDocument) as exc:
+        raise InvalidInput(
+            "working memory holds a value the store cannot keep (e.g. an integer beyond 64 bits)",
+            {"path": "data"},
+        ) from exc
+
+
+class MongoWorkingMemoryStore:
+    """Implements workingmemory.ports.WorkingMemoryPort on two collections of the memory database."""
+
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
+        self.resources: Collection[dict[str, Any]] = db["resources"]
+        self.threads: Collection[dict[str, Any]] = db["threads"]
+
+    def _target(self, key: WorkingMemoryKey) -> tuple[Collection[dict[str, Any]], dict[str, Any], str]:
+        """Collection, filter (always tenant + user_id) and the field path of the key's memory."""
+        scope = {"tenant": key.tenant, "user_id": key.user_id}
+        if key.scope == "thread":
+            assert key.thread_id is not None
+            query = {
+                "_id": thread_doc_id(key.tenant, key.user_id, key.thread_id),
+                **scope,
+                "thread_id": key.thread_id,
+            }
+            return self.threads, query, f"metadata.{FIELD}"
+        return self.resources, {"_id": resource_id(key.tenant, key.user_id), **scope}, FIELD
+
+    def load(self, key: WorkingMemoryKey) -> Stored | None:
+        collection, query, path = self._target(key)
+        with translate_errors():
+            doc = collection.find_one(query, {path: 1, "version": 1, "updated_at": 1})
+        if doc is None:
+            return None
+        value = (doc.get("metadata") or {}).get(FIELD) if key.scope == "thread" else doc.get(FIELD)
+        return Stored(value, int(doc.get("version", 0)), doc.get("updated_at"))
+
+    def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
+        collection, query, path = self._target(key)
+        now = _now()
+        if expected_version == 0:
+            doc: dict[str, Any] = {**query, "updated_at": now, "version": 1}
+            if key.scope == "thread":
+                doc.update(title=None, metadata={FIELD: value} if value is not None else {}, created_at=now)
+            elif value is not None:
+                doc[FIELD] = value
+            try:
+                with translate_errors(), _storable():
+                    collection.insert_one(doc)
+            except DuplicateKeyError:
+                return None  # created concurrently: the caller reloads and retries
+            return Stored(value, 1, now)
+        update: dict[str, Any] = {"$set": {"updated_at": now}, "$inc": {"version": 1}}
+        if value is None:
+            update["$unset"] = {path: ""}
+        else:
+            update["$set"][path] = value
+        with translate_errors(), _storable():
+            after = collection.find_one_and_update(
+                {**query, "version": expected_version},
+                update,
+                projection={"version": 1, "updated_at": 1},
+                return_document=ReturnDocument.AFTER,
+            )
+        if after is None:
+            return None
+        return Stored(value, int(after["version"]), after.get("updated_at"))
+
+    def create_thread(
+        self, scope: Scope, thread_id: str, title: str | None, metadata: dict[str, Any]
+    ) -> dict[str, Any]:
+        now = _now()
+        doc = {
+            "_id": thread_doc_id(scope.tenant, scope.user_id, thread_id),
+            **scope.filter(),
+            "thread_id": thread_id,
+            "title": title,
+            "metadata": metadata,
+            "created_at": now,
+            "updated_at": now,
+            "version": 1,
+        }
+        try:
+            with translate_errors(), _storable():
+                self.threads.insert_one(doc)
+        except DuplicateKeyError as exc:
+            raise Conflict(
+                f"thread {thread_id!r} already exists for this user", {"thread_id": thread_id}
+            ) from exc
+        return doc
+
+    def get_thread(self, scope: Scope, thread_id: str) -> dict[str, Any] | None:
+        query = {
+            "_id": thread_doc_id(scope.tenant, scope.user_id, thread_id),
+            **scope.filter(),
+            "thread_id": thread_id,
+        }
+        with translate_errors():
+            return self.threads.find_one(query)

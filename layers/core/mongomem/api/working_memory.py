@@ -1,0 +1,153 @@
+"""Working-memory routes: read, replace, merge and clear it; the agent's tool and instructions; threads."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
+from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.models.common import ID_PATTERN, Scope
+from mongomem.models.working_memory import (
+    Delivery,
+    Thread,
+    ThreadCreate,
+    Unchanged,
+    WorkingMemoryContext,
+    WorkingMemoryKey,
+    WorkingMemoryScope,
+    WorkingMemoryState,
+    WorkingMemoryWrite,
+)
+from mongomem.observability import logger, metrics
+from mongomem.runtime import services
+from mongomem.workingmemory import config as wm_config
+from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
+
+router = APIGatewayHttpRouter()
+
+ScopeQuery = Annotated[
+    WorkingMemoryScope | None, Query(description="resource (one per user) or thread; default from config")
+]
+UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
+ThreadQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The thread (thread scope)")]
+ReadOnlyQuery = Annotated[bool, Query(alias="readOnly", description="Read the memory but refuse writes")]
+DeliveryQuery = Annotated[
+    Delivery | None, Query(description="system text or a state signal; default from config")
+]
+IfNoneMatch = Annotated[
+    str | None, Query(max_length=128, description="The cache key the client already holds")
+]
+ThreadId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation thread's id")]
+
+
+def _service() -> WorkingMemoryService:
+    return WorkingMemoryService(MongoWorkingMemoryStore(services().store.db), wm_config.current())
+
+
+def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
+    principal = principal_from_event(router.current_event.raw_event, services().settings.tenant_default)
+    return resolve_key(principal, scope or wm_config.current().scope, user_id, thread_id)
+
+
+def _user_scope(user_id: str | None) -> Scope:
+    return scope_for(
+        principal_from_event(router.current_event.raw_event, services().settings.tenant_default), user_id
+    )
+
+
+def _written(action: str, state: WorkingMemoryState) -> WorkingMemoryState:
+    logger.info(
+        "working memory written",
+        extra={
+            "action": action,
+            "scope": state.scope,
+            "thread_id": state.thread_id,
+            "version": state.version,
+        },
+    )
+    metrics.add_metric(name="WorkingMemoryWrites", unit=MetricUnit.Count, value=1)
+    return state
+
+
+@router.get("/v1/working-memory", summary="The working memory of a user (resource) or a thread")
+def get_working_memory(
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+    if_none_match: IfNoneMatch = None,
+) -> WorkingMemoryState | Unchanged:
+    state = _service().get(_key(scope, user_id, thread_id), read_only)
+    if if_none_match and if_none_match == state.cache_key:
+        return Unchanged(cache_key=state.cache_key)
+    return state
+
+
+@router.put("/v1/working-memory", summary="Replace the working memory (template text or schema data)")
+def put_working_memory(
+    request: Annotated[WorkingMemoryWrite, Body(embed=False)],
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+) -> WorkingMemoryState:
+    return _written("replace", _service().replace(_key(scope, user_id, thread_id), request, read_only))
+
+
+@router.patch("/v1/working-memory", summary="Merge fields into the working memory (template mode: replace)")
+def patch_working_memory(
+    request: Annotated[WorkingMemoryWrite, Body(embed=False)],
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+) -> WorkingMemoryState:
+    return _written("merge", _service().merge(_key(scope, user_id, thread_id), request, read_only))
+
+
+@router.delete("/v1/working-memory", summary="Clear the working memory of a user or a thread")
+def delete_working_memory(
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+) -> WorkingMemoryState:
+    return _written("clear", _service().clear(_key(scope, user_id, thread_id), read_only))
+
+
+@router.get(
+    "/v1/working-memory/tool", summary="The update tool, the agent's instructions and the current memory"
+)
+def get_working_memory_tool(
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+    delivery: DeliveryQuery = None,
+    if_none_match: IfNoneMatch = None,
+) -> WorkingMemoryContext | Unchanged:
+    return _service().context(_key(scope, user_id, thread_id), delivery, read_only, if_none_match)
+
+
+@router.post(
+    "/v1/threads",
+    summary="Create a thread; metadata.workingMemory seeds its working memory",
+    responses={201: {}},
+)
+def post_thread(
+    request: Annotated[ThreadCreate, Body(embed=False)], user_id: UserQuery = None
+) -> tuple[Thread, int]:
+    thread = _service().create_thread(_user_scope(request.user_id or user_id), request)
+    logger.info("thread created", extra={"thread_id": thread.thread_id})
+    return thread, 201
+
+
+@router.get(
+    "/v1/threads/<thread_id>", summary="A thread with its metadata (and thread-scoped working memory)"
+)
+def get_thread(thread_id: ThreadId, user_id: UserQuery = None) -> Thread:
+    return _service().get_thread(_user_scope(user_id), thread_id)

@@ -1,0 +1,127 @@
+"""Working memory as the API accepts and returns it: updates, state, threads, the update tool."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from mongomem.models.common import Identifier, SafeMapping
+
+WorkingMemoryScope = Literal["resource", "thread"]
+WorkingMemoryMode = Literal["template", "schema"]
+Delivery = Literal["system", "state"]
+
+STATE_ID = "working-memory"
+Text = Annotated[str, StringConstraints(strict=True)]
+
+
+class WorkingMemoryKey(BaseModel):
+    """Which working memory: a user's resource memory or one of the user's threads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scope: WorkingMemoryScope
+    tenant: str
+    user_id: str
+    thread_id: str | None = None
+
+
+class WorkingMemoryWrite(BaseModel):
+    """`{"content": "..."}` (template mode) or `{"data": {...}}` (schema mode).
+
+    `{"memory": ...}` is accepted too, so an agent's update-tool arguments can be forwarded verbatim.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Text | None = None
+    data: SafeMapping | None = None
+    memory: Text | SafeMapping | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> WorkingMemoryWrite:
+        given = [name for name in ("content", "data", "memory") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                'send exactly one of "content" (template mode), "data" (schema mode) or "memory"'
+            )
+        return self
+
+    @property
+    def value(self) -> str | dict[str, Any]:
+        return next(v for v in (self.content, self.data, self.memory) if v is not None)
+
+
+class WorkingMemoryState(BaseModel):
+    """The stored working memory of one scope key; `content` in template mode, `data` in schema mode."""
+
+    scope: WorkingMemoryScope
+    mode: WorkingMemoryMode
+    user_id: str
+    thread_id: str | None = None
+    content: str | None = None
+    data: dict[str, Any] | None = None
+    version: int = 0
+    updated_at: datetime | None = None
+    cache_key: str
+    read_only: bool = False
+
+
+class ToolSpec(BaseModel):
+    """The update tool an agent is given: name, description and the JSON Schema of its input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class StateSignal(BaseModel):
+    """Working memory delivered as a state snapshot instead of system-prompt text."""
+
+    stateId: str = STATE_ID
+    mode: WorkingMemoryMode
+    content: str | None = None
+    data: dict[str, Any] | None = None
+    cache_key: str
+
+
+class WorkingMemoryContext(BaseModel):
+    """What an agent needs for one turn: instructions, the update tool (unless read-only) and the memory."""
+
+    delivery: Delivery
+    scope: WorkingMemoryScope
+    mode: WorkingMemoryMode
+    read_only: bool
+    instructions: str
+    tool: ToolSpec | None
+    state: StateSignal | None = None
+    cache_key: str
+
+
+class Unchanged(BaseModel):
+    """The client already holds this snapshot (its if_none_match equals the current cache key)."""
+
+    unchanged: Literal[True] = True
+    cache_key: str
+
+
+class ThreadCreate(BaseModel):
+    """A conversation thread; `metadata.workingMemory` seeds its thread-scoped working memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    thread_id: Identifier
+    user_id: Identifier | None = None
+    title: Annotated[str, StringConstraints(strict=True, max_length=512)] | None = None
+    metadata: SafeMapping = Field(default_factory=dict)
+
+
+class Thread(BaseModel):
+    thread_id: str
+    user_id: str
+    title: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,403 @@
+"""OpenSearch adapter of the VectorIndex port: HNSW k-NN + BM25, fused client-side by RRF.
+
+One `_msearch` round trip carries both legs of a hybrid query. Scope, kind and filters sit
+inside the knn clause (efficient filtering), so a small user among many is never starved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch, Urllib3HttpConnection
+from opensearchpy.exceptions import NotFoundError, OpenSearchException, RequestError, TransportError
+
+from mongomem.vectors.port import (
+    RESERVED_FIELDS,
+    DimensionMismatch,
+    FieldValue,
+    Hit,
+    IndexDoc,
+    IndexUnavailable,
+    SearchQuery,
+    candidate_window,
+    fuse,
+    normalize,
+    term_of,
+)
+
+__all__ = ["RETRY_ON_STATUS", "Auth", "OpenSearchIndex", "make_client"]
+
+Auth = Literal["none", "sigv4-es", "sigv4-aoss"]
+RETRY_ON_STATUS = (429, 502, 503, 504)
+SPACE_TYPES = ("innerproduct", "cosinesimil")
+ENGINES = ("faiss", "lucene", "nmslib")
+# Returned fields: never the vector (excluded from _source anyway) nor the text (can be long).
+_SOURCE = {"excludes": ["vector", "text"]}
+# Bulk bodies stay well under the 10 MiB request limit of the smallest managed domains.
+_BULK_BYTES = 4_000_000
+
+_CLIENTS: dict[tuple[str, str, str | None], OpenSearch] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def make_client(
+    endpoint: str,
+    auth: Auth = "none",
+    region: str | None = None,
+    timeout: float = 10,
+    max_retries: int = 3,
+) -> OpenSearch:
+    """One cached client per (endpoint, auth, region) per process; retries 429/502/503/504."""
+    if "://" not in endpoint:
+        endpoint = f"https://{endpoint}"  # managed endpoints are given as bare host names
+    key = (endpoint.rstrip("/"), auth, region)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = _new_client(key[0], auth, region, timeout, max_retries)
+            _CLIENTS[key] = client
+        return client
+
+
+def _new_client(
+    endpoint: str, auth: Auth, region: str | None, timeout: float, max_retries: int
+) -> OpenSearch:
+    options: dict[str, Any] = {
+        "hosts": [endpoint],
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "retry_on_status": RETRY_ON_STATUS,
+        "retry_on_timeout": True,
+        "connection_class": Urllib3HttpConnection,
+    }
+    if auth == "none":
+        return OpenSearch(**options)
+    if auth not in ("sigv4-es", "sigv4-aoss"):
+        raise ValueError(f"unknown OpenSearch auth {auth!r}; use none, sigv4-es or sigv4-aoss")
+    import boto3  # only signed (AWS) deployments pay for boto3's import time
+    from opensearchpy import Urllib3AWSV4SignerAuth
+
+    session = boto3.Session()
+    credentials = session.get_credentials()
+    region = region or session.region_name
+    if credentials is None or not region:
+        raise ValueError("SigV4 auth needs AWS credentials and a region (AWS_REGION)")
+    service = "aoss" if auth == "sigv4-aoss" else "es"
+    options["http_auth"] = Urllib3AWSV4SignerAuth(credentials, region, service)
+    options["verify_certs"] = True
+    return OpenSearch(**options)
+
+
+class OpenSearchIndex:
+    """VectorIndex on one OpenSearch index (managed domain, Serverless collection or local node)."""
+
+    def __init__(
+        self,
+        client_or_url: OpenSearch | str,
+        index_name: str,
+        engine: str = "faiss",
+        space_type: str = "innerproduct",
+        *,
+        m: int = 16,
+        ef_construction: int = 128,
+        ef_search: int = 100,
+        shards: int | None = None,
+        replicas: int | None = None,
+        analyzer: str = "english",
+        refresh: bool | Literal["wait_for"] = False,
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown k-NN engine {engine!r}; use one of {ENGINES}")
+        if space_type not in SPACE_TYPES:
+            raise ValueError(f"space_type must be one of {SPACE_TYPES} (vectors are normalised)")
+        self.client = make_client(client_or_url) if isinstance(client_or_url, str) else client_or_url
+        self.index_name = index_name
+        self.engine = engine
+        self.space_type = space_type
+        self.m = m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.shards = shards
+        self.replicas = replicas
+        self.analyzer = analyzer
+        # True/"wait_for" make writes visible to the next search (tests, CLI); Lambdas keep False.
+        self.refresh = refresh
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ schema
+    def index_body(self, dim: int) -> dict[str, Any]:
+        """Settings and mapping of a new index for `dim`-sized vectors."""
+        index_settings: dict[str, Any] = {"knn": True, "knn.algo_param.ef_search": self.ef_search}
+        # Serverless collections reject shard settings, so they are only sent when configured.
+        if self.shards is not None:
+            index_settings["number_of_shards"] = self.shards
+        if self.replicas is not None:
+            index_settings["number_of_replicas"] = self.replicas
+        method = {
+            "name": "hnsw",
+            "engine": self.engine,
+            "space_type": self.space_type,
+            "parameters": {"m": self.m, "ef_construction": self.ef_construction},
+        }
+        return {
+            "settings": {"index": index_settings},
+            "mappings": {
+                "_meta": {"dim": dim, "engine": self.engine, "space_type": self.space_type},
+                # The index is derived from MongoDB: keeping vectors out of _source halves its size.
+                "_source": {"excludes": ["vector"]},
+                # Filter fields are exact-match keywords; only `text` is analysed (BM25).
+                "date_detection": False,
+                "dynamic_templates": [
+                    {"strings_as_keywords": {"match_mapping_type": "string", "mapping": {"type": "keyword"}}}
+                ],
+                "properties": {
+                    "tenant": {"type": "keyword"},
+                    "user_id": {"type": "keyword"},
+                    "kind": {"type": "keyword"},
+                    "text": {"type": "text", "analyzer": self.analyzer},
+                    "created_at": {"type": "date"},
+                    "vector": {"type": "knn_vector", "dimension": dim, "method": method},
+                },
+            },
+        }
+
+    def ensure(self, dim: int) -> None:
+        """Create the index if missing (idempotent, race-safe); DimensionMismatch if it differs."""
+        with self._lock:
+            if self._dim == dim:
+                return
+            existing = self._existing_dim()
+            if existing is None:
+                existing = dim
+                with self._errors("create index"):
+                    try:
+                        self.client.indices.create(index=self.index_name, body=self.index_body(dim))
+                    except RequestError as exc:
+                        # Another writer created it between our read and our create: compare with theirs.
+                        if exc.error != "resource_already_exists_exception":
+                            raise
+                        existing = self._existing_dim()
+            if existing is None:
+                raise IndexUnavailable(f"index {self.index_name!r} exists without a knn_vector mapping")
+            if existing != dim:
+                raise DimensionMismatch(existing, dim, f"index {self.index_name!r}")
+            self._dim = dim
+
+    def _existing_dim(self) -> int | None:
+        try:
+            with self._errors("read mapping"):
+                mapping = self.client.indices.get_mapping(index=self.index_name)
+        except _Missing:
+            return None
+        for body in mapping.values():  # keyed by the concrete index name (may be behind an alias)
+            vector = body.get("mappings", {}).get("properties", {}).get("vector", {})
+            if "dimension" in vector:
+                return int(vector["dimension"])
+        return None
+
+    # ------------------------------------------------------------------ writes
+    def upsert(self, docs: list[IndexDoc]) -> None:
+        """Bulk index by id (replaces earlier versions); the index is ensured on first use."""
+        if not docs:
+            return
+        dims = {len(d.vector) for d in docs}
+        if len(dims) > 1:
+            raise ValueError(f"one upsert batch mixes vector dimensions {sorted(dims)}")
+        self.ensure(dims.pop())
+        lines: list[dict[str, Any]] = []
+        for doc in docs:
+            lines.append({"index": {"_index": self.index_name, "_id": doc.id}})
+            lines.append(self._source(doc))
+        self._bulk(lines, "upsert")
+
+    @staticmethod
+    def _source(doc: IndexDoc) -> dict[str, Any]:
+        return {
+            **doc.fields,
+            "tenant": doc.tenant,
+            "user_id": doc.user_id,
+            "kind": doc.kind,
+            "text": doc.text,
+            "vector": normalize(doc.vector),
+        }
+
+    def delete(self, ids: list[str]) -> None:
+        """Delete by id; ids that are not indexed are ignored."""
+        if not ids:
+            return
+        lines: list[dict[str, Any]] = [{"delete": {"_index": self.index_name, "_id": i}} for i in ids]
+        try:
+            self._bulk(lines, "delete")
+        except _Missing:
+            return
+
+    def delete_user(self, tenant: str, user_id: str) -> int:
+        """Delete every document of (tenant, user_id); returns the number deleted."""
+        query = {"query": {"bool": {"filter": _scope_terms(tenant, user_id, None)}}}
+        try:
+            with self._errors("delete user"):
+                # delete_by_query only sees refreshed documents: an erase must not miss recent ones.
+                self.client.indices.refresh(index=self.index_name)
+                resp = self.client.delete_by_query(
+                    index=self.index_name, body=query, conflicts="proceed", refresh=bool(self.refresh)
+                )
+        except _Missing:
+            return 0
+        if resp.get("failures"):
+            raise IndexUnavailable("OpenSearch delete user failed", details=resp["failures"][:3])
+        return int(resp.get("deleted", 0))
+
+    def drop(self) -> None:
+        """Delete the index (missing is fine); the next ensure/upsert recreates it."""
+        with self._lock:
+            try:
+                with self._errors("drop index"):
+                    self.client.indices.delete(index=self.index_name)
+            except _Missing:
+                pass
+            self._dim = None
+
+    def _bulk(self, lines: list[dict[str, Any]], action: str) -> None:
+        errors: list[dict[str, Any]] = []
+        for chunk in _chunks(lines, self._dim or 0):
+            with self._errors(action):
+                resp = self.client.bulk(body=chunk, refresh=self.refresh)
+            if resp.get("errors"):
+                for item in resp["items"]:
+                    result = next(iter(item.values()))
+                    if "error" in result:
+                        errors.append({"id": result.get("_id"), "error": result["error"]})
+        if errors:
+            first = errors[0]["error"]
+            reason = first.get("type", "error") if isinstance(first, dict) else str(first)
+            raise IndexUnavailable(
+                f"OpenSearch {action}: {len(errors)} documents failed ({reason})", details=errors[:10]
+            )
+
+    # ------------------------------------------------------------------- reads
+    def search(self, q: SearchQuery) -> list[Hit]:
+        """knn and/or BM25 in one round trip, both filtered by scope; fused by RRF for hybrid."""
+        bodies = self.query_bodies(q)
+        if not bodies:
+            return []
+        try:
+            with self._errors("search"):
+                if len(bodies) == 1:
+                    responses = [self.client.search(index=self.index_name, body=bodies[0][1])]
+                else:
+                    lines: list[dict[str, Any]] = []
+                    for _, body in bodies:
+                        lines += [{}, body]
+                    responses = self.client.msearch(index=self.index_name, body=lines)["responses"]
+        except _Missing:
+            return []
+        legs: dict[str, list[tuple[str, float]]] = {}
+        fields: dict[str, dict[str, FieldValue]] = {}
+        for (leg, _), resp in zip(bodies, responses, strict=True):
+            if "error" in resp:
+                if resp.get("status") == 404:
+                    return []  # index not created yet: nothing has been indexed
+                raise IndexUnavailable(f"OpenSearch search failed ({leg})", details=resp["error"])
+            ranked = legs[leg] = []
+            for h in resp["hits"]["hits"]:
+                score = self._cosine(h["_score"]) if leg == "knn" else float(h["_score"])
+                ranked.append((h["_id"], score))
+                fields.setdefault(h["_id"], _fields(h.get("_source", {})))
+        return fuse(q, legs.get("knn"), legs.get("bm25"), fields)
+
+    def query_bodies(self, q: SearchQuery) -> list[tuple[str, dict[str, Any]]]:
+        """The request bodies `search` sends, as (leg, body); exposed for benchmarks and docs."""
+        window = candidate_window(q)
+        scope = _scope_terms(q.tenant, q.user_id, q.kind) + _filter_terms(q.filters)
+        bodies: list[tuple[str, dict[str, Any]]] = []
+        if q.vector is not None and q.mode != "bm25":
+            if self._dim is not None and len(q.vector) != self._dim:
+                raise DimensionMismatch(self._dim, len(q.vector), f"index {self.index_name!r}")
+            knn = {"vector": normalize(q.vector), "k": window, "filter": {"bool": {"filter": scope}}}
+            bodies.append(("knn", _body(window, {"knn": {"vector": knn}})))
+        if q.mode != "knn" and q.text.strip():
+            match = {"match": {"text": {"query": q.text}}}
+            bodies.append(("bm25", _body(window, {"bool": {"must": [match], "filter": scope}})))
+        return bodies
+
+    def _cosine(self, score: float) -> float:
+        """Undo the engine's score scaling (same formulas for lucene and faiss)."""
+        if self.space_type == "cosinesimil":
+            return 2.0 * score - 1.0
+        return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
+
+    def count(self, tenant: str | None = None, user_id: str | None = None, kind: str | None = None) -> int:
+        """Number of (refreshed) documents in the given scope."""
+        terms = _scope_terms(tenant, user_id, kind)
+        body = {"query": {"bool": {"filter": terms}}} if terms else {"query": {"match_all": {}}}
+        try:
+            with self._errors("count"):
+                return int(self.client.count(index=self.index_name, body=body)["count"])
+        except _Missing:
+            return 0
+
+    def ping(self) -> bool:
+        """True when the cluster answers (HEAD on the index works on domains and Serverless)."""
+        try:
+            self.client.indices.exists(index=self.index_name)
+            return True
+        except OpenSearchException:
+            return False
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Map driver errors to IndexUnavailable; a missing index becomes _Missing for the caller."""
+        try:
+            yield
+        except NotFoundError as exc:
+            raise _Missing(action) from exc
+        except RequestError as exc:
+            raise IndexUnavailable(f"OpenSearch {action} rejected ({exc.error})", details=exc.info) from exc
+        except TransportError as exc:
+            raise IndexUnavailable(
+                f"OpenSearch {action} failed (status {exc.status_code})", details=str(exc.error)
+            ) from exc
+        except OpenSearchException as exc:
+            raise IndexUnavailable(f"OpenSearch {action} failed ({type(exc).__name__})") from exc
+
+
+class _Missing(IndexUnavailable):
+    """The index does not exist (yet); reads answer empty, deletes are no-ops."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"OpenSearch {action}: index does not exist")
+
+
+def _body(size: int, query: dict[str, Any]) -> dict[str, Any]:
+    return {"size": size, "_source": _SOURCE, "track_total_hits": False, "query": query}
+
+
+def _scope_terms(tenant: str | None, user_id: str | None, kind: str | None) -> list[dict[str, Any]]:
+    pairs = (("tenant", tenant), ("user_id", user_id), ("kind", kind))
+    return [{"term": {name: value}} for name, value in pairs if value is not None]
+
+
+def _filter_terms(filters: dict[str, Any]) -> list[dict[str, Any]]:
+    clauses: list[dict[str, Any]] = []
+    for name, value in sorted(filters.items()):
+        if isinstance(value, list):
+            clauses.append({"terms": {name: [term_of(v) for v in value]}})
+        else:
+            clauses.append({"term": {name: term_of(value)}})
+    return clauses
+
+
+def _fields(source: dict[str, Any]) -> dict[str, FieldValue]:
+    return {k: v for k, v in source.items() if k not in RESERVED_FIELDS}
+
+
+def _chunks(lines: list[dict[str, Any]], dim: int) -> Iterator[list[dict[str, Any]]]:
+    # ~12 bytes per serialised float plus room for text and fields; lines come in pairs for index.
+    per_doc = dim * 12 + 2_000
+    step = max(2, (_BULK_BYTES // per_doc) * 2)
+    for start in range(0, len(lines), step):
+        yield lines[start : start + step]

@@ -1,0 +1,38 @@
+"""The store working memory needs: versioned load and compare-and-set save, plus threads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NamedTuple, Protocol
+
+from mongomem.models.common import Scope
+from mongomem.models.working_memory import WorkingMemoryKey
+
+
+class Stored(NamedTuple):
+    """A scope key's working memory (None when never written) and the version a save must match."""
+
+    value: Any
+    version: int
+    updated_at: datetime | None
+
+
+class WorkingMemoryPort(Protocol):
+    def load(self, key: WorkingMemoryKey) -> Stored | None:
+        """The stored memory, or None when its resource record or thread does not exist yet."""
+        ...
+
+    def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
+        """Write `value` (None clears) if the version is still `expected_version` (0: record absent).
+
+        Returns the new state, or None when another writer got there first.
+        """
+        ...
+
+    def create_thread(
+        self, scope: Scope, thread_id: str, title: str | None, metadata: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Insert a thread; raises Conflict when the user already has one with this id."""
+        ...
+
+    def get_thread(self, scope: Scope, thread_id: str) -> dict[str, Any] | None: ...

@@ -1,0 +1,90 @@
+"""Shared fixtures: a real MongoDB-compatible server (SecantusDB) for the whole session."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENTS = ROOT / "events"
+
+# Powertools reads these itself; tests want quiet, local behaviour.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "mongomem-test")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+@pytest.fixture(scope="session")
+def mongo_server() -> Iterator[Any]:
+    from mongomem.local.mongod import EmbeddedMongo
+
+    server = EmbeddedMongo(None).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def db_name() -> str:
+    return f"t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def make_settings(mongo_server: Any, db_name: str) -> Any:
+    from mongomem.config import MemoryType, settings_from_env
+
+    def build(**overrides: Any) -> Any:
+        env = {"MONGOMEM_MONGODB_URI": mongo_server.uri, "MONGOMEM_DB_NAME": db_name}
+        for t in MemoryType:
+            env[f"MONGOMEM_QUEUE_URL_{t.value.upper()}"] = f"local:extract-{t.value}"
+        return settings_from_env(env, **overrides)
+
+    return build
+
+
+@pytest.fixture
+def services(make_settings: Any) -> Iterator[Any]:
+    """Process services bound to a fresh database, installed as the handlers' runtime."""
+    from mongomem.runtime import Services, configure
+
+    svc = Services(make_settings())
+    configure(svc)
+    yield svc
+    configure(None)
+    svc.store.client.drop_database(svc.store.db.name)
+
+
+def load_event(name: str, **changes: Any) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS / name).read_text())
+    event.update(changes)
+    return event
+
+
+def load_function(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"fn_{name}", ROOT / "functions" / name / "app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Ctx:
+    function_name = "test"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:test"
+    aws_request_id = "req-test"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+@pytest.fixture(scope="session")
+def ctx() -> Ctx:
+    return Ctx()
