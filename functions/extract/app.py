@@ -7,7 +7,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.extraction.handler import process_record
-from mongomem.observability import logger, metrics, tracer
+from mongomem.observability import logger, metrics
+from mongomem.tracing import tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)
 

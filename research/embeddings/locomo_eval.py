@@ -84,7 +84,7 @@ class TextOpts:
     speaker: bool = True
     caption: bool = False
     date: bool = False
-    neighbours: int = 0  # 0 none, 1 prev only, 2 prev+next
+    neighbours: int = 0  # 0 none, 1 prev only, 2 prev+next, 4 two each side
 
 
 def short_date(dt: str) -> str:
@@ -107,13 +107,14 @@ def build_texts(c: Conv, o: TextOpts) -> list[str]:
     for i, t in enumerate(c.turns):
         s = turn_text(t, o)
         if o.neighbours:
-            prev = base[i - 1] if i > 0 and c.turns[i - 1].session == t.session else ""
-            nxt = (
-                base[i + 1]
-                if o.neighbours >= 2 and i + 1 < len(c.turns) and c.turns[i + 1].session == t.session
-                else ""
-            )
-            s = " ".join(x for x in (s, f"(context: {prev} {nxt})".strip() if prev or nxt else "") if x)
+            span = range(-1, 0) if o.neighbours == 1 else range(-(o.neighbours // 2), o.neighbours // 2 + 1)
+            ctx = [
+                base[j]
+                for j in (i + d for d in span if d != 0)
+                if 0 <= j < len(c.turns) and c.turns[j].session == t.session
+            ]
+            if ctx:
+                s = f"{s} (context: {' '.join(ctx)})"
         out.append(s)
     return out
 

@@ -65,7 +65,7 @@ def test_size_due_session_is_cut_in_a_series_of_full_snapshots(svc_factory: Any)
     assert [(s["from_seq"], s["to_seq"], s["reason"]) for s in snaps] == [(1, 5, "size"), (6, 10, "size")]
     assert report.reasons == {"size": 2}
     session = svc.store.sessions.find_one({"session_id": "s1"})
-    assert session["promoted_through_seq"] == 10 and session["due_reason"] == "idle"
+    assert session["promoted_through_seq"] == 10 and session["pending"] == 2
     assert all(t["snapshot_id"] == snaps[0]["_id"] for t in svc.store.turns.find({"seq": {"$lte": 5}}))
 
 
@@ -84,7 +84,7 @@ def test_idle_session_is_promoted_after_idle_seconds(svc_factory: Any) -> None:
     svc.promoter.scan()
     snaps = snapshots(svc, "s1")
     assert [(s["from_seq"], s["to_seq"], s["reason"]) for s in snaps] == [(1, 3, "idle")]
-    assert "due_at" not in svc.store.sessions.find_one({"session_id": "s1"})
+    assert "idle_due_at" not in svc.store.sessions.find_one({"session_id": "s1"})
 
 
 def test_fan_out_sends_one_message_per_enabled_type(svc_factory: Any) -> None:
@@ -105,7 +105,7 @@ def test_a_leased_session_is_skipped_until_the_lease_expires(svc_factory: Any) -
     record(svc, "s1", 2)
     # a scanner claims it and crashes (never releases)
     crashed = Promoter(svc.store, svc.queue, svc.settings, owner="crashed")
-    assert crashed.store.claim_due("crashed", utcnow(), lease_seconds=5) is not None
+    assert crashed.store.claim_due("crashed", utcnow(), 5, crashed.policy) is not None
     assert svc.promoter.scan().sessions == 0
     # after the lease runs out another scanner takes over
     svc.promoter.scan(now=utcnow() + timedelta(seconds=6))
@@ -117,7 +117,7 @@ def test_scanner_crash_after_cutting_is_finished_by_the_next_one(svc_factory: An
     record(svc, "s1", 3)
     # Given a scanner that inserted the snapshot and died before moving the session's promotion point
     dying = Promoter(svc.store, svc.queue, svc.settings, owner="dying")
-    session = svc.store.claim_due("dying", utcnow(), 5)
+    session = svc.store.claim_due("dying", utcnow(), 5, dying.policy)
     snap = dying._cut_one(session, "size", utcnow())
     assert snap is not None and svc.store.sessions.find_one({})["promoted_through_seq"] == 0
     # When another scanner runs after the lease expired

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from mongomem.models.common import utcnow
 from tests.conftest import load_event, load_function
 
 
@@ -67,15 +69,33 @@ def test_retry_with_same_client_token_records_nothing_new(services: Any, record_
     assert services.store.sessions.find_one({})["last_seq"] == 2
 
 
-def test_retry_after_a_failed_insert_completes_the_write(services: Any, record_fn: Any, ctx: Any) -> None:
-    # Given a request whose session update landed but whose turn insert was lost (a crash between the two)
+def test_retry_after_a_partly_failed_insert_completes_the_write(services: Any, record_fn: Any, ctx: Any) -> None:
+    # Given a request whose session update landed but one of whose turns was not stored
     call(record_fn, ctx, "record_turns_post.json")
-    services.store.turns.delete_many({})
+    services.store.turns.delete_one({"seq": 2})
     # When the client retries with the same token
     status, body = call(record_fn, ctx, "record_turns_post.json")
     # Then the original seqs are filled in, not new ones
     assert status == 200 and [t["seq"] for t in body["turns"]] == [1, 2]
     assert sorted(d["seq"] for d in services.store.turns.find({})) == [1, 2]
+
+
+def test_retry_after_a_lost_insert_records_once(services: Any, record_fn: Any, ctx: Any) -> None:
+    # Given a request whose session update landed but none of whose turns were stored
+    call(record_fn, ctx, "record_turns_post.json")
+    services.store.turns.delete_many({})
+    # When the client retries at once, it is told to wait (the first attempt may still be writing)
+    status, body = call(record_fn, ctx, "record_turns_post.json")
+    assert status == 409 and body["error"]["details"]["retry_after_seconds"] > 0
+    assert services.store.turns.count_documents({}) == 0
+    # When it retries after the first attempt is surely over
+    services.store.sessions.update_one({}, {"$set": {"tokens.0.at": utcnow() - timedelta(minutes=1)}})
+    status, body = call(record_fn, ctx, "record_turns_post.json")
+    # Then the turns are recorded exactly once, under fresh seqs (the abandoned ones become a hole)
+    assert status == 200 and [t["seq"] for t in body["turns"]] == [3, 4]
+    assert services.store.turns.count_documents({}) == 2
+    again = call(record_fn, ctx, "record_turns_post.json")
+    assert again[0] == 200 and [t["seq"] for t in again[1]["turns"]] == [3, 4]
 
 
 def test_token_reused_for_another_batch_is_a_conflict(services: Any, record_fn: Any, ctx: Any) -> None:

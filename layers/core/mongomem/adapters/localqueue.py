@@ -53,7 +53,7 @@ class LocalQueue:
         while len(records) < max_messages:
             now = _now()
             doc = self.coll.find_one_and_update(
-                {"queue": queue, "visible_at": {"$lte": now}},
+                {"queue": queue, "visible_at": {"$lte": now}, "_id": {"$nin": [r["messageId"] for r in records]}},
                 {
                     "$set": {
                         "visible_at": now + timedelta(seconds=policy.visibility_timeout),

@@ -26,7 +26,7 @@ from pymongo.errors import (
 )
 
 from mongomem.errors import StoreUnavailable
-from mongomem.models.common import Scope
+from mongomem.models.common import Scope, as_utc
 
 _CLIENTS: dict[str, MongoClient[dict[str, Any]]] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -94,32 +94,47 @@ class TokenSeen(Exception):
 
 
 class PromotionPolicy:
-    """The due rule, evaluated inside MongoDB so a record needs one round trip for the session."""
+    """When a session is due: `pending` turns reach max_messages (or tokens max_tokens), or it went idle.
+
+    Each rule is one indexed field (pending, unpromoted_tokens, idle_due_at), so recording a turn is a
+    plain $inc/$set and the scanner's query cost grows with due sessions, not with all sessions.
+    """
 
     def __init__(self, max_messages: int, max_tokens: int | None, idle_seconds: int) -> None:
         self.max_messages = max_messages
         self.max_tokens = max_tokens
         self.idle_seconds = idle_seconds
 
-    def size_due(self) -> dict[str, Any]:
+    def size_due(self, session: dict[str, Any]) -> bool:
+        if session.get("pending", 0) >= self.max_messages:
+            return True
+        return bool(self.max_tokens) and session.get("unpromoted_tokens", 0) >= (self.max_tokens or 0)
+
+    def is_due(self, session: dict[str, Any], now: datetime) -> bool:
+        if session.get("pending", 0) <= 0:
+            return False
+        idle_at = session.get("idle_due_at")
+        return self.size_due(session) or (idle_at is not None and as_utc(idle_at) <= now)
+
+    def due_at(self, session: dict[str, Any], now: datetime) -> datetime | None:
+        if session.get("pending", 0) <= 0:
+            return None
+        if self.size_due(session):
+            return now
+        idle_at = session.get("idle_due_at")
+        return as_utc(idle_at) if idle_at is not None else None
+
+    def reason(self, session: dict[str, Any]) -> str:
+        return "size" if self.size_due(session) else "idle"
+
+    def due_query(self, now: datetime) -> dict[str, Any]:
         rules: list[dict[str, Any]] = [
-            {"$gte": [{"$subtract": ["$last_seq", "$promoted_through_seq"]}, self.max_messages]}
+            {"idle_due_at": {"$lte": now}},
+            {"pending": {"$gte": self.max_messages}},
         ]
         if self.max_tokens:
-            rules.append({"$gte": ["$unpromoted_tokens", self.max_tokens]})
+            rules.append({"unpromoted_tokens": {"$gte": self.max_tokens}})
         return {"$or": rules}
-
-    def due_stage(self) -> dict[str, Any]:
-        idle_due = {"$dateAdd": {"startDate": "$last_turn_at", "unit": "second", "amount": self.idle_seconds}}
-        pending = {"$gt": ["$last_seq", "$promoted_through_seq"]}
-        return {
-            "$set": {
-                "due_at": {"$cond": [pending, {"$cond": [self.size_due(), "$$NOW", idle_due]}, "$$REMOVE"]},
-                "due_reason": {
-                    "$cond": [pending, {"$cond": [self.size_due(), "size", "idle"]}, "$$REMOVE"]
-                },
-            }
-        }
 
 
 class MongoStore:
@@ -142,11 +157,20 @@ class MongoStore:
             self.sessions.create_indexes(
                 [
                     IndexModel([("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING)]),
-                    # The scanner's cost grows with due sessions only: fully promoted sessions have no due_at.
+                    # The scanner's cost grows with due sessions only: each due rule has a partial index
+                    # holding just the sessions with unpromoted turns.
                     IndexModel(
-                        [("due_at", ASCENDING)],
-                        name="due_at_pending",
-                        partialFilterExpression={"due_at": {"$exists": True}},
+                        [("idle_due_at", ASCENDING)],
+                        name="idle_due",
+                        partialFilterExpression={"idle_due_at": {"$exists": True}},
+                    ),
+                    IndexModel(
+                        [("pending", ASCENDING)], name="pending", partialFilterExpression={"pending": {"$gt": 0}}
+                    ),
+                    IndexModel(
+                        [("unpromoted_tokens", ASCENDING)],
+                        name="unpromoted_tokens",
+                        partialFilterExpression={"unpromoted_tokens": {"$gt": 0}},
                     ),
                 ]
             )
@@ -189,31 +213,23 @@ class MongoStore:
         tokens: int,
         client_token: str | None,
         policy: PromotionPolicy,
+        now: datetime,
     ) -> dict[str, Any]:
-        """Reserve `count` consecutive seqs and bump the session counters in one round trip."""
+        """Reserve `count` consecutive seqs and bump the session counters in one round trip.
+
+        Plain $inc/$set/$push (no pipeline update): cheap on every MongoDB-compatible server.
+        """
         skey = session_key(scope, session_id)
-        base = {"$ifNull": ["$last_seq", 0]}
-        stage: dict[str, Any] = {
-            "tenant": scope.tenant,
-            "user_id": scope.user_id,
-            "session_id": session_id,
-            "agent_id": {"$ifNull": ["$agent_id", agent_id]},
-            "created_at": {"$ifNull": ["$created_at", "$$NOW"]},  # the first allocation's time
-            "last_seq": {"$add": [base, count]},
-            "promoted_through_seq": {"$ifNull": ["$promoted_through_seq", 0]},
-            "unpromoted_tokens": {"$add": [{"$ifNull": ["$unpromoted_tokens", 0]}, tokens]},
-            "last_turn_at": "$$NOW",
+        update: dict[str, Any] = {
+            "$inc": {"last_seq": count, "pending": count, "unpromoted_tokens": tokens},
+            "$set": {"last_turn_at": now, "idle_due_at": now + timedelta(seconds=policy.idle_seconds)},
         }
         query: dict[str, Any] = {"_id": skey}
         if client_token:
-            entry = {"t": client_token, "first": {"$add": [base, 1]}, "n": count}
-            stage["tokens"] = {
-                "$slice": [{"$concatArrays": [{"$ifNull": ["$tokens", []]}, [entry]]}, -TOKEN_WINDOW]
-            }
+            update["$push"] = {"tokens": {"$each": [{"t": client_token, "at": now}], "$slice": -TOKEN_WINDOW}}
             query["tokens.t"] = {"$ne": client_token}
-        pipeline = [{"$set": stage}, policy.due_stage()]
         with translate_errors():
-            doc = self._allocate_existing(query, pipeline)
+            doc = self._allocate_existing(query, update)
             if doc is None:
                 # First turn of the session (or a token retry): create the session, then allocate.
                 # Not an upsert: an upsert racing another upsert may apply yet return nothing on some
@@ -221,19 +237,20 @@ class MongoStore:
                 try:
                     self.sessions.insert_one(
                         {"_id": skey, **scope.filter(), "session_id": session_id, "agent_id": agent_id,
-                         "last_seq": 0, "promoted_through_seq": 0, "unpromoted_tokens": 0}
+                         "created_at": now, "last_seq": 0, "pending": 0, "promoted_through_seq": 0,
+                         "unpromoted_tokens": 0}
                     )
                 except DuplicateKeyError:
                     pass
-                doc = self._allocate_existing(query, pipeline)
+                doc = self._allocate_existing(query, update)
         if doc is None:
             # The session exists, so the filter missed only because the token is already in the window.
             raise TokenSeen(client_token)
         return doc
 
-    def _allocate_existing(self, query: dict[str, Any], pipeline: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _allocate_existing(self, query: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
         return self.sessions.find_one_and_update(
-            query, pipeline, return_document=ReturnDocument.AFTER, projection={"tokens": 0}
+            query, update, return_document=ReturnDocument.AFTER, projection={"last_seq": 1}
         )
 
     def insert_turns(self, docs: list[dict[str, Any]]) -> None:
@@ -246,17 +263,20 @@ class MongoStore:
                 if others:
                     raise
 
-    def token_allocation(self, scope: Scope, session_id: str, client_token: str) -> dict[str, Any] | None:
-        """The seq range a client token was given, and the session's promotion point."""
+    def token_seen_at(self, scope: Scope, session_id: str, client_token: str) -> datetime | None:
+        """When a client token was first used in this session (None when out of the window)."""
         with translate_errors():
             doc = self.sessions.find_one(
-                {"_id": session_key(scope, session_id)},
-                {"tokens": {"$elemMatch": {"t": client_token}}, "promoted_through_seq": 1},
+                {"_id": session_key(scope, session_id)}, {"tokens": {"$elemMatch": {"t": client_token}}}
             )
         if not doc or not doc.get("tokens"):
             return None
-        entry = doc["tokens"][0]
-        return {"first": entry["first"], "n": entry["n"], "promoted_through_seq": doc["promoted_through_seq"]}
+        return as_utc(doc["tokens"][0]["at"])
+
+    def turns_by_token(self, scope: Scope, session_id: str, client_token: str) -> list[dict[str, Any]]:
+        query = {**scope.filter(), "session_id": session_id, "client_token": client_token}
+        with translate_errors():
+            return list(self.turns.find(query, {"seq": 1, "batch_index": 1, "batch_size": 1}).sort("seq", 1))
 
     # -- reading -------------------------------------------------------------------------------
     def get_session(self, scope: Scope, session_id: str) -> dict[str, Any] | None:
@@ -288,16 +308,19 @@ class MongoStore:
             return [(d["seq"], d.get("tokens", 0)) for d in cursor]
 
     # -- promotion -----------------------------------------------------------------------------
-    def claim_due(self, owner: str, now: datetime, lease_seconds: int) -> dict[str, Any] | None:
-        """Lease the most overdue session that nobody holds (or whose holder's lease expired)."""
+    def claim_due(
+        self, owner: str, now: datetime, lease_seconds: int, policy: PromotionPolicy
+    ) -> dict[str, Any] | None:
+        """Lease a due session that nobody holds (or whose holder's lease expired)."""
         with translate_errors():
             return self.sessions.find_one_and_update(
                 {
-                    "due_at": {"$lte": now},
-                    "$or": [{"lease_until": {"$exists": False}}, {"lease_until": {"$lte": now}}],
+                    "$and": [
+                        policy.due_query(now),
+                        {"$or": [{"lease_until": {"$exists": False}}, {"lease_until": {"$lte": now}}]},
+                    ]
                 },
                 {"$set": {"lease_until": now + timedelta(seconds=lease_seconds), "lease_owner": owner}},
-                sort=[("due_at", ASCENDING)],
                 projection={"tokens": 0},
                 return_document=ReturnDocument.AFTER,
             )
@@ -347,21 +370,28 @@ class MongoStore:
         with translate_errors():
             self.turns.update_many(query, {"$set": {"snapshot_id": snap["_id"]}})
 
-    def advance(self, skey: str, snap: dict[str, Any], policy: PromotionPolicy) -> dict[str, Any] | None:
+    def advance(self, skey: str, snap: dict[str, Any]) -> dict[str, Any] | None:
         """Move promoted_through_seq over the snapshot if nobody has yet (compare-and-set)."""
-        stage = {
-            "$set": {
-                "promoted_through_seq": snap["to_seq"],
-                "unpromoted_tokens": {"$max": [0, {"$subtract": ["$unpromoted_tokens", snap.get("tokens", 0)]}]},
-            }
-        }
+        size = snap["to_seq"] - snap["from_seq"] + 1
         with translate_errors():
-            return self.sessions.find_one_and_update(
+            doc = self.sessions.find_one_and_update(
                 {"_id": skey, "promoted_through_seq": snap["from_seq"] - 1},
-                [stage, policy.due_stage()],
+                {
+                    "$set": {"promoted_through_seq": snap["to_seq"]},
+                    "$inc": {"pending": -size, "unpromoted_tokens": -snap.get("tokens", 0)},
+                },
                 projection={"tokens": 0},
                 return_document=ReturnDocument.AFTER,
             )
+            if doc is not None and doc["pending"] <= 0:
+                # Fully promoted: leave the idle index. A record racing in between sets pending > 0
+                # again, so the filter keeps its fresh idle_due_at.
+                self.sessions.update_one(
+                    {"_id": skey, "pending": {"$lte": 0}},
+                    {"$unset": {"idle_due_at": ""}, "$set": {"unpromoted_tokens": 0}},
+                )
+                doc.pop("idle_due_at", None)
+        return doc
 
     def reload_session(self, skey: str) -> dict[str, Any] | None:
         with translate_errors():

@@ -54,7 +54,7 @@ def get_turns(
 @router.get("/v1/sessions/<session_id>", summary="Session state: counts, activity, snapshots, extraction")
 def get_session(session_id: SessionId, user_id: UserQuery = None) -> SessionState:
     svc = services()
-    return history.session_state(svc.store, _scope(user_id), session_id)
+    return history.session_state(svc.store, record.policy_for(svc.settings.memory), _scope(user_id), session_id)
 
 
 @router.post("/v1/sessions/<session_id>/flush", summary="Promote the session's unpromoted turns now")

@@ -69,6 +69,9 @@ class ApiFront:
         self.routes = routes
         self._loaded: dict[str, Handler] = {}
         self._lock = threading.Lock()
+        # One request at a time per function, as in one Lambda execution environment: Powertools keeps
+        # the current event on the resolver, so concurrent calls would read each other's requests.
+        self._busy: dict[str, threading.Lock] = {}
 
     def handler_for(self, path: str) -> tuple[Handler, str] | None:
         for prefix, loader, name in self.routes:
@@ -76,6 +79,7 @@ class ApiFront:
                 with self._lock:
                     if name not in self._loaded:
                         self._loaded[name] = loader()
+                        self._busy[name] = threading.Lock()
                 return self._loaded[name], name
         return None
 
@@ -84,7 +88,8 @@ class ApiFront:
         if found is None:
             return _json_response(404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}})
         handler, name = found
-        result = handler(event, LocalContext(function_name=name))
+        with self._busy[name]:
+            result = handler(event, LocalContext(function_name=name))
         return result if isinstance(result, dict) else _json_response(200, result)
 
 

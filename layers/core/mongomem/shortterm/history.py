@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mongomem.adapters.mongo import MongoStore
+from mongomem.adapters.mongo import MongoStore, PromotionPolicy
 from mongomem.errors import NotFound
-from mongomem.models.common import Scope, as_utc
+from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.sessions import FlushResponse, SessionState, Snapshot
 from mongomem.models.turns import TurnOut, TurnPage
 from mongomem.shortterm.promotion import Promoter
@@ -52,7 +52,7 @@ def turn_page(store: MongoStore, scope: Scope, session_id: str, limit: int, befo
     )
 
 
-def session_state(store: MongoStore, scope: Scope, session_id: str) -> SessionState:
+def session_state(store: MongoStore, policy: PromotionPolicy, scope: Scope, session_id: str) -> SessionState:
     doc = _require_session(store, scope, session_id)
     snaps = store.session_snapshots(scope, session_id, limit=50)
     return SessionState(
@@ -64,7 +64,7 @@ def session_state(store: MongoStore, scope: Scope, session_id: str) -> SessionSt
         turn_count=doc["last_seq"],
         unpromoted_count=doc["last_seq"] - doc["promoted_through_seq"],
         promoted_through_seq=doc["promoted_through_seq"],
-        due_at=as_utc(doc["due_at"]) if doc.get("due_at") else None,
+        due_at=policy.due_at(doc, utcnow()),
         snapshots=[snapshot_model(s) for s in snaps],
     )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from mongomem.adapters.mongo import MongoStore, PromotionPolicy, session_key, snapshot_id_for
+from mongomem.adapters.mongo import MongoStore, PromotionPolicy, snapshot_id_for
 from mongomem.config import MemoryType, Settings
 from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.ports import QueuePort
@@ -45,11 +45,11 @@ class Promoter:
         limit = max_sessions or self.settings.scan_batch
         while report.sessions < limit:
             at = now or utcnow()
-            session = self.store.claim_due(self.owner, at, self.settings.lease_seconds)
+            session = self.store.claim_due(self.owner, at, self.settings.lease_seconds, self.policy)
             if session is None:
                 break
             report.sessions += 1
-            cut = self._promote_claimed(session, session.get("due_reason", "idle"), at)
+            cut = self._promote_claimed(session, None, at)
             if not cut:
                 report.skipped += 1
             for snap in cut:
@@ -64,7 +64,7 @@ class Promoter:
         session = self.store.claim_session(scope, session_id, self.owner, now, self.settings.lease_seconds)
         if session is None:
             return []
-        return self._promote_claimed(session, "manual", now, force=True)
+        return self._promote_claimed(session, "manual", now)
 
     def resend_unfanned(self, now: datetime) -> int:
         """Outbox sweep: snapshots whose fan-out did not finish (a crash) are sent again."""
@@ -75,24 +75,23 @@ class Promoter:
         return len(pending)
 
     # -- steps ---------------------------------------------------------------------------------
-    def _promote_claimed(
-        self, session: dict[str, Any], reason: str, now: datetime, force: bool = False
-    ) -> list[dict[str, Any]]:
+    def _promote_claimed(self, session: dict[str, Any], reason: str | None, now: datetime) -> list[dict[str, Any]]:
+        """Cut snapshots while the session stays due (any unpromoted turn when `reason` is manual)."""
         skey = session["_id"]
         cut: list[dict[str, Any]] = []
         try:
-            while session is not None and session["last_seq"] > session["promoted_through_seq"]:
-                due_at = session.get("due_at")
-                if not force and (due_at is None or as_utc(due_at) > now):
+            current: dict[str, Any] | None = session
+            while current is not None and current["last_seq"] > current["promoted_through_seq"]:
+                if reason != "manual" and not self.policy.is_due(current, now):
                     break
-                snap = self._cut_one(session, reason if not cut else session.get("due_reason", reason), now)
+                snap = self._cut_one(current, reason or self.policy.reason(current), now)
                 if snap is None:
                     break
                 self.store.tag_turns(snap)
-                advanced = self.store.advance(skey, snap, self.policy)
+                advanced = self.store.advance(skey, snap)
                 self._fan_out(snap)
                 cut.append(snap)
-                session = advanced or self.store.reload_session(skey)
+                current = advanced or self.store.reload_session(skey)
         finally:
             self.store.release(skey, self.owner)
         return cut
@@ -150,6 +149,3 @@ class Promoter:
         self.store.mark_fanned_out(snap["_id"])
         snap["fanned_out"] = True
 
-
-def session_skey(scope: Scope, session_id: str) -> str:
-    return session_key(scope, session_id)

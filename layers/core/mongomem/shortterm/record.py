@@ -68,26 +68,43 @@ def _turn_doc(scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str 
     return doc
 
 
+# A retry may re-record turns whose first attempt stored none only after that attempt is surely over
+# (the record function's timeout is 10 s); earlier, the first attempt may still be writing.
+RETRY_SETTLE_SECONDS = 15
+
+
 def record_turns(
     store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest
 ) -> RecordTurnsResponse:
     """Store a batch of turns with consecutive seqs: one session update, one insert."""
     check_limits(request, memory)
     token = request.client_token
-    tokens = sum(estimate_tokens(t) for t in request.turns)
     try:
-        session = store.allocate(
-            scope, session_id, request.agent_id, len(request.turns), tokens, token, policy_for(memory)
-        )
+        first = _allocate(store, memory, scope, session_id, request, token)
     except TokenSeen:
         assert token is not None
-        return _replay(store, scope, session_id, request, token)
-    first = session["last_seq"] - len(request.turns) + 1
+        return _replay(store, memory, scope, session_id, request, token)
     _insert(store, scope, session_id, request, first, token)
+    return _response(scope, session_id, first, len(request.turns), replayed=False)
+
+
+def _allocate(
+    store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest,
+    token: str | None,
+) -> int:
+    tokens = sum(estimate_tokens(t) for t in request.turns)
+    session = store.allocate(
+        scope, session_id, request.agent_id, len(request.turns), tokens, token, policy_for(memory), utcnow()
+    )
+    return int(session["last_seq"]) - len(request.turns) + 1
+
+
+def _response(scope: Scope, session_id: str, first: int, count: int, replayed: bool) -> RecordTurnsResponse:
     return RecordTurnsResponse(
         session_id=session_id,
         user_id=scope.user_id,
-        turns=[RecordedTurn(turn_id=f"{session_id}:{first + i}", seq=first + i) for i in range(len(request.turns))],
+        turns=[RecordedTurn(turn_id=f"{session_id}:{first + i}", seq=first + i) for i in range(count)],
+        replayed=replayed,
     )
 
 
@@ -95,33 +112,43 @@ def _insert(
     store: MongoStore, scope: Scope, session_id: str, request: RecordTurnsRequest, first: int, token: str | None
 ) -> None:
     now = utcnow()
+    size = len(request.turns)
     docs = [_turn_doc(scope, session_id, first + i, t, token, now) for i, t in enumerate(request.turns)]
+    if token:
+        # lets a retry find the whole batch's seqs from any one of its turns
+        for i, doc in enumerate(docs):
+            doc["batch_index"], doc["batch_size"] = i, size
     store.insert_turns(docs)
 
 
 def _replay(
-    store: MongoStore, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str
+    store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest,
+    token: str,
 ) -> RecordTurnsResponse:
     """A retried request: answer with the original seqs, finishing the insert if it had failed."""
-    alloc = store.token_allocation(scope, session_id, token)
-    if alloc is None:
-        raise Conflict("client_token was already used and its record has expired", {"client_token": token})
-    if alloc["n"] != len(request.turns):
+    size = len(request.turns)
+    stored = store.turns_by_token(scope, session_id, token)
+    if stored:
+        if stored[0].get("batch_size") != size:
+            raise Conflict(
+                "client_token was already used for a different batch",
+                {"client_token": token, "original_turns": stored[0].get("batch_size")},
+            )
+        first = stored[0]["seq"] - stored[0].get("batch_index", 0)
+        if len(stored) < size:
+            session = store.get_session(scope, session_id) or {}
+            if first <= session.get("promoted_through_seq", 0):
+                raise Conflict("this retry came too late: the session was promoted without these turns")
+            _insert(store, scope, session_id, request, first, token)
+        return _response(scope, session_id, first, size, replayed=True)
+    # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
+    seen_at = store.token_seen_at(scope, session_id, token)
+    if seen_at is not None and (utcnow() - seen_at).total_seconds() < RETRY_SETTLE_SECONDS:
         raise Conflict(
-            "client_token was already used for a different batch",
-            {"client_token": token, "original_turns": alloc["n"]},
+            "the first request with this client_token may still be in progress; retry shortly",
+            {"client_token": token, "retry_after_seconds": RETRY_SETTLE_SECONDS},
         )
-    first = alloc["first"]
-    if first <= alloc["promoted_through_seq"]:
-        # Already promoted; anything missing by now was declared lost by the scanner.
-        have = {d["seq"] for d in store.turns_in_range(scope, session_id, first, first + alloc["n"] - 1)}
-        if len(have) != alloc["n"]:
-            raise Conflict("this retry came too late: the session moved on without these turns")
-    else:
-        _insert(store, scope, session_id, request, first, token)
-    return RecordTurnsResponse(
-        session_id=session_id,
-        user_id=scope.user_id,
-        turns=[RecordedTurn(turn_id=f"{session_id}:{first + i}", seq=first + i) for i in range(alloc["n"])],
-        replayed=True,
-    )
+    # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
+    first = _allocate(store, memory, scope, session_id, request, None)
+    _insert(store, scope, session_id, request, first, token)
+    return _response(scope, session_id, first, size, replayed=True)

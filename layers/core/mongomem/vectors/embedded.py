@@ -297,19 +297,29 @@ class EmbeddedIndex:
         if not part.ids or rows == []:
             return []
         d = part.dim
+        ids = part.ids
         if self._np is None:
             vecs = part.vecs
-            candidates = range(len(part.ids)) if rows is None else rows
-            scored = ((sum(map(mul, query, vecs[r * d : (r + 1) * d])), r) for r in candidates)
-            return [(part.ids[r], float(s)) for s, r in heapq.nlargest(k, scored)]
+            candidates = range(len(ids)) if rows is None else rows
+            scored = ((-sum(map(mul, query, vecs[r * d : (r + 1) * d])), ids[r]) for r in candidates)
+            return [(doc_id, -neg) for neg, doc_id in heapq.nsmallest(k, scored)]
         np = self._np
-        matrix = np.frombuffer(part.vecs, dtype=np.float32).reshape(len(part.ids), d)
+        matrix = np.frombuffer(part.vecs, dtype=np.float32).reshape(len(ids), d)
         index = None if rows is None else np.asarray(rows, dtype=np.int64)
         scores = (matrix if index is None else matrix[index]) @ np.asarray(query, dtype=np.float32)
         del matrix  # release the array's buffer export so later writes can grow it
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        if k < len(scores):
+            # Keep every score tied with the k-th so the cut below is by id, not by storage order.
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            top = np.flatnonzero(scores >= kth)
+        else:
+            top = np.arange(len(scores))
         picked = top if index is None else index[top]
-        return [(part.ids[int(r)], float(s)) for r, s in zip(picked, scores[top], strict=True)]
+        ranked = sorted(
+            ((ids[int(r)], float(s)) for r, s in zip(picked, scores[top], strict=True)),
+            key=lambda item: (-item[1], item[0]),
+        )
+        return ranked[:k]
 
     def count(self, tenant: str | None = None, user_id: str | None = None, kind: str | None = None) -> int:
         """Number of documents in the given scope."""

@@ -36,8 +36,12 @@ SPACE_TYPES = ("innerproduct", "cosinesimil")
 ENGINES = ("faiss", "lucene", "nmslib")
 # Returned fields: never the vector (excluded from _source anyway) nor the text (can be long).
 _SOURCE = {"excludes": ["vector", "text"]}
+# Equal scores are ordered by id, as in the embedded index, so a rebuilt index ranks identically.
+_SORT = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
 # Bulk bodies stay well under the 10 MiB request limit of the smallest managed domains.
 _BULK_BYTES = 4_000_000
+
+_NO_INDEX = "index_not_found_exception"
 
 _CLIENTS: dict[tuple[str, str, str | None], OpenSearch] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -107,6 +111,7 @@ class OpenSearchIndex:
         shards: int | None = None,
         replicas: int | None = None,
         analyzer: str = "english",
+        knn_candidates: int = 100,
         refresh: bool | Literal["wait_for"] = False,
     ) -> None:
         if engine not in ENGINES:
@@ -123,6 +128,9 @@ class OpenSearchIndex:
         self.shards = shards
         self.replicas = replicas
         self.analyzer = analyzer
+        # k of the knn clause (size stays top_k): lucene explores k candidates (its ef_search), and
+        # collecting past exact ties lets the (score, id) sort make rankings stable across rebuilds.
+        self.knn_candidates = knn_candidates
         # True/"wait_for" make writes visible to the next search (tests, CLI); Lambdas keep False.
         self.refresh = refresh
         self._dim: int | None = None
@@ -155,6 +163,7 @@ class OpenSearchIndex:
                     {"strings_as_keywords": {"match_mapping_type": "string", "mapping": {"type": "keyword"}}}
                 ],
                 "properties": {
+                    "id": {"type": "keyword"},
                     "tenant": {"type": "keyword"},
                     "user_id": {"type": "keyword"},
                     "kind": {"type": "keyword"},
@@ -218,6 +227,7 @@ class OpenSearchIndex:
     def _source(doc: IndexDoc) -> dict[str, Any]:
         return {
             **doc.fields,
+            "id": doc.id,
             "tenant": doc.tenant,
             "user_id": doc.user_id,
             "kind": doc.kind,
@@ -230,26 +240,36 @@ class OpenSearchIndex:
         if not ids:
             return
         lines: list[dict[str, Any]] = [{"delete": {"_index": self.index_name, "_id": i}} for i in ids]
-        try:
-            self._bulk(lines, "delete")
-        except _Missing:
-            return
+        self._bulk(lines, "delete")  # a missing index or id is not an error: the goal state holds
 
     def delete_user(self, tenant: str, user_id: str) -> int:
         """Delete every document of (tenant, user_id); returns the number deleted."""
-        query = {"query": {"bool": {"filter": _scope_terms(tenant, user_id, None)}}}
+        # Paged search + bulk delete rather than _delete_by_query: Serverless collections (and
+        # nodes without the reindex module) do not offer it, and an erase must work everywhere.
+        scope = {"bool": {"filter": _scope_terms(tenant, user_id, None)}}
+        body: dict[str, Any] = {"size": 1000, "_source": False, "sort": [{"id": "asc"}], "query": scope}
+        deleted = 0
         try:
-            with self._errors("delete user"):
-                # delete_by_query only sees refreshed documents: an erase must not miss recent ones.
-                self.client.indices.refresh(index=self.index_name)
-                resp = self.client.delete_by_query(
-                    index=self.index_name, body=query, conflicts="proceed", refresh=bool(self.refresh)
-                )
+            self._refresh_quietly()  # search sees refreshed documents only: do not miss recent ones
+            while True:
+                with self._errors("delete user"):
+                    hits = self.client.search(index=self.index_name, body=body)["hits"]["hits"]
+                if not hits:
+                    return deleted
+                lines = [{"delete": {"_index": self.index_name, "_id": h["_id"]}} for h in hits]
+                deleted += self._bulk(lines, "delete")
+                body["search_after"] = hits[-1]["sort"]
         except _Missing:
-            return 0
-        if resp.get("failures"):
-            raise IndexUnavailable("OpenSearch delete user failed", details=resp["failures"][:3])
-        return int(resp.get("deleted", 0))
+            return deleted
+
+    def _refresh_quietly(self) -> None:
+        try:
+            with self._errors("refresh"):
+                self.client.indices.refresh(index=self.index_name)
+        except _Missing:
+            raise
+        except IndexUnavailable:
+            pass  # Serverless has no _refresh (it refreshes on its own); the search still runs
 
     def drop(self) -> None:
         """Delete the index (missing is fine); the next ensure/upsert recreates it."""
@@ -261,22 +281,30 @@ class OpenSearchIndex:
                 pass
             self._dim = None
 
-    def _bulk(self, lines: list[dict[str, Any]], action: str) -> None:
+    def _bulk(self, lines: list[dict[str, Any]], action: str) -> int:
+        """Send bulk actions in size-bounded chunks; returns how many documents were deleted."""
         errors: list[dict[str, Any]] = []
+        deleted = 0
         for chunk in _chunks(lines, self._dim or 0):
             with self._errors(action):
                 resp = self.client.bulk(body=chunk, refresh=self.refresh)
-            if resp.get("errors"):
-                for item in resp["items"]:
-                    result = next(iter(item.values()))
-                    if "error" in result:
-                        errors.append({"id": result.get("_id"), "error": result["error"]})
+            for item in resp["items"]:
+                result = next(iter(item.values()))
+                deleted += result.get("result") == "deleted"
+                error = result.get("error")
+                if error is None:
+                    continue
+                # Deleting from an index that does not exist yet already reached the goal state.
+                if action == "delete" and isinstance(error, dict) and error.get("type") == _NO_INDEX:
+                    continue
+                errors.append({"id": result.get("_id"), "error": error})
         if errors:
             first = errors[0]["error"]
             reason = first.get("type", "error") if isinstance(first, dict) else str(first)
             raise IndexUnavailable(
                 f"OpenSearch {action}: {len(errors)} documents failed ({reason})", details=errors[:10]
             )
+        return deleted
 
     # ------------------------------------------------------------------- reads
     def search(self, q: SearchQuery) -> list[Hit]:
@@ -317,7 +345,8 @@ class OpenSearchIndex:
         if q.vector is not None and q.mode != "bm25":
             if self._dim is not None and len(q.vector) != self._dim:
                 raise DimensionMismatch(self._dim, len(q.vector), f"index {self.index_name!r}")
-            knn = {"vector": normalize(q.vector), "k": window, "filter": {"bool": {"filter": scope}}}
+            k = max(window, self.knn_candidates)
+            knn = {"vector": normalize(q.vector), "k": k, "filter": {"bool": {"filter": scope}}}
             bodies.append(("knn", _body(window, {"knn": {"vector": knn}})))
         if q.mode != "knn" and q.text.strip():
             match = {"match": {"text": {"query": q.text}}}
@@ -373,7 +402,7 @@ class _Missing(IndexUnavailable):
 
 
 def _body(size: int, query: dict[str, Any]) -> dict[str, Any]:
-    return {"size": size, "_source": _SOURCE, "track_total_hits": False, "query": query}
+    return {"size": size, "_source": _SOURCE, "track_total_hits": False, "sort": _SORT, "query": query}
 
 
 def _scope_terms(tenant: str | None, user_id: str | None, kind: str | None) -> list[dict[str, Any]]:

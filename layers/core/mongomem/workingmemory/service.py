@@ -8,8 +8,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from mongomem.errors import InvalidInput, NotFound, PayloadTooLarge
-from mongomem.models.common import Principal, Scope, as_utc
+from mongomem.models.common import Principal, SafeMapping, Scope, as_utc
 from mongomem.models.working_memory import (
     Delivery,
     StateSignal,
@@ -35,6 +37,7 @@ from mongomem.workingmemory.merge import deep_merge, encoded_size, has_content, 
 from mongomem.workingmemory.ports import Stored, WorkingMemoryPort
 
 SEED_KEY = "workingMemory"
+_SAFE: TypeAdapter[dict[str, Any]] = TypeAdapter(SafeMapping)
 
 
 def resolve_key(
@@ -219,11 +222,17 @@ class WorkingMemoryService:
     def _object(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise ModeMismatch('working memory is in schema mode: send {"data": {...}}', {"mode": "schema"})
-        return value
+        try:
+            # A JSON string parsed here skipped the body model's key checks ('$' prefixes, dots).
+            return _SAFE.validate_python(value)
+        except ValidationError as exc:
+            raise InvalidInput(
+                "working memory data has a key the store cannot hold", {"reason": exc.errors()[0]["msg"]}
+            ) from exc
 
     def _template_update(self, current: Any, new: str) -> str:
         template = self.config.effective_template
-        if is_template(new, template) and has_content(current, template):
+        if (is_template(new, template) or not new.strip()) and has_content(current, template):
             raise EmptyTemplateRefused(
                 "the update is the empty template and would erase the stored working memory; nothing changed",
                 {"hint": "send the full Markdown with its content, or DELETE to clear it on purpose"},

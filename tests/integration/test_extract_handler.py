@@ -1,0 +1,142 @@
+"""The SQS extraction handler: partial batch failures, idempotent redelivery, DLQ after maxReceiveCount."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
+from mongomem.config import MemoryType
+from mongomem.extraction import registry
+from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.models.common import Scope
+from mongomem.models.turns import RecordTurnsRequest
+from mongomem.local.worker import deliver_batch, drain
+from mongomem.shortterm.record import record_turns
+from tests.conftest import load_event, load_function
+
+SCOPE = Scope(tenant="default", user_id="user-7")
+
+
+class Counting:
+    memory_type = MemoryType.semantic
+
+    def __init__(self, calls: list[str], fail_for: set[str]) -> None:
+        self.calls, self.fail_for = calls, fail_for
+
+    def extract(self, item: SnapshotInput) -> ExtractionResult:
+        self.calls.append(item.snapshot["_id"])
+        if item.snapshot["session_id"] in self.fail_for:
+            raise RuntimeError("the LLM answer was not valid JSON")
+        return ExtractionResult(
+            memories=[{"text": t["content"]} for t in item.turns], decisions={"ADD": len(item.turns)}
+        )
+
+
+@pytest.fixture
+def extractor(services: Any) -> Any:
+    calls: list[str] = []
+    fail_for: set[str] = set()
+    registry.register(MemoryType.semantic, lambda: Counting(calls, fail_for))
+    yield calls, fail_for
+    registry.clear()
+
+
+@pytest.fixture(scope="module")
+def extract_fn() -> Any:
+    return load_function("extract")
+
+
+def promote(services: Any, session: str) -> str:
+    req = RecordTurnsRequest.model_validate(
+        {"turns": [{"role": "user", "content": "I live in Porto"}, {"role": "assistant", "content": "Noted"}]}
+    )
+    record_turns(services.store, services.settings.memory, SCOPE, session, req)
+    return services.promoter.flush(SCOPE, session)[0]["_id"]
+
+
+def sqs_event(*snapshot_ids: str, memory_type: str = "semantic") -> dict[str, Any]:
+    template = load_event("extract_sqs.json")["Records"][0]
+    records = []
+    for i, sid in enumerate(snapshot_ids):
+        rec = dict(template, messageId=f"m-{i}", body=json.dumps({"snapshot_id": sid, "type": memory_type}))
+        records.append(rec)
+    return {"Records": records}
+
+
+def test_only_the_failed_message_is_reported(
+    services: Any, extractor: Any, extract_fn: Any, ctx: Any
+) -> None:
+    calls, fail_for = extractor
+    good, bad = promote(services, "good"), promote(services, "bad")
+    fail_for.add("bad")
+    response = extract_fn.lambda_handler(sqs_event(good, bad), ctx)
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
+    assert services.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
+    failed = services.store.get_snapshot(bad)["extraction"]["semantic"]
+    assert failed["status"] == "failed" and "not valid JSON" in failed["error"] and failed["attempts"] == 1
+
+
+def test_redelivery_does_not_extract_twice(services: Any, extractor: Any, extract_fn: Any, ctx: Any) -> None:
+    calls, _ = extractor
+    snap = promote(services, "s1")
+    assert extract_fn.lambda_handler(sqs_event(snap), ctx) == {"batchItemFailures": []}
+    assert extract_fn.lambda_handler(sqs_event(snap), ctx) == {"batchItemFailures": []}
+    assert calls == [snap]
+    status = services.store.get_snapshot(snap)["extraction"]["semantic"]
+    assert status["status"] == "done" and status["memories"] == 2 and status["attempts"] == 1
+
+
+def test_malformed_message_fails_alone(services: Any, extractor: Any, extract_fn: Any, ctx: Any) -> None:
+    snap = promote(services, "s1")
+    event = sqs_event(snap)
+    event["Records"].append(dict(event["Records"][0], messageId="junk", body="not json"))
+    assert extract_fn.lambda_handler(event, ctx) == {"batchItemFailures": [{"itemIdentifier": "junk"}]}
+
+
+def test_unregistered_type_is_marked_skipped_not_failed(services: Any, extract_fn: Any, ctx: Any) -> None:
+    registry.clear()
+    snap = promote(services, "s1")
+    assert extract_fn.lambda_handler(sqs_event(snap, memory_type="episodic"), ctx) == {
+        "batchItemFailures": []
+    }
+    assert services.store.get_snapshot(snap)["extraction"]["episodic"]["status"] == "skipped"
+
+
+def test_failing_message_reaches_the_dlq_after_max_receive_count(
+    services: Any, extractor: Any, extract_fn: Any
+) -> None:
+    calls, fail_for = extractor
+    fail_for.add("bad")
+    good, bad = promote(services, "good"), promote(services, "bad")
+    queue = LocalQueue(services.store.db)
+    policy = QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
+    received = drain(queue, "extract-semantic", extract_fn.lambda_handler, policy)
+    # the good one once, the bad one three times, then it is moved to the DLQ
+    assert received == 4
+    assert queue.depth("extract-semantic") == 0
+    assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
+    status = services.store.get_snapshot(bad)["extraction"]["semantic"]
+    assert status["status"] == "failed" and status["attempts"] == 3
+    assert services.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
+    # the DLQ can be re-driven once the cause is fixed
+    fail_for.clear()
+    assert queue.redrive("extract-semantic-dlq") == 1
+    drain(queue, "extract-semantic", extract_fn.lambda_handler, policy)
+    assert services.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "done"
+
+
+def test_invisible_messages_wait_for_the_visibility_timeout(
+    services: Any, extractor: Any, extract_fn: Any
+) -> None:
+    _, fail_for = extractor
+    fail_for.add("bad")
+    promote(services, "bad")
+    queue = LocalQueue(services.store.db)
+    policy = QueuePolicy(visibility_timeout=60.0, max_receive_count=3)
+    first = deliver_batch(queue, "extract-semantic", extract_fn.lambda_handler, policy)
+    again = deliver_batch(queue, "extract-semantic", extract_fn.lambda_handler, policy)
+    assert (first.received, first.failed) == (1, 1)
+    assert again.received == 0 and queue.depth("extract-semantic") == 1
