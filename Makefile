@@ -30,15 +30,26 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check layers functions tests bench tools
 	$(BIN)/mypy
 
-sam-validate: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[sam]"
-	$(BIN)/sam validate --lint --region eu-west-1
+# SAM CLI lives in its own environment: its pins must not decide the runtime's versions.
+SAM_VENV := .venv-sam
+SAM_STAMP := $(SAM_VENV)/.installed
+export SAM_CLI_TELEMETRY := 0
 
+$(SAM_STAMP):
+	@test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet "aws-sam-cli>=1.120"
+	@touch $(SAM_STAMP)
+
+sam-validate: $(SAM_STAMP)
+	$(SAM_VENV)/bin/sam validate --lint --region eu-west-1
+
+# Builds the functions and the layer for arm64 without Docker (wheels come from PyPI).
 sam-build: sam-validate
-	$(BIN)/sam build --region eu-west-1
+	$(SAM_VENV)/bin/sam build --region eu-west-1
 
 bench: $(STAMP)
 	$(BIN)/python bench/record_turn.py
 
 clean:
-	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -36,8 +36,14 @@ def import_seconds(code: str, runs: int) -> float:
     samples = []
     for _ in range(runs):
         probe = f"import time; t=time.perf_counter(); {code}; print(time.perf_counter()-t)"
-        out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True,
-                             env={**os.environ})
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ},
+        )
         samples.append(float(out.stdout.strip().splitlines()[-1]))
     return statistics.median(samples)
 
@@ -77,8 +83,13 @@ def main() -> None:
             event["rawPath"] = f"/v1/sessions/{session}/turns"
             event["requestContext"]["http"]["path"] = event["rawPath"]
             for i in range(n):
-                event["body"] = json.dumps({"user_id": "bench-user", "role": "user",
-                                            "content": f"turn {i}: I'd like a window seat on the 9am flight."})
+                event["body"] = json.dumps(
+                    {
+                        "user_id": "bench-user",
+                        "role": "user",
+                        "content": f"turn {i}: I'd like a window seat on the 9am flight.",
+                    }
+                )
                 t = time.perf_counter()
                 with contextlib.redirect_stdout(sink):  # EMF metrics lines; formatted, not shown
                     response = fn.lambda_handler(event, ctx)
@@ -91,9 +102,16 @@ def main() -> None:
         def bare_round(session: str, n: int) -> list[float]:
             times = []
             for i in range(n):
-                doc = {"_id": f"default|bench-user|{session}#{i + 1}", "tenant": "default", "user_id": "bench-user",
-                       "session_id": session, "seq": i + 1, "role": "user",
-                       "content": f"turn {i}: I'd like a window seat on the 9am flight.", "tokens": 14}
+                doc = {
+                    "_id": f"default|bench-user|{session}#{i + 1}",
+                    "tenant": "default",
+                    "user_id": "bench-user",
+                    "session_id": session,
+                    "seq": i + 1,
+                    "role": "user",
+                    "content": f"turn {i}: I'd like a window seat on the 9am flight.",
+                    "tokens": 14,
+                }
                 t = time.perf_counter()
                 bare.insert_one(doc)
                 times.append(time.perf_counter() - t)
@@ -109,15 +127,19 @@ def main() -> None:
             medians_b.append(statistics.median(b))
             rate_h.append(len(h) / sum(h))
             rate_b.append(len(b) / sum(b))
-            print(f"round {r + 1}: handler {len(h) / sum(h):7.0f} turns/s (median {statistics.median(h) * 1000:.2f} ms)"
-                  f"   bare insert_one {len(b) / sum(b):7.0f} turns/s (median {statistics.median(b) * 1000:.2f} ms)",
-                  flush=True)
+            print(
+                f"round {r + 1}: handler {len(h) / sum(h):7.0f} turns/s (median {statistics.median(h) * 1000:.2f} ms)"
+                f"   bare insert_one {len(b) / sum(b):7.0f} turns/s (median {statistics.median(b) * 1000:.2f} ms)",
+                flush=True,
+            )
         configure(None)
 
     med_h, med_b = statistics.median(medians_h), statistics.median(medians_b)
     imp_handler = import_seconds(
         "import importlib.util as u; s=u.spec_from_file_location('a','functions/record_turns/app.py'); "
-        "m=u.module_from_spec(s); s.loader.exec_module(m)", args.import_runs)
+        "m=u.module_from_spec(s); s.loader.exec_module(m)",
+        args.import_runs,
+    )
     imp_base = import_seconds("import pymongo, pydantic, aws_lambda_powertools", args.import_runs)
     result = {
         "handler_turns_per_s": round(statistics.median(rate_h)),

@@ -178,13 +178,23 @@ def raw_embedded(corpus: Corpus, user: int, q: SearchQuery) -> Callable[[], Any]
     return scan
 
 
+def settle(index: OpenSearchIndex, quiet_polls: int = 3) -> None:
+    """Refresh, then wait until background segment merges (HNSW graph rebuilds) stop: steady state."""
+    index.client.indices.refresh(index=index.index_name)
+    quiet = 0
+    while quiet < quiet_polls:
+        stats = index.client.indices.stats(index=index.index_name, metric="merge")
+        quiet = quiet + 1 if stats["_all"]["total"]["merges"]["current"] == 0 else 0
+        time.sleep(1)
+
+
 def run(
     name: str, index: VectorIndex, corpus: Corpus, args: argparse.Namespace, raw: Callable[..., Any]
 ) -> None:
     docs = corpus.docs()
     rate = ingest(index, docs)
     if isinstance(index, OpenSearchIndex):
-        index.client.indices.refresh(index=index.index_name)
+        settle(index)
     queries = corpus.queries(args.queries, args.seed)
     for _, q in queries[: min(50, len(queries))]:  # warm caches and the JIT
         index.search(q)

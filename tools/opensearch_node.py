@@ -33,7 +33,7 @@ from pathlib import Path
 TOOLS_DIR = Path(__file__).resolve().parent
 PREPARE_SH = TOOLS_DIR / "opensearch" / "prepare.sh"
 
-__all__ = ["OpenSearchNode", "OpenSearchNodeError", "prepare", "java_home", "free_port"]
+__all__ = ["OpenSearchNode", "OpenSearchNodeError", "free_port", "java_home", "prepare"]
 
 
 class OpenSearchNodeError(RuntimeError):
@@ -94,7 +94,7 @@ def _jvm_opts(heap: str) -> list[str]:
     return opts
 
 
-_LIVE_NODES: "weakref.WeakSet[OpenSearchNode]" = weakref.WeakSet()
+_LIVE_NODES: weakref.WeakSet[OpenSearchNode] = weakref.WeakSet()
 
 
 @atexit.register
@@ -235,9 +235,7 @@ class OpenSearchNode:
             "action.destructive_requires_name": False,
         }
         # JSON is valid YAML; quoting keeps paths with odd characters safe
-        (conf / "opensearch.yml").write_text(
-            "".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items())
-        )
+        (conf / "opensearch.yml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
 
     def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -311,7 +309,7 @@ class OpenSearchNode:
             raw = resp.read()
         return json.loads(raw) if raw else {}
 
-    def __enter__(self) -> "OpenSearchNode":
+    def __enter__(self) -> OpenSearchNode:
         if not self.is_running():
             self.start()
         return self
@@ -336,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     node = OpenSearchNode()
     node.start(port=args.port, data_dir=args.data_dir, heap=args.heap)
-    print(f"OpenSearch ready at {node.url} (started in {node.startup_seconds:.1f}s, pid {node.pid})", flush=True)
+    print(
+        f"OpenSearch ready at {node.url} (started in {node.startup_seconds:.1f}s, pid {node.pid})", flush=True
+    )
     print(f"logs: {node.log_path}   Ctrl-C to stop", flush=True)
     try:
         while node.is_running():

@@ -17,4 +17,6 @@ processor = BatchProcessor(event_type=EventType.SQS)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return process_partial_response(event=event, record_handler=process_record, processor=processor, context=context)
+    return process_partial_response(
+        event=event, record_handler=process_record, processor=processor, context=context
+    )

@@ -3,8 +3,8 @@
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.observability import logger, metrics
-from mongomem.tracing import tracer
 from mongomem.shortterm.scan import run_scan
+from mongomem.tracing import tracer
 
 
 @logger.inject_lambda_context

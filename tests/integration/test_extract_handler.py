@@ -11,9 +11,9 @@ from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import MemoryType
 from mongomem.extraction import registry
 from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.local.worker import deliver_batch, drain
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.local.worker import deliver_batch, drain
 from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
 
@@ -69,7 +69,7 @@ def sqs_event(*snapshot_ids: str, memory_type: str = "semantic") -> dict[str, An
 def test_only_the_failed_message_is_reported(
     services: Any, extractor: Any, extract_fn: Any, ctx: Any
 ) -> None:
-    calls, fail_for = extractor
+    _, fail_for = extractor
     good, bad = promote(services, "good"), promote(services, "bad")
     fail_for.add("bad")
     response = extract_fn.lambda_handler(sqs_event(good, bad), ctx)
@@ -108,7 +108,7 @@ def test_unregistered_type_is_marked_skipped_not_failed(services: Any, extract_f
 def test_failing_message_reaches_the_dlq_after_max_receive_count(
     services: Any, extractor: Any, extract_fn: Any
 ) -> None:
-    calls, fail_for = extractor
+    _, fail_for = extractor
     fail_for.add("bad")
     good, bad = promote(services, "good"), promote(services, "bad")
     queue = LocalQueue(services.store.db)

@@ -6,6 +6,7 @@ import random
 import threading
 import time
 from collections import defaultdict
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -46,8 +47,11 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
             for size in plan[index]:
                 scope, sid = sessions[r.randrange(SESSIONS)]
                 req = RecordTurnsRequest.model_validate(
-                    {"client_token": f"w{index}-{r.random()}",
-                     "turns": [{"role": "user", "content": f"w{index} {k}"} for k in range(size)]})
+                    {
+                        "client_token": f"w{index}-{r.random()}",
+                        "turns": [{"role": "user", "content": f"w{index} {k}"} for k in range(size)],
+                    }
+                )
                 out = record_turns(store, svc.settings.memory, scope, sid, req)
                 recorded.append(len(out.turns))
         except BaseException as exc:  # surfaced below
@@ -82,13 +86,14 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
     for snap in store.snapshots.find({}):
         assert snap["missing_seqs"] == []
         ranges[snap["tenant"] + "|" + snap["user_id"] + "|" + snap["session_id"]].append(
-            (snap["from_seq"], snap["to_seq"]))
+            (snap["from_seq"], snap["to_seq"])
+        )
     for session in store.sessions.find({}):
         key = session["_id"]
         spans = sorted(ranges[key])
         # contiguous, non-overlapping, starting at 1 and covering every allocated seq
         assert spans[0][0] == 1 and spans[-1][1] == session["last_seq"] == session["promoted_through_seq"]
-        for (_, prev_to), (nxt_from, _) in zip(spans, spans[1:], strict=False):
+        for (_, prev_to), (nxt_from, _) in pairwise(spans):
             assert nxt_from == prev_to + 1
         assert all(to - frm + 1 <= 20 for frm, to in spans)
     # every turn carries the id of the one snapshot whose range holds it

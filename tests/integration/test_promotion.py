@@ -22,9 +22,17 @@ SCOPE = Scope(tenant="default", user_id="user-1")
 
 
 def project(max_messages: int = 5, idle_seconds: int = 900, enabled: list[str] | None = None) -> Any:
-    extraction = {"enabled": enabled if enabled is not None else ["semantic", "episodic", "procedural", "taxonomic"]}
-    return parse_project_config({"memory": {"extraction": extraction,
-                                            "snapshot": {"max_messages": max_messages, "idle_seconds": idle_seconds}}})
+    extraction = {
+        "enabled": enabled if enabled is not None else ["semantic", "episodic", "procedural", "taxonomic"]
+    }
+    return parse_project_config(
+        {
+            "memory": {
+                "extraction": extraction,
+                "snapshot": {"max_messages": max_messages, "idle_seconds": idle_seconds},
+            }
+        }
+    )
 
 
 @pytest.fixture
@@ -34,8 +42,12 @@ def svc_factory(make_settings: Any) -> Any:
     def build(**kw: Any) -> Services:
         enabled = kw.pop("enabled", None)
         cfg = project(enabled=enabled, **kw)
-        settings = make_settings(project=cfg, enabled_extractions=list(cfg.memory.extraction.enabled),
-                                 hole_grace_seconds=1, lease_seconds=5)
+        settings = make_settings(
+            project=cfg,
+            enabled_extractions=list(cfg.memory.extraction.enabled),
+            hole_grace_seconds=1,
+            lease_seconds=5,
+        )
         svc = Services(settings)
         configure(svc)
         made.append(svc)
@@ -48,7 +60,9 @@ def svc_factory(make_settings: Any) -> Any:
 
 
 def record(svc: Services, session: str, n: int, scope: Scope = SCOPE) -> None:
-    req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": f"turn {i}"} for i in range(n)]})
+    req = RecordTurnsRequest.model_validate(
+        {"turns": [{"role": "user", "content": f"turn {i}"} for i in range(n)]}
+    )
     record_turns(svc.store, svc.settings.memory, scope, session, req)
 
 
@@ -94,7 +108,8 @@ def test_fan_out_sends_one_message_per_enabled_type(svc_factory: Any) -> None:
     snap = snapshots(svc, "s1")[0]
     queue = LocalQueue(svc.store.db)
     assert [json.loads(b) for b in queue.bodies("extract-semantic")] == [
-        {"snapshot_id": snap["_id"], "type": "semantic", "tenant": "default", "user_id": "user-1"}]
+        {"snapshot_id": snap["_id"], "type": "semantic", "tenant": "default", "user_id": "user-1"}
+    ]
     assert queue.depth("extract-procedural") == 1
     assert queue.depth("extract-episodic") == 0 and queue.depth("extract-taxonomic") == 0
     assert set(snap["extraction"]) == {"semantic", "procedural"} and snap["fanned_out"] is True

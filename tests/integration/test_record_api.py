@@ -17,7 +17,9 @@ def record_fn() -> Any:
     return load_function("record_turns")
 
 
-def call(record_fn: Any, ctx: Any, name: str, body: Any = None, raw: str | None = None, **changes: Any) -> tuple[int, Any]:
+def call(
+    record_fn: Any, ctx: Any, name: str, body: Any = None, raw: str | None = None, **changes: Any
+) -> tuple[int, Any]:
     event = load_event(name, **changes)
     if raw is not None:
         event["body"] = raw
@@ -27,8 +29,14 @@ def call(record_fn: Any, ctx: Any, name: str, body: Any = None, raw: str | None 
     return response["statusCode"], json.loads(response["body"])
 
 
-def post(record_fn: Any, ctx: Any, body: Any = None, raw: str | None = None, session: str = "sess-42",
-         query: str = "") -> tuple[int, Any]:
+def post(
+    record_fn: Any,
+    ctx: Any,
+    body: Any = None,
+    raw: str | None = None,
+    session: str = "sess-42",
+    query: str = "",
+) -> tuple[int, Any]:
     path = f"/v1/sessions/{session}/turns"
     changes: dict[str, Any] = {"rawPath": path, "rawQueryString": query}
     event = load_event("record_turns_post.json", **changes)
@@ -69,7 +77,9 @@ def test_retry_with_same_client_token_records_nothing_new(services: Any, record_
     assert services.store.sessions.find_one({})["last_seq"] == 2
 
 
-def test_retry_after_a_partly_failed_insert_completes_the_write(services: Any, record_fn: Any, ctx: Any) -> None:
+def test_retry_after_a_partly_failed_insert_completes_the_write(
+    services: Any, record_fn: Any, ctx: Any
+) -> None:
     # Given a request whose session update landed but one of whose turns was not stored
     call(record_fn, ctx, "record_turns_post.json")
     services.store.turns.delete_one({"seq": 2})
@@ -100,8 +110,15 @@ def test_retry_after_a_lost_insert_records_once(services: Any, record_fn: Any, c
 
 def test_token_reused_for_another_batch_is_a_conflict(services: Any, record_fn: Any, ctx: Any) -> None:
     call(record_fn, ctx, "record_turns_post.json")
-    status, body = post(record_fn, ctx, {"user_id": "user-7", "client_token": "req-0001",
-                                          "turns": [{"role": "user", "content": "something else"}]})
+    status, body = post(
+        record_fn,
+        ctx,
+        {
+            "user_id": "user-7",
+            "client_token": "req-0001",
+            "turns": [{"role": "user", "content": "something else"}],
+        },
+    )
     assert status == 409 and body["error"]["code"] == "conflict"
     assert turn_count(services) == 2
 
@@ -147,18 +164,40 @@ BAD_BODIES = [
     ("empty batch", {"user_id": "u", "turns": []}, 422),
     ("operator as user id", {"user_id": {"$gt": ""}, "turns": [{"role": "user", "content": "x"}]}, 422),
     ("operator as content", {"user_id": "u", "turns": [{"role": "user", "content": {"$ne": None}}]}, 422),
-    ("operator key in metadata", {"user_id": "u", "turns": [{"role": "user", "content": "x",
-                                                            "metadata": {"$where": "1"}}]}, 422),
-    ("dotted key in metadata", {"user_id": "u", "turns": [{"role": "user", "content": "x",
-                                                          "metadata": {"a.b": 1}}]}, 422),
+    (
+        "operator key in metadata",
+        {"user_id": "u", "turns": [{"role": "user", "content": "x", "metadata": {"$where": "1"}}]},
+        422,
+    ),
+    (
+        "dotted key in metadata",
+        {"user_id": "u", "turns": [{"role": "user", "content": "x", "metadata": {"a.b": 1}}]},
+        422,
+    ),
     ("bad user id chars", {"user_id": "u/../x", "turns": [{"role": "user", "content": "x"}]}, 422),
     ("user id too long", {"user_id": "u" * 129, "turns": [{"role": "user", "content": "x"}]}, 422),
-    ("bad timestamp", {"user_id": "u", "turns": [{"role": "user", "content": "x", "timestamp": "yesterday"}]}, 422),
+    (
+        "bad timestamp",
+        {"user_id": "u", "turns": [{"role": "user", "content": "x", "timestamp": "yesterday"}]},
+        422,
+    ),
     ("batch over 100", {"user_id": "u", "turns": [{"role": "user", "content": "x"}] * 101}, 400),
-    ("content over 32 KiB", {"user_id": "u", "turns": [{"role": "user", "content": "x"},
-                                                       {"role": "user", "content": "y" * (32 * 1024 + 1)}]}, 413),
-    ("tool_calls on a user turn", {"user_id": "u", "turns": [{"role": "user", "content": "x",
-                                                             "tool_calls": [{"id": "c1", "name": "f"}]}]}, 422),
+    (
+        "content over 32 KiB",
+        {
+            "user_id": "u",
+            "turns": [{"role": "user", "content": "x"}, {"role": "user", "content": "y" * (32 * 1024 + 1)}],
+        },
+        413,
+    ),
+    (
+        "tool_calls on a user turn",
+        {
+            "user_id": "u",
+            "turns": [{"role": "user", "content": "x", "tool_calls": [{"id": "c1", "name": "f"}]}],
+        },
+        422,
+    ),
     ("no user", {"turns": [{"role": "user", "content": "x"}]}, 400),
     ("body is a list", [{"role": "user", "content": "x"}], 400),
 ]
@@ -184,7 +223,11 @@ def test_malformed_json_is_400(services: Any, record_fn: Any, ctx: Any, raw: str
 
 
 def test_oversized_body_is_refused_before_parsing(services: Any, record_fn: Any, ctx: Any) -> None:
-    raw = '{"user_id": "u", "turns": [' + ",".join(['{"role":"user","content":"' + "z" * 30000 + '"}'] * 200) + "]}"
+    raw = (
+        '{"user_id": "u", "turns": ['
+        + ",".join(['{"role":"user","content":"' + "z" * 30000 + '"}'] * 200)
+        + "]}"
+    )
     status, answer = post(record_fn, ctx, raw=raw)
     assert status == 413 and answer["error"]["code"] == "payload_too_large"
     assert turn_count(services) == 0
@@ -192,18 +235,29 @@ def test_oversized_body_is_refused_before_parsing(services: Any, record_fn: Any,
 
 @pytest.mark.parametrize("session", ["bad session", "x" * 129, "a$b"])
 def test_bad_session_id_is_refused(services: Any, record_fn: Any, ctx: Any, session: str) -> None:
-    status, answer = post(record_fn, ctx, {"user_id": "u", "turns": [{"role": "user", "content": "x"}]},
-                          session=session.replace(" ", "%20"))
+    status, answer = post(
+        record_fn,
+        ctx,
+        {"user_id": "u", "turns": [{"role": "user", "content": "x"}]},
+        session=session.replace(" ", "%20"),
+    )
     assert 400 <= status < 500, answer
     assert turn_count(services) == 0
 
 
 def test_tool_calls_are_stored_as_structured_fields(services: Any, record_fn: Any, ctx: Any) -> None:
-    body = {"user_id": "u", "turns": [
-        {"role": "assistant", "tool_calls": [{"id": "call_1", "name": "search_flights",
-                                               "arguments": {"from": "LIS", "to": "JFK"}}]},
-        {"role": "tool", "tool_call_id": "call_1", "name": "search_flights", "content": "[3 flights]"},
-    ]}
+    body = {
+        "user_id": "u",
+        "turns": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "call_1", "name": "search_flights", "arguments": {"from": "LIS", "to": "JFK"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "name": "search_flights", "content": "[3 flights]"},
+        ],
+    }
     assert post(record_fn, ctx, body)[0] == 201
     first = services.store.turns.find_one({"seq": 1})
     assert first["tool_calls"][0]["arguments"] == {"from": "LIS", "to": "JFK"}
@@ -213,7 +267,9 @@ def test_tool_calls_are_stored_as_structured_fields(services: Any, record_fn: An
 def test_store_down_gives_503_with_retry_hint(make_settings: Any, record_fn: Any, ctx: Any) -> None:
     from mongomem.runtime import Services, configure
 
-    dead = make_settings(mongodb_uri="mongodb://127.0.0.1:1/?directConnection=true&serverSelectionTimeoutMS=300")
+    dead = make_settings(
+        mongodb_uri="mongodb://127.0.0.1:1/?directConnection=true&serverSelectionTimeoutMS=300"
+    )
     configure(Services(dead))
     try:
         event = load_event("record_turns_post.json")

@@ -24,8 +24,9 @@ def _dev(args: argparse.Namespace) -> int:
     if config is not None and not config.exists():
         print(f"config file {config} not found", file=sys.stderr)
         return 2
-    stack = LocalStack(data_dir=data_dir, host=args.host, port=args.port, scan_seconds=args.scan_seconds,
-                       config_file=config)
+    stack = LocalStack(
+        data_dir=data_dir, host=args.host, port=args.port, scan_seconds=args.scan_seconds, config_file=config
+    )
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     try:
         stack.start()
@@ -35,9 +36,13 @@ def _dev(args: argparse.Namespace) -> int:
         return 1
     assert stack.settings is not None
     print(f"  API          {stack.url}   (POST {stack.url}/v1/sessions/<session_id>/turns)", flush=True)
-    print(f"  MongoDB      {stack.mongo.uri if stack.mongo else stack.mongodb_uri}  (SecantusDB, data in {data_dir / 'mongo'})")
-    print(f"  scan         every {args.scan_seconds:g}s; extraction queues: "
-          f"{', '.join(t.value for t in stack.settings.enabled_extractions)}")
+    print(
+        f"  MongoDB      {stack.mongo.uri if stack.mongo else stack.mongodb_uri}  (SecantusDB, data in {data_dir / 'mongo'})"
+    )
+    print(
+        f"  scan         every {args.scan_seconds:g}s; extraction queues: "
+        f"{', '.join(t.value for t in stack.settings.enabled_extractions)}"
+    )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
@@ -58,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
     dev.add_argument("--data-dir", default=".mongomem")
-    dev.add_argument("--config", default="project-config.yaml" if Path("project-config.yaml").exists() else None)
+    dev.add_argument(
+        "--config", default="project-config.yaml" if Path("project-config.yaml").exists() else None
+    )
     dev.add_argument("--scan-seconds", type=float, default=5.0)
     dev.add_argument("--log-level", default="WARNING")
     dev.set_defaults(func=_dev)

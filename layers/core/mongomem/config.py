@@ -193,7 +193,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         values["ensure_indexes"] = env["MONGOMEM_ENSURE_INDEXES"].strip().lower() in _TRUE
     # The deployed functions get the enabled list from the template; otherwise the project config decides.
     enabled = env.get("MONGOMEM_ENABLED_EXTRACTIONS")
-    values["enabled_extractions"] = enabled if enabled is not None else list(project.memory.extraction.enabled)
+    values["enabled_extractions"] = (
+        enabled if enabled is not None else list(project.memory.extraction.enabled)
+    )
     queues: dict[str, str] = {}
     for t in MemoryType:
         url = env.get(f"MONGOMEM_QUEUE_URL_{t.value.upper()}")

@@ -53,7 +53,11 @@ class LocalQueue:
         while len(records) < max_messages:
             now = _now()
             doc = self.coll.find_one_and_update(
-                {"queue": queue, "visible_at": {"$lte": now}, "_id": {"$nin": [r["messageId"] for r in records]}},
+                {
+                    "queue": queue,
+                    "visible_at": {"$lte": now},
+                    "_id": {"$nin": [r["messageId"] for r in records]},
+                },
                 {
                     "$set": {
                         "visible_at": now + timedelta(seconds=policy.visibility_timeout),
@@ -70,8 +74,14 @@ class LocalQueue:
                 # SQS's redrive: a message received more than maxReceiveCount times goes to the DLQ.
                 self.coll.update_one(
                     {"_id": doc["_id"]},
-                    {"$set": {"queue": queue + DLQ_SUFFIX, "visible_at": now, "receive_count": 0,
-                              "source_queue": queue}},
+                    {
+                        "$set": {
+                            "queue": queue + DLQ_SUFFIX,
+                            "visible_at": now,
+                            "receive_count": 0,
+                            "source_queue": queue,
+                        }
+                    },
                 )
                 continue
             records.append(self._record(queue, doc))

@@ -165,7 +165,9 @@ class MongoStore:
                         partialFilterExpression={"idle_due_at": {"$exists": True}},
                     ),
                     IndexModel(
-                        [("pending", ASCENDING)], name="pending", partialFilterExpression={"pending": {"$gt": 0}}
+                        [("pending", ASCENDING)],
+                        name="pending",
+                        partialFilterExpression={"pending": {"$gt": 0}},
                     ),
                     IndexModel(
                         [("unpromoted_tokens", ASCENDING)],
@@ -177,12 +179,22 @@ class MongoStore:
             self.turns.create_indexes(
                 [
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING), ("seq", ASCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("session_id", ASCENDING),
+                            ("seq", ASCENDING),
+                        ],
                         name="session_seq",
                         unique=True,
                     ),
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING), ("client_token", ASCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("session_id", ASCENDING),
+                            ("client_token", ASCENDING),
+                        ],
                         name="session_client_token",
                         partialFilterExpression={"client_token": {"$exists": True}},
                     ),
@@ -191,7 +203,12 @@ class MongoStore:
             self.snapshots.create_indexes(
                 [
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING), ("from_seq", ASCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("session_id", ASCENDING),
+                            ("from_seq", ASCENDING),
+                        ],
                         name="session_range",
                     ),
                     IndexModel(
@@ -236,9 +253,17 @@ class MongoStore:
                 # servers, which would lose the seqs it allocated.
                 try:
                     self.sessions.insert_one(
-                        {"_id": skey, **scope.filter(), "session_id": session_id, "agent_id": agent_id,
-                         "created_at": now, "last_seq": 0, "pending": 0, "promoted_through_seq": 0,
-                         "unpromoted_tokens": 0}
+                        {
+                            "_id": skey,
+                            **scope.filter(),
+                            "session_id": session_id,
+                            "agent_id": agent_id,
+                            "created_at": now,
+                            "last_seq": 0,
+                            "pending": 0,
+                            "promoted_through_seq": 0,
+                            "unpromoted_tokens": 0,
+                        }
                     )
                 except DuplicateKeyError:
                     pass
@@ -281,7 +306,9 @@ class MongoStore:
     # -- reading -------------------------------------------------------------------------------
     def get_session(self, scope: Scope, session_id: str) -> dict[str, Any] | None:
         with translate_errors():
-            return self.sessions.find_one({"_id": session_key(scope, session_id), **scope.filter()}, {"tokens": 0})
+            return self.sessions.find_one(
+                {"_id": session_key(scope, session_id), **scope.filter()}, {"tokens": 0}
+            )
 
     def list_turns(
         self, scope: Scope, session_id: str, limit: int, before_seq: int | None = None
@@ -295,12 +322,16 @@ class MongoStore:
         docs.reverse()
         return docs
 
-    def turns_in_range(self, scope: Scope, session_id: str, from_seq: int, to_seq: int) -> list[dict[str, Any]]:
+    def turns_in_range(
+        self, scope: Scope, session_id: str, from_seq: int, to_seq: int
+    ) -> list[dict[str, Any]]:
         query = {**scope.filter(), "session_id": session_id, "seq": {"$gte": from_seq, "$lte": to_seq}}
         with translate_errors():
             return list(self.turns.find(query).sort("seq", ASCENDING))
 
-    def present_seqs(self, scope: Scope, session_id: str, from_seq: int, to_seq: int) -> list[tuple[int, int]]:
+    def present_seqs(
+        self, scope: Scope, session_id: str, from_seq: int, to_seq: int
+    ) -> list[tuple[int, int]]:
         """(seq, tokens) of the turns that exist in [from_seq, to_seq], in order."""
         query = {**scope.filter(), "session_id": session_id, "seq": {"$gte": from_seq, "$lte": to_seq}}
         with translate_errors():

@@ -25,7 +25,9 @@ class MemoryApi:
         body = event.get("body") or ""
         limit = services().settings.memory.limits.max_body_bytes
         # base64 grows the body by 4/3; compare the decoded size without decoding
-        size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8", "surrogatepass"))
+        size = (
+            len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8", "surrogatepass"))
+        )
         if size > limit:
             error = {
                 "code": "payload_too_large",

@@ -13,7 +13,9 @@ from mongomem.errors import MongomemError, StoreUnavailable
 from mongomem.observability import logger
 
 
-def error_response(status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None) -> Response:
+def error_response(
+    status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
+) -> Response:
     body = {"error": {"code": code, "message": message, "details": details}}
     return Response(
         status_code=status,
@@ -32,7 +34,9 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
             # the body parameter's own name is noise for a client
             if loc and loc[0] == "request":
                 loc = loc[1:]
-        details.append({"path": ".".join(loc) or "(body)", "message": err.get("msg", "invalid"), "type": err.get("type")})
+        details.append(
+            {"path": ".".join(loc) or "(body)", "message": err.get("msg", "invalid"), "type": err.get("type")}
+        )
     return details
 
 

@@ -24,17 +24,24 @@ UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The mem
 
 def _scope(user_id: str | None) -> Scope:
     svc = services()
-    return scope_for(principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id)
+    return scope_for(
+        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id
+    )
 
 
 @router.post("/v1/sessions/<session_id>/turns", summary="Record one turn or a batch", responses={201: {}})
 def post_turns(
-    session_id: SessionId, request: Annotated[RecordTurnsRequest, Body(embed=False)], user_id: UserQuery = None
+    session_id: SessionId,
+    request: Annotated[RecordTurnsRequest, Body(embed=False)],
+    user_id: UserQuery = None,
 ) -> tuple[RecordTurnsResponse, int]:
     scope = _scope(request.user_id or user_id)
     svc = services()
     result = record.record_turns(svc.store, svc.settings.memory, scope, session_id, request)
-    logger.info("turns recorded", extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed})
+    logger.info(
+        "turns recorded",
+        extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed},
+    )
     if not result.replayed:
         metrics.add_metric(name="TurnsRecorded", unit=MetricUnit.Count, value=len(result.turns))
     return result, 200 if result.replayed else 201
@@ -54,7 +61,9 @@ def get_turns(
 @router.get("/v1/sessions/<session_id>", summary="Session state: counts, activity, snapshots, extraction")
 def get_session(session_id: SessionId, user_id: UserQuery = None) -> SessionState:
     svc = services()
-    return history.session_state(svc.store, record.policy_for(svc.settings.memory), _scope(user_id), session_id)
+    return history.session_state(
+        svc.store, record.policy_for(svc.settings.memory), _scope(user_id), session_id
+    )
 
 
 @router.post("/v1/sessions/<session_id>/flush", summary="Promote the session's unpromoted turns now")

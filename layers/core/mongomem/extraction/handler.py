@@ -32,7 +32,9 @@ def process_record(record: SQSRecord) -> None:
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
-    metrics.add_metric(name="ExtractionLatencyMs", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000)
+    metrics.add_metric(
+        name="ExtractionLatencyMs", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
+    )
     for decision, count in result.decisions.items():
         metrics.add_metric(name=f"Reconcile_{decision}", unit=MetricUnit.Count, value=count)
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mongomem.adapters.mongo import MongoStore
 from mongomem.config import MemoryType
-from mongomem.extraction.registry import Extractor, ExtractionResult, SnapshotInput
+from mongomem.extraction.registry import ExtractionResult, Extractor, SnapshotInput
 from mongomem.models.common import Identifier, Scope, utcnow
 
 
@@ -38,10 +38,14 @@ def run_extraction(
         return None
     if extractor is None:
         store.set_extraction_status(
-            snap["_id"], key, {"status": "skipped", "error": "no extractor registered", "updated_at": utcnow()}
+            snap["_id"],
+            key,
+            {"status": "skipped", "error": "no extractor registered", "updated_at": utcnow()},
         )
         return ExtractionResult(note="no extractor registered for this type")
-    store.set_extraction_status(snap["_id"], key, {"status": "running", "updated_at": utcnow()}, inc_attempts=True)
+    store.set_extraction_status(
+        snap["_id"], key, {"status": "running", "updated_at": utcnow()}, inc_attempts=True
+    )
     # The snapshot's owner scopes everything, never the message body or the LLM's answer.
     scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
     turns = store.turns_in_range(scope, snap["session_id"], snap["from_seq"], snap["to_seq"])

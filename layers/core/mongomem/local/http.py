@@ -18,7 +18,9 @@ from mongomem.local.lambdas import Handler, LocalContext
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
 
 
-def to_event(method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
+def to_event(
+    method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
+) -> dict[str, Any]:
     parts = urlsplit(target)
     query: dict[str, str] = {}
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
@@ -86,7 +88,9 @@ class ApiFront:
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         found = self.handler_for(event["rawPath"])
         if found is None:
-            return _json_response(404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}})
+            return _json_response(
+                404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}}
+            )
         handler, name = found
         with self._busy[name]:
             result = handler(event, LocalContext(function_name=name))
@@ -102,18 +106,30 @@ def make_server(front: ApiFront, host: str, port: int) -> ThreadingHTTPServer:
         protocol_version = "HTTP/1.1"
         server_version = "mongomem-local"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_REQUEST_BYTES:
-                self._send(_json_response(413, {"error": {"code": "payload_too_large",
-                                                          "message": "request body over 10 MiB", "details": None}}))
+                self._send(
+                    _json_response(
+                        413,
+                        {
+                            "error": {
+                                "code": "payload_too_large",
+                                "message": "request body over 10 MiB",
+                                "details": None,
+                            }
+                        },
+                    )
+                )
                 self.close_connection = True
                 return
             body = self.rfile.read(length) if length else b""
-            event = to_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
+            event = to_event(
+                self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+            )
             self._send(front.invoke(event))
 
         def _send(self, result: dict[str, Any]) -> None:

@@ -45,11 +45,23 @@ class EmbeddedMongo:
             self.log_path = self.data_dir / "secantus.log"
             log_target = self.log_path.open("ab")  # type: ignore[assignment]
         cmd = [
-            sys.executable, "-m", "secantus",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--storage-path", storage, "--cache-size", self.cache_size, "--log-level", "WARNING",
+            sys.executable,
+            "-m",
+            "secantus",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--storage-path",
+            storage,
+            "--cache-size",
+            self.cache_size,
+            "--log-level",
+            "WARNING",
         ]
-        self.proc = subprocess.Popen(cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         self._wait(timeout)
         return self
 
@@ -91,5 +103,7 @@ class EmbeddedMongo:
     def __enter__(self) -> EmbeddedMongo:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()

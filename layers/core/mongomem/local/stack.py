@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,14 +60,15 @@ class LocalStack:
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
         scan = load_handler(functions, "scan_sessions")
-        self.threads.append(Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start())
+        self.threads.append(
+            Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start()
+        )
         extract = load_handler(functions, "extract")
         for t in self.settings.enabled_extractions:
-            name = f"extract-{t.value}"
-            self.threads.append(
-                Every(f"poll-{t.value}", self.poll_seconds,
-                      lambda n=name: deliver_batch(self.queue, n, extract, self.queue_policy)).start()  # type: ignore[arg-type, misc]
+            poll = functools.partial(
+                deliver_batch, self.queue, f"extract-{t.value}", extract, self.queue_policy
             )
+            self.threads.append(Every(f"poll-{t.value}", self.poll_seconds, poll).start())
         return self
 
     @property

@@ -18,7 +18,9 @@ class PollResult:
     failed: int
 
 
-def deliver_batch(queue: LocalQueue, name: str, handler: Handler, policy: QueuePolicy, batch_size: int = 10) -> PollResult:
+def deliver_batch(
+    queue: LocalQueue, name: str, handler: Handler, policy: QueuePolicy, batch_size: int = 10
+) -> PollResult:
     """Receive one batch, invoke the handler with an SQS event, delete what it did not report failed."""
     records = queue.receive(name, policy, batch_size)
     if not records:

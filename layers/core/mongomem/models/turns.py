@@ -59,7 +59,7 @@ class RecordTurnsRequest(BaseModel):
     @classmethod
     def _single_turn(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError("the body must be a JSON object: a turn, or {\"turns\": [...]}")
+            raise ValueError('the body must be a JSON object: a turn, or {"turns": [...]}')
         if isinstance(data, dict) and "turns" not in data and "role" in data:
             envelope = {k: data[k] for k in ("user_id", "agent_id", "client_token") if k in data}
             turn = {k: v for k, v in data.items() if k not in envelope}

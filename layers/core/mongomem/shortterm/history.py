@@ -40,7 +40,9 @@ def _require_session(store: MongoStore, scope: Scope, session_id: str) -> dict[s
     return doc
 
 
-def turn_page(store: MongoStore, scope: Scope, session_id: str, limit: int, before_seq: int | None) -> TurnPage:
+def turn_page(
+    store: MongoStore, scope: Scope, session_id: str, limit: int, before_seq: int | None
+) -> TurnPage:
     docs = store.list_turns(scope, session_id, limit, before_seq)
     if not docs and before_seq is None:
         _require_session(store, scope, session_id)
@@ -76,7 +78,9 @@ def flush(store: MongoStore, promoter: Promoter, scope: Scope, session_id: str) 
     cut = promoter.flush(scope, session_id)
     if not cut:
         return FlushResponse(
-            session_id=session_id, snapshot=None, message="another promotion is in progress; try again shortly"
+            session_id=session_id,
+            snapshot=None,
+            message="another promotion is in progress; try again shortly",
         )
     return FlushResponse(
         session_id=session_id,

@@ -31,7 +31,9 @@ class ScanReport:
 class Promoter:
     """Cuts snapshots for due sessions and sends one extraction message per enabled type."""
 
-    def __init__(self, store: MongoStore, queue: QueuePort, settings: Settings, owner: str | None = None) -> None:
+    def __init__(
+        self, store: MongoStore, queue: QueuePort, settings: Settings, owner: str | None = None
+    ) -> None:
         self.store = store
         self.queue = queue
         self.settings = settings
@@ -75,7 +77,9 @@ class Promoter:
         return len(pending)
 
     # -- steps ---------------------------------------------------------------------------------
-    def _promote_claimed(self, session: dict[str, Any], reason: str | None, now: datetime) -> list[dict[str, Any]]:
+    def _promote_claimed(
+        self, session: dict[str, Any], reason: str | None, now: datetime
+    ) -> list[dict[str, Any]]:
         """Cut snapshots while the session stays due (any unpromoted turn when `reason` is manual)."""
         skey = session["_id"]
         cut: list[dict[str, Any]] = []
@@ -114,7 +118,9 @@ class Promoter:
         if to_seq < last:
             # A hole: a writer allocated seqs but has not inserted them (yet). Wait for it unless it
             # has been quiet for longer than the grace period, then promote over the hole.
-            quiet = now - as_utc(session["last_turn_at"]) >= timedelta(seconds=self.settings.hole_grace_seconds)
+            quiet = now - as_utc(session["last_turn_at"]) >= timedelta(
+                seconds=self.settings.hole_grace_seconds
+            )
             if quiet:
                 have = {s for s, _ in present}
                 missing = [s for s in range(from_seq, last + 1) if s not in have]
@@ -136,7 +142,9 @@ class Promoter:
             "reason": reason,
             "created_at": now,
             "fanned_out": False,
-            "extraction": {t.value: {"status": "queued", "attempts": 0} for t in self.settings.enabled_extractions},
+            "extraction": {
+                t.value: {"status": "queued", "attempts": 0} for t in self.settings.enabled_extractions
+            },
         }
         return self.store.create_snapshot(doc)
 
@@ -144,8 +152,12 @@ class Promoter:
         for type_name in snap.get("extraction", {}):
             self.queue.send_extraction(
                 MemoryType(type_name),
-                {"snapshot_id": snap["_id"], "type": type_name, "tenant": snap["tenant"], "user_id": snap["user_id"]},
+                {
+                    "snapshot_id": snap["_id"],
+                    "type": type_name,
+                    "tenant": snap["tenant"],
+                    "user_id": snap["user_id"],
+                },
             )
         self.store.mark_fanned_out(snap["_id"])
         snap["fanned_out"] = True
-

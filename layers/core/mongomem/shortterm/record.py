@@ -42,7 +42,9 @@ def check_limits(request: RecordTurnsRequest, memory: MemoryConfig) -> None:
             )
 
 
-def _turn_doc(scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str | None, now: Any) -> dict[str, Any]:
+def _turn_doc(
+    scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str | None, now: Any
+) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "_id": turn_key(session_key(scope, session_id), seq),
         "tenant": scope.tenant,
@@ -89,7 +91,11 @@ def record_turns(
 
 
 def _allocate(
-    store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest,
+    store: MongoStore,
+    memory: MemoryConfig,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
     token: str | None,
 ) -> int:
     tokens = sum(estimate_tokens(t) for t in request.turns)
@@ -109,7 +115,12 @@ def _response(scope: Scope, session_id: str, first: int, count: int, replayed: b
 
 
 def _insert(
-    store: MongoStore, scope: Scope, session_id: str, request: RecordTurnsRequest, first: int, token: str | None
+    store: MongoStore,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    first: int,
+    token: str | None,
 ) -> None:
     now = utcnow()
     size = len(request.turns)
@@ -122,7 +133,11 @@ def _insert(
 
 
 def _replay(
-    store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest,
+    store: MongoStore,
+    memory: MemoryConfig,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
     token: str,
 ) -> RecordTurnsResponse:
     """A retried request: answer with the original seqs, finishing the insert if it had failed."""

@@ -168,6 +168,8 @@ class EmbeddedIndex:
 
     def _write(self, statements: Iterable[tuple[str, Iterable[Any]]]) -> None:
         if self._db is None:
+            if self.path is not None:  # silently dropping writes would lose them at the next start
+                raise IndexUnavailable("embedded vector index is closed")
             return
         try:
             self._db.execute("BEGIN IMMEDIATE")
@@ -180,7 +182,7 @@ class EmbeddedIndex:
             raise IndexUnavailable("embedded vector index could not write its file") from exc
 
     def close(self) -> None:
-        """Close the sqlite3 file (the in-memory index stays usable until dropped)."""
+        """Close the sqlite3 file; searches still work, writes raise IndexUnavailable."""
         with self._lock:
             if self._db is not None:
                 self._db.close()

@@ -1,0 +1,52 @@
+"""project-config.yaml and environment settings: bad fields are named with their path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mongomem.config import ConfigError, MemoryType, load_project_config, parse_project_config, settings_from_env
+
+
+def test_defaults_enable_every_type() -> None:
+    cfg = parse_project_config({})
+    assert cfg.memory.extraction.enabled == list(MemoryType)
+    assert (cfg.memory.snapshot.max_messages, cfg.memory.snapshot.idle_seconds) == (50, 900)
+    assert cfg.memory.limits.max_content_bytes == 32 * 1024
+
+
+def test_every_bad_field_is_named_with_its_path() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_project_config({"memory": {"snapshot": {"max_messages": 0, "idle_seconds": "soon"},
+                                         "extraction": {"enabled": ["semantic", "gossip"]}, "colour": 1}})
+    text = str(err.value)
+    for path in ("memory.snapshot.max_messages", "memory.snapshot.idle_seconds", "memory.extraction.enabled",
+                 "memory.colour"):
+        assert path in text
+    assert "'gossip'" in text
+
+
+def test_yaml_file_is_read_and_broken_yaml_is_a_clear_error(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("memory:\n  extraction:\n    enabled: [semantic]\n")
+    assert load_project_config(good).memory.extraction.enabled == [MemoryType.semantic]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("memory: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_project_config(bad)
+
+
+def test_enabled_extractions_from_the_environment_win_over_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("memory:\n  extraction:\n    enabled: [semantic, episodic]\n")
+    settings = settings_from_env({"MONGOMEM_CONFIG_FILE": str(path), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"})
+    assert settings.enabled_extractions == [MemoryType.procedural]
+    assert settings_from_env({"MONGOMEM_CONFIG_FILE": str(path)}).enabled_extractions == [
+        MemoryType.semantic, MemoryType.episodic]
+    assert settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": ""}).enabled_extractions == []
+
+
+def test_unknown_type_in_the_environment_is_named() -> None:
+    with pytest.raises(ConfigError, match="'semantik'"):
+        settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": "semantic,semantik"})
