@@ -427,3 +427,22 @@ def test_search_query_rejects_filters_on_scope_fields() -> None:
         SearchQuery("t", "u", "memory", "x", None, filters={"user_id": "someone-else"})
     with pytest.raises(ValueError, match="knn"):
         SearchQuery("t", "u", "memory", "x", None, mode="knn")
+
+
+def test_concurrent_writers_and_readers_lose_nothing(index: VectorIndex, tenant: str) -> None:
+    # Given four threads writing disjoint memories while searches run (handlers share one index)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def write(worker: int) -> None:
+        for batch in range(5):
+            index.upsert(
+                [mem(f"w{worker}-{batch}-{i}", f"thread {worker} note {i}", tenant) for i in range(10)]
+            )
+            index.search(query(tenant, "thread note"))
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(4)))
+
+    # Then every write landed exactly once
+    assert index.count(tenant, "alice") == 200
+    assert len(index.search(query(tenant, "thread note", top_k=50))) == 50

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from mongomem.config import ConfigError, MemoryType, load_project_config, parse_project_config, settings_from_env
+from mongomem.config import (
+    ConfigError,
+    MemoryType,
+    load_project_config,
+    parse_project_config,
+    settings_from_env,
+)
 
 
 def test_defaults_enable_every_type() -> None:
@@ -18,11 +24,22 @@ def test_defaults_enable_every_type() -> None:
 
 def test_every_bad_field_is_named_with_its_path() -> None:
     with pytest.raises(ConfigError) as err:
-        parse_project_config({"memory": {"snapshot": {"max_messages": 0, "idle_seconds": "soon"},
-                                         "extraction": {"enabled": ["semantic", "gossip"]}, "colour": 1}})
+        parse_project_config(
+            {
+                "memory": {
+                    "snapshot": {"max_messages": 0, "idle_seconds": "soon"},
+                    "extraction": {"enabled": ["semantic", "gossip"]},
+                    "colour": 1,
+                }
+            }
+        )
     text = str(err.value)
-    for path in ("memory.snapshot.max_messages", "memory.snapshot.idle_seconds", "memory.extraction.enabled",
-                 "memory.colour"):
+    for path in (
+        "memory.snapshot.max_messages",
+        "memory.snapshot.idle_seconds",
+        "memory.extraction.enabled",
+        "memory.colour",
+    ):
         assert path in text
     assert "'gossip'" in text
 
@@ -40,10 +57,14 @@ def test_yaml_file_is_read_and_broken_yaml_is_a_clear_error(tmp_path: Path) -> N
 def test_enabled_extractions_from_the_environment_win_over_the_file(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("memory:\n  extraction:\n    enabled: [semantic, episodic]\n")
-    settings = settings_from_env({"MONGOMEM_CONFIG_FILE": str(path), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"})
+    settings = settings_from_env(
+        {"MONGOMEM_CONFIG_FILE": str(path), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"}
+    )
     assert settings.enabled_extractions == [MemoryType.procedural]
     assert settings_from_env({"MONGOMEM_CONFIG_FILE": str(path)}).enabled_extractions == [
-        MemoryType.semantic, MemoryType.episodic]
+        MemoryType.semantic,
+        MemoryType.episodic,
+    ]
     assert settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": ""}).enabled_extractions == []
 
 

@@ -15,8 +15,11 @@ from mongomem.models.turns import RecordTurnsRequest
 
 ID_RE = re.compile(ID_PATTERN)
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @given(st.text(max_size=140))
@@ -37,7 +40,9 @@ def test_a_non_string_user_id_is_always_refused(value: Any) -> None:
 
 def _has_bad_key(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(not k or k.startswith("$") or "." in k or "\x00" in k or _has_bad_key(v) for k, v in value.items())
+        return any(
+            not k or k.startswith("$") or "." in k or "\x00" in k or _has_bad_key(v) for k, v in value.items()
+        )
     if isinstance(value, list):
         return any(_has_bad_key(v) for v in value)
     return False
@@ -55,5 +60,7 @@ def test_metadata_keys_that_mongodb_would_read_as_operators_are_refused(metadata
 
 def test_single_turn_and_batch_forms_are_equivalent() -> None:
     single = RecordTurnsRequest.model_validate({"role": "user", "content": "hi", "client_token": "t-1"})
-    batch = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "hi"}], "client_token": "t-1"})
+    batch = RecordTurnsRequest.model_validate(
+        {"turns": [{"role": "user", "content": "hi"}], "client_token": "t-1"}
+    )
     assert single == batch
