@@ -6,11 +6,13 @@ The same code backs one function resource per memory type; MONGOMEM_EXTRACTION_T
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from mongomem.extraction import builtin
 from mongomem.extraction.handler import process_record
 from mongomem.observability import logger, metrics
 from mongomem.tracing import tracer
 
 processor = BatchProcessor(event_type=EventType.SQS)
+builtin.install()
 
 
 @logger.inject_lambda_context

@@ -297,7 +297,7 @@ def test_min_score_is_a_cosine_floor_for_vector_matches(index: VectorIndex, tena
     vectors = {"c100": axis(1, 0), "c80": axis(0.8, 0.6), "c60": axis(0.6, 0.8), "c0": axis(0, 1)}
     index.upsert([IndexDoc(k, tenant, "alice", "memory", f"doc {k}", v) for k, v in vectors.items()])
     index.upsert([IndexDoc("kw", tenant, "alice", "memory", "zanzibar", axis(0, -1))])  # cosine 0 too
-    q = dict(vector=axis(1, 0), min_score=0.7)
+    q: dict[str, Any] = {"vector": axis(1, 0), "min_score": 0.7}
 
     # When searching k-NN with a floor of 0.7
     knn = index.search(query(tenant, "zanzibar", mode="knn", **q))

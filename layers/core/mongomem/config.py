@@ -63,18 +63,26 @@ class SnapshotConfig(_Strict):
 
 class LLMProviderConfig(_Strict):
     kind: Literal["bedrock", "openai-compatible", "offline", "scripted"] = "offline"
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
+    model: str | None = None  # Bedrock model id / inference profile, or the OpenAI-compatible model name
+    base_url: str | None = None  # openai-compatible only; default https://api.openai.com/v1
+    api_key_env: str | None = None  # name of the env var holding the key (never the key itself)
     timeout_seconds: float = Field(30.0, gt=0)
+    region: str | None = None  # bedrock only; default: the function's AWS_REGION
+    max_retries: int = Field(3, ge=0, le=10)  # retries after the first attempt on throttling/5xx/timeouts
+    temperature: float | None = Field(0.0, ge=0, le=2)  # None leaves it to the server
+    script_file: str | None = None  # scripted only: JSON {task: [answer, ...]}
 
 
 class EmbeddingProviderConfig(_Strict):
     kind: Literal["bedrock-titan-v2", "voyage", "openai-compatible", "local", "hashing"] = "local"
     model: str | None = None
-    dim: int | None = Field(None, ge=8, le=8192)
+    dim: int | None = Field(None, ge=8, le=8192)  # None: the provider's default (Titan/Voyage 1024, hashing 256)
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: str | None = None  # name of the env var holding the key (voyage default VOYAGE_API_KEY)
+    timeout_seconds: float = Field(30.0, gt=0)
+    region: str | None = None  # bedrock-titan-v2 only; default: the function's AWS_REGION
+    max_retries: int = Field(3, ge=0, le=10)
+    batch_size: int = Field(128, ge=1, le=1000)  # texts per HTTP request (voyage, openai-compatible)
 
 
 class ProvidersConfig(_Strict):
@@ -150,6 +158,14 @@ class Settings(_Strict):
     # Queue URL per memory type; "local:<name>" addresses the local stack's queue.
     queue_urls: dict[MemoryType, str] = Field(default_factory=dict)
     opensearch_endpoint: str | None = None
+    opensearch_auth: Literal["none", "sigv4-es", "sigv4-aoss"] = "none"
+    opensearch_engine: Literal["faiss", "lucene", "nmslib"] = "faiss"
+    opensearch_index: str = "mongomem-memories"
+    aws_region: str | None = None
+    # The embedded in-process vector index (the local stack); None = no index unless OpenSearch is set.
+    vector_index_path: str | None = None
+    # Provider API keys, read from the variables project-config names (providers.*.api_key_env).
+    provider_secrets: dict[str, str] = Field(default_factory=dict, repr=False)
     lease_seconds: int = Field(120, ge=5)
     # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
     hole_grace_seconds: int = Field(60, ge=1)
@@ -182,6 +198,11 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         "MONGOMEM_TENANT_DEFAULT": "tenant_default",
         "MONGOMEM_EXTRACTION_TYPE": "extraction_type",
         "MONGOMEM_OPENSEARCH_ENDPOINT": "opensearch_endpoint",
+        "MONGOMEM_OPENSEARCH_AUTH": "opensearch_auth",
+        "MONGOMEM_OPENSEARCH_ENGINE": "opensearch_engine",
+        "MONGOMEM_OPENSEARCH_INDEX": "opensearch_index",
+        "MONGOMEM_VECTOR_INDEX_PATH": "vector_index_path",
+        "AWS_REGION": "aws_region",
         "MONGOMEM_LEASE_SECONDS": "lease_seconds",
         "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
         "MONGOMEM_SCAN_BATCH": "scan_batch",
@@ -202,6 +223,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         if url:
             queues[t.value] = url
     values["queue_urls"] = queues
+    providers = project.memory.providers
+    wanted = {name for name in (providers.llm.api_key_env, providers.embeddings.api_key_env) if name}
+    values["provider_secrets"] = {name: env[name] for name in wanted if env.get(name)}
     values.update(overrides)
     try:
         return Settings.model_validate(values)

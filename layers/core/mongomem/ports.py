@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 from mongomem.config import MemoryType
 
@@ -11,3 +12,66 @@ class QueuePort(Protocol):
     """Sends extraction requests {snapshot_id, type} to the queue of each memory type."""
 
     def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None: ...
+
+
+# --- LLM -----------------------------------------------------------------------------------------
+
+LLMTask = Literal["semantic", "episodic", "procedural", "taxonomic", "reconcile"]
+
+
+@dataclass
+class LLMRequest:
+    """One structured-output call. Network providers use system/prompt/schema; the offline pattern
+    extractor reads `context` (the snapshot's turns and time) instead of parsing the prompt."""
+
+    task: LLMTask
+    system: str
+    prompt: str
+    schema: dict[str, Any]  # JSON Schema the answer must satisfy (an object)
+    schema_name: str
+    context: dict[str, Any] = field(default_factory=dict)
+    max_tokens: int = 2048
+
+
+@dataclass
+class LLMResult:
+    text: str  # the raw answer: JSON text, validated by the caller (never trusted)
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class LLMError(Exception):
+    """A provider call failed after its retries (throttling, timeout, refusal); retryable upstream."""
+
+
+class LLMProvider(Protocol):
+    name: str  # e.g. "bedrock:anthropic.claude-3-5-haiku", "openai-compatible:gpt-4o-mini", "offline"
+    offline: bool  # True for the offline pattern extractor (status endpoints say so)
+
+    def complete_json(self, request: LLMRequest) -> LLMResult: ...
+
+    def ready(self) -> tuple[bool, str]:
+        """(usable, reason) without a network call where possible (e.g. key present)."""
+        ...
+
+
+# --- embeddings ----------------------------------------------------------------------------------
+
+Purpose = Literal["document", "query"]
+
+
+class EmbeddingError(Exception):
+    """An embedding call failed after its retries."""
+
+
+class EmbeddingProvider(Protocol):
+    model: str  # e.g. "amazon.titan-embed-text-v2:0", "local:all-MiniLM-L6-v2"
+    dim: int
+
+    def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
+        """L2-normalised vectors, one per text, in order."""
+        ...
+
+    def ready(self) -> tuple[bool, str]: ...

@@ -13,15 +13,32 @@ from typing import TYPE_CHECKING
 from mongomem.config import Settings, settings_from_env
 
 if TYPE_CHECKING:
+    from mongomem.adapters.memory_store import MemoryStore
     from mongomem.adapters.mongo import MongoStore
-    from mongomem.ports import QueuePort
+    from mongomem.extraction.reconcile import Reconciler
+    from mongomem.longterm.service import MemoryService
+    from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
+    from mongomem.retrieval.indexing import MemoryIndexer
     from mongomem.shortterm.promotion import Promoter
+    from mongomem.vectors.port import VectorIndex
 
 
 class Services:
-    def __init__(self, settings: Settings, queue: QueuePort | None = None) -> None:
+    """Everything a handler needs, each piece built on first use (the record path builds only `store`)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        queue: QueuePort | None = None,
+        llm: LLMProvider | None = None,
+        embedder: EmbeddingProvider | None = None,
+        vector_index: VectorIndex | None = None,
+    ) -> None:
         self.settings = settings
         self._queue = queue
+        self._llm = llm
+        self._embedder = embedder
+        self._vector_index = vector_index
 
     @cached_property
     def store(self) -> MongoStore:
@@ -44,6 +61,67 @@ class Services:
         from mongomem.adapters.queues import queue_for
 
         return queue_for(self.settings, self.store)
+
+    @cached_property
+    def llm(self) -> LLMProvider:
+        if self._llm is not None:
+            return self._llm
+        from mongomem.providers.factory import llm_from_config
+
+        return llm_from_config(self.settings.memory.providers.llm, self.settings.provider_secrets)
+
+    @cached_property
+    def embedder(self) -> EmbeddingProvider:
+        if self._embedder is not None:
+            return self._embedder
+        from mongomem.providers.factory import embedder_from_config
+
+        return embedder_from_config(self.settings.memory.providers.embeddings, self.settings.provider_secrets)
+
+    @cached_property
+    def vector_index(self) -> VectorIndex | None:
+        if self._vector_index is not None:
+            return self._vector_index
+        s = self.settings
+        if s.opensearch_endpoint:
+            from mongomem.vectors.opensearch import OpenSearchIndex, make_client
+
+            client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
+            return OpenSearchIndex(client, s.opensearch_index, engine=s.opensearch_engine)
+        if s.vector_index_path:
+            from pathlib import Path
+
+            from mongomem.vectors.embedded import EmbeddedIndex
+
+            return EmbeddedIndex(Path(s.vector_index_path))
+        return None
+
+    @cached_property
+    def memory_store(self) -> MemoryStore:
+        from mongomem.adapters.memory_store import MemoryStore
+
+        store = MemoryStore(self.store.db)
+        if self.settings.ensure_indexes:
+            store.ensure_indexes()
+        return store
+
+    @cached_property
+    def indexer(self) -> MemoryIndexer:
+        from mongomem.retrieval.indexing import MemoryIndexer
+
+        return MemoryIndexer(self.memory_store, self.vector_index)
+
+    @cached_property
+    def reconciler(self) -> Reconciler:
+        from mongomem.extraction.reconcile import Reconciler
+
+        return Reconciler(self.memory_store, self.llm)
+
+    @cached_property
+    def memories(self) -> MemoryService:
+        from mongomem.longterm.service import MemoryService
+
+        return MemoryService(self.memory_store, self.reconciler, self.embedder, self.indexer)
 
     @cached_property
     def promoter(self) -> Promoter:

@@ -17,7 +17,12 @@ from mongomem.local.worker import Every, deliver_batch, scheduled_event
 from mongomem.runtime import Services, configure
 
 # Which function serves which path prefix (the same split as template.yaml's routes).
-API_ROUTES = [("/v1/sessions", "record_turns")]
+API_ROUTES = [
+    ("/v1/sessions", "record_turns"),
+    ("/v1/memories", "memory_api"),
+    ("/v1/working-memory", "memory_api"),
+    ("/v1/threads", "memory_api"),
+]
 
 
 @dataclass
@@ -48,6 +53,8 @@ class LocalStack:
         env["MONGOMEM_MONGODB_URI"] = uri
         if self.config_file is not None:
             env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
+        if self.data_dir is not None:
+            env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(self.data_dir / "vectors"))
         for t in MemoryType:
             env.setdefault(f"MONGOMEM_QUEUE_URL_{t.value.upper()}", f"local:extract-{t.value}")
         self.settings = settings_from_env(env)

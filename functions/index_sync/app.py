@@ -1,0 +1,14 @@
+"""EventBridge Scheduler -> re-index memories the vector index missed (MongoDB stays the source of truth)."""
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from mongomem.observability import logger, metrics
+from mongomem.retrieval.sync import run_index_sync
+from mongomem.tracing import tracer
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return run_index_sync()

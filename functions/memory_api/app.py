@@ -1,0 +1,19 @@
+"""API Gateway (HTTP API) -> long-term memories, search and working memory: /v1/memories, /v1/working-memory."""
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from mongomem.api.app import MemoryApi
+from mongomem.api.memories import router as memories
+from mongomem.api.working_memory import router as working_memory
+from mongomem.observability import logger, metrics
+from mongomem.tracing import tracer
+
+api = MemoryApi(memories, working_memory)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return api.handle(event, context)

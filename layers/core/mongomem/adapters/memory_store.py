@@ -1,0 +1,172 @@
+"""MongoDB adapter for long-term memories: one document per version, scoped by (tenant, user_id)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.collection import Collection
+from pymongo.database import Database
+from pymongo.errors import DuplicateKeyError
+
+from mongomem.adapters.mongo import translate_errors
+from mongomem.models.common import Scope
+
+# How many of a user's active memories of one type reconciliation compares by vector (newest first).
+CANDIDATE_LIMIT = 2000
+
+
+class MemoryStore:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
+        self.coll: Collection[dict[str, Any]] = db["memories"]
+
+    def ensure_indexes(self) -> None:
+        with translate_errors():
+            self.coll.create_indexes(
+                [
+                    IndexModel(
+                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("type", ASCENDING), ("key", ASCENDING),
+                         ("status", ASCENDING)],
+                        name="scope_type_key",
+                    ),
+                    IndexModel(
+                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("lineage_id", ASCENDING),
+                         ("version", ASCENDING)],
+                        name="lineage_version",
+                        unique=True,
+                    ),
+                    IndexModel(
+                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("status", ASCENDING),
+                         ("created_at", DESCENDING)],
+                        name="scope_status_created",
+                    ),
+                    IndexModel(
+                        [("index_state", ASCENDING), ("updated_at", ASCENDING)],
+                        name="index_outbox",
+                        partialFilterExpression={"index_state": "pending"},
+                    ),
+                ]
+            )
+
+    # -- writes --------------------------------------------------------------------------------
+    def insert(self, doc: dict[str, Any]) -> bool:
+        """Insert a version; False when that exact version exists already (a redelivery)."""
+        with translate_errors():
+            try:
+                self.coll.insert_one(doc)
+                return True
+            except DuplicateKeyError:
+                return False
+
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None:
+        with translate_errors():
+            self.coll.update_one(
+                {**scope.filter(), "_id": old_id, "status": "active"},
+                {"$set": {"status": "superseded", "superseded_by": new_id, "valid_to": at.isoformat(),
+                          "updated_at": at, "index_state": "pending"}},
+            )
+
+    def heal_lineage(self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime) -> None:
+        """Supersede older active versions left by a crash between insert and supersede."""
+        with translate_errors():
+            self.coll.update_many(
+                {**scope.filter(), "lineage_id": lineage_id, "status": "active", "version": {"$lt": newest_version}},
+                {"$set": {"status": "superseded", "superseded_by": newest_id, "updated_at": at,
+                          "index_state": "pending"}},
+            )
+
+    def reinforce(
+        self, scope: Scope, memory_id: str, evidence: dict[str, Any], decision: dict[str, Any],
+        at: datetime, merge: dict[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged."""
+        query: dict[str, Any] = {**scope.filter(), "_id": memory_id, "status": "active"}
+        if evidence.get("snapshot_id"):
+            query["evidence.snapshot_id"] = {"$ne": evidence["snapshot_id"]}
+        update: dict[str, Any] = {
+            "$inc": {"reinforcement_count": 1},
+            "$set": {"last_reinforced_at": at, "updated_at": at},
+            "$push": {"evidence": evidence, "decisions": decision},
+        }
+        if merge:
+            update["$set"].update(merge)
+            update["$set"]["index_state"] = "pending"
+        with translate_errors():
+            return self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+
+    def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
+        if not ids:
+            return
+        with translate_errors():
+            self.coll.update_many({"_id": {"$in": ids}}, {"$set": {"index_state": state, "indexed_at": at}})
+
+    def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int:
+        with translate_errors():
+            result = self.coll.update_many(
+                {**scope.filter(), "lineage_id": lineage_id, "status": {"$ne": "deleted"}},
+                {"$set": {"status": "deleted", "deleted_at": at, "updated_at": at, "index_state": "pending"}},
+            )
+        return int(result.modified_count)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get(self, scope: Scope, memory_id: str) -> dict[str, Any] | None:
+        with translate_errors():
+            return self.coll.find_one({**scope.filter(), "_id": memory_id})
+
+    def get_many(self, scope: Scope, ids: list[str]) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(self.coll.find({**scope.filter(), "_id": {"$in": ids}}))
+
+    def active_by_key(self, scope: Scope, memory_type: str, key: str) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(
+                self.coll.find({**scope.filter(), "type": memory_type, "key": key, "status": "active"}).sort(
+                    "version", DESCENDING
+                )
+            )
+
+    def with_evidence(self, scope: Scope, memory_type: str, key: str, snapshot_id: str) -> dict[str, Any] | None:
+        """A version of this key that already holds this snapshot's evidence (redelivery check)."""
+        with translate_errors():
+            return self.coll.find_one(
+                {**scope.filter(), "type": memory_type, "key": key, "evidence.snapshot_id": snapshot_id},
+                sort=[("version", DESCENDING)],
+            )
+
+    def candidates(self, scope: Scope, memory_type: str, limit: int = CANDIDATE_LIMIT) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(
+                self.coll.find(
+                    {**scope.filter(), "type": memory_type, "status": "active"},
+                    {"decisions": 0, "evidence": 0},
+                )
+                .sort("created_at", DESCENDING)
+                .limit(limit)
+            )
+
+    def lineage(self, scope: Scope, lineage_id: str) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING))
+
+    def list(
+        self, scope: Scope, memory_type: str | None, status: str | None, limit: int, before: datetime | None
+    ) -> list[dict[str, Any]]:
+        query: dict[str, Any] = {**scope.filter()}
+        if memory_type:
+            query["type"] = memory_type
+        query["status"] = status or {"$ne": "deleted"}
+        if before is not None:
+            query["created_at"] = {"$lt": before}
+        with translate_errors():
+            return list(self.coll.find(query, {"vector": 0}).sort("created_at", DESCENDING).limit(limit))
+
+    def pending_index(self, older_than: datetime, limit: int) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(
+                self.coll.find({"index_state": "pending", "updated_at": {"$lte": older_than}}).limit(limit)
+            )
+
+    def all_for_reindex(self, batch: int = 500) -> Any:
+        with translate_errors():
+            return self.coll.find({"status": {"$ne": "deleted"}}).batch_size(batch)

@@ -1,0 +1,57 @@
+"""Memory routes: direct writes, reads with version history, lists, deletes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.config import MemoryType
+from mongomem.models.common import ID_PATTERN, Scope
+from mongomem.models.memory import CreateMemoryRequest, DeleteResult, MemoryPage, MemoryWithHistory, WriteResult
+from mongomem.observability import logger, metrics
+from mongomem.runtime import services
+
+router = APIGatewayHttpRouter()
+
+MemoryId = Annotated[str, Path(pattern=r"^mem-[a-f0-9]{24}$", description="A memory version's id")]
+UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
+
+
+def _scope(user_id: str | None) -> Scope:
+    svc = services()
+    return scope_for(principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id)
+
+
+@router.post("/v1/memories", summary="Store a memory of any type (reconciled unless reconcile=false)")
+def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
+    result = services().memories.create(_scope(request.user_id), request)
+    metrics.add_metric(name=f"Reconcile{result.decision.capitalize()}", unit=MetricUnit.Count, value=1)
+    logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
+    return result, 201 if result.decision in ("ADD", "UPDATE") else 200
+
+
+@router.get("/v1/memories/<memory_id>", summary="A memory and, on request, its whole version chain")
+def get_memory(
+    memory_id: MemoryId, user_id: UserQuery = None, history: Annotated[bool, Query()] = False
+) -> MemoryWithHistory:
+    return services().memories.get(_scope(user_id), memory_id, history)
+
+
+@router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
+def list_memories(
+    user_id: UserQuery = None,
+    type: Annotated[MemoryType | None, Query()] = None,  # noqa: A002 - the API's field name
+    status: Annotated[Literal["active", "superseded", "deleted"] | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
+) -> MemoryPage:
+    return services().memories.list(_scope(user_id), type.value if type else None, status, limit, cursor)
+
+
+@router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")
+def delete_memory(memory_id: MemoryId, user_id: UserQuery = None) -> DeleteResult:
+    return services().memories.delete(_scope(user_id), memory_id)

@@ -1,0 +1,1 @@
+"""Long-term memories: direct writes, reads, history and deletes."""
