@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ROOT / "events"
+TOOLS = ROOT / "tools"
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+
+from opensearch_node import OpenSearchNode, OpenSearchNodeError  # noqa: E402
 
 # Powertools reads these itself; tests want quiet, local behaviour.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
@@ -88,3 +94,25 @@ class Ctx:
 @pytest.fixture(scope="session")
 def ctx() -> Ctx:
     return Ctx()
+
+
+def start_opensearch(data_dir: Path) -> OpenSearchNode:
+    """A real OpenSearch 2.19 + k-NN node; a start failure fails the test (never skips it)."""
+    node = OpenSearchNode()
+    try:
+        node.start(data_dir=data_dir, heap="1g")
+    except OpenSearchNodeError as exc:
+        message = str(exc)
+        tail = node.log_tail()
+        if tail not in message:
+            message += f"\n--- node log tail ---\n{tail}"
+        pytest.fail(f"OpenSearch node did not start: {message}", pytrace=False)
+    return node
+
+
+@pytest.fixture(scope="session")
+def opensearch_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSearchNode]:
+    """One node shared by the session's tests (engine lucene; production uses faiss, same query JSON)."""
+    node = start_opensearch(tmp_path_factory.mktemp("opensearch"))
+    yield node
+    node.stop()

@@ -25,10 +25,23 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "layers" / "core"))
 sys.path.insert(0, str(HERE))
 
-from mongomem.retrieval.lexical import BM25Index, rrf_fuse  # noqa: E402
+
+def _load_lexical():
+    """Import mongomem/retrieval/lexical.py by path (stdlib only, no package deps)."""
+    import importlib.util
+
+    path = ROOT / "layers" / "core" / "mongomem" / "retrieval" / "lexical.py"
+    spec = importlib.util.spec_from_file_location("mongomem_lexical", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["mongomem_lexical"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+lexical = _load_lexical()
+BM25Index, rrf_fuse = lexical.BM25Index, lexical.rrf_fuse
 
 DATA = Path("/work/shared/data/locomo-dev")
 CACHE = HERE / "cache"
@@ -178,7 +191,7 @@ def _smooth(scores: np.ndarray, c: Conv, beta: float) -> np.ndarray:
 
 
 def bm25_scores(c: Conv, r: Recipe, queries: list[str]) -> np.ndarray:
-    sw = None if not r.stop else __import__("mongomem.retrieval.lexical", fromlist=["x"]).STOPWORDS
+    sw = lexical.STOPWORDS if r.stop else None
     idx = BM25Index(k1=r.k1, b=r.b, stopwords=sw, stemming=r.stem)
     texts = build_texts(c, r.lex_text)
     for t, s in zip(c.turns, texts, strict=True):

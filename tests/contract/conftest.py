@@ -1,11 +1,7 @@
-"""Contract-test fixtures: one real OpenSearch node per session and each VectorIndex implementation.
-
-The lead will move `opensearch_node` to tests/conftest.py; it is self-contained for that reason.
-"""
+"""Contract-test fixtures: each VectorIndex implementation (the OpenSearch node is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,34 +11,11 @@ import pytest
 
 from mongomem.vectors.port import VectorIndex
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
-if str(TOOLS) not in sys.path:
-    sys.path.insert(0, str(TOOLS))
-
-from opensearch_node import OpenSearchNode, OpenSearchNodeError  # noqa: E402
-
 IMPLEMENTATIONS = [
     "embedded",
     "embedded-pure-python",
     pytest.param("opensearch", marks=pytest.mark.opensearch),
 ]
-
-
-@pytest.fixture(scope="session")
-def opensearch_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSearchNode]:
-    """A real OpenSearch 2.19 + k-NN node; a start failure fails the tests (never skips them)."""
-    node = OpenSearchNode()
-    try:
-        node.start(data_dir=tmp_path_factory.mktemp("opensearch"), heap="1g")
-    except OpenSearchNodeError as exc:
-        message = str(exc)
-        tail = node.log_tail()
-        if tail not in message:
-            message += f"\n--- node log tail ---\n{tail}"
-        pytest.fail(f"OpenSearch node did not start: {message}", pytrace=False)
-    yield node
-    node.stop()
-
 
 OpenIndex = Callable[[], VectorIndex]
 

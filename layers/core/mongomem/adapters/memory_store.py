@@ -26,19 +26,32 @@ class MemoryStore:
             self.coll.create_indexes(
                 [
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("type", ASCENDING), ("key", ASCENDING),
-                         ("status", ASCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("type", ASCENDING),
+                            ("key", ASCENDING),
+                            ("status", ASCENDING),
+                        ],
                         name="scope_type_key",
                     ),
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("lineage_id", ASCENDING),
-                         ("version", ASCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("lineage_id", ASCENDING),
+                            ("version", ASCENDING),
+                        ],
                         name="lineage_version",
                         unique=True,
                     ),
                     IndexModel(
-                        [("tenant", ASCENDING), ("user_id", ASCENDING), ("status", ASCENDING),
-                         ("created_at", DESCENDING)],
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("status", ASCENDING),
+                            ("created_at", DESCENDING),
+                        ],
                         name="scope_status_created",
                     ),
                     IndexModel(
@@ -63,22 +76,47 @@ class MemoryStore:
         with translate_errors():
             self.coll.update_one(
                 {**scope.filter(), "_id": old_id, "status": "active"},
-                {"$set": {"status": "superseded", "superseded_by": new_id, "valid_to": at.isoformat(),
-                          "updated_at": at, "index_state": "pending"}},
+                {
+                    "$set": {
+                        "status": "superseded",
+                        "superseded_by": new_id,
+                        "valid_to": at.isoformat(),
+                        "updated_at": at,
+                        "index_state": "pending",
+                    }
+                },
             )
 
-    def heal_lineage(self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime) -> None:
+    def heal_lineage(
+        self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
+    ) -> None:
         """Supersede older active versions left by a crash between insert and supersede."""
         with translate_errors():
             self.coll.update_many(
-                {**scope.filter(), "lineage_id": lineage_id, "status": "active", "version": {"$lt": newest_version}},
-                {"$set": {"status": "superseded", "superseded_by": newest_id, "updated_at": at,
-                          "index_state": "pending"}},
+                {
+                    **scope.filter(),
+                    "lineage_id": lineage_id,
+                    "status": "active",
+                    "version": {"$lt": newest_version},
+                },
+                {
+                    "$set": {
+                        "status": "superseded",
+                        "superseded_by": newest_id,
+                        "updated_at": at,
+                        "index_state": "pending",
+                    }
+                },
             )
 
     def reinforce(
-        self, scope: Scope, memory_id: str, evidence: dict[str, Any], decision: dict[str, Any],
-        at: datetime, merge: dict[str, Any] | None = None,
+        self,
+        scope: Scope,
+        memory_id: str,
+        evidence: dict[str, Any],
+        decision: dict[str, Any],
+        at: datetime,
+        merge: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged."""
         query: dict[str, Any] = {**scope.filter(), "_id": memory_id, "status": "active"}
@@ -126,7 +164,9 @@ class MemoryStore:
                 )
             )
 
-    def with_evidence(self, scope: Scope, memory_type: str, key: str, snapshot_id: str) -> dict[str, Any] | None:
+    def with_evidence(
+        self, scope: Scope, memory_type: str, key: str, snapshot_id: str
+    ) -> dict[str, Any] | None:
         """A version of this key that already holds this snapshot's evidence (redelivery check)."""
         with translate_errors():
             return self.coll.find_one(
@@ -134,7 +174,9 @@ class MemoryStore:
                 sort=[("version", DESCENDING)],
             )
 
-    def candidates(self, scope: Scope, memory_type: str, limit: int = CANDIDATE_LIMIT) -> list[dict[str, Any]]:
+    def candidates(
+        self, scope: Scope, memory_type: str, limit: int = CANDIDATE_LIMIT
+    ) -> list[dict[str, Any]]:
         with translate_errors():
             return list(
                 self.coll.find(
@@ -147,7 +189,9 @@ class MemoryStore:
 
     def lineage(self, scope: Scope, lineage_id: str) -> list[dict[str, Any]]:
         with translate_errors():
-            return list(self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING))
+            return list(
+                self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING)
+            )
 
     def list(
         self, scope: Scope, memory_type: str | None, status: str | None, limit: int, before: datetime | None

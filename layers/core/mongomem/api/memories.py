@@ -11,7 +11,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mongomem.api.identity import principal_from_event, scope_for
 from mongomem.config import MemoryType
 from mongomem.models.common import ID_PATTERN, Scope
-from mongomem.models.memory import CreateMemoryRequest, DeleteResult, MemoryPage, MemoryWithHistory, WriteResult
+from mongomem.models.memory import (
+    CreateMemoryRequest,
+    DeleteResult,
+    MemoryPage,
+    MemoryWithHistory,
+    WriteResult,
+)
 from mongomem.observability import logger, metrics
 from mongomem.runtime import services
 
@@ -23,7 +29,9 @@ UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The mem
 
 def _scope(user_id: str | None) -> Scope:
     svc = services()
-    return scope_for(principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id)
+    return scope_for(
+        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id
+    )
 
 
 @router.post("/v1/memories", summary="Store a memory of any type (reconciled unless reconcile=false)")
@@ -44,7 +52,7 @@ def get_memory(
 @router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
 def list_memories(
     user_id: UserQuery = None,
-    type: Annotated[MemoryType | None, Query()] = None,  # noqa: A002 - the API's field name
+    type: Annotated[MemoryType | None, Query()] = None,
     status: Annotated[Literal["active", "superseded", "deleted"] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,

@@ -47,8 +47,13 @@ class LLMExtractor:
         system, prompt = prompts.build(task, turns, snapshot_time)
         context = {
             "turns": [
-                {"seq": t["seq"], "role": t["role"], "content": t["content"],
-                 "timestamp": as_utc(t["timestamp"]).isoformat(), "name": t.get("name")}
+                {
+                    "seq": t["seq"],
+                    "role": t["role"],
+                    "content": t["content"],
+                    "timestamp": as_utc(t["timestamp"]).isoformat(),
+                    "name": t.get("name"),
+                }
                 for t in turns
             ],
             "snapshot_time": snapshot_time,
@@ -56,18 +61,31 @@ class LLMExtractor:
         }
         answer_model = ANSWERS[task]
         result = self.llm.complete_json(
-            LLMRequest(task=task, system=system, prompt=prompt, schema=json_schema(answer_model),
-                       schema_name=f"{task}_memories", context=context)
+            LLMRequest(
+                task=task,
+                system=system,
+                prompt=prompt,
+                schema=json_schema(answer_model),
+                schema_name=f"{task}_memories",
+                context=context,
+            )
         )
         try:
             answer = answer_model.model_validate_json(result.text)
         except ValidationError as exc:
             logger.warning(
                 "LLM answer rejected: it does not match the schema; the message will be retried",
-                extra={"snapshot_id": snap["_id"], "memory_type": task, "errors": exc.error_count(),
-                       "answer_chars": len(result.text), "model": result.model},
+                extra={
+                    "snapshot_id": snap["_id"],
+                    "memory_type": task,
+                    "errors": exc.error_count(),
+                    "answer_chars": len(result.text),
+                    "model": result.model,
+                },
             )
-            raise ExtractionFailed(f"the {task} answer did not match its schema ({exc.error_count()} errors)") from exc
+            raise ExtractionFailed(
+                f"the {task} answer did not match its schema ({exc.error_count()} errors)"
+            ) from exc
         items = list(getattr(answer, "items", []))
         if not items:
             return ExtractionResult(note="nothing of this kind in the snapshot")
@@ -86,15 +104,28 @@ class LLMExtractor:
         for (payload, evidence), text, vector in zip(payloads, texts, vectors, strict=True):
             outcome = self.reconciler.apply(
                 scope,
-                NewMemory(type=task, payload=payload, key=memory_key(task, payload), text=text, vector=vector,
-                          evidence={"snapshot_id": snap["_id"], "seqs": evidence, "source": "extraction"},
-                          embedding_model=self.embedder.model),
+                NewMemory(
+                    type=task,
+                    payload=payload,
+                    key=memory_key(task, payload),
+                    text=text,
+                    vector=vector,
+                    evidence={"snapshot_id": snap["_id"], "seqs": evidence, "source": "extraction"},
+                    embedding_model=self.embedder.model,
+                ),
             )
             decisions[outcome.decision] += 1
             touched.extend(outcome.touched)
             ids.append(outcome.doc["_id"])
-            logger.info("reconciled", extra={"decision": outcome.decision, "reason": outcome.reason,
-                                             "memory_id": outcome.doc["_id"], "by": outcome.by})
+            logger.info(
+                "reconciled",
+                extra={
+                    "decision": outcome.decision,
+                    "reason": outcome.reason,
+                    "memory_id": outcome.doc["_id"],
+                    "by": outcome.by,
+                },
+            )
         if touched:
             self.indexer.sync(self.store.get_many(scope, list(dict.fromkeys(touched))))
         return ExtractionResult(memories=[{"memory_id": i} for i in ids], decisions=dict(decisions))

@@ -115,10 +115,13 @@ class Reconciler:
         )
         best_score, best = ranked[0] if ranked else (0.0, None)
         if best is not None and best_score >= REINFORCE_AT:
-            return self._reinforce(scope, new, best, now, f"restates a memory (cosine {best_score:.2f})",
-                                   "rule", best_score)
+            return self._reinforce(
+                scope, new, best, now, f"restates a memory (cosine {best_score:.2f})", "rule", best_score
+            )
         if best is not None and best_score >= AMBIGUOUS_FROM and self.llm is not None:
-            return self._ask_llm(scope, new, [c for s, c in ranked[:3] if s >= AMBIGUOUS_FROM], now, best_score)
+            return self._ask_llm(
+                scope, new, [c for s, c in ranked[:3] if s >= AMBIGUOUS_FROM], now, best_score
+            )
         return self._add(scope, new, now, "no memory with this key or meaning", "rule", best_score or None)
 
     # -- decisions -----------------------------------------------------------------------------
@@ -127,8 +130,13 @@ class Reconciler:
     ) -> Outcome:
         assert self.llm is not None
         listing = [
-            {"id": c["_id"], "key": c["key"], "text": c["text"], "payload": c["payload"],
-             "score": round(cosine(new.vector, c.get("vector") or []), 4)}
+            {
+                "id": c["_id"],
+                "key": c["key"],
+                "text": c["text"],
+                "payload": c["payload"],
+                "score": round(cosine(new.vector, c.get("vector") or []), 4),
+            }
             for c in candidates
         ]
         prompt = (
@@ -143,15 +151,19 @@ class Reconciler:
             prompt=prompt,
             schema=json_schema(ReconcileAnswer),
             schema_name="reconcile",
-            context={"new": {"type": new.type, "key": new.key, "text": new.text, "payload": new.payload},
-                     "candidates": listing},
+            context={
+                "new": {"type": new.type, "key": new.key, "text": new.text, "payload": new.payload},
+                "candidates": listing,
+            },
             max_tokens=512,
         )
         result = self.llm.complete_json(request)
         try:
             answer = ReconcileAnswer.model_validate_json(result.text)
         except ValidationError as exc:
-            raise ExtractionFailed(f"the reconciliation answer did not match its schema: {exc.error_count()} errors") from exc
+            raise ExtractionFailed(
+                f"the reconciliation answer did not match its schema: {exc.error_count()} errors"
+            ) from exc
         target = next((c for c in candidates if c["_id"] == answer.target_id), None)
         if answer.decision == "ADD" or target is None:
             return self._add(scope, new, now, f"LLM: {answer.reason}", "llm", best)
@@ -160,14 +172,37 @@ class Reconciler:
             return self._update(scope, new, target, now, f"LLM: {answer.reason}", "llm", score)
         return self._reinforce(scope, new, target, now, f"LLM: {answer.reason}", "llm", score)
 
-    def _decision(self, decision: str, reason: str, by: str, score: float | None, candidate: str | None,
-                  new: NewMemory, now: datetime) -> dict[str, Any]:
-        return {"decision": decision, "reason": reason, "by": by,
-                "score": round(score, 4) if score is not None else None,
-                "candidate_id": candidate, "snapshot_id": new.snapshot_id, "at": now}
+    def _decision(
+        self,
+        decision: str,
+        reason: str,
+        by: str,
+        score: float | None,
+        candidate: str | None,
+        new: NewMemory,
+        now: datetime,
+    ) -> dict[str, Any]:
+        return {
+            "decision": decision,
+            "reason": reason,
+            "by": by,
+            "score": round(score, 4) if score is not None else None,
+            "candidate_id": candidate,
+            "snapshot_id": new.snapshot_id,
+            "at": now,
+        }
 
-    def _doc(self, scope: Scope, new: NewMemory, lineage_id: str, version: int, supersedes: str | None,
-             decision: dict[str, Any], now: datetime, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _doc(
+        self,
+        scope: Scope,
+        new: NewMemory,
+        lineage_id: str,
+        version: int,
+        supersedes: str | None,
+        decision: dict[str, Any],
+        now: datetime,
+        payload: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         body = payload or new.payload
         return {
             "_id": self._id(scope, new, lineage_id, version),
@@ -203,22 +238,40 @@ class Reconciler:
         raw = f"{scope.tenant}|{scope.user_id}|{new.type}|{new.key}|{new.snapshot_id}|{lineage_id}|{version}"
         return "mem-" + hashlib.sha256(raw.encode()).hexdigest()[:24]
 
-    def _add(self, scope: Scope, new: NewMemory, now: datetime, reason: str, by: str,
-             score: float | None = None) -> Outcome:
+    def _add(
+        self, scope: Scope, new: NewMemory, now: datetime, reason: str, by: str, score: float | None = None
+    ) -> Outcome:
         lineage = "lin-" + (
-            hashlib.sha256(f"{scope.tenant}|{scope.user_id}|{new.type}|{new.key}|{new.snapshot_id}".encode()).hexdigest()[:24]
-            if new.snapshot_id else uuid.uuid4().hex[:24]
+            hashlib.sha256(
+                f"{scope.tenant}|{scope.user_id}|{new.type}|{new.key}|{new.snapshot_id}".encode()
+            ).hexdigest()[:24]
+            if new.snapshot_id
+            else uuid.uuid4().hex[:24]
         )
-        doc = self._doc(scope, new, lineage, 1, None, self._decision("ADD", reason, by, score, None, new, now), now)
+        doc = self._doc(
+            scope, new, lineage, 1, None, self._decision("ADD", reason, by, score, None, new, now), now
+        )
         self.store.insert(doc)
         return Outcome("ADD", reason, doc, by, score, [doc["_id"]])
 
-    def _update(self, scope: Scope, new: NewMemory, old: dict[str, Any], now: datetime, reason: str, by: str,
-                score: float | None) -> Outcome:
+    def _update(
+        self,
+        scope: Scope,
+        new: NewMemory,
+        old: dict[str, Any],
+        now: datetime,
+        reason: str,
+        by: str,
+        score: float | None,
+    ) -> Outcome:
         payload = new.payload
         if new.type == "taxonomic":
-            payload = _merged_payload("taxonomic", {**new.payload, "aliases": old["payload"].get("aliases", [])},
-                                      new.payload) or new.payload
+            payload = (
+                _merged_payload(
+                    "taxonomic", {**new.payload, "aliases": old["payload"].get("aliases", [])}, new.payload
+                )
+                or new.payload
+            )
         decision = self._decision("UPDATE", reason, by, score, old["_id"], new, now)
         doc = self._doc(scope, new, old["lineage_id"], old["version"] + 1, old["_id"], decision, now, payload)
         doc["reinforcement_count"] = 1
@@ -227,8 +280,16 @@ class Reconciler:
         self.store.supersede(scope, old["_id"], doc["_id"], now)
         return Outcome("UPDATE", reason, doc, by, score, [doc["_id"], old["_id"]])
 
-    def _reinforce(self, scope: Scope, new: NewMemory, target: dict[str, Any], now: datetime, reason: str,
-                   by: str, score: float | None) -> Outcome:
+    def _reinforce(
+        self,
+        scope: Scope,
+        new: NewMemory,
+        target: dict[str, Any],
+        now: datetime,
+        reason: str,
+        by: str,
+        score: float | None,
+    ) -> Outcome:
         decision = self._decision("REINFORCE", reason, by, score, target["_id"], new, now)
         merged = _merged_payload(new.type, target["payload"], new.payload)
         merge = {"payload": merged, "text": memory_text(new.type, merged)} if merged else None

@@ -39,7 +39,9 @@ class EpisodicItem(_Item):
     title: Short
     summary: Long
     participants: list[Short] = Field(default_factory=list, max_length=50)
-    occurred_at: str | None = Field(None, description="ISO date or datetime, resolved against the snapshot time")
+    occurred_at: str | None = Field(
+        None, description="ISO date or datetime, resolved against the snapshot time"
+    )
     place: Short | None = None
 
 

@@ -53,8 +53,9 @@ def memory_out(doc: dict[str, Any]) -> MemoryOut:
 
 
 class MemoryService:
-    def __init__(self, store: MemoryStore, reconciler: Reconciler, embedder: EmbeddingProvider,
-                 indexer: MemoryIndexer) -> None:
+    def __init__(
+        self, store: MemoryStore, reconciler: Reconciler, embedder: EmbeddingProvider, indexer: MemoryIndexer
+    ) -> None:
         self.store = store
         self.reconciler = reconciler
         self.embedder = embedder
@@ -65,17 +66,26 @@ class MemoryService:
         try:
             item = model.model_validate(request.payload)
         except ValidationError as exc:
-            details = [{"path": "payload." + ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
-                       for e in exc.errors()]
+            details = [
+                {"path": "payload." + ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+                for e in exc.errors()
+            ]
             raise InvalidInput(f"payload is not a valid {request.type.value} memory", details) from exc
         payload = item.model_dump(exclude={"evidence_seqs"}, exclude_none=True)
         text = memory_text(request.type.value, payload)
         vector = self.embedder.embed([text], "document")[0]
         outcome = self.reconciler.apply(
             scope,
-            NewMemory(type=request.type.value, payload=payload, key=memory_key(request.type.value, payload),
-                      text=text, vector=vector, evidence={"snapshot_id": None, "seqs": [], "source": "api"},
-                      embedding_model=self.embedder.model, expires_at=request.expires_at),
+            NewMemory(
+                type=request.type.value,
+                payload=payload,
+                key=memory_key(request.type.value, payload),
+                text=text,
+                vector=vector,
+                evidence={"snapshot_id": None, "seqs": [], "source": "api"},
+                embedding_model=self.embedder.model,
+                expires_at=request.expires_at,
+            ),
             reconcile=request.reconcile,
         )
         if outcome.touched:
@@ -90,8 +100,9 @@ class MemoryService:
         chain = [memory_out(d) for d in self.store.lineage(scope, doc["lineage_id"])] if history else None
         return MemoryWithHistory(memory=memory_out(doc), history=chain)
 
-    def list(self, scope: Scope, memory_type: str | None, status: str | None, limit: int,
-             cursor: str | None) -> MemoryPage:
+    def list(
+        self, scope: Scope, memory_type: str | None, status: str | None, limit: int, cursor: str | None
+    ) -> MemoryPage:
         before: datetime | None = None
         if cursor:
             try:

@@ -114,7 +114,9 @@ def _attempt(url: str, payload: bytes, headers: dict[str, str], timeout: float, 
             body = exc.read(64 * 1024).decode("utf-8", "replace")
         except (OSError, http.client.HTTPException):
             body = ""
-        raise HTTPStatusError(what, exc.code, body, parse_retry_after(exc.headers.get("Retry-After"))) from None
+        raise HTTPStatusError(
+            what, exc.code, body, parse_retry_after(exc.headers.get("Retry-After"))
+        ) from None
     except TimeoutError as exc:
         raise HTTPTransportError(f"{what}: timed out after {timeout:g}s") from exc
     except urllib.error.URLError as exc:
@@ -173,7 +175,10 @@ def post_json(
     def on_retry(n: int, exc: BaseException, delay: float) -> None:
         from mongomem.observability import logger
 
-        logger.warning("provider call failed; retrying", extra={"call": what, "retry": n, "error": str(exc), "delay_s": round(delay, 3)})
+        logger.warning(
+            "provider call failed; retrying",
+            extra={"call": what, "retry": n, "error": str(exc), "delay_s": round(delay, 3)},
+        )
 
     started = time.perf_counter()
     try:

@@ -6,6 +6,7 @@ model to call it, so the answer is the tool-use input (a JSON object), never fre
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -168,7 +169,7 @@ class BedrockLLM:
             try:
                 return dict(
                     call_with_retries(
-                        lambda: self._call(params),
+                        functools.partial(self._call, params),
                         self.policy,
                         is_retryable_aws_error,
                     )

@@ -61,7 +61,10 @@ class OpenAICompatibleLLM:
         self.temperature = temperature
         self.name = f"openai-compatible:{model}" if model else "openai-compatible"
         self.policy = RetryPolicy(
-            max_retries=max_retries, base_delay=base_delay, max_delay=max_delay, max_retry_after=max_retry_after
+            max_retries=max_retries,
+            base_delay=base_delay,
+            max_delay=max_delay,
+            max_retry_after=max_retry_after,
         )
         self.json_schema_supported = True  # False once the server rejected response_format json_schema
         self.attempts = 0  # HTTP attempts made by the last call
@@ -128,7 +131,9 @@ class OpenAICompatibleLLM:
             try:
                 data = self._post(self._body(request, self.json_schema_supported))
             except HTTPStatusError as exc:
-                if not (self.json_schema_supported and exc.status == 400 and "response_format" in exc.body):
+                body = exc.body.lower()
+                mentions = "response_format" in body or "json_schema" in body
+                if not (self.json_schema_supported and exc.status == 400 and mentions):
                     raise
                 self.json_schema_supported = False
                 data = self._post(self._body(request, structured=False))
@@ -155,7 +160,9 @@ class OpenAICompatibleLLM:
             choice = data["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
-            raise LLMError(f"{self.name}: malformed answer (no choices[0].message): {str(data)[:200]!r}") from None
+            raise LLMError(
+                f"{self.name}: malformed answer (no choices[0].message): {str(data)[:200]!r}"
+            ) from None
         content = message.get("content") if isinstance(message, dict) else None
         if not content:
             refusal = message.get("refusal") if isinstance(message, dict) else None

@@ -55,7 +55,9 @@ class MemoryIndexer:
             if gone:
                 self.index.delete(gone)
         except IndexUnavailable:
-            logger.warning("vector index unavailable; left pending for index_sync", extra={"count": len(docs)})
+            logger.warning(
+                "vector index unavailable; left pending for index_sync", extra={"count": len(docs)}
+            )
             return 0
         self.store.set_index_state([d["_id"] for d in docs], "indexed", utcnow())
         return len(docs)

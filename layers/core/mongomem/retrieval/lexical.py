@@ -78,9 +78,7 @@ def stem(word: str) -> str:
     return word
 
 
-def tokenize(
-    text: str, *, stopwords: frozenset[str] | None = STOPWORDS, stemming: bool = True
-) -> list[str]:
+def tokenize(text: str, *, stopwords: frozenset[str] | None = STOPWORDS, stemming: bool = True) -> list[str]:
     """Split text into normalised index terms."""
     folded = unicodedata.normalize("NFKD", text.lower())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))

@@ -1,0 +1,173 @@
+"""Build the configured LLM and embedding providers, and report whether they are usable.
+
+The environment is passed in (only mongomem.config reads os.environ); API keys are read from the
+variable that the config *names* (`api_key_env`), so keys never sit in project-config.yaml.
+A provider whose key or model is missing is still built: its ready() says what is missing, which is
+what `mongomem memory apply` and the status endpoint report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig
+from mongomem.ports import EmbeddingProvider, LLMProvider
+
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "voyage": "VOYAGE_API_KEY"}
+OPENAI_HOST = "api.openai.com"
+
+
+def _region(cfg_region: str | None, environ: Mapping[str, str]) -> str | None:
+    return cfg_region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or None
+
+
+def _key(
+    api_key_env: str | None, default_env: str | None, environ: Mapping[str, str]
+) -> tuple[str | None, str | None]:
+    """(key value or None, the variable it was read from)."""
+    name = api_key_env or default_env
+    if not name:
+        return None, None
+    value = environ.get(name, "").strip()
+    return (value or None), name
+
+
+def llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str]) -> LLMProvider:
+    """The LLM provider `cfg` describes (memory.providers.llm)."""
+    if cfg.kind == "bedrock":
+        from mongomem.providers.llm_bedrock import BedrockLLM
+
+        return BedrockLLM(
+            cfg.model or "",
+            region=_region(cfg.region, environ),
+            timeout=cfg.timeout_seconds,
+            max_retries=cfg.max_retries,
+            temperature=cfg.temperature,
+        )
+    if cfg.kind == "openai-compatible":
+        from mongomem.providers.llm_openai import OPENAI_BASE_URL, OpenAICompatibleLLM
+
+        base_url = cfg.base_url or OPENAI_BASE_URL
+        # A local server (vLLM, Ollama) needs no key; OpenAI itself, or a named key variable, does.
+        official = OPENAI_HOST in base_url
+        key, key_env = _key(cfg.api_key_env, DEFAULT_KEY_ENV["openai"] if official else None, environ)
+        try:
+            return OpenAICompatibleLLM(
+                base_url,
+                cfg.model or "",
+                key,
+                timeout=cfg.timeout_seconds,
+                max_retries=cfg.max_retries,
+                api_key_env=key_env,
+                require_key=key_env is not None,
+                temperature=cfg.temperature,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"memory.providers.llm.base_url: {exc}") from exc
+    if cfg.kind == "scripted":
+        from mongomem.providers.llm_scripted import ScriptedLLM
+
+        try:
+            return ScriptedLLM(cfg.script_file if cfg.script_file else {})
+        except ValueError as exc:
+            raise ConfigError(f"memory.providers.llm.script_file: {exc}") from exc
+    if cfg.kind == "offline":
+        from mongomem.extraction.offline import OfflineExtractor
+
+        return cast(LLMProvider, OfflineExtractor())
+    raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")
+
+
+def embedder_from_config(cfg: EmbeddingProviderConfig, environ: Mapping[str, str]) -> EmbeddingProvider:
+    """The embedding provider `cfg` describes (memory.providers.embeddings)."""
+    common: dict[str, Any] = {"timeout": cfg.timeout_seconds, "max_retries": cfg.max_retries}
+    try:
+        if cfg.kind == "bedrock-titan-v2":
+            from mongomem.providers.embed_bedrock import TITAN_V2, BedrockTitanEmbedder
+
+            if cfg.model and cfg.model != TITAN_V2:
+                raise ValueError(f"bedrock-titan-v2 uses model {TITAN_V2} (got {cfg.model!r})")
+            return BedrockTitanEmbedder(_region(cfg.region, environ), dim=cfg.dim or 1024, **common)
+        if cfg.kind == "voyage":
+            from mongomem.providers.embed_voyage import VOYAGE_BASE_URL, VoyageEmbedder
+
+            key, key_env = _key(cfg.api_key_env, DEFAULT_KEY_ENV["voyage"], environ)
+            return VoyageEmbedder(
+                key,
+                model=cfg.model or "voyage-3.5",
+                dim=cfg.dim or 1024,
+                base_url=cfg.base_url or VOYAGE_BASE_URL,
+                api_key_env=key_env,
+                batch_size=cfg.batch_size,
+                **common,
+            )
+        if cfg.kind == "openai-compatible":
+            from mongomem.providers.embed_openai import OPENAI_BASE_URL, OpenAICompatibleEmbedder
+
+            base_url = cfg.base_url or OPENAI_BASE_URL
+            official = OPENAI_HOST in base_url
+            key, key_env = _key(cfg.api_key_env, DEFAULT_KEY_ENV["openai"] if official else None, environ)
+            return OpenAICompatibleEmbedder(
+                base_url,
+                model=cfg.model or "text-embedding-3-small",
+                api_key=key,
+                dim=cfg.dim,
+                api_key_env=key_env,
+                require_key=key_env is not None,
+                batch_size=cfg.batch_size,
+                **common,
+            )
+        if cfg.kind == "hashing":
+            from mongomem.providers.embed_hashing import HashingEmbedder
+
+            return HashingEmbedder(dim=cfg.dim or 256)
+        if cfg.kind == "local":
+            from mongomem.providers.embed_local import LocalEmbedderProvider
+
+            return LocalEmbedderProvider(model=cfg.model, dim=cfg.dim)
+    except ValueError as exc:
+        raise ConfigError(f"memory.providers.embeddings: {exc}") from exc
+    raise ConfigError(f"memory.providers.embeddings.kind: unknown provider {cfg.kind!r}")
+
+
+def _check(provider: Any) -> tuple[bool, str]:
+    try:
+        ok, reason = provider.ready()
+    except Exception as exc:  # a readiness probe must report, not crash the status endpoint
+        return False, f"readiness check failed: {type(exc).__name__}: {exc}"
+    return bool(ok), "" if ok else (reason or "not ready")
+
+
+def readiness(llm: LLMProvider, embedder: EmbeddingProvider) -> dict[str, Any]:
+    """Whether both providers are usable, with the reasons when not (no network calls)."""
+    llm_ok, llm_reason = _check(llm)
+    emb_ok, emb_reason = _check(embedder)
+    reasons = []
+    if not llm_ok:
+        reasons.append(f"llm: {llm_reason}")
+    if not emb_ok:
+        reasons.append(f"embeddings: {emb_reason}")
+    try:
+        model, dim = str(embedder.model), int(embedder.dim)
+    except Exception:
+        model, dim = "unknown", 0
+    return {
+        "ready": llm_ok and emb_ok,
+        "llm": {
+            "kind": _llm_kind(llm),
+            "name": str(getattr(llm, "name", type(llm).__name__)),
+            "offline": bool(getattr(llm, "offline", False)),
+            "ready": llm_ok,
+            "reason": llm_reason,
+        },
+        "embeddings": {"model": model, "dim": dim, "ready": emb_ok, "reason": emb_reason},
+        "reasons": reasons,
+    }
+
+
+def _llm_kind(llm: Any) -> str:
+    if getattr(llm, "offline", False):
+        return "offline"
+    name = str(getattr(llm, "name", ""))
+    return name.split(":", 1)[0] if name else type(llm).__name__
