@@ -7,13 +7,15 @@ top k, averaged over questions; k in 1, 5, 10, 25.
 Usage:
     python locomo_eval.py models            # per-model dense numbers, speed, load time
     python locomo_eval.py ablate            # recipe ablations (combined + per conversation)
-    python locomo_eval.py loo               # leave-one-conversation-out tuning
+    python locomo_eval.py final [query|passage]  # final recipe through the library code
+    python locomo_eval.py speed             # embeddings/s and load time per model
+    python exp2.py e5q4                     # grid + leave-one-conversation-out tuning
+    python exp3.py e5q4                     # ablations around the final recipe
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import re
 import sys
@@ -380,12 +382,90 @@ def cmd_ablate(model: str = "e5q4", extra: list[Recipe] | None = None) -> None:
         print(f"| {r.name} | {fmt(res['all'])} | {res['26'][2]:.3f} | {res['30'][2]:.3f} |")
 
 
+FINAL_OWN = TextOpts(speaker=True, caption=True, date=True)
+FINAL_CTX = TextOpts(speaker=True, caption=True, date=True, neighbours=2)
+
+
+def _load_embedder():
+    import importlib.util
+
+    path = ROOT / "layers" / "core" / "mongomem" / "adapters" / "embed_local.py"
+    spec = importlib.util.spec_from_file_location("mongomem_embed_local", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.LocalEmbedder()
+
+
+def cmd_final(query_kind: str = "query") -> None:
+    """End-to-end check of the final recipe with the library code only.
+
+    Four rankings per question, fused with lexical.rrf_fuse(k=10, equal weights):
+    BM25 over the turn's own text, BM25 over the turn + neighbours, and the same two
+    texts embedded with LocalEmbedder (e5-small q4), ranked by cosine.
+    """
+    emb = _load_embedder()
+    per = {}
+    for name, c in convs().items():
+        own, ctx = build_texts(c, FINAL_OWN), build_texts(c, FINAL_CTX)
+        ids = [t.id for t in c.turns]
+        lex = []
+        for texts in (own, ctx):
+            ix = BM25Index(k1=1.2, b=0.75)
+            for i, tx in zip(ids, texts, strict=True):
+                ix.add(i, tx)
+            lex.append(ix)
+        vecs = [np.array(emb.embed(texts)) for texts in (own, ctx)]
+        qs = [q["question"] for q in c.qa]
+        qv = np.array(emb.embed(qs, kind=query_kind))
+        res = np.zeros((len(qs), len(KS)))
+        for qi, q in enumerate(c.qa):
+            rankings = [[d for d, _ in ix.search(qs[qi], k=len(ids))] for ix in lex]
+            rankings += [[ids[j] for j in np.argsort(-(v @ qv[qi]), kind="stable")] for v in vecs]
+            fused = [d for d, _ in rrf_fuse(rankings, k=10)]
+            for j, k in enumerate(KS):
+                res[qi, j] = len(set(fused[:k]) & q["ev"]) / len(q["ev"])
+        per[name] = res
+    allr = np.concatenate(list(per.values()))
+    print(f"final recipe via library (queries as {query_kind!r}), {len(allr)} questions")
+    print("| set | R@1 | R@5 | R@10 | R@25 |")
+    print("|---|---|---|---|---|")
+    for name, res in per.items():
+        print(f"| conv {name} | {fmt(res.mean(0))} |")
+    print(f"| all | {fmt(allr.mean(0))} |")
+
+
+def cmd_speed() -> None:
+    """Embeddings/s on the 419 turns of conversation 26 (own text and with context)."""
+    import subprocess
+
+    for key in ("minilm_fp32", "minilm_int8", "e5q4"):
+        m = get_model(key)
+        for label, opts in (("own", FINAL_OWN), ("ctx", FINAL_CTX)):
+            texts = build_texts(convs()["26"], opts)
+            m.embed(texts[:32], "passage")
+            best = 0.0
+            for _ in range(2 if key != "minilm_fp32" else 1):
+                t0 = time.time()
+                m.embed(texts, "passage")
+                best = max(best, len(texts) / (time.time() - t0))
+            print(f"{m.name} [{label}]: {best:.0f} emb/s")
+        probe = (
+            "import time,sys;t=time.time();sys.path.insert(0,'%s');from models import MODELS;"
+            "m=MODELS['%s']();m.embed(['warm up'],'query');print(time.time()-t)" % (HERE, key)
+        )
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+        print(f"{m.name}: import+load+first embed {float(out.stdout):.2f} s")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "ablate"
     if cmd == "models":
         cmd_models()
+    elif cmd == "final":
+        cmd_final(*(sys.argv[2:3] or ["query"]))
+    elif cmd == "speed":
+        cmd_speed()
     elif cmd == "ablate":
         cmd_ablate(*(sys.argv[2:3] or ["e5q4"]))
     else:
         raise SystemExit(f"unknown command {cmd}")
-    _ = itertools

@@ -68,7 +68,7 @@ class Services:
             return self._llm
         from mongomem.providers.factory import llm_from_config
 
-        return llm_from_config(self.settings.memory.providers.llm, self.settings.provider_secrets)
+        return llm_from_config(self.settings.memory.providers.llm, self.provider_env)
 
     @cached_property
     def embedder(self) -> EmbeddingProvider:
@@ -76,7 +76,15 @@ class Services:
             return self._embedder
         from mongomem.providers.factory import embedder_from_config
 
-        return embedder_from_config(self.settings.memory.providers.embeddings, self.settings.provider_secrets)
+        return embedder_from_config(self.settings.memory.providers.embeddings, self.provider_env)
+
+    @property
+    def provider_env(self) -> dict[str, str]:
+        """What the provider factories may read: the configured key variables and the region."""
+        env = dict(self.settings.provider_secrets)
+        if self.settings.aws_region:
+            env["AWS_REGION"] = self.settings.aws_region
+        return env
 
     @cached_property
     def vector_index(self) -> VectorIndex | None:

@@ -22,6 +22,7 @@ API_ROUTES = [
     ("/v1/memories", "memory_api"),
     ("/v1/working-memory", "memory_api"),
     ("/v1/threads", "memory_api"),
+    ("/v1/status", "memory_api"),
 ]
 
 
