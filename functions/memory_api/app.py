@@ -5,12 +5,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.api.app import MemoryApi
 from mongomem.api.memories import router as memories
+from mongomem.api.search import router as search
 from mongomem.api.status import router as status
 from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
 from mongomem.tracing import tracer
 
-api = MemoryApi(memories, working_memory, status)
+api = MemoryApi(search, memories, working_memory, status)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -68,8 +68,10 @@ class FakeAPI:
                 payload = reply.body
                 if payload is None:
                     payload = api.auto(self.path, body).body
-                data = payload if isinstance(payload, bytes) else (
-                    payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                data = (
+                    payload
+                    if isinstance(payload, bytes)
+                    else (payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
                 )
                 try:
                     self.send_response(reply.status)
@@ -95,14 +97,22 @@ class FakeAPI:
                     "id": "c1",
                     "model": body.get("model", "m"),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": json.dumps(ANSWER)}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": json.dumps(ANSWER)},
+                            "finish_reason": "stop",
+                        }
                     ],
                     "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
                 }
             )
         dim = body.get("dimensions") or body.get("output_dimension") or 8
         data = [
-            {"object": "embedding", "index": i, "embedding": [float(len(t) % 7 + 1)] + [float(i + 1)] * (dim - 1)}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [float(len(t) % 7 + 1)] + [float(i + 1)] * (dim - 1),
+            }
             for i, t in enumerate(body["input"])
         ]
         return Reply(body={"object": "list", "data": data, "usage": {"total_tokens": len(body["input"]) * 3}})
@@ -219,7 +229,9 @@ def test_chat_reports_timeouts_after_the_last_retry(api: FakeAPI) -> None:
 
 def test_chat_falls_back_to_json_object_when_json_schema_is_rejected(api: FakeAPI) -> None:
     # Given a server that does not know response_format json_schema
-    rejection = {"error": {"message": "Invalid value for 'response_format.type': json_schema is not supported"}}
+    rejection = {
+        "error": {"message": "Invalid value for 'response_format.type': json_schema is not supported"}
+    }
     api.then("/chat/completions", Reply(400, rejection))
     llm = chat(api)
     # When two calls are made
@@ -233,6 +245,18 @@ def test_chat_falls_back_to_json_object_when_json_schema_is_rejected(api: FakeAP
     # And the downgrade is remembered: the second call goes straight to JSON mode
     assert json.loads(first.text) == ANSWER and json.loads(second.text) == ANSWER
     assert llm.json_schema_supported is False
+
+
+def test_chat_switches_to_max_completion_tokens_when_max_tokens_is_rejected(api: FakeAPI) -> None:
+    # Given a model that only accepts max_completion_tokens (newer OpenAI reasoning models)
+    message = "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+    api.then("/chat/completions", Reply(400, {"error": {"message": message}}))
+    llm = chat(api)
+    # When a call is made, Then it is sent again with max_completion_tokens and the schema kept
+    assert json.loads(llm.complete_json(request()).text) == ANSWER
+    rejected, accepted = (s.body for s in api.requests("/chat/completions"))
+    assert rejected["max_tokens"] == 512 and "max_tokens" not in accepted
+    assert accepted["max_completion_tokens"] == 512 and accepted["response_format"]["type"] == "json_schema"
 
 
 def test_chat_does_not_retry_other_client_errors(api: FakeAPI) -> None:
@@ -266,7 +290,11 @@ def test_chat_reports_a_truncated_answer(api: FakeAPI) -> None:
 
 
 def test_chat_strips_a_code_fence_around_the_json(api: FakeAPI) -> None:
-    fenced = {"choices": [{"message": {"content": "```json\n" + json.dumps(ANSWER) + "\n```"}, "finish_reason": "stop"}]}
+    fenced = {
+        "choices": [
+            {"message": {"content": "```json\n" + json.dumps(ANSWER) + "\n```"}, "finish_reason": "stop"}
+        ]
+    }
     api.then("/chat/completions", Reply(200, fenced))
     result = chat(api).complete_json(request())
     assert json.loads(result.text) == ANSWER
@@ -362,8 +390,9 @@ def test_unreachable_server_is_retried_then_reported() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    emb = OpenAICompatibleEmbedder(f"http://127.0.0.1:{port}/v1", "m", None, dim=8, require_key=False,
-                                   max_retries=2, base_delay=0.001)
+    emb = OpenAICompatibleEmbedder(
+        f"http://127.0.0.1:{port}/v1", "m", None, dim=8, require_key=False, max_retries=2, base_delay=0.001
+    )
     with pytest.raises(EmbeddingError, match=r"cannot connect.*after 3 attempts"):
         emb.embed(["x"])
     assert emb.attempts == 3

@@ -1,4 +1,4 @@
-"""The `mongomem` command: `mongomem dev` runs the local memory service."""
+"""The `mongomem` command: `mongomem dev` runs the local stack, `mongomem reindex` rebuilds search."""
 
 from __future__ import annotations
 
@@ -56,6 +56,57 @@ def _dev(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reindex(args: argparse.Namespace) -> int:
+    """Rebuild the vector index from MongoDB, printing counts as batches land."""
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")  # failures are reported below, not as log lines
+    from mongomem.config import ConfigError, settings_from_env
+    from mongomem.errors import MongomemError
+    from mongomem.runtime import Services
+    from mongomem.vectors.port import DimensionMismatch
+
+    try:
+        svc = Services(settings_from_env())
+    except ConfigError as exc:
+        print(f"reindex: {exc}", file=sys.stderr)
+        return 2
+    index = svc.vector_index
+    if index is None:
+        print(
+            "reindex: no vector index configured "
+            "(set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)",
+            file=sys.stderr,
+        )
+        return 2
+    if not index.ping():
+        print(f"reindex: the vector index ({type(index).__name__}) does not answer", file=sys.stderr)
+        return 1
+    last = {"synced": 0, "seen": 0}
+
+    def progress(synced: int, seen: int) -> None:
+        last.update(synced=synced, seen=seen)
+        print(f"  indexed {synced} of {seen} memory versions read from MongoDB", flush=True)
+
+    try:
+        print(f"{type(index).__name__}: {index.count()} documents before reindex", flush=True)
+        if args.drop:
+            print("dropping the index ...", flush=True)
+        svc.indexer.rebuild(drop=args.drop, progress=progress)
+        print(f"done: {last['synced']} memory versions indexed", flush=True)
+    except DimensionMismatch as exc:
+        print(f"reindex failed: {exc} (run with --drop)", file=sys.stderr)
+        return 1
+    except MongomemError as exc:
+        print(f"reindex failed: {exc.message}", file=sys.stderr)
+        return 1
+    if last["synced"] < last["seen"]:
+        # MemoryIndexer.sync leaves a failed batch pending rather than raising.
+        print(f"{last['seen'] - last['synced']} versions stay pending for index_sync", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mongomem", description="mongomem: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--scan-seconds", type=float, default=5.0)
     dev.add_argument("--log-level", default="WARNING")
     dev.set_defaults(func=_dev)
+    reindex = sub.add_parser(
+        "reindex", help="rebuild the vector index from MongoDB (settings from MONGOMEM_* variables)"
+    )
+    reindex.add_argument(
+        "--drop",
+        action="store_true",
+        help="drop the index first (needed after changing the embedding model); otherwise upsert in place",
+    )
+    reindex.set_defaults(func=_reindex)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

@@ -76,7 +76,8 @@ class LLMProviderConfig(_Strict):
 class EmbeddingProviderConfig(_Strict):
     kind: Literal["bedrock-titan-v2", "voyage", "openai-compatible", "local", "hashing"] = "local"
     model: str | None = None
-    dim: int | None = Field(None, ge=8, le=8192)  # None: the provider's default (Titan/Voyage 1024, hashing 256)
+    # None: the provider's default (Titan/Voyage 1024, hashing 256, text-embedding-3-* their own).
+    dim: int | None = Field(None, ge=8, le=8192)
     base_url: str | None = None
     api_key_env: str | None = None  # name of the env var holding the key (voyage default VOYAGE_API_KEY)
     timeout_seconds: float = Field(30.0, gt=0)

@@ -1,7 +1,9 @@
 """The bundled local embedding model (mongomem.adapters.embed_local) as an EmbeddingProvider.
 
-The model module is imported, and the model built, on first use only: a function that never embeds
-never pays for it, and a package without the model still imports (ready() then says why).
+The model module is imported, and the model loaded, on first use (ready(), model, dim or embed()):
+a function that never embeds never pays for it, and a package without the model still imports
+(ready() then says why). Queries and documents are embedded with the model's own roles (e5's
+``query:`` / ``passage:``) when its embed() takes them.
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ class LocalEmbedderProvider:
             try:
                 module = importlib.import_module(self._module)
                 cls = module.LocalEmbedder
-                impl = cls(model=self._configured_model) if self._configured_model else cls()
+                impl = cls(model=_bare(self._configured_model)) if self._configured_model else cls()
+                # Load the weights now, so ready() is only true when embed() can work.
+                warmup = getattr(impl, "warmup", None)
+                if callable(warmup):
+                    warmup()
                 dim = int(impl.dim)
             except ImportError as exc:
                 missing = getattr(exc, "name", None)
@@ -63,9 +69,9 @@ class LocalEmbedderProvider:
     @property
     def model(self) -> str:
         try:
-            return str(self._load().model)
+            return _prefixed(str(self._load().model))
         except EmbeddingError:
-            return self._configured_model or "local"
+            return _prefixed(self._configured_model) if self._configured_model else "local"
 
     @model.setter
     def model(self, value: str) -> None:
@@ -93,17 +99,30 @@ class LocalEmbedderProvider:
         texts = check_texts(texts)
         impl = self._load()
         try:
-            # Models trained with query/document instructions take `purpose`; others embed both alike.
-            raw = impl.embed(texts, purpose=purpose) if _accepts_purpose(impl.embed) else impl.embed(texts)
+            raw = impl.embed(texts, **_purpose_kwargs(impl.embed, purpose))
             vectors = [[float(x) for x in v] for v in raw]  # numpy rows become plain floats
         except Exception as exc:
-            raise EmbeddingError(f"{impl.model}: {type(exc).__name__}: {exc}") from exc
-        return checked_vectors(str(impl.model), int(impl.dim), vectors, len(texts))
+            raise EmbeddingError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
+        return checked_vectors(self.model, int(impl.dim), vectors, len(texts))
 
 
-def _accepts_purpose(fn: Any) -> bool:
+def _bare(model: str) -> str:
+    return model.removeprefix("local:")
+
+
+def _prefixed(model: str) -> str:
+    """Stored model names say where vectors came from, e.g. local:multilingual-e5-small-q4."""
+    return model if model.startswith("local:") else f"local:{model}"
+
+
+def _purpose_kwargs(fn: Any, purpose: Purpose) -> dict[str, str]:
+    """How this model's embed() is told query vs document: e5-style `kind`, or `purpose`, or not at all."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return False
-    return "purpose" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        return {}
+    if "kind" in params:
+        return {"kind": "query" if purpose == "query" else "passage"}
+    if "purpose" in params:
+        return {"purpose": purpose}
+    return {}

@@ -67,6 +67,7 @@ class OpenAICompatibleLLM:
             max_retry_after=max_retry_after,
         )
         self.json_schema_supported = True  # False once the server rejected response_format json_schema
+        self.token_param = "max_tokens"  # newer OpenAI models only accept max_completion_tokens
         self.attempts = 0  # HTTP attempts made by the last call
 
     def ready(self) -> tuple[bool, str]:
@@ -98,7 +99,7 @@ class OpenAICompatibleLLM:
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": request.prompt}],
             "response_format": response_format,
-            "max_tokens": request.max_tokens,
+            self.token_param: request.max_tokens,
         }
         if self.temperature is not None:
             body["temperature"] = self.temperature
@@ -121,6 +122,28 @@ class OpenAICompatibleLLM:
         self.attempts += response.attempts
         return response.data
 
+    def _downgrade(self, exc: HTTPStatusError) -> bool:
+        """Adapt to a server that rejected part of the request (HTTP 400); False if nothing to adapt."""
+        body = exc.body.lower()
+        if exc.status != 400:
+            return False
+        if "max_completion_tokens" in body and self.token_param == "max_tokens":
+            self.token_param = "max_completion_tokens"
+            return True
+        if self.json_schema_supported and ("response_format" in body or "json_schema" in body):
+            self.json_schema_supported = False  # JSON mode, with the schema in the system prompt
+            return True
+        return False
+
+    def _send(self, request: LLMRequest) -> Any:
+        # Each downgrade happens at most once per process, so this loop is bounded.
+        while True:
+            try:
+                return self._post(self._body(request, self.json_schema_supported))
+            except HTTPStatusError as exc:
+                if not self._downgrade(exc):
+                    raise
+
     def complete_json(self, request: LLMRequest) -> LLMResult:
         ok, reason = self.ready()
         if not ok:
@@ -128,15 +151,7 @@ class OpenAICompatibleLLM:
         self.attempts = 0
         started = time.perf_counter()
         try:
-            try:
-                data = self._post(self._body(request, self.json_schema_supported))
-            except HTTPStatusError as exc:
-                body = exc.body.lower()
-                mentions = "response_format" in body or "json_schema" in body
-                if not (self.json_schema_supported and exc.status == 400 and mentions):
-                    raise
-                self.json_schema_supported = False
-                data = self._post(self._body(request, structured=False))
+            data = self._send(request)
         except RetriesExhausted as exc:
             raise LLMError(f"{exc}") from exc.last
         except HTTPError as exc:

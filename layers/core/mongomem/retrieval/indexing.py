@@ -1,13 +1,13 @@
 """Keep the vector index in step with MongoDB: write-through after each change, outbox for the rest.
 
 MongoDB is written first (index_state pending), the index second, then the state becomes indexed.
-Whatever failed stays pending for index_sync; deleted and superseded versions leave the index
-(superseded ones stay searchable only through MongoDB history).
+Whatever failed stays pending for index_sync. Active and superseded versions are indexed with
+their status (search filters status=active unless asked for history); deleted ones leave the index.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -42,12 +42,13 @@ class MemoryIndexer:
         self.index = index
 
     def sync(self, docs: Iterable[dict[str, Any]]) -> int:
-        """Upsert active versions and remove the others; returns how many are now indexed."""
+        """Upsert active and superseded versions, remove deleted ones; returns how many were synced."""
         if self.index is None:
             return 0
         docs = list(docs)
-        live = [d for d in docs if d["status"] == "active"]
-        gone = [d["_id"] for d in docs if d["status"] != "active"]
+        # Superseded versions stay indexed (with status) so include_superseded searches rank them too.
+        live = [d for d in docs if d["status"] != "deleted"]
+        gone = [d["_id"] for d in docs if d["status"] == "deleted"]
         try:
             if live:
                 self.index.ensure(len(live[0]["vector"]))
@@ -74,18 +75,28 @@ class MemoryIndexer:
                 return done
             done += written
 
-    def rebuild(self) -> int:
-        """Drop the index and rebuild it from MongoDB (`mongomem reindex`)."""
+    def rebuild(self, drop: bool = True, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the index from MongoDB (`mongomem reindex`), dropping it first unless `drop` is False.
+
+        `progress(synced, seen)` is called after every batch; returns how many versions were synced.
+        """
         if self.index is None:
             return 0
-        self.index.drop()
+        if drop:
+            self.index.drop()
         batch: list[dict[str, Any]] = []
-        total = 0
+        total = seen = 0
         for doc in self.store.all_for_reindex():
             batch.append(doc)
             if len(batch) >= 500:
                 total += self.sync(batch)
+                seen += len(batch)
                 batch = []
+                if progress is not None:
+                    progress(total, seen)
         if batch:
             total += self.sync(batch)
+            seen += len(batch)
+        if progress is not None:
+            progress(total, seen)
         return total

@@ -1,0 +1,69 @@
+"""Memory search: the request a caller sends and the ranked, MongoDB-hydrated results it gets back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mongomem.config import MemoryType
+from mongomem.models.common import Identifier
+from mongomem.models.memory import Status
+
+SearchMode = Literal["hybrid", "knn", "bm25"]
+
+MAX_QUERY_CHARS = 2000
+MAX_TOP_K = 100
+
+
+class SearchRequest(BaseModel):
+    """Search one user's long-term memories by meaning and keywords."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: Identifier | None = None
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    types: list[MemoryType] | None = Field(default=None, min_length=1, max_length=len(MemoryType))
+    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
+    # knn / hybrid: floor on cosine similarity of the vector match; bm25: floor on the BM25 score.
+    min_score: float | None = Field(default=None, ge=-1.0)
+    include_superseded: bool = False
+    mode: SearchMode = "hybrid"
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must contain a non-space character")
+        return value
+
+
+class SearchSignals(BaseModel):
+    """Why a result ranks where it does: per-retriever ranks and scores, fusion and boost."""
+
+    knn_rank: int | None = None
+    knn_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    rrf: float | None = None
+    reinforcement_boost: float = 1.0
+
+
+class SearchResult(BaseModel):
+    memory_id: str
+    lineage_id: str
+    type: MemoryType
+    payload: dict[str, Any]
+    text: str
+    status: Status
+    version: int
+    reinforcement_count: int
+    created_at: datetime
+    score: float
+    signals: SearchSignals
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchResult]
+    took_ms: float

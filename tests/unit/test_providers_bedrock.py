@@ -1,0 +1,264 @@
+"""Bedrock Converse LLM and Titan v2 embeddings against a real bedrock-runtime client with botocore's Stubber."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import botocore.session
+import pytest
+from botocore.response import StreamingBody
+from botocore.stub import ANY, Stubber
+
+from mongomem.observability import metrics
+from mongomem.ports import EmbeddingError, LLMError, LLMRequest
+from mongomem.providers.embed_bedrock import TITAN_V2, BedrockTitanEmbedder
+from mongomem.providers.llm_bedrock import BedrockLLM
+
+MODEL = "eu.anthropic.claude-3-5-haiku-20241022-v1:0"
+SCHEMA = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": {"type": "object"}}},
+    "required": ["items"],
+}
+ANSWER = {"items": [{"subject": "user", "attribute": "home airport", "value": "LHR"}]}
+
+
+@pytest.fixture
+def client() -> Any:
+    session = botocore.session.Session()
+    session.set_credentials("AKIDEXAMPLE", "dummy-secret")  # test only: the stubbed client never calls AWS
+    return session.create_client("bedrock-runtime", region_name="eu-west-1")
+
+
+@pytest.fixture
+def stub(client: Any) -> Iterator[Stubber]:
+    with Stubber(client) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+def request() -> LLMRequest:
+    return LLMRequest(
+        task="semantic",
+        system="Extract facts.",
+        prompt="user: my home airport is LHR",
+        schema=SCHEMA,
+        schema_name="semantic items",
+        max_tokens=700,
+    )
+
+
+def converse_params(tool_choice: dict[str, Any] | None = None) -> dict[str, Any]:
+    tool_config: dict[str, Any] = {
+        "tools": [
+            {
+                "toolSpec": {
+                    "name": "semantic_items",
+                    "description": ANY,
+                    "inputSchema": {"json": SCHEMA},
+                }
+            }
+        ],
+        "toolChoice": tool_choice or {"tool": {"name": "semantic_items"}},
+    }
+    return {
+        "modelId": MODEL,
+        "system": [{"text": "Extract facts."}],
+        "messages": [{"role": "user", "content": [{"text": "user: my home airport is LHR"}]}],
+        "inferenceConfig": {"maxTokens": 700, "temperature": 0.0},
+        "toolConfig": tool_config,
+    }
+
+
+def converse_response(content: list[dict[str, Any]] | None = None, stop: str = "tool_use") -> dict[str, Any]:
+    blocks = content or [
+        {"text": "Recording."},
+        {"toolUse": {"toolUseId": "tu-1", "name": "semantic_items", "input": ANSWER}},
+    ]
+    return {
+        "output": {"message": {"role": "assistant", "content": blocks}},
+        "stopReason": stop,
+        "usage": {"inputTokens": 321, "outputTokens": 45, "totalTokens": 366},
+        "metrics": {"latencyMs": 800},
+    }
+
+
+def llm(client: Any, **kw: Any) -> BedrockLLM:
+    return BedrockLLM(
+        MODEL,
+        "eu-west-1",
+        timeout=5,
+        max_retries=kw.pop("max_retries", 2),
+        client=client,
+        base_delay=0.0,
+        **kw,
+    )
+
+
+def test_converse_forces_the_schema_tool_and_returns_its_input(client: Any, stub: Stubber) -> None:
+    # Given a model that calls the tool
+    stub.add_response("converse", converse_response(), converse_params())
+    metrics.clear_metrics()
+    # When a structured answer is requested
+    result = llm(client).complete_json(request())
+    # Then the tool input is the answer, with the usage reported and recorded as metrics
+    assert json.loads(result.text) == ANSWER
+    assert (result.input_tokens, result.output_tokens, result.model) == (321, 45, MODEL)
+    recorded = metrics.metric_set
+    assert recorded["LLMInputTokens"]["Value"] == [321.0]
+    assert recorded["LLMOutputTokens"]["Value"] == [45.0]
+    assert "LLMLatencyMs" in recorded
+    metrics.clear_metrics()
+
+
+def test_throttling_is_retried_with_backoff_then_succeeds(client: Any, stub: Stubber) -> None:
+    # Given two throttled calls, then an answer
+    for code in ("ThrottlingException", "ServiceUnavailableException"):
+        stub.add_client_error(
+            "converse", service_error_code=code, service_message="slow down", http_status_code=429
+        )
+    stub.add_response("converse", converse_response(), converse_params())
+    provider = llm(client, max_retries=2)
+    # When a call is made, Then it succeeds on the third attempt
+    assert json.loads(provider.complete_json(request()).text) == ANSWER
+    assert provider.attempts == 3
+
+
+def test_throttling_beyond_the_retries_raises_llm_error(client: Any, stub: Stubber) -> None:
+    for _ in range(3):
+        stub.add_client_error(
+            "converse",
+            service_error_code="ThrottlingException",
+            service_message="Too many requests",
+            http_status_code=429,
+        )
+    provider = llm(client, max_retries=2)
+    with pytest.raises(LLMError, match=r"Too many requests.*gave up after 3 attempts"):
+        provider.complete_json(request())
+    assert provider.attempts == 3
+
+
+def test_access_denied_is_not_retried(client: Any, stub: Stubber) -> None:
+    stub.add_client_error(
+        "converse",
+        service_error_code="AccessDeniedException",
+        service_message="You don't have access to the model",
+        http_status_code=403,
+    )
+    with pytest.raises(LLMError, match="AccessDeniedException: You don't have access to the model"):
+        llm(client).complete_json(request())
+
+
+def test_a_model_without_named_tool_choice_is_asked_with_any(client: Any, stub: Stubber) -> None:
+    # Given a model that rejects toolChoice.tool
+    stub.add_client_error(
+        "converse",
+        service_error_code="ValidationException",
+        http_status_code=400,
+        service_message="This model doesn't support the toolConfig.toolChoice.tool field.",
+    )
+    stub.add_response("converse", converse_response(), converse_params({"any": {}}))
+    stub.add_response("converse", converse_response(), converse_params({"any": {}}))
+    provider = llm(client)
+    # When two calls are made, Then both answer through toolChoice any (the downgrade is remembered)
+    assert json.loads(provider.complete_json(request()).text) == ANSWER
+    assert json.loads(provider.complete_json(request()).text) == ANSWER
+
+
+def test_an_answer_without_the_tool_call_is_an_error(client: Any, stub: Stubber) -> None:
+    stub.add_response(
+        "converse", converse_response([{"text": "I cannot help"}], stop="end_turn"), converse_params()
+    )
+    with pytest.raises(LLMError, match=r"without calling the tool.*I cannot help"):
+        llm(client).complete_json(request())
+
+
+def test_an_answer_cut_off_at_max_tokens_is_an_error(client: Any, stub: Stubber) -> None:
+    stub.add_response("converse", converse_response([{"text": "..."}], stop="max_tokens"), converse_params())
+    with pytest.raises(LLMError, match="cut off at max_tokens"):
+        llm(client).complete_json(request())
+
+
+def test_ready_needs_a_model_id_and_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # Given no credentials anywhere (and no instance metadata lookup)
+    for var in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    assert BedrockLLM("", "eu-west-1").ready() == (
+        False,
+        "no Bedrock model id configured (memory.providers.llm.model)",
+    )
+    ok, reason = BedrockLLM(MODEL, "eu-west-1").ready()
+    assert not ok and "no AWS credentials" in reason
+    # When credentials appear in the environment, Then it is ready (without calling AWS)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "dummy-secret")
+    assert BedrockLLM(MODEL, "eu-west-1").ready() == (True, "")
+    assert BedrockTitanEmbedder("eu-west-1").ready() == (True, "")
+
+
+# --- Titan v2 embeddings -------------------------------------------------------------------------
+
+
+def titan_body(vector: list[float]) -> dict[str, Any]:
+    data = json.dumps({"embedding": vector, "inputTextTokenCount": 3}).encode()
+    return {"body": StreamingBody(io.BytesIO(data), len(data)), "contentType": "application/json"}
+
+
+def titan_params(text: str, dim: int = 256) -> dict[str, Any]:
+    return {
+        "modelId": TITAN_V2,
+        "contentType": "application/json",
+        "accept": "application/json",
+        "body": json.dumps({"inputText": text, "dimensions": dim, "normalize": True}),
+    }
+
+
+def test_titan_embeds_one_text_per_call_and_retries_throttling(client: Any, stub: Stubber) -> None:
+    # Given two texts, the second throttled once
+    stub.add_response("invoke_model", titan_body([3.0, 4.0] + [0.0] * 254), titan_params("a"))
+    stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
+    stub.add_response("invoke_model", titan_body([0.0] * 255 + [2.0]), titan_params("b"))
+    emb = BedrockTitanEmbedder("eu-west-1", dim=256, client=client, base_delay=0.0)
+    # When embedded
+    first, second = emb.embed(["a", "b"])
+    # Then each is a unit vector of the configured dim, in order
+    assert first[:2] == [0.6, 0.8] and second[-1] == 1.0 and len(first) == 256
+    assert emb.calls == 3
+
+
+def test_titan_rejects_a_wrong_dimension_answer(client: Any, stub: Stubber) -> None:
+    stub.add_response("invoke_model", titan_body([1.0] * 1024), titan_params("a", 512))
+    with pytest.raises(EmbeddingError, match="dimension 1024 but the configured dim is 512"):
+        BedrockTitanEmbedder("eu-west-1", dim=512, client=client).embed(["a"])
+
+
+def test_titan_only_accepts_its_dimensions() -> None:
+    with pytest.raises(ValueError, match="256, 512 or 1024"):
+        BedrockTitanEmbedder("eu-west-1", dim=768)
+
+
+def test_titan_gives_up_after_retries(client: Any, stub: Stubber) -> None:
+    for _ in range(2):
+        stub.add_client_error(
+            "invoke_model",
+            service_error_code="ServiceUnavailableException",
+            service_message="unavailable",
+            http_status_code=503,
+        )
+    emb = BedrockTitanEmbedder("eu-west-1", dim=256, client=client, max_retries=1, base_delay=0.0)
+    with pytest.raises(EmbeddingError, match="gave up after 2 attempts"):
+        emb.embed(["a"])
