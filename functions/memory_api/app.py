@@ -1,4 +1,4 @@
-"""API Gateway (HTTP API) -> long-term memories, search and working memory: /v1/memories, /v1/working-memory."""
+"""API Gateway (HTTP API) -> memories, search, working memory and user erasure: /v1/memories, ..."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -7,11 +7,12 @@ from mongomem.api.app import MemoryApi
 from mongomem.api.memories import router as memories
 from mongomem.api.search import router as search
 from mongomem.api.status import router as status
+from mongomem.api.users import router as users
 from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
 from mongomem.tracing import tracer
 
-api = MemoryApi(search, memories, working_memory, status)
+api = MemoryApi(search, memories, working_memory, status, users)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

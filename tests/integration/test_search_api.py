@@ -86,7 +86,9 @@ def remember(api: Any, ctx: Any, type_: str, payload: dict[str, Any], user: str 
     return body["memory"]
 
 
-def search(api: Any, ctx: Any, query: str, user: str = USER, tenant: str | None = None, **options: Any) -> Any:
+def search(
+    api: Any, ctx: Any, query: str, user: str = USER, tenant: str | None = None, **options: Any
+) -> Any:
     status, body = call(api, ctx, "memory_search.json", {"user_id": user, "query": query, **options}, tenant)
     assert status == 200, body
     return body["results"]
@@ -173,7 +175,9 @@ def test_superseded_versions_are_hidden_unless_asked_for(svc: Services, api: Any
     ]
 
 
-def test_deleted_memories_are_never_found(svc: Services, memories: dict[str, Any], api: Any, ctx: Any) -> None:
+def test_deleted_memories_are_never_found(
+    svc: Services, memories: dict[str, Any], api: Any, ctx: Any
+) -> None:
     event = load_event("memory_delete.json")
     memory_id = memories["airport"]["memory_id"]
     event["rawPath"] = event["requestContext"]["http"]["path"] = f"/v1/memories/{memory_id}"

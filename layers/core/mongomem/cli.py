@@ -43,6 +43,13 @@ def _dev(args: argparse.Namespace) -> int:
         f"  scan         every {args.scan_seconds:g}s; extraction queues: "
         f"{', '.join(t.value for t in stack.settings.enabled_extractions)}"
     )
+    if stack.keys_required:
+        print("  auth         x-api-key required (manage keys with `mongomem keys create|list|revoke`)")
+    else:
+        print(
+            f"  auth         OPEN: no API keys exist, requests act as tenant {stack.settings.tenant_default!r}; "
+            "the first `mongomem keys create` turns keys on"
+        )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
@@ -114,12 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
     dev.add_argument("--data-dir", default=".mongomem")
-    dev.add_argument(
-        "--config", default="project-config.yaml" if Path("project-config.yaml").exists() else None
-    )
+    # `mongomem memory configure` uploads to .mongomem/project-config.yaml; it wins over the repo's file.
+    dev_configs = [p for p in (Path(".mongomem/project-config.yaml"), Path("project-config.yaml")) if p.exists()]
+    dev.add_argument("--config", default=str(dev_configs[0]) if dev_configs else None)
     dev.add_argument("--scan-seconds", type=float, default=5.0)
     dev.add_argument("--log-level", default="WARNING")
     dev.set_defaults(func=_dev)
+    from mongomem.cli_ops import register as register_ops
+
+    register_ops(sub)
     reindex = sub.add_parser(
         "reindex", help="rebuild the vector index from MongoDB (settings from MONGOMEM_* variables)"
     )
@@ -129,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         help="drop the index first (needed after changing the embedding model); otherwise upsert in place",
     )
     reindex.set_defaults(func=_reindex)
+    from mongomem.cli_memory import register as register_memory
+    from mongomem.cli_memory import register_mcp
+
+    register_memory(sub)
+    register_mcp(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

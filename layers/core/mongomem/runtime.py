@@ -111,6 +111,9 @@ class Services:
         store = MemoryStore(self.store.db)
         if self.settings.ensure_indexes:
             store.ensure_indexes()
+            from mongomem.erasure import ensure_indexes as ensure_retention_indexes
+
+            ensure_retention_indexes(self.store.db)
         return store
 
     @cached_property

@@ -198,6 +198,9 @@ class MongoStore:
                         name="session_client_token",
                         partialFilterExpression={"client_token": {"$exists": True}},
                     ),
+                    # Retention: a turn gets `expire_at` only once its snapshot is fully extracted
+                    # (mongomem.erasure), so unpromoted and unextracted turns never expire.
+                    IndexModel([("expire_at", ASCENDING)], name="turn_expiry", expireAfterSeconds=0),
                 ]
             )
             self.snapshots.create_indexes(

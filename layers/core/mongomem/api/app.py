@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.api.errors import install_error_handlers
+from mongomem.api.identity import USER_HEADER, acting_user, begin_request, principal_from_event
 from mongomem.runtime import services
 
 
@@ -48,4 +49,10 @@ class MemoryApi:
                 for key in [k for k in headers if k.lower() == "content-type"]:
                     del headers[key]
                 headers["content-type"] = "application/json"
-        return self.app.resolve(event, context)
+        begin_request()
+        response = self.app.resolve(event, context)
+        # Tell the caller which memory identity served the request (a service account's user_id is ignored).
+        user = acting_user(principal_from_event(event, services().settings.tenant_default))
+        if user and isinstance(response, dict):
+            response.setdefault("headers", {})[USER_HEADER] = user
+        return response

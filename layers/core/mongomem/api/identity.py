@@ -2,29 +2,42 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from mongomem.errors import InvalidInput
+from mongomem.identity.principals import principal_from_authorizer
 from mongomem.models.common import Principal, Scope
+
+# The memory user the current request acts as (one request at a time per thread); the MemoryApi wrapper
+# reports it in the x-mongomem-user-id response header.
+USER_HEADER = "x-mongomem-user-id"
+_acting_user: ContextVar[str | None] = ContextVar("mongomem_acting_user", default=None)
 
 
 def principal_from_event(raw_event: dict[str, Any], default_tenant: str) -> Principal:
     """The tenant comes from the authorizer's context (Lambda or IAM authorizer), never from the body."""
     authorizer = (raw_event.get("requestContext") or {}).get("authorizer") or {}
-    context = authorizer.get("lambda") or {}
-    tenant = context.get("tenant") or default_tenant
-    return Principal(
-        tenant=str(tenant),
-        kind=str(context.get("kind") or "memory_service"),
-        key_id=context.get("key_id"),
-        fixed_user_id=context.get("fixed_user_id"),
-    )
+    return principal_from_authorizer(authorizer, default_tenant)
 
 
 def scope_for(principal: Principal, user_id: str | None) -> Scope:
     """A service account is its own memory identity; a memory service must name the user."""
     if principal.fixed_user_id:
-        return Scope(tenant=principal.tenant, user_id=principal.fixed_user_id)
-    if not user_id:
+        # any user_id in the request is ignored: every call of this account shares one memory scope
+        scope = Scope(tenant=principal.tenant, user_id=principal.fixed_user_id)
+    elif not user_id:
         raise InvalidInput("user_id is required", {"path": "user_id"})
-    return Scope(tenant=principal.tenant, user_id=user_id)
+    else:
+        scope = Scope(tenant=principal.tenant, user_id=user_id)
+    _acting_user.set(scope.user_id)
+    return scope
+
+
+def begin_request() -> None:
+    _acting_user.set(None)
+
+
+def acting_user(principal: Principal) -> str | None:
+    """The memory user the request acted as, if it resolved one."""
+    return principal.fixed_user_id or _acting_user.get()

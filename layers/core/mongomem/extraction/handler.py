@@ -7,6 +7,7 @@ import time
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from mongomem.erasure import expire_after_extraction
 from mongomem.extraction.registry import get_extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
 from mongomem.observability import logger, metrics
@@ -29,6 +30,9 @@ def process_record(record: SQSRecord) -> None:
         return
     finally:
         logger.remove_keys(["snapshot_id", "memory_type"])
+    # Retention: the turns' clock starts once every type of the snapshot is extracted (also on a
+    # redelivery, in case the first attempt failed after extracting).
+    expire_after_extraction(svc.store.db, message.snapshot_id, svc.settings.memory.snapshot.ttl_days)
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return

@@ -11,6 +11,7 @@ covered and what is not is described in docs/offline-extractor.md.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -103,12 +104,24 @@ def _turns(context: dict[str, Any]) -> tuple[list[Turn], date | None]:
     return out, snapshot_ref
 
 
+# Schema list limits: evidence keeps the latest seqs, the others their first entries.
+_LIST_CAPS = {"evidence_seqs": 200}
+_LIST_HEADS = {"participants": 50, "aliases": 50, "steps": 100}
+
+
 def _items_json(model: type[BaseModel], items: Iterable[dict[str, Any]]) -> str:
     """Validated items as answer JSON; an item that does not validate is dropped, never sent."""
     valid: list[dict[str, Any]] = []
     for item in items:
         if len(valid) >= MAX_ITEMS:
             break
+        item = dict(item)
+        for k, cap in _LIST_CAPS.items():
+            if isinstance(item.get(k), list):
+                item[k] = sorted(item[k])[-cap:]
+        for k, cap in _LIST_HEADS.items():
+            if isinstance(item.get(k), list):
+                item[k] = item[k][:cap]
         try:
             valid.append(model.model_validate(item).model_dump(mode="json"))
         except ValidationError:
@@ -208,12 +221,20 @@ def _employer(hit: Hit) -> list[Fact]:
     value = R.take_proper(hit.rest, allow_org=True)
     if not value or value.lower() in {"home", "myself"}:
         return []
-    return [Fact("employer", value, valid_from=_first_date(hit))]
+    facts = [Fact("employer", value, valid_from=_first_date(hit))]
+    role = re.search(r"\bas\s+an?\s+(?P<r>.*)", hit.rest)
+    found = _occupation_from(role.group("r")) if role else None
+    if found:
+        facts.append(Fact("occupation", found[0]))
+    return facts
 
 
 def _occupation_from(rest: str) -> tuple[str, str] | None:
     """ "senior software engineer at Acme" -> ("senior software engineer", "at Acme")."""
-    m = re.match(r"\s*(?P<phrase>(?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)(?P<tail>\s+(?:at|for|with)\s+.*|\s*$|\s*,.*)", rest)
+    m = re.match(
+        r"\s*(?P<phrase>(?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)(?P<tail>\s+(?:at|for|with)\s+.*|\s*$|\s*,.*)",
+        rest,
+    )
     if not m:
         return None
     words = m.group("phrase").split()
@@ -246,20 +267,23 @@ def _status_occupation(hit: Hit) -> list[Fact]:
 
 def _preference(attribute: str) -> Handler:
     def handle(hit: Hit) -> list[Fact]:
-        if re.match(r"\s*to\s", hit.rest):
+        rest = hit.rest
+        if re.match(r"\s*to\s", rest):
             return []  # "I like to think ...": an infinitive is not a liked thing
-        value = R.take_phrase(hit.rest)
+        over: str | None = None
+        if (hit.m.groupdict().get("verb") or "").lower() == "prefer":
+            parts = re.split(r"\s+(?:to|over|rather\s+than|instead\s+of)\s+", rest, maxsplit=1)
+            rest = parts[0]
+            if len(parts) > 1:
+                over = R.take_phrase(parts[1])
+        value = R.take_phrase(rest)
         if not value:
             return []
         facts: list[Fact] = []
         for part in R.split_list(value, split_and=False):
             if part.lower() in R.NP_STOP_FIRST or len(part) < 2:
                 continue
-            fact = Fact(attribute, part)
-            over = re.search(r"\b(?:over|rather than)\s+(?P<o>[^,.;!?]+)", hit.rest)
-            if over and attribute == "likes" and hit.m.groupdict().get("verb", "").lower() == "prefer":
-                fact.qualifiers["over"] = R.strip_punct(over.group("o"))
-            facts.append(fact)
+            facts.append(Fact(attribute, part, qualifiers={"over": over} if over else {}))
         return facts
 
     return handle
@@ -405,16 +429,25 @@ SEMANTIC_RULES: list[tuple[re.Pattern[str], Handler]] = [
         _place("home city"),
     ),
     (
-        re.compile(rf"(?:{_I}|\b[Ww]e)\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}"),
+        re.compile(
+            rf"(?:{_I}|\b[Ww]e)\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}"
+        ),
         _place("home city", dated=True),
     ),
-    (re.compile(rf"(?:{_IM}\s+(?i:originally\s+)?from|{_I}\s+(?i:come|originally\s+come)\s+from)\s+{_REST}"), _place("hometown")),
+    (
+        re.compile(
+            rf"(?:{_IM}\s+(?i:originally\s+)?from|{_I}\s+(?i:come|originally\s+come)\s+from)\s+{_REST}"
+        ),
+        _place("hometown"),
+    ),
     (
         re.compile(rf"\b(?i:my\s+(?:home|local|nearest|usual|main)\s+airport\s+is)\s+{_REST}"),
         _airport,
     ),
     (
-        re.compile(rf"{_I}\s+(?i:(?:usually\s+|always\s+|normally\s+|mostly\s+)?fly\s+(?:out\s+of|from))\s+{_REST}"),
+        re.compile(
+            rf"{_I}\s+(?i:(?:usually\s+|always\s+|normally\s+|mostly\s+)?fly\s+(?:out\s+of|from))\s+{_REST}"
+        ),
         _airport,
     ),
     (
@@ -424,12 +457,16 @@ SEMANTIC_RULES: list[tuple[re.Pattern[str], Handler]] = [
         _employer,
     ),
     (
-        re.compile(rf"{_I}\s+(?i:(?:just\s+)?started\s+(?:working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with))\s+{_REST}"),
+        re.compile(
+            rf"{_I}\s+(?i:(?:just\s+)?started\s+(?:working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with))\s+{_REST}"
+        ),
         _employer,
     ),
     (re.compile(rf"(?:{_IM}|{_I}\s+(?i:work\s+as))\s+(?i:(?:currently\s+)?an?)\s+{_REST}"), _occupation),
     (
-        re.compile(rf"{_IM}\s+(?P<status>self-employed|freelance|retired|unemployed|a\s+freelancer)\b(?!\s+\w+ing)"),
+        re.compile(
+            rf"{_IM}\s+(?P<status>self-employed|freelance|retired|unemployed|a\s+freelancer)\b(?!\s+\w+ing)"
+        ),
         _status_occupation,
     ),
     (
@@ -451,7 +488,7 @@ SEMANTIC_RULES: list[tuple[re.Pattern[str], Handler]] = [
     ),
     (
         re.compile(
-            r"^(?P<val>[A-Za-z][\w'\- ]{0,40}?)\s+(?i:is|are)\s+(?i:my\s+(?:absolute\s+|all-time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s*(?:[.!]|$)"
+            r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days)[,!]?\s+)*(?P<val>[A-Za-z][\w'\- ]{0,40}?)\s+(?i:is|are)\s+(?i:my\s+(?:absolute\s+|all-time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s*(?:[.!]|$)"
         ),
         _favourite_inverted,
     ),
@@ -461,7 +498,12 @@ SEMANTIC_RULES: list[tuple[re.Pattern[str], Handler]] = [
         ),
         _allergy,
     ),
-    (re.compile(rf"{_I}\s+(?i:have\s+an?)\s+(?i:(?:severe|mild|serious)\s+)?(?P<what>[a-z][a-z\-]{{1,20}}(?:\s+[a-z][a-z\-]{{1,20}})?)\s+(?i:allergy)\b"), _allergy_noun),
+    (
+        re.compile(
+            rf"{_I}\s+(?i:have\s+an?)\s+(?i:(?:severe|mild|serious)\s+)?(?P<what>[a-z][a-z\-]{{1,20}}(?:\s+[a-z][a-z\-]{{1,20}})?)\s+(?i:allergy)\b"
+        ),
+        _allergy_noun,
+    ),
     (re.compile(rf"{_I}\s+(?i:have\s+an?\s+(?:\w+\s+)?allergy\s+to)\s+{_REST}"), _allergy),
     (
         re.compile(
@@ -469,12 +511,23 @@ SEMANTIC_RULES: list[tuple[re.Pattern[str], Handler]] = [
         ),
         _diet,
     ),
-    (re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))(?:'s|s')\s+(?i:name\s+is)\s+{_REST}"), _relation(strict=False)),
-    (re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))\s+(?i:is\s+(?:called|named))\s+{_REST}"), _relation(strict=False)),
-    (re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))\s+(?i:is)\s+{_REST}"), _relation(strict=True)),
-    (re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT})),?\s+(?P<rest>[A-Z][^.!?;\n]*)"), _relation(strict=False)),
     (
-        re.compile(rf"\b(?P<name>[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)?)\s+(?i:is\s+my)\s+(?P<rel>(?i:{R.REL_ALT}))\b"),
+        re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))(?:'s|s')\s+(?i:name\s+is)\s+{_REST}"),
+        _relation(strict=False),
+    ),
+    (
+        re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))\s+(?i:is\s+(?:called|named))\s+{_REST}"),
+        _relation(strict=False),
+    ),
+    (re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))\s+(?i:is)\s+{_REST}"), _relation(strict=True)),
+    (
+        re.compile(rf"\b(?i:my)\s+(?P<rel>(?i:{R.REL_ALT})),?\s+(?P<rest>[A-Z][^.!?;\n]*)"),
+        _relation(strict=False),
+    ),
+    (
+        re.compile(
+            rf"\b(?P<name>[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)?)\s+(?i:is\s+my)\s+(?P<rel>(?i:{R.REL_ALT}))\b"
+        ),
         _relation_inverted,
     ),
     (
@@ -500,7 +553,9 @@ _REMEMBER = re.compile(
     r"^(?:(?i:please|also|and|oh|btw|by\s+the\s+way|ok|okay)[,!]?\s+)*(?i:remember|note|don't\s+forget|do\s+not\s+forget|"
     r"keep\s+in\s+mind|for\s+future\s+reference)\s*[,:]?\s+(?:(?i:that)\s+)?(?P<rest>.+)$"
 )
-_MY_X_IS_Y = re.compile(r"^(?i:my)\s+(?P<attr>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2})\s+(?i:is|are)\s+(?P<rest>.+)$")
+_MY_X_IS_Y = re.compile(
+    r"^(?i:my)\s+(?P<attr>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2})\s+(?i:is|are)\s+(?P<rest>.+)$"
+)
 
 
 def _remembered(sentence: str, ref: date | None, subject: str) -> Fact | None:
@@ -581,36 +636,36 @@ def _semantic(context: dict[str, Any]) -> str:
     return _items_json(SemanticItem, _merge_facts(found, subject))
 
 
+def _group(fact: Fact, subject: str) -> tuple[str, str] | None:
+    """Facts in one group hold one value at a time: single-valued attributes, and the polarity
+    (likes/dislikes) of one liked or disliked thing."""
+    if fact.attribute in SINGLE_VALUED or fact.attribute.startswith("favourite "):
+        return subject, fact.attribute
+    if fact.attribute in {"likes", "dislikes"}:
+        return subject, "preference:" + norm(fact.value)
+    return None
+
+
 def _merge_facts(found: list[_Found], subject: str) -> list[dict[str, Any]]:
     """One item per (subject, attribute, value); the latest statement wins single-valued attributes
     (and a value that was both liked and disliked takes its latest polarity)."""
     found = sorted(found, key=lambda f: (f.seq, f.order))
-    latest: dict[tuple[str, str], _Found] = {}  # single-valued group -> latest statement
-    previous: dict[tuple[str, str], str] = {}
+    latest: dict[tuple[str, str], _Found] = {}  # group -> latest statement
+    previous: dict[tuple[str, str], str] = {}  # group -> the value the latest one replaced
     for f in found:
-        subj = "user" if f.fact.about_user else subject
-        attr = f.fact.attribute
-        if attr in SINGLE_VALUED:
-            group = (subj, attr)
-        elif attr in {"likes", "dislikes"}:
-            group = (subj, "preference:" + norm(f.fact.value))
-        else:
+        group = _group(f.fact, "user" if f.fact.about_user else subject)
+        if group is None:
             continue
         before = latest.get(group)
-        if before is not None and norm(before.fact.value) != norm(f.fact.value) and before.fact.attribute == attr:
+        same_attribute = before is not None and before.fact.attribute == f.fact.attribute
+        if before is not None and same_attribute and norm(before.fact.value) != norm(f.fact.value):
             previous[group] = before.fact.value
         latest[group] = f
     items: dict[tuple[str, str, str], dict[str, Any]] = {}
     for f in found:
         subj = "user" if f.fact.about_user else subject
         attr = f.fact.attribute
-        group = (
-            (subj, attr)
-            if attr in SINGLE_VALUED
-            else (subj, "preference:" + norm(f.fact.value))
-            if attr in {"likes", "dislikes"}
-            else None
-        )
+        group = _group(f.fact, subj)
         if group is not None:
             winner = latest[group].fact
             if winner.attribute != attr or norm(winner.value) != norm(f.fact.value):
@@ -619,7 +674,7 @@ def _merge_facts(found: list[_Found], subject: str) -> list[dict[str, Any]]:
         item = items.get(key)
         if item is None:
             qualifiers = dict(f.fact.qualifiers)
-            if group is not None and group in previous and norm(previous[group]) != norm(f.fact.value):
+            if group is not None and norm(previous.get(group, "")) not in {"", norm(f.fact.value)}:
                 qualifiers.setdefault("previously", previous[group])
             items[key] = {
                 "subject": subj,
@@ -654,7 +709,7 @@ EVENT_VERBS: dict[str, bool] = {
 }
 # Objects that turn a verb into an idiom rather than an event ("went ahead", "had no idea").
 EVENT_OBJECT_STOP = re.compile(
-    r"^\s*(?i:ahead|through|over|wrong|to\b|no\b|a\s+question|a\s+look|a\s+feeling|an\s+idea|a\s+chance|"
+    r"^\s*(?i:ahead|through|over|wrong|no\b|a\s+question|a\s+look|a\s+feeling|an\s+idea|a\s+chance|"
     r"the\s+impression|the\s+feeling|it\b|that\b|this\b|what\b|how\b|been\b|used\b|confused|lost\b|"
     r"you\b|your\b|back\s+to\s+you|the\s+(?:idea|point|message|memo|hint))"
 )
@@ -670,6 +725,10 @@ _TITLE_BOUNDARY = re.compile(
     r"\s+(?:with|because|but|so|and\s+then|and\s+(?:I|we|it|she|he|they)|which|where|who|after|before|while|when|"
     r"since|until|for\s+(?:the\s+first|a\s+while)|-)\b|[,(]"
 )
+_FILLER = re.compile(
+    r"^(?:(?i:oh|ah|also|and|well|so|then|anyway|btw|plus|great|ok|okay|yes|yeah)\b[,!.]?\s*)+"
+)
+_CLAUSE_END = re.compile(r",\s*(?:and|but|so|then)\b|\s+(?:and|but|so)\s+(?:I|we|then)\b|;")
 _PLACE_CUE = re.compile(r"\b(?:in|at|to|near|around)\s+(?P<rest>(?:the\s+)?[A-Z][^.!?;\n]*)")
 _WITH = re.compile(r"\bwith\s+(?P<rest>[^.!?;\n]*)")
 
@@ -691,7 +750,11 @@ def _participants(m: re.Match[str], sentence: str, subject: str, place: str | No
             rel = re.match(rf"(?i:my)\s+(?P<rel>(?i:{R.REL_ALT}))\b(?:\s*,?\s+(?P<n>[A-Z][\w'\-]+))?", part)
             if rel:
                 n = rel.group("n")
-                add(n if n and R.is_name_word(n) else f"{subject}'s {R.RELATIONS[rel.group('rel').lower()][0]}")
+                add(
+                    n
+                    if n and R.is_name_word(n)
+                    else f"{subject}'s {R.RELATIONS[rel.group('rel').lower()][0]}"
+                )
                 continue
             add(R.take_name(part, max_words=2))
     if m.group("verb") in {"met", "saw", "visited"}:
@@ -702,9 +765,15 @@ def _participants(m: re.Match[str], sentence: str, subject: str, place: str | No
 def _event_from(m: re.Match[str], sentence: str, turn: Turn, subject: str) -> dict[str, Any] | None:
     verb = m.group("verb")
     rest = m.group("rest")
-    if EVENT_OBJECT_STOP.match(rest) or re.match(r"^\s+[a-z]+ed\b", rest) and verb == "had":
+    if EVENT_OBJECT_STOP.match(rest) or (
+        not EVENT_VERBS[verb] and re.match(r"^\s*(?:to\b|[a-z]+ed\b)", rest)
+    ):
         return None
+    # the event's own clause: "I met Sarah 3 days ago, and in 2022 I moved ..." ends at ", and"
+    clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
     dates = R.find_dates(sentence, turn.ref, past=True)
+    own = [d for d in dates if d.start < m.start("rest") + len(clause)]
+    dates = own or dates
     just = re.search(r"\b(?i:just)\s+" + verb, sentence)
     if not EVENT_VERBS[verb] and not dates and not just:
         return None
@@ -714,28 +783,34 @@ def _event_from(m: re.Match[str], sentence: str, turn: Turn, subject: str) -> di
         obj = obj[: d.start] + obj[d.end :]
     obj = _TITLE_BOUNDARY.split(obj, maxsplit=1)[0]
     obj = re.sub(r"\s+", " ", obj).strip(" ,;:-")
-    words = obj.split()[:7]
+    words = [w for w in obj.split() if w.lower() not in {"my", "our"}][:7]
     title = R.clip(" ".join([verb.capitalize(), *words]).strip(), 120)
     place = None
     if verb in {"visited", "explored", "toured"}:
-        place = R.take_proper(rest)
+        place = R.take_proper(clause)
     if place is None:
-        cue = _PLACE_CUE.search(rest)
+        cue = _PLACE_CUE.search(clause)
         place = R.take_proper(cue.group("rest")) if cue else None
     if place and (place.lower() in R.NOT_NAMES or place.lower() in R.MONTHS):
         place = None
-    occurred = dates[0].iso if dates else (turn.ref.isoformat() if just and turn.ref else None)
-    resolved = R.replace_dates(sentence, dates)
+    occurred = (
+        own[0].iso
+        if own
+        else dates[0].iso
+        if dates
+        else (turn.ref.isoformat() if just and turn.ref else None)
+    )
+    resolved = _FILLER.sub("", R.replace_dates(sentence, dates)) or sentence
     third = R.third_person(resolved, subject) if m.group("subj") not in {"we", "We"} else None
     if third is None:
         who = "The user" if subject == "user" else subject
-        summary = f'{who} said: "{resolved}"'
+        summary = f'{who} said: "{R.capitalise(resolved)}"'
     else:
         summary = R.capitalise(third)
     return {
         "title": title,
         "summary": R.clip(summary, 2000),
-        "participants": _participants(m, sentence, subject, place),
+        "participants": _participants(m, sentence[: m.start("rest") + len(clause)], subject, place),
         "occurred_at": occurred,
         "place": place,
         "evidence_seqs": [turn.seq],
@@ -744,33 +819,22 @@ def _event_from(m: re.Match[str], sentence: str, turn: Turn, subject: str) -> di
 
 def _episodic(context: dict[str, Any]) -> str:
     turns, _ = _turns(context)
-    found: list[_Found] = []
+    subject = _subject(context, turns, _names_in(turns))
+    events: dict[tuple[str, str], dict[str, Any]] = {}
     for turn in _user_turns(turns):
         for sentence in _sentences(turn):
             if R.is_question(sentence):
                 continue
-            for fact in (f for f in SEMANTIC_RULES[:3] for _ in f[0].finditer(sentence)):
-                del fact
             m = next((e for e in _EVENT_RE.finditer(sentence) if not R.hedged(sentence[: e.start()])), None)
-            if m is None:
+            event = _event_from(m, sentence, turn, subject) if m is not None else None
+            if event is None:
                 continue
-            # the name used as subject is resolved after all turns are read
-            found.append(_Found(Fact("event", sentence), turn.seq, len(found)))
-    subject = _subject(context, turns, _names_in(turns))
-    events: dict[tuple[str, str], dict[str, Any]] = {}
-    by_seq = {t.seq: t for t in turns}
-    for f in found:
-        turn = by_seq[f.seq]
-        m = next(e for e in _EVENT_RE.finditer(f.fact.value) if not R.hedged(f.fact.value[: e.start()]))
-        event = _event_from(m, f.fact.value, turn, subject)
-        if event is None:
-            continue
-        key = (norm(event["title"]), event["occurred_at"] or "")
-        if key in events:
-            if turn.seq not in events[key]["evidence_seqs"]:
-                events[key]["evidence_seqs"].append(turn.seq)
-            continue
-        events[key] = event
+            key = (norm(event["title"]), event["occurred_at"] or "")
+            if key in events:
+                if turn.seq not in events[key]["evidence_seqs"]:
+                    events[key]["evidence_seqs"].append(turn.seq)
+                continue
+            events[key] = event
     return _items_json(EpisodicItem, events.values())
 
 
@@ -877,7 +941,7 @@ def _list_blocks(text: str) -> list[_Block]:
         flush()
         inline = list(_INLINE_NUM.finditer(line))
         if len(inline) >= 2 and [int(x.group("n")) for x in inline] == list(range(1, len(inline) + 1)):
-            parts = [line[a.end() : b.start()] for a, b in zip(inline, inline[1:], strict=False)]
+            parts = [line[a.end() : b.start()] for a, b in itertools.pairwise(inline)]
             parts.append(line[inline[-1].end() :])
             blocks.append(_Block([p.strip() for p in parts], offsets[i] + inline[0].start()))
     flush()
@@ -888,7 +952,10 @@ def _prose_blocks(text: str) -> list[_Block]:
     """ "First ..., then ..., and finally ..." written as prose."""
     blocks: list[_Block] = []
     flat = re.sub(r"\s*\n\s*", " ", text)
-    for first in re.finditer(r"(?<![Aa]t )(?<![Tt]he )\b(?i:first(?:ly)?)\b(?!\s+(?:time|thing|one|place|step|few|day|week)\b)", flat):
+    for first in re.finditer(
+        r"(?<![Aa]t )(?<![Tt]he )\b(?i:first(?:ly)?)\b(?!\s+(?:time|thing|one|place|step|few|day|week)\b)",
+        flat,
+    ):
         segment = flat[first.start() :]
         markers = list(_PROSE_MARKER.finditer(segment))
         if len(markers) < 2 or not re.match(r"(?i:first)", markers[0].group("mk")):
@@ -900,7 +967,11 @@ def _prose_blocks(text: str) -> list[_Block]:
             sentence_end = re.search(r"[.!?](?:\s|$)", piece)
             if sentence_end:
                 piece = piece[: sentence_end.start()]
-                stop = b is None or final or not re.match(r"\s*$", segment[a.end() + sentence_end.end() : b.start()])
+                stop = (
+                    b is None
+                    or final
+                    or not re.match(r"\s*$", segment[a.end() + sentence_end.end() : b.start()])
+                )
             else:
                 stop = False
             piece = re.sub(r"[\s,;]*(?:\b(?i:and))?\s*$", "", piece).strip(" ,;")
@@ -923,7 +994,7 @@ def _clean_step(step: str) -> str:
 
 def _imperative(step: str) -> bool:
     first = re.match(r"[A-Za-z']+", R.STEP_PREFIX_RE.sub("", step.strip()))
-    return bool(first) and first.group(0).lower() in R.IMPERATIVES
+    return first is not None and first.group(0).lower() in R.IMPERATIVES
 
 
 def _procedure_name(texts: list[str]) -> tuple[str, str] | None:
@@ -961,10 +1032,11 @@ def _procedural(context: dict[str, Any]) -> str:
         blocks = _list_blocks(turn.text) or _prose_blocks(turn.text)
         for block in blocks:
             preamble = turn.text[: block.start]
-            context_texts = [preamble[-600:]]
-            if previous is not None and previous.role != turn.role:
-                context_texts.append(previous.text[-600:])
-            named = _procedure_name(context_texts)
+            named = _procedure_name([preamble[-600:]])
+            named_by_previous = False
+            if named is None and previous is not None and previous.role != turn.role:
+                named = _procedure_name([previous.text[-600:]])
+                named_by_previous = named is not None
             headed = named is not None or bool(_HEADER_WORDS.search(preamble[-300:]))
             steps = [_clean_step(s) for s in block.steps]
             steps = [s for s in steps if s]
@@ -973,11 +1045,11 @@ def _procedural(context: dict[str, Any]) -> str:
             imperative = sum(_imperative(s) for s in block.steps)
             if not (headed and imperative >= 1) and imperative * 5 < len(steps) * 3:
                 continue
-            evidence = [turn.seq]
-            if named is not None and previous is not None and named[0] and named not in [_procedure_name([preamble[-600:]])]:
-                evidence.insert(0, previous.seq)
+            evidence = [previous.seq, turn.seq] if named_by_previous and previous is not None else [turn.seq]
             if named is None:
-                lead = R.strip_punct(re.sub(r"\s+", " ", R.STEP_PREFIX_RE.sub("", (preamble.strip() or steps[0]))))
+                lead = R.strip_punct(
+                    re.sub(r"\s+", " ", R.STEP_PREFIX_RE.sub("", (preamble.strip() or steps[0])))
+                )
                 words = lead.split()[:6]
                 name = R.capitalise(" ".join(words)) or steps[0][:60]
                 named = (name, f'When a task like "{name}" comes up')
@@ -1061,7 +1133,9 @@ def _stands_for(m: re.Match[str]) -> _Term | None:
     expansion = re.split(r"\s*[,(;]|\s+-\s", definition, maxsplit=1)[0].strip()
     extra = definition[len(expansion) :].strip(" ,;-()")
     text = f"Short for {expansion}" + (f": {extra}" if extra else "")
-    return _Term(term, text, aliases=[expansion] if len(expansion.split()) <= 8 else [], abbreviation=not extra)
+    return _Term(
+        term, text, aliases=[expansion] if len(expansion.split()) <= 8 else [], abbreviation=not extra
+    )
 
 
 def _aka_paren(m: re.Match[str]) -> _Term | None:
@@ -1094,6 +1168,8 @@ def _generic_is(m: re.Match[str]) -> _Term | None:
 
 def _glossary_line(m: re.Match[str]) -> _Term | None:
     term = R.strip_punct(m.group("term"))
+    if not m.group("bullet") and not R.is_acronym(term):
+        return None  # "Got it: thanks" in a glossary turn is not an entry
     definition = _clean_def(m.group("def"))
     if not _good_term(term) or not definition or len(term.split()) > 3:
         return None
@@ -1102,7 +1178,13 @@ def _glossary_line(m: re.Match[str]) -> _Term | None:
 
 # (pattern, builder, glossary-only): patterns are matched against whole sentences.
 TAXONOMIC_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Term | None], bool]] = [
-    (re.compile(rf"^{_LEADIN}{_TERM}\s+(?i:stands\s+for|is\s+short\s+for|is\s+an?\s+(?:abbreviation|acronym)\s+(?:for|of))\s+{_DEF}"), _stands_for, False),
+    (
+        re.compile(
+            rf"^{_LEADIN}{_TERM}\s+(?i:stands\s+for|is\s+short\s+for|is\s+an?\s+(?:abbreviation|acronym)\s+(?:for|of))\s+{_DEF}"
+        ),
+        _stands_for,
+        False,
+    ),
     (
         re.compile(
             rf"^{_LEADIN}{_TERM}\s*\((?i:also\s+called|also\s+known\s+as|aka|a\.k\.a\.|or|i\.e\.)\s+(?P<alias>[^)]{{1,60}})\)\s*,?\s+(?i:is|are|refers\s+to|means)\s+{_DEF}"
@@ -1111,7 +1193,9 @@ TAXONOMIC_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Term | N
         False,
     ),
     (
-        re.compile(rf"^{_LEADIN}{_TERM}\s*\((?P<alias>[A-Z][A-Za-z0-9&]{{1,9}})\)\s*,?\s+(?i:is|are|refers\s+to|means)\s+{_DEF}"),
+        re.compile(
+            rf"^{_LEADIN}{_TERM}\s*\((?P<alias>[A-Z][A-Za-z0-9&]{{1,9}})\)\s*,?\s+(?i:is|are|refers\s+to|means)\s+{_DEF}"
+        ),
         _aka_paren,
         False,
     ),
@@ -1122,20 +1206,34 @@ TAXONOMIC_RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Term | N
         _aka_comma,
         False,
     ),
-    (re.compile(rf"^{_LEADIN}{_TERM}\s+(?i:means|refers\s+to|is\s+defined\s+as|is\s+jargon\s+for)\s+{_DEF}"), _means, False),
+    (
+        re.compile(
+            rf"^{_LEADIN}{_TERM}\s+(?i:means|refers\s+to|is\s+defined\s+as|is\s+jargon\s+for)\s+{_DEF}"
+        ),
+        _means,
+        False,
+    ),
     (
         re.compile(rf"\b(?i:by|when\s+I\s+say)\s+{_TERM}\s*,?\s+(?i:I|we)\s+(?i:mean)\s+{_DEF}"),
         _means,
         False,
     ),
-    (re.compile(rf"^(?:An?|an?)\s+{_TERM}\s+(?i:is)\s+(?P<def>(?i:a|an|the|when|where|any|what)\s[^\n]+)"), _generic_is, False),
     (
-        re.compile(r"^(?:[-*\u2022]\s+)?(?P<term>[A-Za-z][\w\-/&.+# ]{0,40}?)\s*(?::|\s-\s)\s*(?P<def>[^\n]{3,})"),
+        re.compile(rf"^(?:An?|an?)\s+{_TERM}\s+(?i:is)\s+(?P<def>(?i:a|an|the|when|where|any|what)\s[^\n]+)"),
+        _generic_is,
+        False,
+    ),
+    (
+        re.compile(
+            r"^(?P<bullet>[-*\u2022]\s+)?(?P<term>[A-Za-z][\w\-/&.+# ]{0,40}?)\s*(?::|\s-\s)\s*(?P<def>[^\n]{3,})"
+        ),
         _glossary_line,
         True,
     ),
 ]
-_GLOSSARY_CUE = re.compile(r"\b(?i:glossary|terminology|definitions?|jargon|acronyms?|abbreviations?|terms)\b")
+_GLOSSARY_CUE = re.compile(
+    r"\b(?i:glossary|terminology|definitions?|jargon|acronyms?|abbreviations?|terms)\b"
+)
 
 
 def _aliases_for(item: _Term, turn_text: str) -> list[str]:
@@ -1234,7 +1332,9 @@ def _reconcile(context: dict[str, Any]) -> str:
     assert isinstance(new, dict)
     raw = context.get("candidates")
     candidates = [
-        c for c in (raw if isinstance(raw, list) else []) if isinstance(c, dict) and c.get("id") not in (None, "")
+        c
+        for c in (raw if isinstance(raw, list) else [])
+        if isinstance(c, dict) and c.get("id") not in (None, "")
     ]
     new_key = norm(str(new.get("key") or ""))
     new_value = _value_of(new)
@@ -1244,7 +1344,11 @@ def _reconcile(context: dict[str, Any]) -> str:
     if same_key:
         equal = [c for c in same_key if _value_of(c) == new_value and new_value]
         if equal:
-            answer = {"decision": "REINFORCE", "target_id": str(equal[0]["id"]), "reason": "same key and same value"}
+            answer = {
+                "decision": "REINFORCE",
+                "target_id": str(equal[0]["id"]),
+                "reason": "same key and same value",
+            }
         else:
             answer = {
                 "decision": "UPDATE",

@@ -223,12 +223,22 @@ STEP_PREFIX_RE = re.compile(
 )
 
 # Abbreviations that end in a dot without ending the sentence.
-ABBREVIATIONS = frozenset("e.g. i.e. dr. mr. mrs. ms. st. vs. approx. a.k.a. jr. sr. no. fig. mt. prof.".split())
+ABBREVIATIONS = frozenset(
+    "e.g. i.e. dr. mr. mrs. ms. st. vs. approx. a.k.a. jr. sr. no. fig. mt. prof.".split()
+)
 
 # --- text helpers ---------------------------------------------------------------------------------
 
 _QUOTES = str.maketrans(
-    {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u2013": "-", "\u2014": " - "}
+    {
+        "\u2019": "'",
+        "\u2018": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u00a0": " ",
+        "\u2013": "-",
+        "\u2014": " - ",
+    }
 )
 
 
@@ -280,7 +290,11 @@ HEDGES = re.compile(
 
 def hedged(prefix: str) -> bool:
     """Whether the words before a match make it hypothetical, reported or uncertain."""
+    prefix = _OWN_WORDS.sub(" ", prefix)  # "as I said, ..." repeats the user's own statement
     return bool(HEDGES.search(prefix))
+
+
+_OWN_WORDS = re.compile(r"\b(?i:as|like)\s+I\s+(?i:said|told\s+you|mentioned|wrote)\b")
 
 
 def clip(text: str, limit: int) -> str:
@@ -426,7 +440,9 @@ def split_list(value: str, *, split_and: bool) -> list[str]:
 
 
 def acronym_of(words: str) -> str:
-    parts = [w for w in re.split(r"[\s\-/]+", words) if w and w.lower() not in {"of", "and", "the", "for", "a"}]
+    parts = [
+        w for w in re.split(r"[\s\-/]+", words) if w and w.lower() not in {"of", "and", "the", "for", "a"}
+    ]
     return "".join(w[0] for w in parts).upper()
 
 
@@ -467,12 +483,22 @@ def third_person(text: str, subject: str) -> str | None:
     if re.search(r"\b(?i:we|us|our|ours|you|your|yours|I'd)\b", text):
         return None
     low = "the user" if subject == "user" else subject
+    named = [False]  # whether the subject was already named (then "my" -> "their", "me" -> "them")
 
     def who(m: re.Match[str]) -> str:
         return capitalise(low) if m.start() == 0 else low
 
     def repl(m: re.Match[str]) -> str:
         s = who(m)
+        if named[0] and not (m.group("iam") or m.group("ive") or m.group("ill") or m.group("i")):
+            return (
+                "their"
+                if (m.group("my") or m.group("mine"))
+                else "themselves"
+                if m.group("myself")
+                else "them"
+            )
+        named[0] = True
         if m.group("iam"):
             return f"{s} is"
         if m.group("ive"):
@@ -575,7 +601,9 @@ _MON_CAP = (
     r"(?P<mon>January|February|March|April|May|June|July|August|September|October|November|December|"
     r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)"
 )
-_NUMW = r"(?P<n>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an?|(?:a\s+)?couple\s+of)"
+_NUMW = (
+    r"(?P<n>\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an?|(?:a\s+)?couple\s+of)"
+)
 
 
 def _days(n: int, precision: str = "day") -> _Resolver:
@@ -675,9 +703,20 @@ DATE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         re.compile(r"\b(?i:(?:earlier\s+|later\s+)?today|this\s+(?:morning|afternoon|evening)|tonight)\b"),
         _days(0),
     ),
-    (re.compile(rf"\b(?i:last\s+(?P<wd>{_WD}))\b"), _rel_weekday(-1, False)),
-    (re.compile(rf"\b(?i:next\s+(?P<wd>{_WD}))\b"), _rel_weekday(1, False)),
-    (re.compile(rf"\b(?i:(?:on\s+|this\s+|this\s+past\s+)(?P<wd>{_WD}))\b"), _rel_weekday(0, None)),
+    (
+        re.compile(rf"\b(?i:last\s+(?P<wd>{_WD})(?:\s+(?:morning|afternoon|evening|night))?)\b"),
+        _rel_weekday(-1, False),
+    ),
+    (
+        re.compile(rf"\b(?i:next\s+(?P<wd>{_WD})(?:\s+(?:morning|afternoon|evening|night))?)\b"),
+        _rel_weekday(1, False),
+    ),
+    (
+        re.compile(
+            rf"\b(?i:(?:on\s+|this\s+|this\s+past\s+)(?P<wd>{_WD})(?:\s+(?:morning|afternoon|evening|night))?)\b"
+        ),
+        _rel_weekday(0, None),
+    ),
     (re.compile(r"\b(?i:last\s+weekend|over\s+the\s+weekend|this\s+past\s+weekend)\b"), _weekend),
     (re.compile(r"\b(?i:last\s+week)\b"), _days(-7, "approx")),
     (re.compile(r"\b(?i:next\s+week)\b"), _days(7, "approx")),
@@ -689,7 +728,9 @@ DATE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
     (re.compile(rf"\b(?i:in\s+{_NUMW}\s+(?P<unit>days?|weeks?|months?|years?))\b"), _ago),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), _iso),
     (
-        re.compile(rf"\b(?:(?i:on)\s+)?{_MON_CAP}\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}}))?"),
+        re.compile(
+            rf"\b(?:(?i:on)\s+)?{_MON_CAP}\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}}))?"
+        ),
         _abs_md,
     ),
     (
@@ -700,7 +741,12 @@ DATE_RULES: list[tuple[re.Pattern[str], _Resolver]] = [
         _abs_md,
     ),
     (re.compile(rf"\b(?i:last)\s+{_MON_CAP}\b"), _last_month_name),
-    (re.compile(rf"\b(?i:in|since|during)\s+(?:(?i:early|late|mid)\s+)?{_MON_CAP}\b(?:\s+(?P<y>\d{{4}}))?"), _in_month),
+    (
+        re.compile(
+            rf"\b(?i:in|since|during)\s+(?:(?i:early|late|mid)\s+)?{_MON_CAP}\b(?:\s+(?P<y>\d{{4}}))?"
+        ),
+        _in_month,
+    ),
     (re.compile(r"\b(?i:in|since|during|back\s+in)\s+(?P<y>(?:19|20)\d{2})\b"), _in_year),
 ]
 

@@ -66,9 +66,12 @@ def to_event(
 class ApiFront:
     """Routes each request to the function that serves its path (the template's routes)."""
 
-    def __init__(self, routes: list[tuple[str, Callable[[], Handler], str]]) -> None:
+    def __init__(
+        self, routes: list[tuple[str, Callable[[], Handler], str]], authorizer: LocalAuthorizer | None = None
+    ) -> None:
         # (path prefix, handler loader, function name); first match wins
         self.routes = routes
+        self.authorizer = authorizer
         self._loaded: dict[str, Handler] = {}
         self._lock = threading.Lock()
         # One request at a time per function, as in one Lambda execution environment: Powertools keeps
@@ -92,9 +95,106 @@ class ApiFront:
                 404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}}
             )
         handler, name = found
+        if self.authorizer is not None:
+            refused = self.authorizer.check(event)
+            if refused is not None:
+                return refused
         with self._busy[name]:
             result = handler(event, LocalContext(function_name=name))
         return result if isinstance(result, dict) else _json_response(200, result)
+
+
+class LocalAuthorizer:
+    """Runs the authorizer function before any API function, like API Gateway's Lambda authorizer.
+
+    Results are cached per x-api-key value for `ttl_seconds` (a revoked key works until its entry
+    expires, as in API Gateway). With no key in the store at all the front runs open (default tenant).
+    """
+
+    HEADER = "x-api-key"
+
+    def __init__(
+        self,
+        load: Callable[[], Handler],
+        keys_required: Callable[[], bool],
+        ttl_seconds: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._load = load
+        self._handler: Handler | None = None
+        self.keys_required = keys_required
+        self.ttl_seconds = ttl_seconds
+        self.clock = clock
+        self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self.invocations = 0
+
+    def check(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """None when the request may proceed (with the principal put into its requestContext)."""
+        key = event.get("headers", {}).get(self.HEADER)
+        if not key:
+            try:
+                required = self.keys_required()
+            except Exception:
+                return _unavailable()
+            return _unauthorized("missing x-api-key header") if required else None
+        result = self._result(key, event)
+        if result is None:
+            return _unavailable()
+        if not result.get("isAuthorized"):
+            return _unauthorized("invalid or revoked API key")
+        event["requestContext"]["authorizer"] = {"lambda": dict(result.get("context") or {})}
+        return None
+
+    def _result(self, key: str, event: dict[str, Any]) -> dict[str, Any] | None:
+        now = self.clock()
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] > now:
+                return hit[1]
+            if self._handler is None:
+                self._handler = self._load()
+            handler = self._handler
+        request = {
+            "version": "2.0",
+            "type": "REQUEST",
+            "routeArn": f"arn:aws:execute-api:local:000000000000:local/$default/{event['rawPath']}",
+            "identitySource": [key],
+            "routeKey": "$default",
+            "rawPath": event["rawPath"],
+            "rawQueryString": event.get("rawQueryString", ""),
+            "headers": dict(event.get("headers") or {}),
+            "requestContext": dict(event["requestContext"]),
+        }
+        try:
+            self.invocations += 1
+            result = handler(request, LocalContext(function_name="authorizer"))
+        except Exception:
+            # A failing authorizer (e.g. MongoDB down) is not a denial: nothing is cached.
+            return None
+        with self._lock:
+            self._cache[key] = (now + self.ttl_seconds, result)
+        return dict(result)
+
+
+def _unauthorized(message: str) -> dict[str, Any]:
+    body = {"error": {"code": "unauthorized", "message": message, "details": None}}
+    return {"statusCode": 401, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
+
+
+def _unavailable() -> dict[str, Any]:
+    body = {
+        "error": {
+            "code": "store_unavailable",
+            "message": "the API key could not be verified now; retry shortly",
+            "details": {"retry_after_seconds": 2},
+        }
+    }
+    return {
+        "statusCode": 503,
+        "headers": {"Content-Type": "application/json", "Retry-After": "2"},
+        "body": json.dumps(body),
+    }
 
 
 def _json_response(status: int, body: Any) -> dict[str, Any]:

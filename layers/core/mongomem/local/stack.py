@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import MemoryType, Settings, settings_from_env
-from mongomem.local.http import ApiFront, make_server
+from mongomem.local.http import ApiFront, LocalAuthorizer, make_server
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.worker import Every, deliver_batch, scheduled_event
@@ -23,7 +24,11 @@ API_ROUTES = [
     ("/v1/working-memory", "memory_api"),
     ("/v1/threads", "memory_api"),
     ("/v1/status", "memory_api"),
+    ("/v1/users", "memory_api"),
 ]
+
+# Where a running stack tells other local commands (`mongomem keys`, `mongomem snapshots retry`) its database.
+STACK_FILE = "stack.json"
 
 
 @dataclass
@@ -37,6 +42,8 @@ class LocalStack:
     config_file: Path | None = None
     queue_policy: QueuePolicy = field(default_factory=QueuePolicy)
     environ: dict[str, str] = field(default_factory=dict)
+    # API Gateway's authorizer result TTL (template.yaml: 300 s)
+    auth_ttl_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         self.mongo: EmbeddedMongo | None = None
@@ -44,6 +51,8 @@ class LocalStack:
         self.threads: list[Every] = []
         self.settings: Settings | None = None
         self.queue: LocalQueue | None = None
+        self.keys: Any = None  # the api_keys store (mongomem.adapters.keys_store.KeysStore)
+        self.authorizer: LocalAuthorizer | None = None
 
     def start(self) -> LocalStack:
         uri = self.mongodb_uri
@@ -63,10 +72,22 @@ class LocalStack:
         configure(services)
         self.queue = LocalQueue(services.store.db)
         functions = find_functions_dir()
-        front = ApiFront([(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES])
+        from mongomem.identity.runtime import keys_store
+
+        self.keys = keys_store()
+        self.authorizer = LocalAuthorizer(
+            _loader(functions, "authorizer"), self.keys.any, ttl_seconds=self.auth_ttl_seconds
+        )
+        front = ApiFront(
+            [(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES], self.authorizer
+        )
         self.server = make_server(front, self.host, self.port)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
+        if self.data_dir is not None:
+            (self.data_dir / STACK_FILE).write_text(
+                json.dumps({"mongodb_uri": uri, "db_name": self.settings.db_name, "api": self.url})
+            )
         scan = load_handler(functions, "scan_sessions")
         self.threads.append(
             Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start()
@@ -83,7 +104,14 @@ class LocalStack:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def keys_required(self) -> bool:
+        """False while no API key exists: `make dev` then runs open, as the default tenant."""
+        return self.keys.any()
+
     def stop(self) -> None:
+        if self.data_dir is not None:
+            (self.data_dir / STACK_FILE).unlink(missing_ok=True)
         for thread in self.threads:
             thread.stop()
         if self.server is not None:

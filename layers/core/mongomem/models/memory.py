@@ -33,6 +33,8 @@ MULTI_VALUED = frozenset(
         "visited",
         "goals",
         "plans",
+        "note",
+        "notes",
     }
 )
 

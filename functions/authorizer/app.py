@@ -1,0 +1,19 @@
+"""API Gateway Lambda REQUEST authorizer: x-api-key -> principal (tenant, kind, key id, fixed user).
+
+HTTP API payload 2.0 with simple responses; API Gateway caches the answer per key for 300 s.
+No Tracer: like the record path, this runs before every uncached request.
+"""
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from mongomem.identity.authorizer import authorize
+from mongomem.identity.runtime import keys_store
+from mongomem.observability import logger, metrics
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    result = authorize(event, keys_store())
+    logger.info("authorized" if result["isAuthorized"] else "denied", extra=result["context"])
+    return result

@@ -1,0 +1,100 @@
+"""MongoDB adapter for retention and erasure: TTL indexes, turn expiry, removing a user everywhere."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, IndexModel
+from pymongo.database import Database
+
+from mongomem.adapters.mongo import translate_errors
+from mongomem.models.common import Scope
+
+# Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
+USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources")
+# Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.
+NOT_USER_DATA = frozenset({"api_keys", "local_queue"})
+LOCAL_QUEUE = "local_queue"
+TERMINAL = frozenset({"done", "skipped"})
+
+
+class ErasureStore:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
+        self.db = db
+
+    def ensure_retention_indexes(self) -> None:
+        """Memories with an `expires_at` date disappear after it (MongoDB's TTL monitor)."""
+        with translate_errors():
+            self.db["memories"].create_indexes(
+                [IndexModel([("expires_at", ASCENDING)], name="memory_expiry", expireAfterSeconds=0)]
+            )
+
+    def expire_turns_if_extracted(self, snapshot_id: str, expire_at: datetime) -> int:
+        """Give a snapshot's turns an `expire_at` once every type's extraction is done or skipped."""
+        with translate_errors():
+            snap = self.db["snapshots"].find_one(
+                {"_id": snapshot_id}, {"extraction": 1, "tenant": 1, "user_id": 1}
+            )
+            if snap is None:
+                return 0
+            statuses = [s.get("status") for s in (snap.get("extraction") or {}).values()]
+            if not statuses or any(s not in TERMINAL for s in statuses):
+                return 0
+            result = self.db["turns"].update_many(
+                {
+                    "tenant": snap["tenant"],
+                    "user_id": snap["user_id"],
+                    "snapshot_id": snapshot_id,
+                    "expire_at": {"$exists": False},
+                },
+                {"$set": {"expire_at": expire_at}},
+            )
+            self.db["snapshots"].update_one({"_id": snapshot_id}, {"$set": {"turns_expire_at": expire_at}})
+        return int(result.modified_count)
+
+    def erase(self, scope: Scope) -> dict[str, int]:
+        """Delete every document of the scope; returns counts per collection ("other" for the rest)."""
+        counts: dict[str, int] = {}
+        with translate_errors():
+            snapshot_ids = [d["_id"] for d in self.db["snapshots"].find(scope.filter(), {"_id": 1})]
+            for name in USER_COLLECTIONS:
+                counts[name] = int(self.db[name].delete_many(scope.filter()).deleted_count)
+            counts["queue_messages"] = self._erase_local_queue(scope, set(snapshot_ids))
+            other = 0
+            for name in self.db.list_collection_names():
+                if name in USER_COLLECTIONS or name in NOT_USER_DATA or name.startswith("system."):
+                    continue
+                other += int(self.db[name].delete_many(scope.filter()).deleted_count)
+            counts["other"] = other
+        return counts
+
+    def _erase_local_queue(self, scope: Scope, snapshot_ids: set[str]) -> int:
+        """The local stack's queued extraction messages for the user's snapshots (SQS has no such delete)."""
+        if LOCAL_QUEUE not in self.db.list_collection_names():
+            return 0
+        doomed = []
+        for doc in self.db[LOCAL_QUEUE].find({}, {"body": 1}):
+            try:
+                body = json.loads(doc.get("body") or "{}")
+            except ValueError:
+                continue
+            if not isinstance(body, dict):
+                continue
+            mine = body.get("tenant") == scope.tenant and body.get("user_id") == scope.user_id
+            if mine or body.get("snapshot_id") in snapshot_ids:
+                doomed.append(doc["_id"])
+        if not doomed:
+            return 0
+        return int(self.db[LOCAL_QUEUE].delete_many({"_id": {"$in": doomed}}).deleted_count)
+
+    def leftovers(self, scope: Scope) -> dict[str, int]:
+        """Documents of the scope still present, per collection (an erasure check)."""
+        with translate_errors():
+            found = {
+                name: self.db[name].count_documents(scope.filter())
+                for name in self.db.list_collection_names()
+                if not name.startswith("system.")
+            }
+        return {name: n for name, n in found.items() if n}

@@ -1,0 +1,101 @@
+"""The API's OpenAPI document, generated from the routes' pydantic models, and Swagger UI.
+
+The HTTP API is served by two functions (record_turns for /v1/sessions, memory_api for the rest), so
+one resolver knows only half of the routes. The document here covers every router in mongomem.api;
+`enable_docs` serves it at /v1/openapi.json and Swagger UI at /v1/docs from the memory_api function.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+if TYPE_CHECKING:
+    from mongomem.api.app import MemoryApi
+
+OPENAPI_PATH = "/v1/openapi.json"
+DOCS_PATH = "/v1/docs"
+TITLE = "mongomem memory API"
+DESCRIPTION = (
+    "Long-term memory for AI agents: record conversation turns, read and write long-term memories, "
+    "search and recall them, keep a working memory. Errors are "
+    '`{"error": {"code", "message", "details"}}`.'
+)
+
+_cache: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def api_routers() -> list[APIGatewayHttpRouter]:
+    """Every module-level `router` in the mongomem.api package (new route modules are found too)."""
+    import mongomem.api as package
+
+    routers = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        router = getattr(module, "router", None)
+        if isinstance(router, APIGatewayHttpRouter):
+            routers.append(router)
+    return routers
+
+
+def openapi_document(version: str = "1", server_url: str | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every route, with request and response schemas from the models."""
+    return dict(json.loads(openapi_json(version, server_url)))
+
+
+def openapi_json(version: str = "1", server_url: str | None = None) -> str:
+    key = f"{version}|{server_url}"
+    with _lock:
+        if key not in _cache:
+            _cache[key] = _build(version, server_url)
+        return _cache[key]
+
+
+def _build(version: str, server_url: str | None) -> str:
+    from aws_lambda_powertools.event_handler.openapi.models import Server
+
+    resolver = APIGatewayHttpResolver(enable_validation=True)
+    for router in api_routers():
+        # What include_router does, minus re-pointing the router at this resolver: the router's
+        # live resolver (the function serving its routes) must keep reading its own current event.
+        for route_key, func in router._routes.items():
+            resolver.route(*route_key)(func)
+    servers = [Server(url=server_url)] if server_url else None
+    return resolver.get_openapi_json_schema(
+        title=TITLE, version=version, description=DESCRIPTION, servers=servers
+    )
+
+
+def swagger_html(spec_url: str = OPENAPI_PATH) -> str:
+    """Swagger UI (Powertools' bundled assets, so it works offline) loading the document from spec_url."""
+    from aws_lambda_powertools.event_handler.openapi import swagger_ui
+    from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+
+    assets = Path(swagger_ui.__file__).parent
+    js = (assets / "swagger-ui-bundle.min.js").read_text(encoding="utf-8")
+    css = (assets / "swagger-ui.min.css").read_text(encoding="utf-8")
+    spec = openapi_json().replace("</", "<\\/")
+    return generate_swagger_html(spec, js, css, "", None, False).replace(
+        "</title>", f"</title><!-- spec: {spec_url} -->", 1
+    )
+
+
+def enable_docs(memory_api: MemoryApi) -> None:
+    """Serve GET /v1/openapi.json and GET /v1/docs (Swagger UI) from this function's resolver."""
+    app = memory_api.app
+
+    @app.get(OPENAPI_PATH, include_in_schema=False)
+    def openapi() -> Response:
+        return Response(status_code=200, content_type="application/json", body=openapi_json())
+
+    @app.get(DOCS_PATH, include_in_schema=False)
+    def docs() -> Response:
+        return Response(status_code=200, content_type="text/html; charset=utf-8", body=swagger_html())

@@ -1,0 +1,169 @@
+"""`mongomem keys ...` and `mongomem snapshots retry`: operator commands on a local or deployed service."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mongomem.config import MemoryType
+from mongomem.errors import MongomemError
+
+
+def _deployed_env(args: argparse.Namespace) -> dict[str, str] | None:
+    """Settings for a deployed database (--mongodb-uri or the MONGOMEM_* environment), else None."""
+    env = dict(os.environ)
+    if getattr(args, "mongodb_uri", None):
+        env["MONGOMEM_MONGODB_URI"] = args.mongodb_uri
+    if env.get("MONGOMEM_MONGODB_URI") or env.get("MONGOMEM_MONGODB_SECRET_ARN"):
+        return env
+    return None
+
+
+@contextmanager
+def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]:
+    """The memory database: a deployed one, the running local stack's, or the local data folder's."""
+    from mongomem.config import settings_from_env
+    from mongomem.runtime import Services
+
+    env = None if local_only else _deployed_env(args)
+    if env is not None:
+        yield Services(settings_from_env(env)).store.db
+        return
+    from mongomem.adapters.mongo import get_client
+    from mongomem.local.mongod import EmbeddedMongo
+    from mongomem.local.stack import STACK_FILE
+
+    data_dir = Path(args.data_dir)
+    stack_file = data_dir / STACK_FILE
+    if stack_file.exists():
+        info = json.loads(stack_file.read_text())
+        client = get_client(info["mongodb_uri"], serverSelectionTimeoutMS=2000)
+        try:
+            client.admin.command("ping")
+            yield client[info.get("db_name", "mongomem")]
+            return
+        except Exception:
+            pass  # a stale file from a stack that did not stop cleanly
+    # No stack running: open the local data folder with a short-lived server.
+    mongo = EmbeddedMongo(data_dir / "mongo").start()
+    try:
+        yield get_client(mongo.uri)[os.environ.get("MONGOMEM_DB_NAME", "mongomem")]
+    finally:
+        from mongomem.adapters.mongo import close_clients
+
+        close_clients()
+        mongo.stop()
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from mongomem.adapters.keys_store import KeysStore
+    from mongomem.identity.service import create_key, revoke_key
+
+    with open_db(args) as db:
+        store = KeysStore(db)
+        store.ensure_indexes()
+        if args.keys_command == "create":
+            plaintext, record = create_key(store, args.tenant, args.kind, args.user, args.name)
+            print(f"key id   {record['_id']}\ntenant   {record['tenant']}\nkind     {record['kind']}")
+            if record.get("fixed_user_id"):
+                print(
+                    f"user     {record['fixed_user_id']}  (every call of this key acts as this memory user)"
+                )
+            print(f"\n{plaintext}\n\nSend it as the x-api-key header. It is shown only now; store it safely.")
+        elif args.keys_command == "list":
+            rows = store.list(args.tenant)
+            if not rows:
+                print("no API keys (the local stack runs open until one exists)")
+            for r in rows:
+                state = f"revoked {r['revoked_at']:%Y-%m-%d}" if r.get("revoked_at") else "active"
+                user = r.get("fixed_user_id") or "-"
+                print(
+                    f"{r['_id']}  {r['tenant']:<16} {r['kind']:<16} user={user:<20} {state}  {r.get('name') or ''}"
+                )
+        else:
+            revoke_key(store, args.key_id)
+            print(f"revoked {args.key_id} (cached authorizer answers expire within 300 s)")
+    return 0
+
+
+def _snapshots_retry(args: argparse.Namespace) -> int:
+    from mongomem.adapters.dlq import SnapshotStatuses, SqsRedrive
+    from mongomem.redrive import describe, retry_local, retry_sqs
+
+    types = [args.type] if args.type else [t.value for t in MemoryType]
+    reports = []
+    if args.stack:
+        import boto3
+
+        session = boto3.session.Session(region_name=args.region)
+        redrive = SqsRedrive(session.client("sqs"), session.client("cloudformation"))
+        urls = redrive.dlq_urls(args.stack)
+        if _deployed_env(args) is not None:
+            with open_db(args) as db:
+                reports = [retry_sqs(redrive, urls, SnapshotStatuses(db), t) for t in types]
+        else:
+            reports = [retry_sqs(redrive, urls, None, t) for t in types]
+    else:
+        from mongomem.adapters.localqueue import LocalQueue
+
+        with open_db(args, local_only=True) as db:
+            queue = LocalQueue(db)
+            reports = [retry_local(queue, SnapshotStatuses(db), t) for t in types]
+    for report in reports:
+        print(json.dumps(describe(report)))
+    return 0
+
+
+def _guarded(func: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(func(args))
+        except MongomemError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def register(sub: Any) -> None:
+    """Add the `keys` and `snapshots` commands to the `mongomem` parser."""
+    keys = sub.add_parser("keys", help="create, list and revoke API keys (x-api-key)")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    create = keys_sub.add_parser("create", help="create a key; prints it once")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--kind", required=True, choices=["service_account", "memory_service"])
+    create.add_argument("--user", help="service accounts: the memory user every call acts as")
+    create.add_argument("--name", help="a label for humans")
+    listing = keys_sub.add_parser("list", help="list keys (never their secrets)")
+    listing.add_argument("--tenant")
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by its id")
+    revoke.add_argument("key_id")
+    for parser in (create, listing, revoke):
+        _db_options(parser)
+    keys.set_defaults(func=_guarded(_keys))
+
+    snapshots = sub.add_parser("snapshots", help="snapshot operations")
+    snap_sub = snapshots.add_subparsers(dest="snapshots_command", required=True)
+    retry = snap_sub.add_parser(
+        "retry", help="re-drive dead-lettered extraction messages; statuses -> queued"
+    )
+    retry.add_argument("--type", choices=[t.value for t in MemoryType])
+    where = retry.add_mutually_exclusive_group()
+    where.add_argument("--local", action="store_true", help="the local stack (default)")
+    where.add_argument("--stack", metavar="NAME", help="a deployed CloudFormation stack")
+    retry.add_argument("--region", default=os.environ.get("AWS_REGION"))
+    _db_options(retry)
+    snapshots.set_defaults(func=_guarded(_snapshots_retry))
+
+
+def _db_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mongodb-uri", help="a deployed database (default: MONGOMEM_MONGODB_URI, else local)"
+    )
+    parser.add_argument("--data-dir", default=".mongomem", help="the local stack's data folder")

@@ -1,0 +1,1 @@
+"""Identity: API keys (hashed at rest), principals and the rules that scope a request."""

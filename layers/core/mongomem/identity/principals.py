@@ -1,0 +1,50 @@
+"""Principals: who a request acts as, built from a key record or an IAM caller, and back again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mongomem.models.common import Principal
+
+IAM_KIND = "iam"
+
+
+def fixed_user_for(key_id: str, user_id: str | None) -> str:
+    """A service account's memory identity: the named user, else one derived from its key id."""
+    return user_id or f"sa-{key_id}"
+
+
+def principal_for_record(record: dict[str, Any]) -> Principal:
+    """The principal of a stored (verified, unrevoked) key."""
+    fixed = record.get("fixed_user_id") if record["kind"] == "service_account" else None
+    return Principal(tenant=record["tenant"], kind=record["kind"], key_id=record["_id"], fixed_user_id=fixed)
+
+
+def authorizer_context(principal: Principal) -> dict[str, str]:
+    """The authorizer's context map (API Gateway passes strings through to requestContext.authorizer.lambda)."""
+    context = {"tenant": principal.tenant, "kind": principal.kind, "key_id": principal.key_id or ""}
+    if principal.fixed_user_id:
+        context["fixed_user_id"] = principal.fixed_user_id
+    return context
+
+
+def principal_from_authorizer(authorizer: dict[str, Any], default_tenant: str) -> Principal:
+    """A Lambda-authorizer context, an IAM caller, or (local open mode only) the default tenant."""
+    context = authorizer.get("lambda")
+    if isinstance(context, dict) and context.get("tenant"):
+        return Principal(
+            tenant=str(context["tenant"]),
+            kind=str(context.get("kind") or "memory_service"),
+            key_id=str(context.get("key_id") or "") or None,
+            fixed_user_id=str(context.get("fixed_user_id") or "") or None,
+        )
+    iam = authorizer.get("iam")
+    if isinstance(iam, dict) and (iam.get("userArn") or iam.get("userId")):
+        # An IAM-signed caller is an operator or backend of the deploying account: a memory service of
+        # the deployment's default tenant that names its users explicitly.
+        return Principal(
+            tenant=default_tenant,
+            kind="memory_service",
+            key_id=f"{IAM_KIND}:{iam.get('userArn') or iam.get('userId')}",
+        )
+    return Principal(tenant=default_tenant, kind="memory_service")

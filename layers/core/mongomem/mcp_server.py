@@ -1,0 +1,185 @@
+"""An MCP server that gives agents their memory: `mongomem mcp` or `python -m mongomem.mcp_server`.
+
+Every tool calls the memory HTTP API through MemoryClient, so the server holds no state and works
+against `make dev` or a deployed stack alike. Transports: stdio (an MCP client launches it) and
+streamable HTTP (`--transport http`, served at http://HOST:PORT/mcp).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from mongomem.client import MemoryClient, MemoryClientError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+INSTRUCTIONS = (
+    "Long-term memory for this conversation's user. Record every user and assistant turn with "
+    "record_turn. Before answering, use build_context (or search_memories / recall_messages) to bring "
+    "back what you know; keep durable notes about the user in working memory with update_working_memory."
+)
+
+
+def _out(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return value
+
+
+def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
+    """The MCP server; `user_id` fixes the memory identity (tools then need no user_id argument)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server: MCPServer = MCPServer("mongomem", instructions=INSTRUCTIONS)
+
+    def who(given: str | None) -> str:
+        chosen = user_id or given
+        if not chosen:
+            raise ToolError("user_id is required (or start the server with --user-id)")
+        return chosen
+
+    def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _out(fn(*args, **kwargs))
+        except MemoryClientError as err:
+            detail = f" ({err.details})" if err.details else ""
+            raise ToolError(f"{err.code}: {err.message}{detail}") from err
+
+    @server.tool()
+    def record_turn(
+        session_id: str,
+        role: Literal["user", "assistant", "system", "tool"],
+        content: str,
+        user_id: str | None = None,
+        client_token: str | None = None,
+    ) -> dict[str, Any]:
+        """Record one conversation turn in the session's short-term memory (returns its seq)."""
+        return dict(
+            call(client.record_turn, session_id, who(user_id), role, content, client_token=client_token)
+        )
+
+    @server.tool()
+    def search_memories(
+        query: str,
+        user_id: str | None = None,
+        types: list[Literal["semantic", "episodic", "procedural", "taxonomic"]] | None = None,
+        top_k: int = 10,
+    ) -> dict[str, Any]:
+        """Search the user's long-term memories (facts, episodes, procedures, terms) by meaning and words."""
+        return dict(call(client.search, who(user_id), query, types=types, top_k=top_k))
+
+    @server.tool()
+    def recall_messages(
+        query: str,
+        user_id: str | None = None,
+        thread: str | None = None,
+        scope: Literal["thread", "resource"] | None = None,
+        top_k: int | None = None,
+        message_range: int | None = None,
+    ) -> dict[str, Any]:
+        """Find earlier conversation messages similar to the query, with the turns around each."""
+        return dict(
+            call(
+                client.recall,
+                query,
+                who(user_id),
+                thread=thread,
+                scope=scope,
+                top_k=top_k,
+                message_range=message_range,
+            )
+        )
+
+    @server.tool()
+    def get_working_memory(
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        scope: Literal["resource", "thread"] | None = None,
+    ) -> dict[str, Any]:
+        """Read the working memory: the notes kept about the user (or about one thread)."""
+        return dict(call(client.get_working_memory, who(user_id), thread_id=thread_id, scope=scope))
+
+    @server.tool()
+    def update_working_memory(
+        memory: str | dict[str, Any],
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        scope: Literal["resource", "thread"] | None = None,
+        replace: bool = False,
+    ) -> dict[str, Any]:
+        """Update the working memory: text (template mode) or an object of fields (schema mode, merged)."""
+        return dict(
+            call(
+                client.update_working_memory,
+                who(user_id),
+                memory=memory,
+                thread_id=thread_id,
+                scope=scope,
+                replace=replace,
+            )
+        )
+
+    @server.tool()
+    def build_context(
+        user_id: str | None = None,
+        session_id: str | None = None,
+        thread: str | None = None,
+        query: str | None = None,
+        token_budget: int | None = None,
+    ) -> dict[str, Any]:
+        """Assemble what the next answer needs: working memory, relevant memories and recent turns."""
+        return dict(
+            call(
+                client.build_context,
+                who(user_id),
+                session_id=session_id,
+                thread=thread,
+                query=query,
+                token_budget=token_budget,
+            )
+        )
+
+    return server
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--base-url", default="http://127.0.0.1:3000", help="the memory API")
+    parser.add_argument("--api-key", default=None, help="sent as x-api-key (API-key authenticated stacks)")
+    parser.add_argument("--user-id", default=None, help="serve one user's memory (tools drop user_id)")
+    parser.add_argument("--host", default="127.0.0.1", help="http transport: interface to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="http transport: port (path /mcp)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client disconnects (stdio) or Ctrl-C (http)."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        import sys
+
+        print("the MCP server needs the `mcp` package: pip install 'mcp>=2.3,<3'", file=sys.stderr)
+        return 2
+    client = MemoryClient(args.base_url, timeout=args.timeout, api_key=args.api_key)
+    server = build_server(client, user_id=args.user_id)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mongomem mcp", description="serve mongomem memory to MCP clients")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""The MCP server driven by the `mcp` package's own client, against a running local stack."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mongomem.client import MemoryClient
+from mongomem.local.stack import LocalStack
+
+mcp = pytest.importorskip("mcp")  # a dev dependency; skip only where it is not installed
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+CONFIG = """
+memory:
+  extraction: {enabled: [semantic]}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+"""
+
+TOOLS = {
+    "record_turn",
+    "search_memories",
+    "recall_messages",
+    "get_working_memory",
+    "update_working_memory",
+    "build_context",
+}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    data = tmp_path_factory.mktemp("mcp")
+    config = data / "project-config.yaml"
+    config.write_text(CONFIG)
+    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.5, config_file=config).start()
+    yield stack
+    stack.stop()
+
+
+def stdio_server(*args: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "LANG")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "mongomem.mcp_server", *args], env=env)
+
+
+def test_stdio_lists_tools_records_a_turn_and_reads_working_memory(stack: LocalStack) -> None:
+    user, session = f"ana-{uuid.uuid4().hex[:6]}", f"chat-{uuid.uuid4().hex[:6]}"
+    MemoryClient(stack.url).update_working_memory(user, content="# User\n- **City**: Porto\n", replace=True)
+
+    async def scenario() -> tuple[set[str], Any, Any, Any]:
+        async with Client(stdio_server("--base-url", stack.url)) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            recorded = await client.call_tool(
+                "record_turn",
+                {"session_id": session, "user_id": user, "role": "user", "content": "I live in Porto."},
+            )
+            memory = await client.call_tool("get_working_memory", {"user_id": user})
+            refused = await client.call_tool(
+                "record_turn", {"session_id": session, "role": "user", "content": "no user given"}
+            )
+            return tools, recorded, memory, refused
+
+    tools, recorded, memory, refused = asyncio.run(asyncio.wait_for(scenario(), 30))
+    # Then every memory tool is offered, and calls reach the API for real
+    assert tools >= TOOLS
+    assert not recorded.is_error and recorded.structured_content["turns"][0]["seq"] == 1
+    turns = MemoryClient(stack.url).list_turns(session, user).turns
+    assert [t.content for t in turns] == ["I live in Porto."]
+    assert not memory.is_error and "Porto" in memory.structured_content["content"]
+    # A call the server cannot serve is a tool error the model can read, not a crash
+    assert refused.is_error and "user_id" in refused.content[0].text
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalStack) -> None:
+    # Given the server on streamable HTTP, serving one user's memory
+    user, port = f"bo-{uuid.uuid4().hex[:6]}", free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mongomem.mcp_server", "--transport", "http", "--port", str(port),
+         "--base-url", stack.url, "--user-id", user],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        async def scenario() -> Any:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await client.call_tool("update_working_memory", {"memory": "# User\n- **Pet**: a cat\n"})
+                return await client.call_tool("get_working_memory", {})
+
+        result = asyncio.run(asyncio.wait_for(scenario(), 30))
+        # Then the tools act for that user without being told who it is
+        assert not result.is_error and "a cat" in result.structured_content["content"]
+        assert "a cat" in (MemoryClient(stack.url).get_working_memory(user).content or "")  # type: ignore[union-attr]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -1,0 +1,218 @@
+"""The Python SDK against the local stack over HTTP, as an application would use it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mongomem.client import MemoryClient, MemoryClientError
+from mongomem.local.stack import LocalStack
+from mongomem.models.memory import WriteResult
+from mongomem.models.turns import RecordTurnsResponse, TurnPage
+from mongomem.models.working_memory import WorkingMemoryState
+
+CONFIG = """
+memory:
+  snapshot: {max_messages: 50, idle_seconds: 3600}
+  extraction: {enabled: [semantic]}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    data = tmp_path_factory.mktemp("sdk")
+    config = data / "project-config.yaml"
+    config.write_text(CONFIG)
+    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.2, config_file=config).start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def client(stack: LocalStack) -> MemoryClient:
+    return MemoryClient(stack.url, timeout=10, retries=3, backoff=0.01)
+
+
+def uid(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class Proxy:
+    """A front that forwards to the stack but lets a test answer some requests itself (429, lost replies)."""
+
+    def __init__(self, target: str, fault: Callable[[str, str, int], tuple[int, dict[str, str]] | None]) -> None:
+        self.target = target
+        self.fault = fault
+        self.calls: list[tuple[str, str, bytes]] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _any(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                proxy.calls.append((self.command, self.path, body))
+                n = sum(1 for c in proxy.calls if c[:2] == (self.command, self.path))
+                injected = proxy.fault(self.command, self.path, n)
+                status, payload = 200, b""
+                if injected is None or injected[1].get("forward") == "yes":
+                    status, payload = proxy._forward(self.command, self.path, body, self.headers)
+                if injected is not None:
+                    status = injected[0]
+                    payload = json.dumps({"error": {"code": "busy", "message": "try later", "details": None}}).encode()
+                self.send_response(status)
+                for key, value in (injected[1] if injected else {}).items():
+                    if key != "forward":
+                        self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def _forward(self, method: str, path: str, body: bytes, headers: Any) -> tuple[int, bytes]:
+        req = urllib.request.Request(
+            self.target + path, data=body or None, method=method,
+            headers={"Content-Type": headers.get("Content-Type") or "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_record_read_and_flush_return_the_api_models(client: MemoryClient) -> None:
+    # Given a new session
+    session, user = uid("chat"), uid("ana")
+    # When turns are recorded one at a time and as a batch
+    first = client.record_turn(session, user, "user", "I moved to Lisbon, my home airport is LIS now.")
+    batch = client.record_turns(
+        session, user, [{"role": "assistant", "content": "Noted."}, {"role": "user", "content": "Thanks!"}]
+    )
+    # Then seqs are allocated in order and the history reads back oldest first
+    assert isinstance(first, RecordTurnsResponse) and [t.seq for t in first.turns] == [1]
+    assert [t.seq for t in batch.turns] == [2, 3]
+    page = client.list_turns(session, user, limit=2)
+    assert isinstance(page, TurnPage) and [t.seq for t in page.turns] == [2, 3]
+    assert [t.seq for t in client.list_turns(session, user, before_seq=page.next_before_seq).turns] == [1]
+    flushed = client.flush(session, user)
+    assert flushed.snapshot is not None and (flushed.snapshot.from_seq, flushed.snapshot.to_seq) == (1, 3)
+    state = client.get_session(session, user)
+    assert state.turn_count == 3 and state.unpromoted_count == 0
+
+
+def test_a_write_whose_reply_is_lost_is_retried_once_and_recorded_once(stack: LocalStack) -> None:
+    # Given a proxy that records the first POST upstream but answers it with 503 (the reply is lost)
+    session, user = uid("chat"), uid("bo")
+    proxy = Proxy(stack.url, lambda m, p, n: (503, {"Retry-After": "0", "forward": "yes"}) if m == "POST" and n == 1 else None)
+    try:
+        client = MemoryClient(proxy.url, retries=3, backoff=0.01)
+        # When the SDK records two turns (no client token given)
+        result = client.record_turns(session, user, [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+        # Then it retried with the same generated token, and the server replayed instead of writing again
+        posts = [json.loads(body) for method, _, body in proxy.calls if method == "POST"]
+        assert len(posts) == 2 and posts[0]["client_token"] == posts[1]["client_token"]
+        assert result.replayed is True and [t.seq for t in result.turns] == [1, 2]
+        assert [t.seq for t in MemoryClient(stack.url).list_turns(session, user).turns] == [1, 2]
+    finally:
+        proxy.close()
+
+
+def test_429_is_retried_after_retry_after_and_gives_up_with_a_clear_error(stack: LocalStack) -> None:
+    # Given an API that throttles the first two status calls, then one that always throttles
+    proxy = Proxy(stack.url, lambda m, p, n: (429, {"Retry-After": "0"}) if n <= 2 else None)
+    always = Proxy(stack.url, lambda m, p, n: (429, {"Retry-After": "0"}))
+    try:
+        # When the client asks for the status
+        assert MemoryClient(proxy.url, retries=3, backoff=0.01).status()["ready"] is True
+        assert len(proxy.calls) == 3
+        # Then a client out of retries raises with the API's status and error code
+        with pytest.raises(MemoryClientError) as caught:
+            MemoryClient(always.url, retries=1, backoff=0.01).status()
+        assert caught.value.status == 429 and caught.value.code == "busy" and len(always.calls) == 2
+    finally:
+        proxy.close()
+        always.close()
+
+
+def test_4xx_errors_carry_status_code_message_and_details(client: MemoryClient) -> None:
+    with pytest.raises(MemoryClientError) as invalid:
+        client.record_turn(uid("chat"), uid("u"), "robot", "hello")
+    assert invalid.value.status == 422 and invalid.value.code == "validation_error"
+    assert any("role" in d["path"] for d in invalid.value.details)
+    with pytest.raises(MemoryClientError) as missing:
+        client.get_memory("mem-" + "0" * 24, uid("u"))
+    assert missing.value.status == 404 and missing.value.message
+
+
+def test_unreachable_api_is_a_client_error_without_status() -> None:
+    with pytest.raises(MemoryClientError) as caught:
+        MemoryClient("http://127.0.0.1:9", retries=1, backoff=0.01, timeout=2).status()
+    assert caught.value.status is None and caught.value.code == "unreachable"
+
+
+def test_memories_write_read_history_list_search_delete(client: MemoryClient) -> None:
+    user = uid("cy")
+    fact = {"subject": "user", "attribute": "home airport", "value": "OPO"}
+    added = client.create_memory(user, "semantic", fact)
+    updated = client.create_memory(user, "semantic", {**fact, "value": "LIS"})
+    assert isinstance(added, WriteResult) and added.decision == "ADD" and updated.decision == "UPDATE"
+    chain = client.get_memory(updated.memory.memory_id, user, history=True)
+    assert [m.payload["value"] for m in chain.history or []][:2] in (["LIS", "OPO"], ["OPO", "LIS"])
+    assert [m.memory_id for m in client.iter_memories(user, type="semantic", status="active")] == [
+        updated.memory.memory_id
+    ]
+    found = client.search(user, "home airport", types=["semantic"], top_k=5)
+    assert found.results and found.results[0].payload["value"] == "LIS"
+    deleted = client.delete_memory(updated.memory.memory_id, user)
+    assert deleted.deleted_versions == 2
+    assert client.list_memories(user, status="active").memories == []
+
+
+def test_working_memory_update_then_read(client: MemoryClient) -> None:
+    user = uid("di")
+    written = client.update_working_memory(user, content="# User\n- **Name**: Di\n", replace=True)
+    assert isinstance(written, WorkingMemoryState) and written.version >= 1
+    read = client.get_working_memory(user)
+    assert isinstance(read, WorkingMemoryState) and "Di" in (read.content or "")
+    assert client.get_working_memory(user, if_none_match=read.cache_key).model_dump()["unchanged"] is True
+
+
+def test_status_reports_ready_with_the_configured_providers(client: MemoryClient) -> None:
+    status = client.status()
+    assert status["ready"] is True and status["extraction"]["enabled"] == ["semantic"]
+
+
+def test_readme_examples_run(stack: LocalStack, tmp_path: Path) -> None:
+    """The SDK snippet in the README runs as written (against this stack instead of make dev)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("```python\nfrom mongomem.client import MemoryClient")
+    snippet = readme[start + len("```python\n") : readme.index("```", start + 10)]
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet.replace("http://127.0.0.1:3000", stack.url), "README", "exec"), namespace)

@@ -1,0 +1,340 @@
+"""API keys, the Lambda authorizer and tenant/user scoping, through the same front the local stack uses.
+
+Each request goes authorizer function -> (cached) principal -> record_turns / memory_api function, as
+API Gateway chains them. The cross-tenant walk probes every route with another tenant's key (and with a
+same-tenant service account) against tenant A's ids and expects 404/403 or empty answers, never A's data.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from mongomem.adapters.keys_store import KeysStore
+from mongomem.identity import keys
+from mongomem.identity.authorizer import verify
+from mongomem.identity.service import create_key, revoke_key
+from mongomem.local.http import ApiFront, LocalAuthorizer, to_event
+from mongomem.local.lambdas import find_functions_dir, load_handler
+from mongomem.local.stack import API_ROUTES
+from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.runtime import Services, configure
+from mongomem.vectors.embedded import EmbeddedIndex
+from tests.conftest import load_event, load_function
+
+# Figures for docs/security.md, printed at the end of the module.
+FIGURES = {"probes": 0, "leaks": 0}
+
+
+@pytest.fixture
+def svc(make_settings: Any, tmp_path: Path) -> Any:
+    services = Services(
+        make_settings(),
+        llm=ScriptedLLM({}),
+        embedder=HashingEmbedder(dim=64),
+        vector_index=EmbeddedIndex(tmp_path / "v"),
+    )
+    configure(services)
+    yield services
+    configure(None)
+    services.store.client.drop_database(services.store.db.name)
+
+
+class Gateway:
+    """Authorizer + functions, like API Gateway (and the local stack's HTTP front)."""
+
+    def __init__(self, ttl: float = 300.0) -> None:
+        functions = find_functions_dir(Path(__file__))
+        self.authorizer = LocalAuthorizer(
+            lambda: load_handler(functions, "authorizer"), keys_required=lambda: True, ttl_seconds=ttl
+        )
+        loaders = {name: (lambda n=name: load_handler(functions, n)) for _, name in API_ROUTES}
+        self.front = ApiFront([(p, loaders[n], n) for p, n in API_ROUTES], self.authorizer)
+
+    def call(
+        self, method: str, path: str, key: str | None, body: Any = None, **query: str
+    ) -> tuple[int, dict[str, str], str]:
+        target = path + ("?" + urlencode(query) if query else "")
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["x-api-key"] = key
+        raw = json.dumps(body).encode() if body is not None else b""
+        result = self.front.invoke(to_event(method, target, headers, raw, "203.0.113.10"))
+        return int(result["statusCode"]), dict(result.get("headers") or {}), str(result.get("body") or "")
+
+
+@pytest.fixture
+def gateway(svc: Any) -> Gateway:
+    return Gateway()
+
+
+def new_key(svc: Any, tenant: str, kind: str, user: str | None = None) -> str:
+    plaintext, _ = create_key(KeysStore(svc.store.db), tenant, kind, user)
+    return plaintext
+
+
+# -- keys ---------------------------------------------------------------------------------------
+def test_keys_are_stored_hashed_and_verified_by_id_and_hash(svc: Any) -> None:
+    store = KeysStore(svc.store.db)
+    plaintext, record = create_key(store, "acme", "service_account", "agent-7")
+    assert plaintext.startswith(f"mm_{record['_id']}_") and len(plaintext) > 50
+    stored = store.coll.find_one({"_id": record["_id"]})
+    # Then the secret is nowhere in the database, only its SHA-256
+    assert plaintext not in json.dumps(stored, default=str) and stored["hash"] == keys.hash_key(plaintext)
+    principal = verify(plaintext, store)
+    assert principal is not None
+    assert (principal.tenant, principal.kind, principal.fixed_user_id) == (
+        "acme",
+        "service_account",
+        "agent-7",
+    )
+    # wrong secret with a real key id, malformed keys, unknown ids: all refused
+    forged = plaintext[:-4] + ("AAAA" if not plaintext.endswith("AAAA") else "BBBB")
+    for bad in (forged, "", "mm_", "not-a-key", "mm_0123456789abcdef_" + "A" * 43, plaintext + "x"):
+        assert verify(bad, store) is None, bad
+    revoke_key(store, record["_id"])
+    assert verify(plaintext, store) is None
+
+
+def test_service_account_without_user_gets_a_stable_identity_of_its_own(svc: Any) -> None:
+    store = KeysStore(svc.store.db)
+    _, record = create_key(store, "acme", "service_account")
+    assert record["fixed_user_id"] == f"sa-{record['_id']}"
+    with pytest.raises(Exception, match="service accounts only"):
+        create_key(store, "acme", "memory_service", "someone")
+
+
+def test_authorizer_function_answers_with_simple_responses(svc: Any, ctx: Any) -> None:
+    fn = load_function("authorizer")
+    key = new_key(svc, "acme", "memory_service")
+    event = load_event("authorizer_request.json", identitySource=[key])
+    event["headers"]["x-api-key"] = key
+    answer = fn.lambda_handler(event, ctx)
+    assert answer["isAuthorized"] is True
+    assert answer["context"]["tenant"] == "acme" and answer["context"]["kind"] == "memory_service"
+    assert all(isinstance(v, str) for v in answer["context"].values())
+    # the sample's placeholder key does not exist
+    assert fn.lambda_handler(load_event("authorizer_request.json"), ctx) == {
+        "isAuthorized": False,
+        "context": {},
+    }
+
+
+def test_missing_invalid_and_revoked_keys_get_401_json(svc: Any) -> None:
+    gw = Gateway(ttl=0.0)  # no caching: a revocation shows at once
+    key = new_key(svc, "acme", "memory_service")
+    path = "/v1/memories"
+    assert gw.call("GET", path, key, user_id="u1")[0] == 200
+    for bad in (None, "mm_nope", key[:-1] + "Q"):
+        status, _, body = gw.call("GET", path, bad, user_id="u1")
+        assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
+    revoke_key(KeysStore(svc.store.db), keys.key_id_of(key) or "")
+    assert gw.call("GET", path, key, user_id="u1")[0] == 401
+
+
+def test_authorizer_results_are_cached_per_key_like_api_gateway(svc: Any, gateway: Gateway) -> None:
+    key = new_key(svc, "acme", "memory_service")
+    for _ in range(5):
+        assert gateway.call("GET", "/v1/memories", key, user_id="u1")[0] == 200
+    assert gateway.authorizer.invocations == 1
+    # within the TTL a revoked key keeps working (API Gateway behaves the same; documented)
+    revoke_key(KeysStore(svc.store.db), keys.key_id_of(key) or "")
+    assert gateway.call("GET", "/v1/memories", key, user_id="u1")[0] == 200
+
+
+def test_service_account_is_its_own_memory_user_and_says_so(svc: Any, gateway: Gateway) -> None:
+    key = new_key(svc, "acme", "service_account", "travel-agent")
+    body = {"user_id": "someone-else", "turns": [{"role": "user", "content": "I prefer aisle seats"}]}
+    status, headers, answer = gateway.call("POST", "/v1/sessions/s1/turns", key, body)
+    assert status == 201 and json.loads(answer)["user_id"] == "travel-agent"
+    assert headers["x-mongomem-user-id"] == "travel-agent"
+    stored = svc.store.turns.find_one({})
+    assert (stored["tenant"], stored["user_id"]) == ("acme", "travel-agent")
+    # every call through the account shares the one scope, whatever user_id it sends
+    status, headers, page = gateway.call("GET", "/v1/sessions/s1/turns", key, user_id="another")
+    assert status == 200 and len(json.loads(page)["turns"]) == 1
+    assert headers["x-mongomem-user-id"] == "travel-agent"
+    status, headers, _ = gateway.call("GET", "/v1/working-memory", key)
+    assert status == 200 and headers["x-mongomem-user-id"] == "travel-agent"
+
+
+def test_memory_service_must_name_user_and_acts_within_its_tenant(svc: Any, gateway: Gateway) -> None:
+    key = new_key(svc, "acme", "memory_service")
+    status, _, body = gateway.call(
+        "POST", "/v1/sessions/s1/turns", key, {"turns": [{"role": "user", "content": "x"}]}
+    )
+    assert status == 400 and json.loads(body)["error"]["details"]["path"] == "user_id"
+    status, headers, _ = gateway.call(
+        "POST", "/v1/sessions/s1/turns", key, {"user_id": "bo", "turns": [{"role": "user", "content": "x"}]}
+    )
+    assert status == 201 and headers["x-mongomem-user-id"] == "bo"
+    assert svc.store.turns.find_one({})["tenant"] == "acme"
+
+
+def test_iam_callers_resolve_to_the_default_tenant(svc: Any) -> None:
+    from mongomem.api.identity import principal_from_event
+
+    event = load_event("get_session.json")
+    event["requestContext"]["authorizer"] = {
+        "iam": {"userArn": "arn:aws:iam::123456789012:role/ops", "userId": "A"}
+    }
+    principal = principal_from_event(event, "default")
+    assert (principal.tenant, principal.kind) == ("default", "memory_service")
+    assert principal.key_id == "iam:arn:aws:iam::123456789012:role/ops"
+
+
+# -- the cross-tenant walk ------------------------------------------------------------------------
+def seed_tenant_a(svc: Any, gw: Gateway, key_a: str, user: str, marker: str) -> dict[str, str]:
+    """Tenant A's user gets data everywhere, each piece carrying the marker."""
+    ids = {"session": f"sess-{uuid.uuid4().hex[:8]}", "thread": f"thr-{uuid.uuid4().hex[:8]}", "user": user}
+    turns = [
+        {"role": "user", "content": f"my locker code is {marker}"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    status, _, _ = gw.call(
+        "POST", f"/v1/sessions/{ids['session']}/turns", key_a, {"user_id": user, "turns": turns}
+    )
+    assert status == 201
+    payload = {"subject": "user", "attribute": "locker code", "value": marker}
+    status, _, body = gw.call(
+        "POST", "/v1/memories", key_a, {"user_id": user, "type": "semantic", "payload": payload}
+    )
+    assert status == 201
+    ids["memory"] = json.loads(body)["memory"]["memory_id"]
+    status, _, _ = gw.call(
+        "PUT", "/v1/working-memory", key_a, {"content": f"# Notes\n{marker}"}, user_id=user
+    )
+    assert status == 200
+    thread = {
+        "thread_id": ids["thread"],
+        "user_id": user,
+        "title": marker,
+        "metadata": {"workingMemory": marker},
+    }
+    assert gw.call("POST", "/v1/threads", key_a, thread)[0] == 201
+    status, _, body = gw.call(
+        "PUT",
+        "/v1/working-memory",
+        key_a,
+        {"content": f"thread {marker}"},
+        scope="thread",
+        user_id=user,
+        thread_id=ids["thread"],
+    )
+    assert status == 200
+    return ids
+
+
+def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[str, str], set[int]]]:
+    """(method, path, body, query, acceptable statuses) for every route, aimed at tenant A's ids."""
+    u, s, m, t = ids["user"], ids["session"], ids["memory"], ids["thread"]
+    q = {"user_id": u}
+    turn = {"user_id": u, "turns": [{"role": "user", "content": "probe"}]}
+    # same key as A's memory: a write must create the caller's own memory, never reinforce or update A's
+    fact = {
+        "user_id": u,
+        "type": "semantic",
+        "payload": {"subject": "user", "attribute": "locker code", "value": "probe-value"},
+    }
+    thread_q = {"user_id": u, "scope": "thread", "thread_id": t}
+    own = {200, 201}
+    return [
+        ("GET", f"/v1/sessions/{s}/turns", None, q, {404}),
+        ("GET", f"/v1/sessions/{s}", None, q, {404}),
+        ("POST", f"/v1/sessions/{s}/flush", None, q, {404}),
+        ("POST", f"/v1/sessions/{s}/turns", turn, {}, {201}),  # lands in the caller's own scope
+        ("GET", f"/v1/memories/{m}", None, {"user_id": u, "history": "true"}, {404}),
+        ("GET", f"/v1/memories/{m}", None, q, {404}),
+        ("GET", "/v1/memories", None, q, {200}),
+        ("GET", "/v1/memories", None, {"user_id": u, "status": "active", "type": "semantic"}, {200}),
+        ("DELETE", f"/v1/memories/{m}", None, q, {404}),
+        ("POST", "/v1/memories/search", {"user_id": u, "query": marker}, {}, {200, 404}),
+        ("POST", "/v1/memories/search", {"user_id": u, "query": "locker code", "mode": "bm25"}, {}, {200}),
+        ("POST", "/v1/memories", fact, {}, {201}),  # the caller's own memory, never a REINFORCE of A's
+        ("GET", f"/v1/threads/{t}", None, q, {404}),
+        ("POST", "/v1/threads", {"thread_id": t, "user_id": u}, {}, {201}),  # no 409: existence is hidden
+        ("GET", "/v1/working-memory", None, q, {200}),
+        ("GET", "/v1/working-memory", None, thread_q, own),
+        ("GET", "/v1/working-memory/tool", None, q, {200}),
+        ("GET", "/v1/working-memory/tool", None, thread_q, own),
+        ("PATCH", "/v1/working-memory", {"content": "probe"}, q, {200}),
+        ("PUT", "/v1/working-memory", {"content": "probe"}, thread_q, own),
+        ("DELETE", "/v1/working-memory", None, q, {200}),
+        ("GET", "/v1/status", None, {}, {200}),
+        ("DELETE", f"/v1/users/{u}", None, {}, {200, 403}),
+    ]
+
+
+def route_paths() -> set[tuple[str, str]]:
+    """Every (method, path template) the two API functions serve."""
+    found = set()
+    for name in ("record_turns", "memory_api"):
+        spec = load_function(name).api.app.get_openapi_json_schema()
+        for path, ops in json.loads(spec)["paths"].items():
+            found.update((method.upper(), path) for method in ops)
+    return found
+
+
+def covered(method: str, template: str, table: list[tuple[str, str, Any, dict[str, str], set[int]]]) -> bool:
+    import re
+
+    pattern = "^" + re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(template)) + "$"
+    return any(m == method and re.match(pattern, p) for m, p, *_ in table)
+
+
+def a_fingerprint(svc: Any, tenant: str, user: str) -> dict[str, Any]:
+    """Everything tenant A's user has, to compare before and after the probes."""
+    db = svc.store.db
+    scope = {"tenant": tenant, "user_id": user}
+    return {
+        name: sorted(json.dumps(d, default=str, sort_keys=True) for d in db[name].find(scope))
+        for name in db.list_collection_names()
+    }
+
+
+def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gateway: Gateway) -> None:
+    # Given tenant A's user with data in every collection and in the index, each piece marked
+    marker = f"LOCKER-{uuid.uuid4().hex}"
+    key_a = new_key(svc, "tenant-a", "memory_service")
+    ids = seed_tenant_a(svc, gateway, key_a, "alice", marker)
+    before = a_fingerprint(svc, "tenant-a", "alice")
+    # (a positive control: A's own key reads the marker back)
+    assert marker in gateway.call("GET", f"/v1/memories/{ids['memory']}", key_a, user_id="alice")[2]
+    assert marker in gateway.call("GET", f"/v1/sessions/{ids['session']}/turns", key_a, user_id="alice")[2]
+    callers = {
+        "tenant B memory service": new_key(svc, "tenant-b", "memory_service"),
+        "tenant B service account": new_key(svc, "tenant-b", "service_account", "bob"),
+        "tenant A service account": new_key(svc, "tenant-a", "service_account", "agent-1"),
+    }
+    table = probes(ids, marker)
+    # every route the functions serve is probed (a new route must be added to the table)
+    missing = [r for r in route_paths() if not covered(*r, table)]
+    assert not missing, f"routes without a cross-tenant probe: {missing}"
+    leaks = []
+    for who, key in callers.items():
+        for method, path, body, query, ok in table:
+            status, _, answer = gateway.call(method, path, key, body, **query)
+            FIGURES["probes"] += 1
+            if marker in answer:
+                leaks.append((who, method, path, "marker in body"))
+            if status not in ok:
+                leaks.append((who, method, path, f"status {status}: {answer[:200]}"))
+            if method == "GET" and path == "/v1/memories" and status == 200:
+                assert json.loads(answer)["memories"] == [], (who, path)
+            if path.endswith("/search") and status == 200:
+                assert json.loads(answer)["results"] == [], (who, path)
+    FIGURES["leaks"] = len([x for x in leaks if x[3] == "marker in body"])
+    assert not leaks, leaks
+    # Then tenant A's data is byte-for-byte what it was: no read leaked, no write or delete reached it
+    assert a_fingerprint(svc, "tenant-a", "alice") == before
+    assert svc.vector_index.count(tenant="tenant-a", user_id="alice") >= 1
+
+
+def test_zz_report_figures() -> None:
+    print(f"\ncross-tenant probes: {FIGURES['probes']}, leaks: {FIGURES['leaks']}")
