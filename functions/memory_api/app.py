@@ -4,6 +4,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.api.app import MemoryApi
+from mongomem.api.docs import enable_docs
 from mongomem.api.memories import router as memories
 from mongomem.api.search import router as search
 from mongomem.api.status import router as status
@@ -13,6 +14,7 @@ from mongomem.observability import logger, metrics
 from mongomem.tracing import tracer
 
 api = MemoryApi(search, memories, working_memory, status, users)
+enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -13,12 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp import Client, StdioServerParameters
 
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
-
-mcp = pytest.importorskip("mcp")  # a dev dependency; skip only where it is not installed
-from mcp import Client, StdioServerParameters  # noqa: E402
 
 CONFIG = """
 memory:
@@ -91,9 +89,21 @@ def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalSt
     # Given the server on streamable HTTP, serving one user's memory
     user, port = f"bo-{uuid.uuid4().hex[:6]}", free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mongomem.mcp_server", "--transport", "http", "--port", str(port),
-         "--base-url", stack.url, "--user-id", user],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "mongomem.mcp_server",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--base-url",
+            stack.url,
+            "--user-id",
+            user,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 20

@@ -52,7 +52,9 @@ def uid(prefix: str) -> str:
 class Proxy:
     """A front that forwards to the stack but lets a test answer some requests itself (429, lost replies)."""
 
-    def __init__(self, target: str, fault: Callable[[str, str, int], tuple[int, dict[str, str]] | None]) -> None:
+    def __init__(
+        self, target: str, fault: Callable[[str, str, int], tuple[int, dict[str, str]] | None]
+    ) -> None:
         self.target = target
         self.fault = fault
         self.calls: list[tuple[str, str, bytes]] = []
@@ -72,7 +74,9 @@ class Proxy:
                     status, payload = proxy._forward(self.command, self.path, body, self.headers)
                 if injected is not None:
                     status = injected[0]
-                    payload = json.dumps({"error": {"code": "busy", "message": "try later", "details": None}}).encode()
+                    payload = json.dumps(
+                        {"error": {"code": "busy", "message": "try later", "details": None}}
+                    ).encode()
                 self.send_response(status)
                 for key, value in (injected[1] if injected else {}).items():
                     if key != "forward":
@@ -93,7 +97,9 @@ class Proxy:
 
     def _forward(self, method: str, path: str, body: bytes, headers: Any) -> tuple[int, bytes]:
         req = urllib.request.Request(
-            self.target + path, data=body or None, method=method,
+            self.target + path,
+            data=body or None,
+            method=method,
             headers={"Content-Type": headers.get("Content-Type") or "application/json"},
         )
         try:
@@ -130,11 +136,16 @@ def test_record_read_and_flush_return_the_api_models(client: MemoryClient) -> No
 def test_a_write_whose_reply_is_lost_is_retried_once_and_recorded_once(stack: LocalStack) -> None:
     # Given a proxy that records the first POST upstream but answers it with 503 (the reply is lost)
     session, user = uid("chat"), uid("bo")
-    proxy = Proxy(stack.url, lambda m, p, n: (503, {"Retry-After": "0", "forward": "yes"}) if m == "POST" and n == 1 else None)
+    proxy = Proxy(
+        stack.url,
+        lambda m, p, n: (503, {"Retry-After": "0", "forward": "yes"}) if m == "POST" and n == 1 else None,
+    )
     try:
         client = MemoryClient(proxy.url, retries=3, backoff=0.01)
         # When the SDK records two turns (no client token given)
-        result = client.record_turns(session, user, [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+        result = client.record_turns(
+            session, user, [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        )
         # Then it retried with the same generated token, and the server replayed instead of writing again
         posts = [json.loads(body) for method, _, body in proxy.calls if method == "POST"]
         assert len(posts) == 2 and posts[0]["client_token"] == posts[1]["client_token"]

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import moto
 import pytest
 
 from mongomem.adapters.localqueue import LocalQueue
@@ -69,7 +70,9 @@ def test_local_configure_rejects_bad_fields_then_apply_waits_until_ready(
     assert code == 0 and (data / STAGED).read_text() == good.read_text()
     code, out, _ = run(capsys, "memory", "status", *where, "--json")
     report = json.loads(out)
-    assert report["config"]["pending_apply"] is True and report["service"]["extraction"]["enabled"] == ["semantic"]
+    assert report["config"]["pending_apply"] is True and report["service"]["extraction"]["enabled"] == [
+        "semantic"
+    ]
     # When it is applied with --wait
     code, out, err = run(capsys, "memory", "apply", *where, "--wait", "--timeout", "30")
     # Then the running stack serves it, with a poller for the newly enabled type
@@ -82,7 +85,10 @@ def test_local_configure_rejects_bad_fields_then_apply_waits_until_ready(
 
 
 def test_local_apply_refuses_an_llm_without_its_key_and_changes_nothing(
-    local: tuple[LocalStack, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    local: tuple[LocalStack, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stack, data = local
     where = ["--base-url", stack.url, "--data-dir", str(data)]
@@ -98,7 +104,7 @@ def test_local_apply_refuses_an_llm_without_its_key_and_changes_nothing(
     assert MemoryClient(stack.url).status()["extraction"]["enabled"] == ["semantic"]
     # With the key set, the same config applies and the stack is ready with it
     monkeypatch.setenv("MONGOMEM_TEST_LLM_KEY", "sk-test")
-    code, out, err = run(capsys, "memory", "apply", *where, "--wait", "--timeout", "30")
+    code, _, err = run(capsys, "memory", "apply", *where, "--wait", "--timeout", "30")
     assert code == 0, err
     status = MemoryClient(stack.url).status()
     assert status["ready"] is True and status["llm"]["kind"] != "offline"
@@ -127,8 +133,6 @@ def test_local_status_shows_readiness_backlog_and_queue_depths(
 
 # -- a deployed stack (AWS APIs served by moto; the stack's ApiUrl is a real local stack) ----------
 
-moto = pytest.importorskip("moto")
-
 
 def aws_stack(api_url: str) -> dict[str, Any]:
     role = {"Fn::GetAtt": ["Role", "Arn"]}
@@ -146,7 +150,11 @@ def aws_stack(api_url: str) -> dict[str, Any]:
                     "AssumeRolePolicyDocument": {
                         "Version": "2012-10-17",
                         "Statement": [
-                            {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "lambda.amazonaws.com"},
+                                "Action": "sts:AssumeRole",
+                            }
                         ],
                     }
                 },
@@ -183,7 +191,9 @@ def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Any, 
 
         session = boto3.session.Session(region_name="eu-west-1")
         session.client("cloudformation").create_stack(
-            StackName="mm-test", TemplateBody=json.dumps(aws_stack(stack.url)), Capabilities=["CAPABILITY_IAM"]
+            StackName="mm-test",
+            TemplateBody=json.dumps(aws_stack(stack.url)),
+            Capabilities=["CAPABILITY_IAM"],
         )
         yield session, stack.url
     stack.stop()
@@ -193,7 +203,9 @@ def function_env(session: Any) -> dict[str, dict[str, str]]:
     lam = session.client("lambda")
     names = [
         r["PhysicalResourceId"]
-        for r in session.client("cloudformation").list_stack_resources(StackName="mm-test")["StackResourceSummaries"]
+        for r in session.client("cloudformation").list_stack_resources(StackName="mm-test")[
+            "StackResourceSummaries"
+        ]
         if r["ResourceType"] == "AWS::Lambda::Function"
     ]
     return {n: lam.get_function_configuration(FunctionName=n)["Environment"]["Variables"] for n in names}
@@ -213,7 +225,9 @@ def test_deployed_configure_apply_status(
     # apply refuses an LLM without its key before touching any function
     before = function_env(session)
     monkeypatch.delenv("MONGOMEM_TEST_LLM_KEY", raising=False)
-    keyed = config(tmp_path, "keyed.yaml", llm="{kind: openai-compatible, model: m, api_key_env: MONGOMEM_TEST_LLM_KEY}")
+    keyed = config(
+        tmp_path, "keyed.yaml", llm="{kind: openai-compatible, model: m, api_key_env: MONGOMEM_TEST_LLM_KEY}"
+    )
     assert run(capsys, "memory", "configure", *stack, "--config", str(keyed))[0] == 0
     code, _, err = run(capsys, "memory", "apply", *stack, "--wait")
     assert code == 1 and "MONGOMEM_TEST_LLM_KEY" in err and function_env(session) == before
@@ -222,13 +236,18 @@ def test_deployed_configure_apply_status(
     code, out, err = run(capsys, "memory", "apply", *stack, "--wait", "--timeout", "30")
     assert code == 0, err
     after = function_env(session)
-    assert len(after) == 2 and all(env["MONGOMEM_ENABLED_EXTRACTIONS"] == "semantic" for env in after.values())
+    assert len(after) == 2 and all(
+        env["MONGOMEM_ENABLED_EXTRACTIONS"] == "semantic" for env in after.values()
+    )
     assert any(env.get("KEEP_ME") == "yes" for env in after.values())
     assert any(env.get("MONGOMEM_EXTRACTION_TYPE") == "semantic" for env in after.values())
     assert "updated" in out and "service: ready" in out
     # status: applied config, queue depths from SQS, readiness from the API
-    queue_url = next(o["OutputValue"] for o in session.client("cloudformation").describe_stacks(StackName="mm-test")[
-        "Stacks"][0]["Outputs"] if o["OutputKey"] == "SemanticQueueUrl")
+    queue_url = next(
+        o["OutputValue"]
+        for o in session.client("cloudformation").describe_stacks(StackName="mm-test")["Stacks"][0]["Outputs"]
+        if o["OutputKey"] == "SemanticQueueUrl"
+    )
     session.client("sqs").send_message(QueueUrl=queue_url, MessageBody="{}")
     code, out, _ = run(capsys, "memory", "status", *stack, "--json")
     report = json.loads(out)

@@ -292,10 +292,11 @@ def a_fingerprint(svc: Any, tenant: str, user: str) -> dict[str, Any]:
     """Everything tenant A's user has, to compare before and after the probes."""
     db = svc.store.db
     scope = {"tenant": tenant, "user_id": user}
-    return {
+    found = {
         name: sorted(json.dumps(d, default=str, sort_keys=True) for d in db[name].find(scope))
         for name in db.list_collection_names()
     }
+    return {name: docs for name, docs in found.items() if docs}
 
 
 def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gateway: Gateway) -> None:
@@ -304,6 +305,7 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
     key_a = new_key(svc, "tenant-a", "memory_service")
     ids = seed_tenant_a(svc, gateway, key_a, "alice", marker)
     before = a_fingerprint(svc, "tenant-a", "alice")
+    assert {"turns", "sessions", "memories", "resources", "threads"} <= set(before)
     # (a positive control: A's own key reads the marker back)
     assert marker in gateway.call("GET", f"/v1/memories/{ids['memory']}", key_a, user_id="alice")[2]
     assert marker in gateway.call("GET", f"/v1/sessions/{ids['session']}/turns", key_a, user_id="alice")[2]

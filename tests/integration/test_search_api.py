@@ -69,11 +69,16 @@ def api() -> Any:
     return load_function("memory_api")
 
 
-def call(api: Any, ctx: Any, name: str, body: Any, tenant: str | None = None) -> tuple[int, Any]:
+def call(
+    api: Any, ctx: Any, name: str, body: Any, tenant: str | None = None, fixed_user: str | None = None
+) -> tuple[int, Any]:
     event = load_event(name)
     event["body"] = body if isinstance(body, str) else json.dumps(body)
     if tenant is not None:
-        event["requestContext"]["authorizer"] = {"lambda": {"tenant": tenant}}
+        context = {"tenant": tenant, "kind": "memory_service", "key_id": "key-test"}
+        if fixed_user is not None:
+            context.update(kind="service_account", fixed_user_id=fixed_user)
+        event["requestContext"]["authorizer"] = {"lambda": context}
     response = api.lambda_handler(event, ctx)
     return response["statusCode"], json.loads(response["body"])
 
@@ -248,6 +253,23 @@ def test_other_users_and_tenants_memories_are_never_returned(svc: Services, api:
     other = search(api, ctx, "user home airport: LIS", user="alice", tenant="other-co")
     assert {r["memory_id"] for r in other} == {foreign["memory_id"]}
     assert search(api, ctx, "home airport", user="nobody") == []
+
+
+def test_a_service_account_searches_only_its_own_memory(svc: Services, api: Any, ctx: Any) -> None:
+    # Given a service account whose memory identity is "agent-1", and a user "bob" of the same tenant
+    mine = remember(api, ctx, "semantic", AIRPORT, user="agent-1")
+    remember(api, ctx, "semantic", {**AIRPORT, "value": "JFK"}, user="bob")
+    # When it searches naming bob, Then the user_id is ignored: it sees its own memory only
+    for user in ("bob", "agent-1"):
+        status, body = call(
+            api,
+            ctx,
+            "memory_search.json",
+            {"user_id": user, "query": "user home airport: JFK"},
+            tenant="default",
+            fixed_user="agent-1",
+        )
+        assert status == 200 and [r["memory_id"] for r in body["results"]] == [mine["memory_id"]]
 
 
 @pytest.mark.parametrize(

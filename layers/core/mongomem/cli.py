@@ -24,8 +24,14 @@ def _dev(args: argparse.Namespace) -> int:
     if config is not None and not config.exists():
         print(f"config file {config} not found", file=sys.stderr)
         return 2
+    # The shell's variables reach the local functions as a deployment's would (provider keys, MONGOMEM_*).
     stack = LocalStack(
-        data_dir=data_dir, host=args.host, port=args.port, scan_seconds=args.scan_seconds, config_file=config
+        data_dir=data_dir,
+        host=args.host,
+        port=args.port,
+        scan_seconds=args.scan_seconds,
+        config_file=config,
+        environ=dict(os.environ),
     )
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     try:
@@ -51,6 +57,9 @@ def _dev(args: argparse.Namespace) -> int:
             "the first `mongomem keys create` turns keys on"
         )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
+    from mongomem.cli_memory import LocalControl
+
+    control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     try:
@@ -58,6 +67,7 @@ def _dev(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     print("stopping ...", flush=True)
+    control.stop()
     stack.stop()
     print("stopped.", flush=True)
     return 0
@@ -122,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--port", type=int, default=3000)
     dev.add_argument("--data-dir", default=".mongomem")
     # `mongomem memory configure` uploads to .mongomem/project-config.yaml; it wins over the repo's file.
-    dev_configs = [p for p in (Path(".mongomem/project-config.yaml"), Path("project-config.yaml")) if p.exists()]
+    candidates = (Path(".mongomem/project-config.yaml"), Path("project-config.yaml"))
+    dev_configs = [p for p in candidates if p.exists()]
     dev.add_argument("--config", default=str(dev_configs[0]) if dev_configs else None)
     dev.add_argument("--scan-seconds", type=float, default=5.0)
     dev.add_argument("--log-level", default="WARNING")

@@ -38,7 +38,7 @@ DEFAULT_DATA_DIR = ".mongomem"
 STAGED = "project-config.yaml"
 REQUEST = "config-apply.json"
 APPLIED = "config-applied.json"
-RUNTIME = "local-stack.json"
+STACK_FILE = "stack.json"  # written by LocalStack.start (mongomem.local.stack.STACK_FILE)
 PARAMETER = "/mongomem/{stack}/project-config"
 # Lambda's limit on all of a function's environment variables together.
 LAMBDA_ENV_LIMIT = 4096
@@ -178,11 +178,19 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 class LocalTarget:
-    def __init__(self, data_dir: Path, base_url: str, mongodb_uri: str | None = None, timeout: float = 10) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        base_url: str | None = None,
+        mongodb_uri: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 10,
+    ) -> None:
         self.data_dir = data_dir
-        self.base_url = base_url
-        self.mongodb_uri = mongodb_uri
-        self.client = MemoryClient(base_url, timeout=timeout, retries=1, backoff=0.2)
+        self.running = _read_json(data_dir / STACK_FILE) or {}
+        self.base_url = base_url or self.running.get("api") or DEFAULT_URL
+        self.mongodb_uri = mongodb_uri or self.running.get("mongodb_uri")
+        self.client = MemoryClient(self.base_url, timeout=timeout, retries=1, backoff=0.2, api_key=api_key)
 
     def describe(self) -> str:
         return f"local stack {self.base_url} (data in {self.data_dir})"
@@ -198,7 +206,9 @@ class LocalTarget:
             raise CommandError(f"no configuration uploaded to {path}: run `mongomem memory configure` first")
         return path.read_text(encoding="utf-8"), str(path)
 
-    def apply(self, cfg: ProjectConfig, text: str, secrets: dict[str, str], wait: bool, timeout: float, out: TextIO) -> None:
+    def apply(
+        self, cfg: ProjectConfig, text: str, secrets: dict[str, str], wait: bool, timeout: float, out: TextIO
+    ) -> None:
         try:
             self.client.status()
             running = True
@@ -211,10 +221,15 @@ class LocalTarget:
             )
         digest = sha256(text)
         _write_json(
-            self.data_dir / REQUEST, {"sha256": digest, "requested_at": _now(), "secrets": secrets}, private=True
+            self.data_dir / REQUEST,
+            {"sha256": digest, "requested_at": _now(), "secrets": secrets},
+            private=True,
         )
         if not running:
-            print(f"the local stack is not running; `mongomem dev --data-dir {self.data_dir}` starts with it", file=out)
+            print(
+                f"the local stack is not running; `mongomem dev --data-dir {self.data_dir}` starts with it",
+                file=out,
+            )
             return
         print(f"requested: the local stack reloads with config {digest[:12]}", file=out, flush=True)
         if not wait:
@@ -225,7 +240,11 @@ class LocalTarget:
             if ack.get("sha256") == digest:
                 if ack.get("error"):
                     raise CommandError(f"the local stack refused the config: {ack['error']}")
-                print(f"  local stack: config {digest[:12]} loaded at {ack.get('applied_at')}", file=out, flush=True)
+                print(
+                    f"  local stack: config {digest[:12]} loaded at {ack.get('applied_at')}",
+                    file=out,
+                    flush=True,
+                )
                 break
             if time.monotonic() >= deadline:
                 raise CommandError(
@@ -250,13 +269,13 @@ class LocalTarget:
         return report
 
     def _queues(self) -> dict[str, Any]:
-        uri = self.mongodb_uri or (_read_json(self.data_dir / RUNTIME) or {}).get("mongodb_uri")
+        uri = self.mongodb_uri
         if not uri:
             return {"error": "the local stack's MongoDB address is unknown (is `mongomem dev` running?)"}
         from pymongo import MongoClient
         from pymongo.errors import PyMongoError
 
-        db_name = (_read_json(self.data_dir / RUNTIME) or {}).get("db_name") or "mongomem"
+        db_name = self.running.get("db_name") or "mongomem"
         client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=3000)
         try:
             coll = client[db_name]["local_queue"]
@@ -277,7 +296,7 @@ class LocalTarget:
 
 
 class LocalControl:
-    """Runs beside a LocalStack: publishes its address and applies configs that `apply` requests."""
+    """Runs beside a LocalStack (`mongomem dev`): applies the configs that `apply` requests."""
 
     def __init__(self, stack: LocalStack, data_dir: Path | None = None, interval: float = 0.5) -> None:
         if data_dir is None and stack.data_dir is None:
@@ -294,14 +313,14 @@ class LocalControl:
         settings = self.stack.settings
         assert settings is not None, "start the stack first"
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(
-            self.data_dir / RUNTIME,
-            {"url": self.stack.url, "mongodb_uri": settings.mongodb_uri, "db_name": settings.db_name, "pid": os.getpid()},
-        )
         source = self.stack.config_file
         text = source.read_text(encoding="utf-8") if source and source.exists() else ""
         self.applied_sha = sha256(text)
-        self._ack(self.applied_sha, source=str(source) if source else "(defaults)", enabled=_settings_enabled(settings))
+        self._ack(
+            self.applied_sha,
+            source=str(source) if source else "(defaults)",
+            enabled=_settings_enabled(settings),
+        )
         self.check()
         self.thread = Every("config-control", self.interval, self.check).start()
         return self
@@ -309,7 +328,6 @@ class LocalControl:
     def stop(self) -> None:
         if self.thread is not None:
             self.thread.stop()
-        (self.data_dir / RUNTIME).unlink(missing_ok=True)
 
     def check(self) -> None:
         request = _read_json(self.data_dir / REQUEST)
@@ -320,7 +338,9 @@ class LocalControl:
         try:
             text = staged.read_text(encoding="utf-8")
             if sha256(text) != digest:
-                raise ConfigError(f"{staged} changed after apply was requested; run `mongomem memory apply` again")
+                raise ConfigError(
+                    f"{staged} changed after apply was requested; run `mongomem memory apply` again"
+                )
             cfg = parse_config_text(text, str(staged))
             reload_stack(self.stack, staged, cfg, dict(request.get("secrets") or {}))
         except (OSError, ConfigError) as exc:
@@ -330,7 +350,9 @@ class LocalControl:
         self.applied_sha = digest
         self._ack(digest, source=str(staged), enabled=_enabled(cfg))
         # The keys were needed once, to build the providers; do not leave them on disk.
-        _write_json(self.data_dir / REQUEST, {k: v for k, v in request.items() if k != "secrets"}, private=True)
+        _write_json(
+            self.data_dir / REQUEST, {k: v for k, v in request.items() if k != "secrets"}, private=True
+        )
 
     def _ack(self, digest: str, **fields: Any) -> None:
         _write_json(self.data_dir / APPLIED, {"sha256": digest, "applied_at": _now(), **fields})
@@ -366,7 +388,9 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
         if f"poll-{t.value}" in polled:
             continue
         extract = extract or load_handler(find_functions_dir(), "extract")
-        poll = functools.partial(deliver_batch, stack.queue, f"extract-{t.value}", extract, stack.queue_policy)
+        poll = functools.partial(
+            deliver_batch, stack.queue, f"extract-{t.value}", extract, stack.queue_policy
+        )
         stack.threads.append(Every(f"poll-{t.value}", stack.poll_seconds, poll).start())
 
 
@@ -418,13 +442,19 @@ class DeployedTarget:
             try:
                 stacks = self._client("cloudformation").describe_stacks(StackName=self.stack_name)["Stacks"]
             except ClientError as exc:
-                raise CommandError(f"stack {self.stack_name} not found in {self.region}: {_aws_message(exc)}") from exc
+                raise CommandError(
+                    f"stack {self.stack_name} not found in {self.region}: {_aws_message(exc)}"
+                ) from exc
             self._outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
         return self._outputs
 
     def functions(self) -> list[str]:
         """Every Lambda function of the stack (its resources, so none is missed for want of an output)."""
-        pages = self._client("cloudformation").get_paginator("list_stack_resources").paginate(StackName=self.stack_name)
+        pages = (
+            self._client("cloudformation")
+            .get_paginator("list_stack_resources")
+            .paginate(StackName=self.stack_name)
+        )
         names = [
             r["PhysicalResourceId"]
             for page in pages
@@ -474,7 +504,16 @@ class DeployedTarget:
             raise CommandError(f"could not read SSM {self.parameter}: {_aws_message(exc)}") from exc
         return str(param["Value"]), f"ssm:{self.parameter}:{param['Version']}"
 
-    def apply(self, cfg: ProjectConfig, text: str, secrets: dict[str, str], wait: bool, timeout: float, out: TextIO, source: str = "") -> None:
+    def apply(
+        self,
+        cfg: ProjectConfig,
+        text: str,
+        secrets: dict[str, str],
+        wait: bool,
+        timeout: float,
+        out: TextIO,
+        source: str = "",
+    ) -> None:
         from botocore.exceptions import ClientError
 
         lam = self._client("lambda")
@@ -509,11 +548,16 @@ class DeployedTarget:
                 continue
             for attempt in range(30):
                 try:
-                    lam.update_function_configuration(FunctionName=name, Environment={"Variables": changes[name]})
+                    lam.update_function_configuration(
+                        FunctionName=name, Environment={"Variables": changes[name]}
+                    )
                     break
                 except ClientError as exc:
                     # an update already in progress: wait for it, as the console does
-                    if exc.response.get("Error", {}).get("Code") != "ResourceConflictException" or attempt == 29:
+                    if (
+                        exc.response.get("Error", {}).get("Code") != "ResourceConflictException"
+                        or attempt == 29
+                    ):
                         raise CommandError(f"could not update {name}: {_aws_message(exc)}") from exc
                     time.sleep(self.poll_seconds)
             print(f"  {name}: updating", file=out, flush=True)
@@ -526,15 +570,21 @@ class DeployedTarget:
                 conf = lam.get_function_configuration(FunctionName=name)
                 state = conf.get("LastUpdateStatus", "Successful")
                 if state == "Failed":
-                    raise CommandError(f"{name}: update failed: {conf.get('LastUpdateStatusReason', 'no reason given')}")
+                    raise CommandError(
+                        f"{name}: update failed: {conf.get('LastUpdateStatusReason', 'no reason given')}"
+                    )
                 if state == "Successful":
                     print(f"  {name}: updated", file=out, flush=True)
                     pending.discard(name)
             if pending:
                 if time.monotonic() >= deadline:
-                    raise CommandError(f"functions still updating after {timeout:g}s: {', '.join(sorted(pending))}")
+                    raise CommandError(
+                        f"functions still updating after {timeout:g}s: {', '.join(sorted(pending))}"
+                    )
                 time.sleep(self.poll_seconds)
-        wait_until_ready(self.api(), _enabled(cfg), max(1.0, deadline - time.monotonic()), out, self.poll_seconds)
+        wait_until_ready(
+            self.api(), _enabled(cfg), max(1.0, deadline - time.monotonic()), out, self.poll_seconds
+        )
 
     def status(self) -> dict[str, Any]:
         report: dict[str, Any] = {"target": self.describe()}
@@ -542,7 +592,9 @@ class DeployedTarget:
         functions = self.functions()
         applied: dict[str, Any] = {}
         for name in functions:
-            env = (lam.get_function_configuration(FunctionName=name).get("Environment") or {}).get("Variables") or {}
+            env = (lam.get_function_configuration(FunctionName=name).get("Environment") or {}).get(
+                "Variables"
+            ) or {}
             applied[name] = {
                 "enabled": env.get("MONGOMEM_ENABLED_EXTRACTIONS"),
                 "sha256": env.get("MONGOMEM_CONFIG_SHA256"),
@@ -611,7 +663,7 @@ def _target(args: argparse.Namespace) -> Target:
         return DeployedTarget(
             args.stack, region=args.region, profile=args.profile, base_url=args.base_url, api_key=args.api_key
         )
-    return LocalTarget(Path(args.data_dir), args.base_url or DEFAULT_URL, mongodb_uri=args.mongodb_uri)
+    return LocalTarget(Path(args.data_dir), args.base_url, mongodb_uri=args.mongodb_uri, api_key=args.api_key)
 
 
 def cmd_configure(args: argparse.Namespace, out: TextIO) -> int:
@@ -621,7 +673,9 @@ def cmd_configure(args: argparse.Namespace, out: TextIO) -> int:
     text = path.read_text(encoding="utf-8")
     cfg = parse_config_text(text, str(path))
     where = _target(args).configure(text, cfg)
-    print(f"{path} is valid (extraction: {', '.join(_enabled(cfg)) or 'none'}); uploaded to {where}", file=out)
+    print(
+        f"{path} is valid (extraction: {', '.join(_enabled(cfg)) or 'none'}); uploaded to {where}", file=out
+    )
     print("next: `mongomem memory apply --wait`" + (f" --stack {args.stack}" if args.stack else ""), file=out)
     return 0
 
@@ -634,7 +688,10 @@ def cmd_apply(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] 
     if isinstance(target, DeployedTarget):
         env.setdefault("AWS_REGION", str(target.region))
     secrets = _check_providers(cfg, env)
-    print(f"applying {where} to the {target.describe()} (extraction: {', '.join(_enabled(cfg)) or 'none'})", file=out)
+    print(
+        f"applying {where} to the {target.describe()} (extraction: {', '.join(_enabled(cfg)) or 'none'})",
+        file=out,
+    )
     if isinstance(target, DeployedTarget):
         target.apply(cfg, text, secrets, args.wait, args.timeout, out, source=where)
     else:
@@ -658,12 +715,16 @@ def render_status(report: dict[str, Any]) -> str:
     config = report.get("config") or {}
     applied = config.get("applied")
     if isinstance(applied, dict) and "sha256" in applied:
-        lines.append(f"config      applied {str(applied['sha256'])[:12]} at {applied.get('applied_at')} from {applied.get('source')}")
+        lines.append(
+            f"config      applied {str(applied['sha256'])[:12]} at {applied.get('applied_at')} from {applied.get('source')}"
+        )
         if applied.get("error"):
             lines.append(f"            last apply refused: {applied['error']}")
     elif isinstance(applied, dict):
         for name, env in applied.items():
-            lines.append(f"config      {name}: extraction {env.get('enabled')} config {str(env.get('sha256'))[:12]}")
+            lines.append(
+                f"config      {name}: extraction {env.get('enabled')} config {str(env.get('sha256'))[:12]}"
+            )
     if config.get("pending_apply"):
         lines.append("            the uploaded config is not applied yet: run `mongomem memory apply --wait`")
     service = report.get("service") or {}
@@ -674,14 +735,20 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(f"ready       {'yes' if service.get('ready') else 'no'}")
         for reason in service.get("reasons") or []:
             lines.append(f"            {reason}")
-        lines.append(f"  llm         {llm.get('name')} ({llm.get('kind')}): {'ready' if llm.get('ready') else llm.get('reason')}")
+        lines.append(
+            f"  llm         {llm.get('name')} ({llm.get('kind')}): {'ready' if llm.get('ready') else llm.get('reason')}"
+        )
         lines.append(
             f"  embeddings  {emb.get('model')} dim {emb.get('dim')}: {'ready' if emb.get('ready') else emb.get('reason')}"
         )
-        lines.append(f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}")
+        lines.append(
+            f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}"
+        )
         lines.append(f"sessions pending promotion: {service.get('sessions_pending_promotion', '?')}")
         backlog = service.get("snapshots_pending_extraction") or {}
-        text = "; ".join(f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(backlog.items()))
+        text = "; ".join(
+            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(backlog.items())
+        )
         lines.append(f"snapshots pending extraction: {text or 'none'}")
     queues = report.get("queues") or {}
     if "error" in queues:
@@ -689,7 +756,9 @@ def render_status(report: dict[str, Any]) -> str:
     else:
         lines.append(f"{'queue':<12}{'visible':>9}{'in flight':>11}{'dlq':>7}")
         for name, row in queues.items():
-            lines.append(f"{name:<12}{row.get('visible', '-'):>9}{row.get('in_flight', '-'):>11}{row.get('dlq', '-'):>7}")
+            lines.append(
+                f"{name:<12}{row.get('visible', '-'):>9}{row.get('in_flight', '-'):>11}{row.get('dlq', '-'):>7}"
+            )
     return "\n".join(lines)
 
 
@@ -714,16 +783,30 @@ def register(sub: Any) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         where = p.add_mutually_exclusive_group()
-        where.add_argument("--local", action="store_true", help="the local stack (the default without --stack)")
         where.add_argument(
-            "--stack", default=os.environ.get("MONGOMEM_STACK") or None, help="a deployed stack's name ($MONGOMEM_STACK)"
+            "--local", action="store_true", help="the local stack (the default without --stack)"
+        )
+        where.add_argument(
+            "--stack",
+            default=os.environ.get("MONGOMEM_STACK") or None,
+            help="a deployed stack's name ($MONGOMEM_STACK)",
         )
         p.add_argument("--region", default=None, help="AWS region of the stack (default: your AWS config)")
         p.add_argument("--profile", default=None, help="AWS profile")
-        p.add_argument("--base-url", default=None, help=f"the memory API (local default {DEFAULT_URL}; stack: ApiUrl)")
-        p.add_argument("--api-key", default=None, help="x-api-key for an API-key authenticated API (else SigV4)")
+        p.add_argument(
+            "--base-url",
+            default=None,
+            help=f"the memory API (local: the running stack's, else {DEFAULT_URL}; deployed: ApiUrl)",
+        )
+        p.add_argument(
+            "--api-key",
+            default=os.environ.get("MONGOMEM_API_KEY") or None,
+            help="x-api-key for the API ($MONGOMEM_API_KEY); without it a deployed API is called with SigV4",
+        )
         p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the local stack's data dir")
-        p.add_argument("--mongodb-uri", default=None, help="the local stack's MongoDB (default: found in the data dir)")
+        p.add_argument(
+            "--mongodb-uri", default=None, help="the local stack's MongoDB (default: found in the data dir)"
+        )
 
     configure = msub.add_parser("configure", help="validate project-config.yaml and upload it")
     common(configure)

@@ -348,7 +348,9 @@ class MemoryClient:
         return Thread.model_validate(self._call("POST", "/v1/threads", body=body))
 
     def get_thread(self, thread_id: str, user_id: str | None) -> Thread:
-        return Thread.model_validate(self._call("GET", f"/v1/threads/{_seg(thread_id)}", {"user_id": user_id}))
+        return Thread.model_validate(
+            self._call("GET", f"/v1/threads/{_seg(thread_id)}", {"user_id": user_id})
+        )
 
     # -- the service -----------------------------------------------------------------------------------
 

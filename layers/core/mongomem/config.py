@@ -5,6 +5,7 @@ Everything else receives a `Settings` (or a part of it) as an argument.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from enum import StrEnum
@@ -190,7 +191,16 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
     """Build Settings from MONGOMEM_* variables and the project config file they point to."""
     env = os.environ if environ is None else environ
     config_path = env.get("MONGOMEM_CONFIG_FILE")
-    project = load_project_config(Path(config_path) if config_path else None)
+    inline = env.get("MONGOMEM_PROJECT_CONFIG")
+    if config_path or not inline:
+        project = load_project_config(Path(config_path) if config_path else None)
+    else:
+        # A deployed stack gets the applied project config inline (`mongomem memory apply --stack`).
+        try:
+            data = json.loads(inline)
+        except ValueError as exc:
+            raise ConfigError(f"invalid configuration in MONGOMEM_PROJECT_CONFIG: not valid JSON ({exc})") from exc
+        project = parse_project_config(data, "MONGOMEM_PROJECT_CONFIG")
     values: dict[str, Any] = {"project": project}
     simple = {
         "MONGOMEM_MONGODB_URI": "mongodb_uri",

@@ -92,10 +92,11 @@ def enable_docs(memory_api: MemoryApi) -> None:
     """Serve GET /v1/openapi.json and GET /v1/docs (Swagger UI) from this function's resolver."""
     app = memory_api.app
 
+    # No return annotations: Powertools would try to build a response schema from `Response`.
     @app.get(OPENAPI_PATH, include_in_schema=False)
-    def openapi() -> Response:
+    def openapi():
         return Response(status_code=200, content_type="application/json", body=openapi_json())
 
     @app.get(DOCS_PATH, include_in_schema=False)
-    def docs() -> Response:
+    def docs():
         return Response(status_code=200, content_type="text/html; charset=utf-8", body=swagger_html())

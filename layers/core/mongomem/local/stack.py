@@ -25,6 +25,8 @@ API_ROUTES = [
     ("/v1/threads", "memory_api"),
     ("/v1/status", "memory_api"),
     ("/v1/users", "memory_api"),
+    ("/v1/openapi.json", "memory_api"),
+    ("/v1/docs", "memory_api"),
 ]
 
 # Where a running stack tells other local commands (`mongomem keys`, `mongomem snapshots retry`) its database.

@@ -1,0 +1,62 @@
+"""The OpenAPI document comes from the routes' own pydantic models and is served with Swagger UI."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mongomem.api.app import MemoryApi
+from mongomem.api.docs import enable_docs, openapi_document
+from mongomem.api.sessions import router as sessions_router
+from mongomem.api.status import router as status_router
+from tests.conftest import load_event
+
+
+def schema_of(doc: dict[str, Any], ref_holder: dict[str, Any]) -> dict[str, Any]:
+    ref = ref_holder["content"]["application/json"]["schema"]["$ref"]
+    return dict(doc["components"]["schemas"][ref.rsplit("/", 1)[1]])
+
+
+def test_document_covers_both_functions_routes_with_request_schemas() -> None:
+    doc = openapi_document()
+    assert doc["openapi"].startswith("3.")
+    # the record path (record_turns function) and the memories path (memory_api function) are both there
+    post_turns = doc["paths"]["/v1/sessions/{session_id}/turns"]["post"]
+    turns_request = schema_of(doc, post_turns["requestBody"])
+    assert {"turns", "client_token", "user_id"} <= set(turns_request["properties"])
+    assert any(p["name"] == "session_id" and p["in"] == "path" for p in post_turns["parameters"])
+    assert "get" in doc["paths"]["/v1/sessions/{session_id}/turns"]
+    create = schema_of(doc, doc["paths"]["/v1/memories"]["post"]["requestBody"])
+    assert {"type", "payload", "reconcile"} <= set(create["properties"]) and "payload" in create["required"]
+    listed = {p["name"] for p in doc["paths"]["/v1/memories"]["get"]["parameters"]}
+    assert {"user_id", "type", "status", "limit", "cursor"} <= listed
+    assert "TurnIn" in doc["components"]["schemas"] and "WorkingMemoryState" in doc["components"]["schemas"]
+    # the docs routes themselves are not part of the API's contract
+    assert "/v1/openapi.json" not in doc["paths"] and "/v1/docs" not in doc["paths"]
+
+
+def test_building_the_document_leaves_the_live_routers_bound_to_their_functions() -> None:
+    api = MemoryApi(sessions_router)
+    before = sessions_router.api_resolver
+    openapi_document(version="test-binding")
+    assert sessions_router.api_resolver is before is api.app
+
+
+def get(api: MemoryApi, path: str, ctx: Any) -> dict[str, Any]:
+    event = load_event("memory_list.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"GET {path}"
+    event.pop("queryStringParameters", None)
+    event["rawQueryString"] = ""
+    return api.handle(event, ctx)
+
+
+def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any) -> None:
+    api = MemoryApi(status_router)
+    enable_docs(api)
+    spec = get(api, "/v1/openapi.json", ctx)
+    assert spec["statusCode"] == 200 and "json" in spec["headers"]["Content-Type"]
+    assert "/v1/memories" in json.loads(spec["body"])["paths"]
+    page = get(api, "/v1/docs", ctx)
+    assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
+    assert "SwaggerUIBundle" in page["body"] and "/v1/sessions/{session_id}/turns" in page["body"]
