@@ -27,7 +27,7 @@ from mongomem.identity.service import create_key
 from mongomem.local.stack import LocalStack
 from tests.conftest import load_function
 
-EXAMPLES_PER_OPERATION = 25
+EXAMPLES_PER_OPERATION = 40
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
@@ -73,22 +73,52 @@ def fuzz(stack: LocalStack, key: str, examples: int) -> dict[str, Any]:
             try:
                 case.validate_response(response, checks=CHECKS)
             except Exception as exc:  # a check failed: keep it, do not let hypothesis shrink for minutes
-                report["failures"].append(f"{case.operation.label}: {str(exc)[:600]}\n  request: {case.as_curl_command()}")
+                report["failures"].append(
+                    f"{case.operation.label}: {str(exc)[:600]}\n  request: {case.as_curl_command()}"
+                )
 
         run()
     return report
 
 
 def test_no_5xx_and_no_response_outside_the_spec(stack: LocalStack, tmp_path: Path) -> None:
-    # a service account: every generated request has a memory scope, so requests reach the stores
-    key, _ = create_key(KeysStore(stack.keys.coll.database), "fuzz", "service_account", "fuzzer")
-    report = fuzz(stack, key, EXAMPLES_PER_OPERATION)
+    db = stack.keys.coll.database
+    # a service account (every request has a memory scope, so requests reach the stores) and a memory
+    # service (user_id must be named: exercises the 400s)
+    runs = [
+        fuzz(
+            stack, create_key(KeysStore(db), "fuzz", "service_account", "fuzzer")[0], EXAMPLES_PER_OPERATION
+        ),
+        fuzz(stack, create_key(KeysStore(db), "fuzz", "memory_service")[0], EXAMPLES_PER_OPERATION // 2),
+    ]
+    examples = sum(r["examples"] for r in runs)
+    server_errors = sum(r["server_errors"] for r in runs)
+    failures = [f for r in runs for f in r["failures"]]
+    statuses: dict[int, int] = {}
+    for r in runs:
+        for code, n in r["statuses"].items():
+            statuses[code] = statuses.get(code, 0) + n
     print(
-        f"\nfuzz: {report['examples']} examples, {report['server_errors']} 5xx, statuses {report['statuses']}"
+        f"\nfuzz: {examples} examples, {server_errors} 5xx, {len(failures)} spec violations, statuses {statuses}"
     )
-    (tmp_path / "fuzz.json").write_text(json.dumps(report, indent=1))
-    assert report["server_errors"] == 0 and not report["failures"], "\n\n".join(report["failures"][:10])
-    assert report["examples"] >= 10 * len(api_spec()["paths"])
+    (tmp_path / "fuzz.json").write_text(json.dumps(runs, indent=1))
+    assert server_errors == 0 and not failures, "\n\n".join(failures[:10])
+    assert examples >= 10 * len(api_spec()["paths"])
+
+
+def test_oversized_bodies_are_refused_before_parsing(stack: LocalStack) -> None:
+    import urllib.error
+    import urllib.request
+
+    key, _ = create_key(KeysStore(stack.keys.coll.database), "fuzz", "memory_service")
+    for size in (5 * 1024 * 1024,):  # over the function's 4 MiB limit, under API Gateway's 10 MiB
+        body = b'{"user_id": "u", "query": "' + b"x" * size + b'"}'
+        request = urllib.request.Request(
+            stack.url + "/v1/memories/search", data=body, method="POST", headers={"x-api-key": key}
+        )
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(request, timeout=30)
+        assert err.value.code == 413 and json.loads(err.value.read())["error"]["code"] == "payload_too_large"
 
 
 def test_without_a_key_everything_is_401_json(stack: LocalStack) -> None:
@@ -104,3 +134,38 @@ def test_without_a_key_everything_is_401_json(stack: LocalStack) -> None:
             assert err.code in (401, 404, 405), path  # 404: no GET on that path; never data
             if err.code == 401:
                 assert json.loads(err.read())["error"]["code"] == "unauthorized"
+
+
+def test_success_answers_match_the_spec_too(stack: LocalStack) -> None:
+    """Valid requests (which random data rarely produces) answer with documented statuses and bodies."""
+    key, _ = create_key(KeysStore(stack.keys.coll.database), "fuzz", "memory_service")
+    schema = schemathesis.openapi.from_dict(api_spec())
+    fact = {
+        "user_id": "ana",
+        "type": "semantic",
+        "payload": {"subject": "ana", "attribute": "city", "value": "Porto"},
+    }
+    turns = {"user_id": "ana", "client_token": "t-1", "turns": [{"role": "user", "content": "hi"}]}
+    cases = [
+        ("POST", "/v1/memories", {}, {}, fact),  # ADD: 201
+        ("POST", "/v1/memories", {}, {}, fact),  # REINFORCE: 200
+        ("POST", "/v1/sessions/{session_id}/turns", {"session_id": "s1"}, {}, turns),  # 201
+        ("POST", "/v1/sessions/{session_id}/turns", {"session_id": "s1"}, {}, turns),  # replay: 200
+        ("GET", "/v1/sessions/{session_id}", {"session_id": "s1"}, {"user_id": "ana"}, None),
+        ("POST", "/v1/sessions/{session_id}/flush", {"session_id": "s1"}, {"user_id": "ana"}, None),
+        ("POST", "/v1/memories/search", {}, {}, {"user_id": "ana", "query": "city"}),
+        ("GET", "/v1/working-memory/tool", {}, {"user_id": "ana"}, None),
+        ("DELETE", "/v1/users/{user_id}", {"user_id": "ana"}, {}, None),
+    ]
+    statuses = []
+    for method, path, path_parameters, query, body in cases:
+        operation = schema[path][method]
+        kwargs: dict[str, Any] = {"path_parameters": path_parameters, "query": query}
+        if body is not None:
+            kwargs["body"] = body
+            kwargs["media_type"] = "application/json"
+        case = operation.Case(**kwargs)
+        response = case.call(base_url=stack.url, headers={"x-api-key": key}, timeout=30)
+        statuses.append(response.status_code)
+        case.validate_response(response, checks=CHECKS)
+    assert statuses[:4] == [201, 200, 201, 200]

@@ -340,3 +340,66 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
 
 def test_zz_report_figures() -> None:
     print(f"\ncross-tenant probes: {FIGURES['probes']}, leaks: {FIGURES['leaks']}")
+
+
+# -- the local stack: open until the first key, then keys required; the keys CLI --------------------
+def http(method: str, url: str, key: str | None = None, body: Any = None) -> tuple[int, dict[str, str], Any]:
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json", **({"x-api-key": key} if key else {})}
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, dict(resp.headers), json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read() or b"null")
+
+
+def test_local_stack_runs_open_until_a_key_exists_then_requires_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mongomem.cli import main as cli_main
+    from mongomem.local.stack import LocalStack
+
+    data = tmp_path / "data"
+    stack = LocalStack(data_dir=data, port=0, scan_seconds=3600).start()
+    try:
+        turn = {"user_id": "ana", "turns": [{"role": "user", "content": "hello"}]}
+        # Given no key at all: `make dev` works without one, as the default tenant
+        assert stack.keys_required is False
+        assert http("POST", f"{stack.url}/v1/sessions/s1/turns", None, turn)[0] == 201
+        assert svc_turn_tenant(stack) == "default"
+        # When the operator creates a key with the CLI (it finds the running stack's database)
+        assert (
+            cli_main(
+                ["keys", "create", "--tenant", "acme", "--kind", "memory_service", "--data-dir", str(data)]
+            )
+            == 0
+        )
+        key = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("mm_"))
+        # Then keys are required, and the key acts in its tenant
+        assert stack.keys_required is True
+        status, _, body = http("GET", f"{stack.url}/v1/sessions/s1/turns?user_id=ana")
+        assert status == 401 and body["error"]["code"] == "unauthorized"
+        status, headers, _ = http("POST", f"{stack.url}/v1/sessions/s2/turns", key, turn)
+        assert status == 201 and headers["x-mongomem-user-id"] == "ana"
+        assert (
+            http("GET", f"{stack.url}/v1/sessions/s1?user_id=ana", key)[0] == 404
+        )  # default tenant's session
+        # list shows the key without its secret; revoke takes it out (after the authorizer cache's TTL)
+        assert cli_main(["keys", "list", "--data-dir", str(data)]) == 0
+        listing = capsys.readouterr().out
+        assert keys.key_id_of(key) in listing and key not in listing and "active" in listing
+        assert cli_main(["keys", "revoke", keys.key_id_of(key) or "", "--data-dir", str(data)]) == 0
+        stack.authorizer._cache.clear()  # as if the 300 s TTL had passed
+        assert http("GET", f"{stack.url}/v1/sessions/s2?user_id=ana", key)[0] == 401
+    finally:
+        stack.stop()
+
+
+def svc_turn_tenant(stack: Any) -> str:
+    from mongomem.runtime import services
+
+    return str(services().store.turns.find_one({})["tenant"])

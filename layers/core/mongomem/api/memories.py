@@ -34,7 +34,14 @@ def _scope(user_id: str | None) -> Scope:
     )
 
 
-@router.post("/v1/memories", summary="Store a memory of any type (reconciled unless reconcile=false)")
+@router.post(
+    "/v1/memories",
+    summary="Store a memory of any type (reconciled unless reconcile=false)",
+    responses={
+        201: {"description": "ADD or UPDATE", "content": {"application/json": {"model": WriteResult}}},
+        200: {"description": "REINFORCE", "content": {"application/json": {"model": WriteResult}}},
+    },
+)
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
     result = services().memories.create(_scope(request.user_id), request)
     metrics.add_metric(name=f"Reconcile{result.decision.capitalize()}", unit=MetricUnit.Count, value=1)

@@ -29,7 +29,17 @@ def _scope(user_id: str | None) -> Scope:
     )
 
 
-@router.post("/v1/sessions/<session_id>/turns", summary="Record one turn or a batch", responses={201: {}})
+@router.post(
+    "/v1/sessions/<session_id>/turns",
+    summary="Record one turn or a batch",
+    responses={
+        201: {"description": "Recorded", "content": {"application/json": {"model": RecordTurnsResponse}}},
+        200: {
+            "description": "A retry with the same client_token: the original seqs",
+            "content": {"application/json": {"model": RecordTurnsResponse}},
+        },
+    },
+)
 def post_turns(
     session_id: SessionId,
     request: Annotated[RecordTurnsRequest, Body(embed=False)],
@@ -52,7 +62,8 @@ def get_turns(
     session_id: SessionId,
     user_id: UserQuery = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 20,
-    before_seq: Annotated[int | None, Query(ge=1)] = None,
+    # bounded: MongoDB integers are 64-bit, a larger value must be a 422, not a driver error
+    before_seq: Annotated[int | None, Query(ge=1, le=2**62)] = None,
 ) -> TurnPage:
     svc = services()
     return history.turn_page(svc.store, _scope(user_id), session_id, limit, before_seq)
