@@ -1,11 +1,13 @@
-"""API Gateway (HTTP API) -> memories, search, working memory and user erasure: /v1/memories, ..."""
+"""API Gateway (HTTP API) -> memories, search, recall, context, working memory, erasure: /v1/memories, ..."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.api.app import MemoryApi
+from mongomem.api.context import router as context
 from mongomem.api.docs import enable_docs
 from mongomem.api.memories import router as memories
+from mongomem.api.recall import router as recall
 from mongomem.api.search import router as search
 from mongomem.api.status import router as status
 from mongomem.api.users import router as users
@@ -13,7 +15,7 @@ from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
 from mongomem.tracing import tracer
 
-api = MemoryApi(search, memories, working_memory, status, users)
+api = MemoryApi(search, memories, recall, context, working_memory, status, users)
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 
 

@@ -99,7 +99,16 @@ class LimitsConfig(_Strict):
 
 
 class RecallConfig(_Strict):
+    """Semantic recall of recorded user/assistant turns (indexed by the scan job, never on record)."""
+
     enabled: bool = True
+    # Turns embedded per batch by the scan job, and at most per scan run (the rest wait for the next).
+    index_batch: int = Field(64, ge=1, le=1000)
+    index_max_per_run: int = Field(512, ge=1, le=100_000)
+    # RRF constant of the four-ranking fusion (research/embeddings/RESULTS.md: 10 beats 60 on LoCoMo).
+    rrf_k: int = Field(10, ge=1, le=1000)
+    # Candidates each of the four rankings contributes before fusion.
+    candidates: int = Field(100, ge=10, le=1000)
 
 
 class MemoryConfig(_Strict):

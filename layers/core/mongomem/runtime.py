@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mongomem.longterm.service import MemoryService
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.indexing import MemoryIndexer
+    from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.promotion import Promoter
     from mongomem.vectors.port import VectorIndex
 
@@ -133,6 +134,12 @@ class Services:
         from mongomem.longterm.service import MemoryService
 
         return MemoryService(self.memory_store, self.reconciler, self.embedder, self.indexer)
+
+    @cached_property
+    def turn_indexer(self) -> TurnIndexer:
+        from mongomem.retrieval.turn_indexing import TurnIndexer
+
+        return TurnIndexer(self.store, self.vector_index, self.embedder, self.settings.memory.recall)
 
     @cached_property
     def promoter(self) -> Promoter:

@@ -38,4 +38,6 @@ def service_status(svc: Services) -> dict[str, Any]:
             backlog.setdefault(row["_id"]["type"], {})[row["_id"]["status"]] = row["n"]
         report["snapshots_pending_extraction"] = backlog
         report["sessions_pending_promotion"] = svc.store.sessions.count_documents({"pending": {"$gt": 0}})
+        # Turns recorded but not yet embedded for recall (through the recall indexer's partial index).
+        report["recall"]["pending_turns"] = svc.store.turns.count_documents({"recall_indexed": False})
     return report

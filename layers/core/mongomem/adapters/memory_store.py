@@ -75,7 +75,7 @@ class MemoryStore:
     def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None:
         with translate_errors():
             self.coll.update_one(
-                {**scope.filter(), "_id": old_id, "status": "active"},
+                {"_id": old_id, **scope.filter(), "status": "active"},
                 {
                     "$set": {
                         "status": "superseded",
@@ -119,7 +119,7 @@ class MemoryStore:
         merge: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged."""
-        query: dict[str, Any] = {**scope.filter(), "_id": memory_id, "status": "active"}
+        query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": "active"}
         if evidence.get("snapshot_id"):
             query["evidence.snapshot_id"] = {"$ne": evidence["snapshot_id"]}
         update: dict[str, Any] = {
@@ -150,11 +150,12 @@ class MemoryStore:
     # -- reads ---------------------------------------------------------------------------------
     def get(self, scope: Scope, memory_id: str) -> dict[str, Any] | None:
         with translate_errors():
-            return self.coll.find_one({**scope.filter(), "_id": memory_id})
+            return self.coll.find_one({"_id": memory_id, **scope.filter()})
 
     def get_many(self, scope: Scope, ids: list[str]) -> list[dict[str, Any]]:
         with translate_errors():
-            return list(self.coll.find({**scope.filter(), "_id": {"$in": ids}}))
+            # _id first: some servers (SecantusDB) pick the index from the first key of the filter
+            return list(self.coll.find({"_id": {"$in": ids}, **scope.filter()}))
 
     def active_by_key(self, scope: Scope, memory_type: str, key: str) -> list[dict[str, Any]]:
         with translate_errors():

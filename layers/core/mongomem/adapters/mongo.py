@@ -201,6 +201,12 @@ class MongoStore:
                     # Retention: a turn gets `expire_at` only once its snapshot is fully extracted
                     # (mongomem.erasure), so unpromoted and unextracted turns never expire.
                     IndexModel([("expire_at", ASCENDING)], name="turn_expiry", expireAfterSeconds=0),
+                    # The recall indexer's queue: only turns still waiting to be embedded, oldest first.
+                    IndexModel(
+                        [("recall_indexed", ASCENDING), ("recorded_at", ASCENDING), ("seq", ASCENDING)],
+                        name="recall_unindexed",
+                        partialFilterExpression={"recall_indexed": False},
+                    ),
                 ]
             )
             self.snapshots.create_indexes(
@@ -459,6 +465,40 @@ class MongoStore:
             return self.snapshots.find_one_and_update(
                 {"_id": snapshot_id}, update, return_document=ReturnDocument.AFTER
             )
+
+    # -- semantic recall -----------------------------------------------------------------------
+    def unindexed_turns(self, limit: int) -> list[dict[str, Any]]:
+        """Turns waiting for the recall indexer, oldest first (through the partial index)."""
+        with translate_errors():
+            return list(
+                self.turns.find({"recall_indexed": False})
+                .sort([("recorded_at", ASCENDING), ("seq", ASCENDING)])
+                .limit(limit)
+            )
+
+    def turns_in_ranges(self, scope: Scope, ranges: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        """The turns of one user in several (session_id, from_seq, to_seq) ranges, in one query."""
+        if not ranges:
+            return []
+        query = {
+            **scope.filter(),
+            "$or": [{"session_id": s, "seq": {"$gte": lo, "$lte": hi}} for s, lo, hi in ranges],
+        }
+        with translate_errors():
+            return list(self.turns.find(query).sort([("session_id", ASCENDING), ("seq", ASCENDING)]))
+
+    def turns_by_ids(self, scope: Scope, ids: list[str]) -> list[dict[str, Any]]:
+        with translate_errors():
+            return list(self.turns.find({"_id": {"$in": ids}, **scope.filter()}))
+
+    def set_recall_state(self, ids: list[str], fields: dict[str, Any], inc_attempts: bool = False) -> None:
+        if not ids:
+            return
+        update: dict[str, Any] = {"$set": fields}
+        if inc_attempts:
+            update["$inc"] = {"recall_attempts": 1}
+        with translate_errors():
+            self.turns.update_many({"_id": {"$in": ids}}, update)
 
     def ping(self) -> bool:
         try:

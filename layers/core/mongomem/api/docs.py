@@ -69,9 +69,14 @@ def _build(version: str, server_url: str | None) -> str:
         for route_key, func in router._routes.items():
             resolver.route(*route_key)(func)
     servers = [Server(url=server_url)] if server_url else None
-    return resolver.get_openapi_json_schema(
+    document = resolver.get_openapi_json_schema(
         title=TITLE, version=version, description=DESCRIPTION, servers=servers
     )
+    # Document the error body every route really answers with (not Powertools' default 422 shape)
+    # and the x-api-key header the authorizer requires.
+    from mongomem.api.openapi import with_error_responses
+
+    return json.dumps(with_error_responses(json.loads(document)), indent=2)
 
 
 def swagger_html(spec_url: str = OPENAPI_PATH) -> str:

@@ -37,38 +37,48 @@ ERROR_STATUSES = {
 }
 
 
+def with_error_responses(spec: dict[str, Any]) -> dict[str, Any]:
+    """The document with our error body for every error status, and the x-api-key security scheme."""
+    spec = copy.deepcopy(spec)
+    components = spec.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    components.setdefault("securitySchemes", {})["apiKey"] = {
+        "type": "apiKey",
+        "in": "header",
+        "name": "x-api-key",
+    }
+    spec["security"] = [{"apiKey": []}]
+    for operations in spec.get("paths", {}).values():
+        for method, operation in operations.items():
+            operations[method] = _with_errors(operation)
+    schemas = components["schemas"]
+    text = json.dumps(spec["paths"])
+    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
+        if f"#/components/schemas/{unused}" not in text and unused in schemas:
+            del schemas[unused]
+    return spec
+
+
 def merged_openapi(
     *apps: APIGatewayHttpResolver, title: str = "mongomem", version: str = "1"
 ) -> dict[str, Any]:
-    """The functions' OpenAPI documents as one, with the error responses the API really sends."""
+    """The functions' resolvers' OpenAPI documents as one, with the error responses the API really sends."""
     merged: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
         "paths": {},
-        "components": {
-            "schemas": {"Error": ERROR_SCHEMA},
-            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}},
-        },
-        "security": [{"apiKey": []}],
+        "components": {"schemas": {}},
     }
     for app in apps:
         spec = json.loads(app.get_openapi_json_schema())
         for name, schema in (spec.get("components") or {}).get("schemas", {}).items():
             merged["components"]["schemas"].setdefault(name, schema)
         for path, operations in spec.get("paths", {}).items():
-            target = merged["paths"].setdefault(path, {})
-            for method, operation in operations.items():
-                target[method] = _with_errors(operation)
-    schemas = merged["components"]["schemas"]
-    text = json.dumps(merged["paths"])
-    for unused in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
-        if f"#/components/schemas/{unused}" not in text and unused in schemas:
-            del schemas[unused]
-    return merged
+            merged["paths"].setdefault(path, {}).update(operations)
+    return with_error_responses(merged)
 
 
 def _with_errors(operation: dict[str, Any]) -> dict[str, Any]:
-    operation = copy.deepcopy(operation)
     responses = operation.setdefault("responses", {})
     for status, description in ERROR_STATUSES.items():
         responses[status] = {

@@ -119,8 +119,10 @@ class LocalAuthorizer:
         keys_required: Callable[[], bool],
         ttl_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        public_paths: frozenset[str] = frozenset(),
     ) -> None:
         self._load = load
+        self.public_paths = public_paths  # routes deployed with `Authorizer: NONE` (the API docs)
         self._handler: Handler | None = None
         self.keys_required = keys_required
         self.ttl_seconds = ttl_seconds
@@ -131,6 +133,8 @@ class LocalAuthorizer:
 
     def check(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """None when the request may proceed (with the principal put into its requestContext)."""
+        if event["rawPath"] in self.public_paths:
+            return None
         key = event.get("headers", {}).get(self.HEADER)
         if not key:
             try:

@@ -21,6 +21,8 @@ from mongomem.runtime import Services, configure
 API_ROUTES = [
     ("/v1/sessions", "record_turns"),
     ("/v1/memories", "memory_api"),
+    ("/v1/recall", "memory_api"),
+    ("/v1/context", "memory_api"),
     ("/v1/working-memory", "memory_api"),
     ("/v1/threads", "memory_api"),
     ("/v1/status", "memory_api"),
@@ -28,6 +30,9 @@ API_ROUTES = [
     ("/v1/openapi.json", "memory_api"),
     ("/v1/docs", "memory_api"),
 ]
+
+# Served without a key, as template.yaml does (`Authorizer: NONE`): the API document and Swagger UI.
+PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs"})
 
 # Where a running stack tells other local commands (`mongomem keys`, `mongomem snapshots retry`) its database.
 STACK_FILE = "stack.json"
@@ -78,7 +83,10 @@ class LocalStack:
 
         self.keys = keys_store()
         self.authorizer = LocalAuthorizer(
-            _loader(functions, "authorizer"), self.keys.any, ttl_seconds=self.auth_ttl_seconds
+            _loader(functions, "authorizer"),
+            self.keys.any,
+            ttl_seconds=self.auth_ttl_seconds,
+            public_paths=PUBLIC_PATHS,
         )
         front = ApiFront(
             [(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES], self.authorizer

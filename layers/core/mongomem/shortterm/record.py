@@ -43,7 +43,7 @@ def check_limits(request: RecordTurnsRequest, memory: MemoryConfig) -> None:
 
 
 def _turn_doc(
-    scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str | None, now: Any
+    scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str | None, now: Any, recall: bool = False
 ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "_id": turn_key(session_key(scope, session_id), seq),
@@ -67,12 +67,18 @@ def _turn_doc(
         doc["metadata"] = turn.metadata
     if token:
         doc["client_token"] = token
+    if recall and turn.role in RECALL_ROLES and turn.content.strip():
+        # Queued for the scan job's recall indexer (a partial index holds only these); no embedding here.
+        doc["recall_indexed"] = False
     return doc
 
 
 # A retry may re-record turns whose first attempt stored none only after that attempt is surely over
 # (the record function's timeout is 10 s); earlier, the first attempt may still be writing.
 RETRY_SETTLE_SECONDS = 15
+
+# The roles semantic recall embeds (system prompts and tool output are not conversation).
+RECALL_ROLES = frozenset({"user", "assistant"})
 
 
 def record_turns(
@@ -86,7 +92,7 @@ def record_turns(
     except TokenSeen:
         assert token is not None
         return _replay(store, memory, scope, session_id, request, token)
-    _insert(store, scope, session_id, request, first, token)
+    _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
     return _response(scope, session_id, first, len(request.turns), replayed=False)
 
 
@@ -121,10 +127,13 @@ def _insert(
     request: RecordTurnsRequest,
     first: int,
     token: str | None,
+    recall: bool,
 ) -> None:
     now = utcnow()
     size = len(request.turns)
-    docs = [_turn_doc(scope, session_id, first + i, t, token, now) for i, t in enumerate(request.turns)]
+    docs = [
+        _turn_doc(scope, session_id, first + i, t, token, now, recall) for i, t in enumerate(request.turns)
+    ]
     if token:
         # lets a retry find the whole batch's seqs from any one of its turns
         for i, doc in enumerate(docs):
@@ -154,7 +163,7 @@ def _replay(
             session = store.get_session(scope, session_id) or {}
             if first <= session.get("promoted_through_seq", 0):
                 raise Conflict("this retry came too late: the session was promoted without these turns")
-            _insert(store, scope, session_id, request, first, token)
+            _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
         return _response(scope, session_id, first, size, replayed=True)
     # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
     seen_at = store.token_seen_at(scope, session_id, token)
@@ -165,5 +174,5 @@ def _replay(
         )
     # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
     first = _allocate(store, memory, scope, session_id, request, None)
-    _insert(store, scope, session_id, request, first, token)
+    _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
     return _response(scope, session_id, first, size, replayed=True)

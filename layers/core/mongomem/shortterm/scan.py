@@ -33,6 +33,25 @@ def run_scan(deadline_ms: Callable[[], int] | None = None) -> dict[str, Any]:
             break
     for reason, count in reasons.items():
         metrics.add_metric(name=f"SnapshotsPromoted{reason.capitalize()}", unit=MetricUnit.Count, value=count)
-    totals = {"sessions": sessions, "snapshots": snapshots, "resent": resent, "reasons": reasons}
+    totals: dict[str, Any] = {
+        "sessions": sessions,
+        "snapshots": snapshots,
+        "resent": resent,
+        "reasons": reasons,
+    }
+    if svc.settings.memory.recall.enabled:
+        totals["recall"] = _index_turns(svc, deadline_ms)
     logger.info("scan finished", extra=totals)
     return totals
+
+
+def _index_turns(svc: Any, deadline_ms: Callable[[], int] | None) -> dict[str, int]:
+    """Embed recorded turns for semantic recall; a failure here never fails promotion."""
+    try:
+        report = svc.turn_indexer.run(deadline_ms, SAFETY_MS)
+    except Exception:
+        logger.exception("recall indexing failed; the turns stay queued for the next scan")
+        return {"turns": 0, "reindexed": 0, "failed": 0}
+    if report["turns"]:
+        metrics.add_metric(name="RecallTurnsIndexed", unit=MetricUnit.Count, value=report["turns"])
+    return dict(report)

@@ -1,0 +1,30 @@
+"""Context route: one ready-to-use block for an agent's next turn, within a token budget."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.models.recall import ContextRequest, ContextResponse
+from mongomem.observability import metrics
+from mongomem.retrieval.context import ContextBuilder
+from mongomem.runtime import services
+
+router = APIGatewayHttpRouter()
+
+
+@router.post(
+    "/v1/context",
+    summary="Working memory, recent turns, relevant memories and recalled messages within a token budget",
+)
+def build_context(request: Annotated[ContextRequest, Body(embed=False)]) -> ContextResponse:
+    svc = services()
+    principal = principal_from_event(router.current_event.raw_event, svc.settings.tenant_default)
+    scope = scope_for(principal, request.user_id)
+    result = ContextBuilder.from_services(svc).build(principal, scope, request)
+    metrics.add_metric(name="ContextTokens", unit=MetricUnit.Count, value=result.tokens)
+    return result

@@ -1,0 +1,39 @@
+"""Recall route: a user's earlier messages by meaning, with their neighbours."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.models.recall import RecallRequest, RecallResponse
+from mongomem.observability import logger, metrics
+from mongomem.retrieval.recall import Recall
+from mongomem.runtime import services
+
+router = APIGatewayHttpRouter()
+
+
+@router.post(
+    "/v1/recall",
+    summary="Recall earlier messages by meaning (matches with their neighbours, grouped by thread)",
+    responses={
+        200: {"description": "Recalled turns", "content": {"application/json": {"model": RecallResponse}}},
+        409: {"description": "Recall is disabled (memory.recall.enabled: false)"},
+    },
+)
+def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> RecallResponse:
+    svc = services()
+    scope = scope_for(
+        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), request.user_id
+    )
+    logger.debug("recall request", extra={"scope": request.scope, "top_k": request.top_k})
+    result = Recall(svc.store, svc.vector_index, svc.embedder, svc.settings.memory.recall).recall(
+        scope, request
+    )
+    metrics.add_metric(name="RecallMatches", unit=MetricUnit.Count, value=len(result.matched))
+    metrics.add_metric(name="RecallLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
+    return result

@@ -1,0 +1,297 @@
+"""Build an agent's context for one session: one labelled block within a token budget.
+
+Sections, in priority order (the budget goes to them in this order; when the block is too long,
+items of the lowest-priority section are dropped first):
+
+1. working memory   - the scratchpad (WorkingMemoryService); truncated only when it alone overflows
+2. recent turns     - the newest turns of the session; the oldest go first
+3. memories         - long-term memories relevant to the query (MemorySearch); the weakest go first
+4. recalled         - older messages found by semantic recall, excluding the recent window; each match
+                      with its neighbours is one item; the lowest-ranked go first
+
+Tokens are estimated like the record path (about 4 characters a token), on the rendered block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mongomem.errors import MongomemError, NotFound
+from mongomem.models.common import Principal, Scope, as_utc
+from mongomem.models.recall import (
+    ContextRequest,
+    ContextResponse,
+    ContextSection,
+    RecalledThread,
+    RecallRequest,
+    SectionName,
+    span_of,
+)
+from mongomem.models.search import SearchRequest
+from mongomem.observability import logger
+from mongomem.retrieval.recall import Recall, RecallDisabled, public_turn_id
+
+if TYPE_CHECKING:
+    from mongomem.adapters.mongo import MongoStore
+    from mongomem.models.working_memory import WorkingMemoryScope
+    from mongomem.retrieval.search import MemorySearch
+    from mongomem.runtime import Services
+    from mongomem.workingmemory.service import WorkingMemoryService
+
+__all__ = ["PRIORITY", "TITLES", "ContextBuilder", "estimate_tokens"]
+
+PRIORITY = ("working_memory", "recent_turns", "memories", "recalled")
+TITLES = {
+    "working_memory": "## Working memory",
+    "recent_turns": "## Recent messages in this session",
+    "memories": "## What is known about the user",
+    "recalled": "## Earlier messages that may be relevant",
+}
+# Turns read to find the latest user message when the request has no query.
+QUERY_LOOKBACK = 20
+
+
+def estimate_tokens(text: str) -> int:
+    """About 4 characters a token, the rule shortterm.record.estimate_tokens uses."""
+    return len(text) // 4 + 1
+
+
+@dataclass
+class _Item:
+    ids: list[str]
+    text: str
+
+
+@dataclass
+class _Section:
+    name: SectionName
+    items: list[_Item] = field(default_factory=list)
+    note: str | None = None
+    dropped: int = 0
+    truncated: bool = False
+    # which end loses items first: recent turns drop their oldest (front), the ranked sections their last
+    drop_front: bool = False
+    # how the kept items read as text (default: one line each)
+    renderer: Callable[[list[_Item]], str] | None = None
+
+    def text(self) -> str:
+        if self.renderer is not None:
+            return self.renderer(self.items)
+        return "\n".join(item.text for item in self.items)
+
+
+def _render(sections: list[_Section]) -> str:
+    return "\n\n".join(f"{TITLES[s.name]}\n{s.text()}" for s in sections if s.items)
+
+
+def _line(doc: dict[str, Any]) -> str:
+    ts = as_utc(doc["timestamp"])
+    who = doc.get("name") or doc["role"]
+    return f"[{ts:%Y-%m-%d %H:%M}] {who}: {doc.get('content', '')}"
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        store: MongoStore,
+        working: WorkingMemoryService | None,
+        working_scope: WorkingMemoryScope,
+        search: MemorySearch,
+        recall: Recall,
+    ) -> None:
+        self.store = store
+        self.working = working
+        self.working_scope = working_scope
+        self.search = search
+        self.recall = recall
+
+    @classmethod
+    def from_services(cls, svc: Services) -> ContextBuilder:
+        from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
+        from mongomem.retrieval.search import MemorySearch
+        from mongomem.workingmemory import config as wm_config
+        from mongomem.workingmemory.service import WorkingMemoryService
+
+        wm = wm_config.current()
+        return cls(
+            svc.store,
+            WorkingMemoryService(MongoWorkingMemoryStore(svc.store.db), wm),
+            wm.scope,
+            MemorySearch(svc.memory_store, svc.vector_index, svc.embedder),
+            Recall(svc.store, svc.vector_index, svc.embedder, svc.settings.memory.recall),
+        )
+
+    def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
+        """Collect every section, then drop lowest-priority items until the block fits the budget."""
+        recent_docs = self.store.list_turns(
+            scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK)
+        )
+        query = request.query if request.query and request.query.strip() else _latest_user_text(recent_docs)
+        recent_docs = recent_docs[-request.recent_turns :] if request.recent_turns else []
+        sections = [
+            self._working_memory(principal, scope, request),
+            _Section(
+                "recent_turns",
+                [_Item([public_turn_id(d)], _line(d)) for d in recent_docs],
+                drop_front=True,
+            ),
+            self._memories(scope, request, query),
+            self._recalled(scope, request, query, [public_turn_id(d) for d in recent_docs]),
+        ]
+        self._fit(sections, request.token_budget)
+        context = _render(sections)
+        out = [
+            ContextSection(
+                name=s.name,
+                title=TITLES[s.name],
+                text=s.text(),
+                tokens=estimate_tokens(s.text()) if s.items else 0,
+                ids=[i for item in s.items for i in item.ids],
+                dropped=s.dropped,
+                truncated=s.truncated,
+                note=s.note,
+            )
+            for s in sections
+        ]
+        response = ContextResponse(
+            context=context,
+            sections=out,
+            ids={s.name: s.ids for s in out},
+            token_budget=request.token_budget,
+            tokens=estimate_tokens(context) if context else 0,
+            query=query,
+        )
+        logger.info(
+            "context built",
+            extra={
+                "user_id": scope.user_id,
+                "session_id": request.session_id,
+                "token_budget": request.token_budget,
+                "tokens": response.tokens,
+                "ids": response.ids,
+            },
+        )
+        return response
+
+    # -- sections ------------------------------------------------------------------------------
+    def _working_memory(self, principal: Principal, scope: Scope, request: ContextRequest) -> _Section:
+        section = _Section("working_memory")
+        if self.working is None:
+            return section
+        from mongomem.workingmemory.service import resolve_key
+
+        key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id)
+        try:
+            state = self.working.get(key)
+        except NotFound as exc:  # working memory is disabled for the project
+            section.note = exc.message
+            return section
+        text = state.content
+        if state.data is not None:
+            text = json.dumps(state.data, indent=2, ensure_ascii=False)
+        if text and text.strip():
+            ref = f"working-memory:{key.scope}:{key.thread_id or key.user_id}@v{state.version}"
+            section.items.append(_Item([ref], text.strip()))
+        return section
+
+    def _memories(self, scope: Scope, request: ContextRequest, query: str | None) -> _Section:
+        section = _Section("memories")
+        if not query or request.memories_top_k == 0:
+            section.note = None if query else "no query: pass `query` or record a user turn first"
+            return section
+        try:
+            found = self.search.search(scope, SearchRequest(query=query[:2000], top_k=request.memories_top_k))
+        except MongomemError as exc:
+            section.note = f"memories unavailable: {exc.message}"
+            return section
+        for r in found.results:
+            section.items.append(_Item([r.memory_id], f"- ({r.type}) {r.text}"))
+        return section
+
+    def _recalled(
+        self, scope: Scope, request: ContextRequest, query: str | None, recent_ids: list[str]
+    ) -> _Section:
+        section = _Section("recalled")
+        if not query or request.recall_top_k == 0:
+            return section
+        try:
+            found = self.recall.recall(
+                scope,
+                RecallRequest(
+                    query=query[:2000],
+                    thread=request.session_id,
+                    scope="resource",
+                    top_k=request.recall_top_k,
+                    message_range=request.message_range,
+                    exclude_recent=recent_ids,
+                ),
+            )
+        except RecallDisabled:
+            section.note = "recall is disabled (memory.recall.enabled: false)"
+            return section
+        except MongomemError as exc:
+            section.note = f"recall unavailable: {exc.message}"
+            return section
+        # One item per match: the match and the neighbours no better-ranked match already took.
+        before, after = span_of(request.message_range)
+        turns = {t.turn_id: (g.thread, t) for g in found.threads for t in g.turns}
+        claimed: set[str] = set()
+        snippets: list[list[str]] = []
+        for match_id in found.matched:
+            thread, match = turns[match_id]
+            ids = [
+                tid
+                for tid, (th, t) in turns.items()
+                if th == thread and match.seq - before <= t.seq <= match.seq + after and tid not in claimed
+            ]
+            claimed.update(ids)
+            snippets.append(ids)
+        section.items = [_Item(ids, "") for ids in snippets]
+        section.renderer = lambda items: _recalled_text(found.threads, items)
+        return section
+
+    # -- budget --------------------------------------------------------------------------------
+    def _fit(self, sections: list[_Section], budget: int) -> None:
+        """Drop (or, for working memory, truncate) lowest-priority items until the block fits."""
+        while True:
+            overflow = estimate_tokens(_render(sections)) - budget
+            if overflow <= 0:
+                return
+            section = next(s for s in reversed(sections) if s.items)
+            if section.name == "working_memory":
+                item = section.items[0]
+                keep = len(item.text) - 4 * overflow - 8
+                if keep <= 0:
+                    section.items.clear()
+                    section.dropped += 1
+                else:
+                    item.text = item.text[:keep].rstrip() + " …"
+                    section.truncated = True
+                continue
+            section.items.pop(0 if section.drop_front else -1)
+            section.dropped += 1
+
+
+def _latest_user_text(docs: list[dict[str, Any]]) -> str | None:
+    for doc in reversed(docs):
+        if doc.get("role") == "user" and str(doc.get("content") or "").strip():
+            return str(doc["content"])
+    return None
+
+
+def _recalled_text(threads: list[RecalledThread], items: list[_Item]) -> str:
+    """The kept recalled turns, grouped by thread in time order; context turns are indented."""
+    keep = {tid for item in items for tid in item.ids}
+    lines: list[str] = []
+    for group in threads:
+        kept = [t for t in group.turns if t.turn_id in keep]
+        if not kept:
+            continue
+        lines.append(f"### thread {group.thread}")
+        for t in kept:
+            mark = "" if t.matched else "  "
+            lines.append(f"{mark}[{t.timestamp:%Y-%m-%d %H:%M}] {t.name or t.role}: {t.content}")
+    return "\n".join(lines)

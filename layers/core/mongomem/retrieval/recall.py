@@ -1,0 +1,216 @@
+"""Semantic recall: a user's earlier turns by meaning and keywords, with their neighbours.
+
+Four rankings over the turn index (kind "turn"), as measured in research/embeddings/RESULTS.md:
+BM25 over each turn's own text, BM25 over its text with neighbours, and cosine of the query
+(embedded with purpose "query") against both texts' embeddings; fused by reciprocal rank fusion
+(k = 10, equal weights). The index only proposes turn ids: the turns, and their neighbours, are
+read from MongoDB, scoped by tenant and user, so a stale or foreign index entry is never returned.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mongomem.adapters.mongo import MongoStore, session_key, turn_key
+from mongomem.config import RecallConfig
+from mongomem.errors import InvalidInput, MongomemError
+from mongomem.models.common import Scope, as_utc
+from mongomem.models.recall import RecalledThread, RecalledTurn, RecallRequest, RecallResponse
+from mongomem.observability import logger
+from mongomem.ports import EmbeddingProvider
+from mongomem.retrieval.lexical import rrf_fuse
+from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, Mode, SearchQuery, VectorIndex
+
+__all__ = ["CHANNELS", "Recall", "RecallDisabled", "public_turn_id"]
+
+# (channel, mode) of the four rankings, fused with equal weights.
+CHANNELS: tuple[tuple[str, Mode], ...] = (("own", "bm25"), ("ctx", "bm25"), ("own", "knn"), ("ctx", "knn"))
+MAX_CANDIDATES = 2000
+
+
+class RecallDisabled(MongomemError):
+    """memory.recall.enabled is false: nothing is embedded and recall answers 409."""
+
+    code = "recall_disabled"
+    status = 409
+
+
+def public_turn_id(doc: dict[str, Any]) -> str:
+    """`session_id:seq`, the id the record API hands out."""
+    return f"{doc['session_id']}:{doc['seq']}"
+
+
+def _key_of_public(scope: Scope, turn_id: str, index: int) -> str:
+    session, _, seq = turn_id.rpartition(":")
+    if not session or not seq.isdigit():
+        raise InvalidInput(
+            f"exclude_recent[{index}] is not a turn id (session_id:seq)",
+            {"path": f"exclude_recent.{index}", "value": turn_id[:160]},
+        )
+    return turn_key(session_key(scope, session), int(seq))
+
+
+class Recall:
+    def __init__(
+        self, store: MongoStore, index: VectorIndex | None, embedder: EmbeddingProvider, config: RecallConfig
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.config = config
+
+    def recall(self, scope: Scope, request: RecallRequest) -> RecallResponse:
+        """The best `top_k` matching turns with their neighbours, grouped by thread in time order."""
+        started = time.perf_counter()
+        self._check(request)
+        excluded = self._excluded(scope, request)
+        ranked = self._rank(scope, request, len(excluded))
+        matches = self._matches(scope, request, ranked, excluded)
+        turns = self._with_neighbours(scope, request, matches, excluded)
+        response = _response(turns, matches, started)
+        logger.info(
+            "recall",
+            extra={
+                "user_id": scope.user_id,
+                "recall_scope": request.scope,
+                "thread_id": request.thread,
+                "top_k": request.top_k,
+                "matched": response.matched,
+                "returned": response.turn_ids,
+                "excluded": len(excluded),
+                "took_ms": response.took_ms,
+            },
+        )
+        return response
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _check(self, request: RecallRequest) -> None:
+        if not self.config.enabled:
+            raise RecallDisabled(
+                "semantic recall is disabled for this project (memory.recall.enabled: false)",
+                {"setting": "memory.recall.enabled"},
+            )
+        if request.scope == "thread" and not request.thread:
+            raise InvalidInput("scope 'thread' needs `thread` (the session id)", {"path": "thread"})
+        if isinstance(request.exclude_recent, int) and request.exclude_recent and not request.thread:
+            raise InvalidInput(
+                "exclude_recent as a count needs `thread`: it counts that thread's newest turns",
+                {"path": "exclude_recent"},
+            )
+        if self.index is None:
+            raise IndexUnavailable(
+                "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
+            )
+
+    def _excluded(self, scope: Scope, request: RecallRequest) -> set[str]:
+        recent = request.exclude_recent
+        if isinstance(recent, list):
+            return {_key_of_public(scope, t, i) for i, t in enumerate(recent)}
+        if recent and request.thread:
+            return {d["_id"] for d in self.store.list_turns(scope, request.thread, recent)}
+        return set()
+
+    def _rank(self, scope: Scope, request: RecallRequest, n_excluded: int) -> list[tuple[str, float]]:
+        assert self.index is not None
+        vector = self.embedder.embed([request.query], "query")[0]
+        window = min(max(self.config.candidates, 4 * request.top_k) + n_excluded, MAX_CANDIDATES)
+        base: dict[str, str | list[str]] = {}
+        if request.scope == "thread" and request.thread:
+            base["session_id"] = request.thread
+        rankings: list[list[str]] = []
+        try:
+            for channel, mode in CHANNELS:
+                query = SearchQuery(
+                    tenant=scope.tenant,
+                    user_id=scope.user_id,
+                    kind="turn",
+                    text=request.query,
+                    vector=vector if mode == "knn" else None,
+                    top_k=window,
+                    filters={**base, "channel": channel},
+                    min_score=request.min_score if mode == "knn" else None,
+                    mode=mode,
+                )
+                # ids are "<turn key>#<channel>": both channels of a turn fuse into one turn
+                rankings.append([hit.id.rpartition("#")[0] for hit in self.index.search(query)])
+        except DimensionMismatch as exc:
+            raise IndexUnavailable(
+                "the search index was built with another embedding model; run `mongomem reindex --drop`",
+                {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
+            ) from exc
+        return rrf_fuse(rankings, k=self.config.rrf_k)
+
+    def _matches(
+        self, scope: Scope, request: RecallRequest, ranked: list[tuple[str, float]], excluded: set[str]
+    ) -> list[tuple[dict[str, Any], float]]:
+        candidates = [(key, score) for key, score in ranked if key not in excluded]
+        found: list[tuple[dict[str, Any], float]] = []
+        step = max(2 * request.top_k, 10)
+        for start in range(0, len(candidates), step):
+            chunk = candidates[start : start + step]
+            docs = {d["_id"]: d for d in self.store.turns_by_ids(scope, [k for k, _ in chunk])}
+            for key, score in chunk:
+                doc = docs.get(key)
+                # The index may lag MongoDB (an erased or expired turn): MongoDB decides.
+                if doc is None or (request.scope == "thread" and doc["session_id"] != request.thread):
+                    continue
+                found.append((doc, score))
+                if len(found) == request.top_k:
+                    return found
+        return found
+
+    def _with_neighbours(
+        self,
+        scope: Scope,
+        request: RecallRequest,
+        matches: list[tuple[dict[str, Any], float]],
+        excluded: set[str],
+    ) -> dict[str, RecalledTurn]:
+        before, after = request.span()
+        turns: dict[str, RecalledTurn] = {}
+        for rank, (doc, score) in enumerate(matches, start=1):
+            turns[doc["_id"]] = _turn(doc, rank, score)
+        if before or after:
+            ranges = [
+                (doc["session_id"], max(1, doc["seq"] - before), doc["seq"] + after) for doc, _ in matches
+            ]
+            for doc in self.store.turns_in_ranges(scope, ranges):
+                if doc["_id"] not in turns and doc["_id"] not in excluded:
+                    turns[doc["_id"]] = _turn(doc, None, None)
+        return turns
+
+
+def _turn(doc: dict[str, Any], rank: int | None, score: float | None) -> RecalledTurn:
+    return RecalledTurn(
+        turn_id=public_turn_id(doc),
+        seq=doc["seq"],
+        role=doc["role"],
+        name=doc.get("name"),
+        content=doc.get("content", ""),
+        timestamp=as_utc(doc["timestamp"]),
+        metadata=doc.get("metadata"),
+        matched=rank is not None,
+        rank=rank,
+        score=score,
+    )
+
+
+def _response(
+    turns: dict[str, RecalledTurn], matches: list[tuple[dict[str, Any], float]], started: float
+) -> RecallResponse:
+    by_thread: dict[str, list[RecalledTurn]] = {}
+    for turn in turns.values():
+        by_thread.setdefault(turn.turn_id.rpartition(":")[0], []).append(turn)
+    threads = []
+    for thread, items in by_thread.items():
+        items.sort(key=lambda t: t.seq)
+        threads.append(RecalledThread(thread=thread, turns=items))
+    # Threads in time order (by their first returned turn), then turns by seq inside each thread.
+    threads.sort(key=lambda g: (g.turns[0].timestamp, g.thread))
+    return RecallResponse(
+        threads=threads,
+        matched=[public_turn_id(doc) for doc, _ in matches],
+        turn_ids=[t.turn_id for g in threads for t in g.turns],
+        took_ms=round((time.perf_counter() - started) * 1000, 3),
+    )

@@ -1,0 +1,222 @@
+"""Index recorded turns for semantic recall, in the scan job (never on the record path).
+
+Each user/assistant turn becomes two index documents (kind "turn"), per the recipe measured in
+research/embeddings/RESULTS.md:
+
+- own text:     "({date}) {speaker}: {content}"
+- context text: own text + " (context: {previous turn} {next turn})", neighbours from the same session.
+
+A turn indexed before its next turn existed has `recall_ctx_next: false`; when the next turn is
+indexed, the earlier turn's context document is rewritten to include it. MongoDB stays the source
+of truth: the index only proposes turn ids, recall reads the turns themselves from MongoDB.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from mongomem.adapters.mongo import MongoStore
+from mongomem.config import RecallConfig
+from mongomem.models.common import Scope, as_utc
+from mongomem.observability import logger
+from mongomem.ports import EmbeddingError, EmbeddingProvider
+from mongomem.shortterm.record import RECALL_ROLES
+from mongomem.vectors.port import IndexDoc, IndexUnavailable, VectorIndex
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "TurnIndexer",
+    "context_text",
+    "doc_id",
+    "own_text",
+    "recallable",
+    "short_date",
+    "speaker",
+]
+
+# A batch that failed this many times is parked (recall_indexed "failed") so it cannot block the queue.
+MAX_ATTEMPTS = 5
+# Seqs read on each side of a batch to find neighbours (tool/system turns in between are skipped).
+NEIGHBOUR_WINDOW = 6
+CHANNELS = ("own", "ctx")
+
+
+def speaker(turn: dict[str, Any]) -> str:
+    """Who spoke: the turn's `name` when set (LoCoMo speakers), else its role."""
+    return str(turn.get("name") or turn["role"])
+
+
+def short_date(ts: datetime) -> str:
+    """'8 May 2023' (no time: the date is what questions ask about)."""
+    ts = as_utc(ts)
+    return f"{ts.day} {ts:%B} {ts.year}"
+
+
+def _base(turn: dict[str, Any]) -> str:
+    return f"{speaker(turn)}: {turn['content']}"
+
+
+def own_text(turn: dict[str, Any]) -> str:
+    return f"({short_date(turn['timestamp'])}) {_base(turn)}"
+
+
+def context_text(turn: dict[str, Any], prev: dict[str, Any] | None, nxt: dict[str, Any] | None) -> str:
+    around = [_base(t) for t in (prev, nxt) if t is not None]
+    own = own_text(turn)
+    return f"{own} (context: {' '.join(around)})" if around else own
+
+
+def recallable(turn: dict[str, Any]) -> bool:
+    return turn.get("role") in RECALL_ROLES and bool(str(turn.get("content") or "").strip())
+
+
+def doc_id(turn_key: str, channel: str) -> str:
+    return f"{turn_key}#{channel}"
+
+
+def _fields(turn: dict[str, Any], channel: str) -> dict[str, Any]:
+    return {
+        "channel": channel,
+        "turn_key": turn["_id"],
+        "session_id": turn["session_id"],
+        "seq": int(turn["seq"]),
+        "role": turn["role"],
+        "created_at": as_utc(turn["timestamp"]).isoformat(),
+    }
+
+
+class TurnIndexer:
+    """Embeds turns whose `recall_indexed` is false, a bounded batch at a time, oldest first."""
+
+    def __init__(
+        self, store: MongoStore, index: VectorIndex | None, embedder: EmbeddingProvider, config: RecallConfig
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.config = config
+
+    def run(self, deadline_ms: Callable[[], int] | None = None, safety_ms: int = 10_000) -> dict[str, Any]:
+        """Index pending turns in batches until none is left, the per-run cap, or the deadline."""
+        totals = {"turns": 0, "reindexed": 0, "failed": 0}
+        if not self.config.enabled or self.index is None:
+            return totals
+        started = time.perf_counter()
+        while totals["turns"] < self.config.index_max_per_run:
+            if deadline_ms is not None and deadline_ms() < safety_ms:
+                break
+            limit = min(self.config.index_batch, self.config.index_max_per_run - totals["turns"])
+            batch = self.store.unindexed_turns(limit)
+            if not batch:
+                break
+            done = self.index_batch(batch)
+            if done is None:
+                totals["failed"] += len(batch)
+                break
+            totals["turns"] += len(batch)
+            totals["reindexed"] += done
+            if len(batch) < limit:
+                break
+        if totals["turns"] or totals["failed"]:
+            logger.info(
+                "recall indexing finished",
+                extra={**totals, "took_ms": round((time.perf_counter() - started) * 1000, 1)},
+            )
+        return totals
+
+    def index_batch(self, batch: list[dict[str, Any]]) -> int | None:
+        """Index one batch; returns how many earlier turns got their context rewritten (None: failed)."""
+        ids = [t["_id"] for t in batch]
+        try:
+            docs, complete, partial, reindexed = self._documents(batch)
+            if docs:
+                assert self.index is not None
+                self.index.upsert(docs)
+        except (EmbeddingError, IndexUnavailable) as exc:
+            self._failed(batch, exc)
+            return None
+        # Turns that are no longer recallable (content edited away) simply leave the queue.
+        self.store.set_recall_state(complete, {"recall_indexed": True, "recall_ctx_next": True})
+        self.store.set_recall_state(partial, {"recall_indexed": True, "recall_ctx_next": False})
+        self.store.set_recall_state(reindexed, {"recall_ctx_next": True})
+        skipped = set(ids) - set(complete) - set(partial)
+        self.store.set_recall_state(sorted(skipped), {"recall_indexed": True})
+        return len(reindexed)
+
+    def _documents(
+        self, batch: list[dict[str, Any]]
+    ) -> tuple[list[IndexDoc], list[str], list[str], list[str]]:
+        in_batch = {t["_id"] for t in batch}
+        spans: dict[tuple[str, str, str], list[int]] = {}
+        for t in batch:
+            key = (t["tenant"], t["user_id"], t["session_id"])
+            lo_hi = spans.setdefault(key, [t["seq"], t["seq"]])
+            lo_hi[0], lo_hi[1] = min(lo_hi[0], t["seq"]), max(lo_hi[1], t["seq"])
+        by_user: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+        for (tenant, user, session), (lo, hi) in spans.items():
+            by_user.setdefault((tenant, user), []).append(
+                (session, max(1, lo - NEIGHBOUR_WINDOW), hi + NEIGHBOUR_WINDOW)
+            )
+        # (turn, prev, next, write own text?) for every document to write
+        jobs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None, bool]] = []
+        complete: list[str] = []
+        partial: list[str] = []
+        reindexed: list[str] = []
+        for (tenant, user), ranges in by_user.items():
+            window = self.store.turns_in_ranges(Scope(tenant=tenant, user_id=user), ranges)
+            sessions: dict[str, list[dict[str, Any]]] = {}
+            for t in window:
+                if recallable(t):
+                    sessions.setdefault(t["session_id"], []).append(t)
+            for turns in sessions.values():
+                for i, t in enumerate(turns):
+                    prev = turns[i - 1] if i > 0 else None
+                    nxt = turns[i + 1] if i + 1 < len(turns) else None
+                    if t["_id"] in in_batch:
+                        jobs.append((t, prev, nxt, True))
+                        (complete if nxt is not None else partial).append(t["_id"])
+                    elif (
+                        nxt is not None
+                        and nxt["_id"] in in_batch
+                        and t.get("recall_indexed") is True
+                        and not t.get("recall_ctx_next")
+                    ):
+                        jobs.append((t, prev, nxt, False))
+                        reindexed.append(t["_id"])
+        texts: list[str] = []
+        slots: list[tuple[dict[str, Any], str]] = []
+        for t, prev, nxt, with_own in jobs:
+            if with_own:
+                texts.append(own_text(t))
+                slots.append((t, "own"))
+            texts.append(context_text(t, prev, nxt))
+            slots.append((t, "ctx"))
+        if not texts:
+            return [], complete, partial, reindexed
+        vectors = self.embedder.embed(texts, "document")
+        docs = [
+            IndexDoc(
+                id=doc_id(t["_id"], channel),
+                tenant=t["tenant"],
+                user_id=t["user_id"],
+                kind="turn",
+                text=text,
+                vector=vector,
+                fields=_fields(t, channel),
+            )
+            for (t, channel), text, vector in zip(slots, texts, vectors, strict=True)
+        ]
+        return docs, complete, partial, reindexed
+
+    def _failed(self, batch: list[dict[str, Any]], exc: Exception) -> None:
+        ids = [t["_id"] for t in batch]
+        parked = [t["_id"] for t in batch if int(t.get("recall_attempts", 0)) + 1 >= MAX_ATTEMPTS]
+        self.store.set_recall_state(ids, {"recall_error": f"{type(exc).__name__}: {exc}"[:500]}, True)
+        self.store.set_recall_state(parked, {"recall_indexed": "failed"})
+        logger.warning(
+            "recall indexing failed; the turns stay queued",
+            extra={"turns": len(ids), "parked": len(parked), "error": type(exc).__name__},
+        )
