@@ -194,7 +194,7 @@ class MemoryStore:
                 self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING)
             )
 
-    def list(
+    def list_page(
         self, scope: Scope, memory_type: str | None, status: str | None, limit: int, before: datetime | None
     ) -> list[dict[str, Any]]:
         query: dict[str, Any] = {**scope.filter()}

@@ -62,7 +62,7 @@ class LLMExtractor:
         answer_model = ANSWERS[task]
         result = self.llm.complete_json(
             LLMRequest(
-                task=task,
+                task=self.memory_type.value,
                 system=system,
                 prompt=prompt,
                 schema=json_schema(answer_model),

@@ -91,7 +91,7 @@ class MemoryService:
         if outcome.touched:
             self.indexer.sync(self.store.get_many(scope, outcome.touched))
         fresh = self.store.get(scope, outcome.doc["_id"]) or outcome.doc
-        return WriteResult(decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh))  # type: ignore[arg-type]
+        return WriteResult(decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh))
 
     def get(self, scope: Scope, memory_id: str, history: bool) -> MemoryWithHistory:
         doc = self.store.get(scope, memory_id)
@@ -109,7 +109,7 @@ class MemoryService:
                 before = datetime.fromisoformat(cursor)
             except ValueError as exc:
                 raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
-        docs = self.store.list(scope, memory_type, status, limit + 1, before)
+        docs = self.store.list_page(scope, memory_type, status, limit + 1, before)
         more = len(docs) > limit
         docs = docs[:limit]
         return MemoryPage(

@@ -1,0 +1,212 @@
+"""POST /v1/context through the memory_api handler: labelled sections within the token budget."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mongomem.retrieval.context import TITLES, estimate_tokens
+from mongomem.runtime import Services, configure
+from mongomem.vectors.embedded import EmbeddedIndex
+from mongomem.workingmemory import config as wm_config
+from tests.conftest import load_event
+from tests.integration.test_recall import (  # noqa: F401  (fixtures)
+    api,
+    call as recall_call,
+    make_services,
+    record,
+    record_fn,
+    scan,
+    scan_fn,
+)
+
+START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+OLD = [
+    ("user", "My home airport is Lisbon and I always book aisle seats."),
+    ("assistant", "Noted, Lisbon and an aisle seat."),
+    ("user", "Also, I am allergic to peanuts, so no peanut snacks on flights."),
+    ("assistant", "Understood, no peanuts."),
+]
+# Small talk long enough that the budgets below cannot hold everything.
+FILLER = [
+    ("user" if i % 2 == 0 else "assistant", f"Small talk number {i}: " + "the weather in town was mild and grey. " * 4)
+    for i in range(8)
+]
+CURRENT = [
+    *FILLER,
+    ("user", "Hi again!"),
+    ("assistant", "Hello! How can I help?"),
+    ("user", "I need a flight to Berlin next Friday."),
+    ("assistant", "Sure. Any preference for the seat?"),
+    ("user", "Please book the flight and remember my usual seat and snacks."),
+]
+
+
+@pytest.fixture
+def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
+    wm_config.set_current(None)
+    services = make_services(make_settings, EmbeddedIndex(tmp_path / "vectors"))
+    configure(services)
+    yield services
+    configure(None)
+    services.store.client.drop_database(services.store.db.name)
+
+
+def memory_api_call(api: Any, ctx: Any, method: str, path: str, body: Any, query: str = "") -> tuple[int, Any]:
+    event = load_event("context.json")
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {path}"
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["requestContext"]["http"]["method"] = method
+    event["rawQueryString"] = query
+    event["queryStringParameters"] = dict(p.split("=", 1) for p in query.split("&")) if query else {}
+    event["body"] = body if isinstance(body, str) else json.dumps(body)
+    response = api.lambda_handler(event, ctx)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def context(api: Any, ctx: Any, **body: Any) -> Any:
+    status, result = memory_api_call(api, ctx, "POST", "/v1/context", {"user_id": "ana", **body})
+    assert status == 200, result
+    return result
+
+
+@pytest.fixture
+def history(svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any) -> Services:  # noqa: F811
+    """Ana: an old session, the current one, a working memory and two long-term memories."""
+    for session, turns, start in (("old", OLD, START), ("now", CURRENT, START + timedelta(days=30))):
+        body = [
+            {"role": r, "content": c, "timestamp": (start + timedelta(minutes=i)).isoformat()}
+            for i, (r, c) in enumerate(turns)
+        ]
+        record(record_fn, ctx, "ana", session, body)
+    scan(scan_fn, ctx)
+    status, _ = memory_api_call(
+        api, ctx, "PUT", "/v1/working-memory", {"content": "# User\n- Name: Ana\n- Trip: Berlin"}, "user_id=ana"
+    )
+    assert status == 200
+    for fact in (
+        {"subject": "user", "attribute": "preferred seat", "value": "aisle seat on flights"},
+        {"subject": "user", "attribute": "allergy", "value": "peanuts"},
+    ):
+        status, body = memory_api_call(
+            api, ctx, "POST", "/v1/memories", {"user_id": "ana", "type": "semantic", "payload": fact}
+        )
+        assert status in (200, 201), body
+    return svc
+
+
+def test_a_generous_budget_gets_every_section_labelled_in_priority_order(
+    history: Services,
+    api: Any,  # noqa: F811
+    ctx: Any,
+) -> None:
+    result = context(api, ctx, session_id="now", query="seat and snacks for the flight", token_budget=4000, recent_turns=3)
+    names = [s["name"] for s in result["sections"]]
+    assert names == ["working_memory", "recent_turns", "memories", "recalled"]
+    block = result["context"]
+    positions = [block.index(TITLES[n]) for n in names]
+    assert positions == sorted(positions)  # every section is labelled, in priority order
+    assert "- Name: Ana" in block
+    assert result["ids"]["recent_turns"] == ["now:11", "now:12", "now:13"]
+    assert result["ids"]["working_memory"] and result["ids"]["memories"]
+    # recalled older messages: the old session's seat and snack turns, never the recent window
+    recalled = result["ids"]["recalled"]
+    assert "old:1" in recalled and "old:3" in recalled
+    assert not set(recalled) & set(result["ids"]["recent_turns"])
+    assert result["tokens"] == estimate_tokens(block) <= 4000
+    assert all(s["dropped"] == 0 for s in result["sections"])
+
+
+@pytest.mark.parametrize("budget", [256, 400, 500, 600])
+def test_the_budget_is_respected_and_lower_priorities_are_trimmed_first(
+    history: Services,
+    api: Any,  # noqa: F811
+    ctx: Any,
+    budget: int,
+) -> None:
+    full = context(api, ctx, session_id="now", query="seat and snacks for the flight", token_budget=32000)
+    result = context(api, ctx, session_id="now", query="seat and snacks for the flight", token_budget=budget)
+    assert result["tokens"] <= budget and estimate_tokens(result["context"]) <= budget
+    sections = {s["name"]: s for s in result["sections"]}
+    kept = [len(sections[n]["ids"]) for n in ("working_memory", "recent_turns", "memories", "recalled")]
+    complete = [len(s["ids"]) for s in full["sections"]]
+    assert sum(kept) < sum(complete)  # the budget forced some trimming
+    # A section loses items only once every lower-priority section is empty
+    for i, (have, want) in enumerate(zip(kept, complete, strict=True)):
+        if have < want:
+            assert all(k == 0 for k in kept[i + 1 :]), (kept, complete)
+    # the working memory (highest priority) is always there at these budgets
+    assert sections["working_memory"]["ids"]
+    # recent turns are trimmed from the oldest: what remains is the newest
+    recent = sections["recent_turns"]["ids"]
+    assert recent == full["ids"]["recent_turns"][len(full["ids"]["recent_turns"]) - len(recent) :]
+
+
+def test_a_working_memory_larger_than_the_budget_is_truncated_to_fit(
+    history: Services,
+    api: Any,  # noqa: F811
+    ctx: Any,
+) -> None:
+    big = "# Notes\n" + "".join(f"- note {i}: the user likes quiet hotels near parks\n" for i in range(200))
+    status, _ = memory_api_call(api, ctx, "PUT", "/v1/working-memory", {"content": big}, "user_id=ana")
+    assert status == 200
+    result = context(api, ctx, session_id="now", query="hotels", token_budget=256)
+    sections = {s["name"]: s for s in result["sections"]}
+    assert result["tokens"] <= 256
+    assert sections["working_memory"]["truncated"] and sections["working_memory"]["text"].startswith("# Notes")
+    assert all(not sections[n]["ids"] for n in ("recent_turns", "memories", "recalled"))
+
+
+def test_without_a_query_the_latest_user_turn_is_used(history: Services, api: Any, ctx: Any) -> None:  # noqa: F811
+    result = context(api, ctx, session_id="now", token_budget=2000, recent_turns=2)
+    assert result["query"] == CURRENT[-1][1]
+    assert result["ids"]["recalled"]
+
+
+def test_with_recall_disabled_the_context_still_builds(
+    make_settings: Any,
+    tmp_path: Path,
+    api: Any,  # noqa: F811
+    record_fn: Any,  # noqa: F811
+    ctx: Any,
+) -> None:
+    services = make_services(make_settings, EmbeddedIndex(tmp_path / "vectors"), enabled=False)
+    configure(services)
+    try:
+        record(record_fn, ctx, "ana", "now", [{"role": "user", "content": "Book me a flight to Berlin."}])
+        result = context(api, ctx, session_id="now", token_budget=1000)
+        recalled = next(s for s in result["sections"] if s["name"] == "recalled")
+        assert recalled["ids"] == [] and "disabled" in recalled["note"]
+        assert result["ids"]["recent_turns"] == ["now:1"]
+        status, body = recall_call(api, ctx, {"user_id": "ana", "query": "flight"})
+        assert status == 409
+    finally:
+        configure(None)
+        services.store.client.drop_database(services.store.db.name)
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"user_id": "ana", "token_budget": 1000}, 422),  # no session_id
+        ({"user_id": "ana", "session_id": "now", "token_budget": 100}, 422),
+        ({"user_id": "ana", "session_id": "now", "token_budget": 64000}, 422),
+        ({"user_id": "ana", "session_id": "bad id!", "token_budget": 1000}, 422),
+        ({"session_id": "now", "token_budget": 1000}, 400),  # no user
+    ],
+)
+def test_bad_input_gets_a_clear_4xx(svc: Services, api: Any, ctx: Any, body: Any, status: int) -> None:  # noqa: F811
+    got, error = memory_api_call(api, ctx, "POST", "/v1/context", body)
+    assert got == status and set(error["error"]) == {"code", "message", "details"}
+
+
+def test_the_sample_event_builds_a_context(svc: Services, api: Any, ctx: Any) -> None:  # noqa: F811
+    response = api.lambda_handler(load_event("context.json"), ctx)
+    assert response["statusCode"] == 200, response["body"]
+    body = json.loads(response["body"])
+    assert body["token_budget"] == 2000 and body["tokens"] <= 2000
