@@ -142,7 +142,10 @@ def wait_indexed(base: str, total: int, timeout: float) -> float:
 
 
 def evaluate(
-    base: str, convs: list[tuple[str, dict[str, Any], list[dict[str, Any]]]], ids: dict[str, set[str]], limit: int
+    base: str,
+    convs: list[tuple[str, dict[str, Any], list[dict[str, Any]]]],
+    ids: dict[str, set[str]],
+    limit: int,
 ) -> tuple[list[list[float]], list[float]]:
     rows: list[list[float]] = []
     latencies: list[float] = []
@@ -168,7 +171,9 @@ def evaluate(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--limit-questions", type=int, default=0, help="stop after N questions (0: all)")
     parser.add_argument("--embeddings", default="local", choices=["local", "hashing"])
@@ -183,6 +188,8 @@ def main() -> None:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     from mongomem.local.stack import LocalStack
 
+    # The handlers print their metrics (EMF) to stdout; keep stdout for the one result line.
+    result_out, sys.stdout = sys.stdout, sys.stderr
     convs = conversations(args.data_dir)
     if not convs:
         raise SystemExit(f"no LoCoMo JSON files in {args.data_dir}")
@@ -196,9 +203,7 @@ def main() -> None:
             f"  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {args.embeddings}}}}}\n"
             "  recall: {enabled: true}\n"
         )
-        stack = LocalStack(
-            data_dir=Path(tmp) / "data", port=0, scan_seconds=1.0, config_file=config
-        ).start()
+        stack = LocalStack(data_dir=Path(tmp) / "data", port=0, scan_seconds=1.0, config_file=config).start()
         try:
             started = time.monotonic()
             ids = load(stack.url, convs)
@@ -221,7 +226,7 @@ def main() -> None:
         "index_wait_s": round(index_s, 1),
         "recall_median_ms": round(statistics.median(latencies), 1) if latencies else None,
     }
-    print(json.dumps(result))
+    print(json.dumps(result), file=result_out, flush=True)
 
 
 if __name__ == "__main__":

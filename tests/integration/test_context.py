@@ -14,16 +14,9 @@ from mongomem.retrieval.context import TITLES, estimate_tokens
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.workingmemory import config as wm_config
-from tests.conftest import load_event
-from tests.integration.test_recall import (  # noqa: F401  (fixtures)
-    api,
-    call as recall_call,
-    make_services,
-    record,
-    record_fn,
-    scan,
-    scan_fn,
-)
+from tests.conftest import load_event, load_function
+from tests.integration.test_recall import call as recall_call
+from tests.integration.test_recall import make_services, record, scan
 
 START = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 OLD = [
@@ -34,7 +27,10 @@ OLD = [
 ]
 # Small talk long enough that the budgets below cannot hold everything.
 FILLER = [
-    ("user" if i % 2 == 0 else "assistant", f"Small talk number {i}: " + "the weather in town was mild and grey. " * 4)
+    (
+        "user" if i % 2 == 0 else "assistant",
+        f"Small talk number {i}: " + "the weather in town was mild and grey. " * 4,
+    )
     for i in range(8)
 ]
 CURRENT = [
@@ -47,6 +43,21 @@ CURRENT = [
 ]
 
 
+@pytest.fixture(scope="module")
+def api() -> Any:
+    return load_function("memory_api")
+
+
+@pytest.fixture(scope="module")
+def record_fn() -> Any:
+    return load_function("record_turns")
+
+
+@pytest.fixture(scope="module")
+def scan_fn() -> Any:
+    return load_function("scan_sessions")
+
+
 @pytest.fixture
 def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     wm_config.set_current(None)
@@ -57,7 +68,9 @@ def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     services.store.client.drop_database(services.store.db.name)
 
 
-def memory_api_call(api: Any, ctx: Any, method: str, path: str, body: Any, query: str = "") -> tuple[int, Any]:
+def memory_api_call(
+    api: Any, ctx: Any, method: str, path: str, body: Any, query: str = ""
+) -> tuple[int, Any]:
     event = load_event("context.json")
     event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {path}"
     event["rawPath"] = event["requestContext"]["http"]["path"] = path
@@ -76,7 +89,7 @@ def context(api: Any, ctx: Any, **body: Any) -> Any:
 
 
 @pytest.fixture
-def history(svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any) -> Services:  # noqa: F811
+def history(svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any) -> Services:
     """Ana: an old session, the current one, a working memory and two long-term memories."""
     for session, turns, start in (("old", OLD, START), ("now", CURRENT, START + timedelta(days=30))):
         body = [
@@ -86,7 +99,12 @@ def history(svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any) -> 
         record(record_fn, ctx, "ana", session, body)
     scan(scan_fn, ctx)
     status, _ = memory_api_call(
-        api, ctx, "PUT", "/v1/working-memory", {"content": "# User\n- Name: Ana\n- Trip: Berlin"}, "user_id=ana"
+        api,
+        ctx,
+        "PUT",
+        "/v1/working-memory",
+        {"content": "# User\n- Name: Ana\n- Trip: Berlin"},
+        "user_id=ana",
     )
     assert status == 200
     for fact in (
@@ -102,10 +120,12 @@ def history(svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any) -> 
 
 def test_a_generous_budget_gets_every_section_labelled_in_priority_order(
     history: Services,
-    api: Any,  # noqa: F811
+    api: Any,
     ctx: Any,
 ) -> None:
-    result = context(api, ctx, session_id="now", query="seat and snacks for the flight", token_budget=4000, recent_turns=3)
+    result = context(
+        api, ctx, session_id="now", query="seat and snacks for the flight", token_budget=4000, recent_turns=3
+    )
     names = [s["name"] for s in result["sections"]]
     assert names == ["working_memory", "recent_turns", "memories", "recalled"]
     block = result["context"]
@@ -125,7 +145,7 @@ def test_a_generous_budget_gets_every_section_labelled_in_priority_order(
 @pytest.mark.parametrize("budget", [256, 400, 500, 600])
 def test_the_budget_is_respected_and_lower_priorities_are_trimmed_first(
     history: Services,
-    api: Any,  # noqa: F811
+    api: Any,
     ctx: Any,
     budget: int,
 ) -> None:
@@ -149,7 +169,7 @@ def test_the_budget_is_respected_and_lower_priorities_are_trimmed_first(
 
 def test_a_working_memory_larger_than_the_budget_is_truncated_to_fit(
     history: Services,
-    api: Any,  # noqa: F811
+    api: Any,
     ctx: Any,
 ) -> None:
     big = "# Notes\n" + "".join(f"- note {i}: the user likes quiet hotels near parks\n" for i in range(200))
@@ -158,11 +178,13 @@ def test_a_working_memory_larger_than_the_budget_is_truncated_to_fit(
     result = context(api, ctx, session_id="now", query="hotels", token_budget=256)
     sections = {s["name"]: s for s in result["sections"]}
     assert result["tokens"] <= 256
-    assert sections["working_memory"]["truncated"] and sections["working_memory"]["text"].startswith("# Notes")
+    assert sections["working_memory"]["truncated"] and sections["working_memory"]["text"].startswith(
+        "# Notes"
+    )
     assert all(not sections[n]["ids"] for n in ("recent_turns", "memories", "recalled"))
 
 
-def test_without_a_query_the_latest_user_turn_is_used(history: Services, api: Any, ctx: Any) -> None:  # noqa: F811
+def test_without_a_query_the_latest_user_turn_is_used(history: Services, api: Any, ctx: Any) -> None:
     result = context(api, ctx, session_id="now", token_budget=2000, recent_turns=2)
     assert result["query"] == CURRENT[-1][1]
     assert result["ids"]["recalled"]
@@ -171,8 +193,8 @@ def test_without_a_query_the_latest_user_turn_is_used(history: Services, api: An
 def test_with_recall_disabled_the_context_still_builds(
     make_settings: Any,
     tmp_path: Path,
-    api: Any,  # noqa: F811
-    record_fn: Any,  # noqa: F811
+    api: Any,
+    record_fn: Any,
     ctx: Any,
 ) -> None:
     services = make_services(make_settings, EmbeddedIndex(tmp_path / "vectors"), enabled=False)
@@ -183,7 +205,7 @@ def test_with_recall_disabled_the_context_still_builds(
         recalled = next(s for s in result["sections"] if s["name"] == "recalled")
         assert recalled["ids"] == [] and "disabled" in recalled["note"]
         assert result["ids"]["recent_turns"] == ["now:1"]
-        status, body = recall_call(api, ctx, {"user_id": "ana", "query": "flight"})
+        status, _ = recall_call(api, ctx, {"user_id": "ana", "query": "flight"})
         assert status == 409
     finally:
         configure(None)
@@ -200,12 +222,12 @@ def test_with_recall_disabled_the_context_still_builds(
         ({"session_id": "now", "token_budget": 1000}, 400),  # no user
     ],
 )
-def test_bad_input_gets_a_clear_4xx(svc: Services, api: Any, ctx: Any, body: Any, status: int) -> None:  # noqa: F811
+def test_bad_input_gets_a_clear_4xx(svc: Services, api: Any, ctx: Any, body: Any, status: int) -> None:
     got, error = memory_api_call(api, ctx, "POST", "/v1/context", body)
     assert got == status and set(error["error"]) == {"code", "message", "details"}
 
 
-def test_the_sample_event_builds_a_context(svc: Services, api: Any, ctx: Any) -> None:  # noqa: F811
+def test_the_sample_event_builds_a_context(svc: Services, api: Any, ctx: Any) -> None:
     response = api.lambda_handler(load_event("context.json"), ctx)
     assert response["statusCode"] == 200, response["body"]
     body = json.loads(response["body"])

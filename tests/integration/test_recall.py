@@ -133,7 +133,9 @@ def call(api: Any, ctx: Any, body: Any, tenant: str | None = None) -> tuple[int,
     return response["statusCode"], json.loads(response["body"])
 
 
-def recall(api: Any, ctx: Any, query: str, user: str = "ana", tenant: str | None = None, **options: Any) -> Any:
+def recall(
+    api: Any, ctx: Any, query: str, user: str = "ana", tenant: str | None = None, **options: Any
+) -> Any:
     status, body = call(api, ctx, {"user_id": user, "query": query, **options}, tenant)
     assert status == 200, body
     return body
@@ -165,7 +167,7 @@ def test_recording_only_queues_turns_and_the_scan_indexes_two_documents_each(
         {"role": "system", "content": "You are a helpful assistant."},
         {"role": "user", "content": "Book the dentist for Tuesday."},
         {"role": "assistant", "content": "Done, Tuesday at 10."},
-        {"role": "tool", "content": "{\"ok\": true}", "tool_call_id": "call-1"},
+        {"role": "tool", "content": '{"ok": true}', "tool_call_id": "call-1"},
     ]
     record(record_fn, ctx, "ana", "chat", turns)
     # Then recording embedded nothing: the conversation turns are only queued
@@ -227,7 +229,9 @@ def test_ranges_stop_at_the_edges_of_the_thread(
 
 
 def test_message_range_before_and_after(ana: Services, api: Any, ctx: Any) -> None:
-    body = recall(api, ctx, "sister Marta visiting from Madrid", top_k=1, message_range={"before": 0, "after": 2})
+    body = recall(
+        api, ctx, "sister Marta visiting from Madrid", top_k=1, message_range={"before": 0, "after": 2}
+    )
     assert body["matched"] == ["s2:1"]
     assert returned(body) == ["s2:1", "s2:2", "s2:3"]
     body = recall(api, ctx, "how long will she stay", top_k=1, message_range={"before": 2, "after": 0})
@@ -239,9 +243,7 @@ def test_results_are_grouped_by_thread_in_time_order_without_duplicates(
     ana: Services, api: Any, ctx: Any
 ) -> None:
     # Matches in all three sessions, two of them next to each other in s1 (shared neighbours)
-    body = recall(
-        api, ctx, "golden retriever swim paella nurse night shifts", top_k=6, message_range=1
-    )
+    body = recall(api, ctx, "golden retriever swim paella nurse night shifts", top_k=6, message_range=1)
     ids = returned(body)
     assert len(ids) == len(set(ids))
     threads = [g["thread"] for g in body["threads"]]
@@ -286,7 +288,9 @@ def test_a_user_never_recalls_another_users_messages(
     contents = [t["content"] for g in mine["threads"] for t in g["turns"]]
     assert "My puppy Biscuit chewed my shoes." not in contents
     assert "Biscuit the puppy is a secret." not in contents
-    assert [t["content"] for g in bens["threads"] for t in g["turns"]] == ["My puppy Biscuit chewed my shoes."]
+    assert [t["content"] for g in bens["threads"] for t in g["turns"]] == [
+        "My puppy Biscuit chewed my shoes."
+    ]
     assert [t["content"] for g in other_tenant["threads"] for t in g["turns"]] == [
         "Biscuit the puppy is a secret."
     ]
@@ -326,7 +330,11 @@ def test_the_sample_event_recalls(svc: Services, api: Any, record_fn: Any, scan_
         ({"user_id": "ana", "query": "   "}, 422, "validation_error"),
         ({"user_id": "ana", "query": "x", "top_k": 0}, 422, "validation_error"),
         ({"user_id": "ana", "query": "x", "message_range": -1}, 422, "validation_error"),
-        ({"user_id": "ana", "query": "x", "message_range": {"before": 1, "later": 2}}, 422, "validation_error"),
+        (
+            {"user_id": "ana", "query": "x", "message_range": {"before": 1, "later": 2}},
+            422,
+            "validation_error",
+        ),
         ({"user_id": "ana", "query": "x", "scope": "everything"}, 422, "validation_error"),
         ({"user_id": "ana", "query": "x", "unknown": 1}, 422, "validation_error"),
         ({"user_id": {"$gt": ""}, "query": "x"}, 422, "validation_error"),
@@ -383,7 +391,9 @@ def test_recall_on_opensearch(
     configure(services)
     try:
         record_conversation(record_fn, ctx, "ana")
-        record(record_fn, ctx, "ben", "s1", [{"role": "user", "content": "My puppy Biscuit chewed my shoes."}])
+        record(
+            record_fn, ctx, "ben", "s1", [{"role": "user", "content": "My puppy Biscuit chewed my shoes."}]
+        )
         assert scan(scan_fn, ctx)["recall"]["turns"] == 13
         assert index.count(tenant="default", user_id="ana", kind="turn") == 24
         # When Ana recalls with neighbours

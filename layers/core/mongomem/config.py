@@ -113,10 +113,21 @@ class RecallConfig(_Strict):
 
 class MemoryConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    # Validated by mongomem.workingmemory.config (imported lazily: it needs jsonschema, the record path does not).
+    working_memory: dict[str, Any] = Field(default_factory=dict)
     snapshot: SnapshotConfig = Field(default_factory=SnapshotConfig)
     providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+
+
+    @field_validator("working_memory")
+    @classmethod
+    def _working_memory(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from mongomem.workingmemory.config import parse_working_memory_config
+
+        parse_working_memory_config(value)
+        return value
 
 
 class ProjectConfig(_Strict):

@@ -1,7 +1,7 @@
 """Working-memory configuration: scope, mode (template or schema) and limits.
 
-Until ProjectConfig grows a `memory.working_memory` section, routes read the process-wide config from
-`current()`; tests and the local stack install their own with `set_current()`.
+It lives under `memory.working_memory` in project-config.yaml (validated with the rest of the file);
+`current()` returns it for the process, unless a test installed its own with `set_current()`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mongomem.config import ConfigError
@@ -47,6 +45,10 @@ class WorkingMemoryConfig(BaseModel):
         if self.template is not None and self.json_schema is not None:
             raise ValueError("configure either a template or a schema for working memory, not both")
         if self.json_schema is not None:
+            # lazy: project-config is parsed on every cold start, including the record path's
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
             try:
                 Draft202012Validator.check_schema(self.json_schema)
             except SchemaError as exc:
@@ -76,15 +78,23 @@ def parse_working_memory_config(data: Any, source: str = "memory.working_memory"
 
 _current: WorkingMemoryConfig | None = None
 _lock = threading.Lock()
+_parsed: dict[str, WorkingMemoryConfig] = {}
 
 
 def current() -> WorkingMemoryConfig:
-    """The process's working-memory config (template mode with the default template unless set)."""
-    global _current
+    """The process's working-memory config: an installed one, else project-config's, else the default."""
     with _lock:
-        if _current is None:
-            _current = WorkingMemoryConfig()
-        return _current
+        if _current is not None:
+            return _current
+    from mongomem.runtime import services
+
+    raw = services().settings.memory.working_memory
+    key = repr(sorted(raw.items()))
+    cached = _parsed.get(key)
+    if cached is None:
+        cached = parse_working_memory_config(raw)
+        _parsed[key] = cached
+    return cached
 
 
 def set_current(config: WorkingMemoryConfig | None) -> None:

@@ -1,0 +1,87 @@
+"""Semantic recall end to end on a slice of LoCoMo: the local stack, the bundled local embedder, HTTP only.
+
+The first three sessions of conversation 26 (58 turns) are recorded through the public API, the
+stack's scan job indexes them, and the 20 questions whose evidence lies in those sessions are
+asked through POST /v1/recall (message_range 0), as bench/locomo_recall.py does for the whole set.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mongomem.local.stack import LocalStack
+from tests.e2e.test_local_stack import http
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path("/work/shared/data/locomo-dev/26.json")
+SESSIONS = 3
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("locomo_recall", ROOT / "bench" / "locomo_recall.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="the LoCoMo dev split is not on this machine")
+def test_recall_finds_the_evidence_turns_of_locomo_questions(tmp_path: Path) -> None:
+    bench = _bench()
+    conv = json.loads(DATA.read_text())
+    config = tmp_path / "project-config.yaml"
+    config.write_text(
+        "memory:\n  extraction: {enabled: []}\n  snapshot: {max_messages: 1000, idle_seconds: 3600}\n"
+        "  providers: {llm: {kind: offline}, embeddings: {kind: local}}\n"
+    )
+    stack = LocalStack(data_dir=tmp_path / "data", port=0, scan_seconds=0.5, config_file=config).start()
+    try:
+        base = stack.url
+        # Given the first three sessions, recorded as a user's agent would record them
+        dia_ids: set[str] = set()
+        for n, start, turns in bench.sessions(conv)[:SESSIONS]:
+            body = bench.api_turns(conv, start, turns)
+            dia_ids |= {t["metadata"]["dia_id"] for t in body}
+            status, _ = http(
+                "POST", f"{base}/v1/sessions/session_{n}/turns", {"user_id": "conv-26", "turns": body}
+            )
+            assert status == 201
+        # When the scheduled scan has indexed them (never the record path)
+        deadline = time.monotonic() + 45
+        while http("GET", f"{base}/v1/status")[1]["recall"]["pending_turns"]:
+            assert time.monotonic() < deadline, "turns were not indexed in time"
+            time.sleep(0.3)
+        # Then recall puts the evidence turns of the questions near the top
+        every_turn = {t["dia_id"] for _, _, turns in bench.sessions(conv) for t in turns}
+        questions = [
+            (q, ev)
+            for q, ev in bench.questions(conv["qa"], every_turn)
+            if {e.split(":")[0] for e in ev} <= {"D1", "D2", "D3"}
+        ]
+        assert len(questions) == 20
+        r1, r5 = [], []
+        for question, evidence in questions:
+            status, body = http(
+                "POST",
+                f"{base}/v1/recall",
+                {"user_id": "conv-26", "query": question, "top_k": 5, "message_range": 0},
+            )
+            assert status == 200, body
+            turns = {t["turn_id"]: t for g in body["threads"] for t in g["turns"]}
+            assert all(t["matched"] for t in turns.values())  # message_range 0: matches only
+            ranked = [turns[i]["metadata"]["dia_id"] for i in body["matched"]]
+            r1.append(len(set(ranked[:1]) & evidence) / len(evidence))
+            r5.append(len(set(ranked[:5]) & evidence) / len(evidence))
+        # 58 turns: a random top 5 would find ~9 % of the evidence
+        print("R@1", statistics.fmean(r1), "R@5", statistics.fmean(r5))
+        assert statistics.fmean(r5) >= 0.7, (statistics.fmean(r1), statistics.fmean(r5))
+        assert statistics.fmean(r1) >= 0.35, (statistics.fmean(r1), statistics.fmean(r5))
+    finally:
+        stack.stop()
