@@ -66,12 +66,12 @@ def test_recall_finds_the_evidence_turns_of_locomo_questions(tmp_path: Path) -> 
             if {e.split(":")[0] for e in ev} <= {"D1", "D2", "D3"}
         ]
         assert len(questions) == 20
-        r1, r5 = [], []
+        r1, r5, r10 = [], [], []
         for question, evidence in questions:
             status, body = http(
                 "POST",
                 f"{base}/v1/recall",
-                {"user_id": "conv-26", "query": question, "top_k": 5, "message_range": 0},
+                {"user_id": "conv-26", "query": question, "top_k": 10, "message_range": 0},
             )
             assert status == 200, body
             turns = {t["turn_id"]: t for g in body["threads"] for t in g["turns"]}
@@ -79,9 +79,9 @@ def test_recall_finds_the_evidence_turns_of_locomo_questions(tmp_path: Path) -> 
             ranked = [turns[i]["metadata"]["dia_id"] for i in body["matched"]]
             r1.append(len(set(ranked[:1]) & evidence) / len(evidence))
             r5.append(len(set(ranked[:5]) & evidence) / len(evidence))
-        # 58 turns: a random top 5 would find ~9 % of the evidence
-        print("R@1", statistics.fmean(r1), "R@5", statistics.fmean(r5))
-        assert statistics.fmean(r5) >= 0.7, (statistics.fmean(r1), statistics.fmean(r5))
-        assert statistics.fmean(r1) >= 0.35, (statistics.fmean(r1), statistics.fmean(r5))
+            r10.append(len(set(ranked[:10]) & evidence) / len(evidence))
+        figures = {k: round(statistics.fmean(v), 3) for k, v in (("R@1", r1), ("R@5", r5), ("R@10", r10))}
+        # Measured 0.475 / 0.725 / 0.85; a random ranking of 58 turns would give ~0.02 / 0.09 / 0.17.
+        assert figures["R@10"] >= 0.75 and figures["R@5"] >= 0.6 and figures["R@1"] >= 0.3, figures
     finally:
         stack.stop()

@@ -202,6 +202,20 @@ def test_a_new_turn_rewrites_the_previous_turns_context_document(
     assert {h.id.rsplit("#", 1)[0] for h in hits} == {"default|ana|chat#1", "default|ana|chat#2"}
 
 
+def test_after_the_index_is_dropped_requeued_turns_are_indexed_again(
+    ana: Services, api: Any, scan_fn: Any, ctx: Any
+) -> None:
+    # Given the index was dropped (mongomem reindex --drop): recall finds nothing
+    assert ana.vector_index is not None
+    ana.vector_index.drop()
+    assert recall(api, ctx, "golden retriever", top_k=1)["matched"] == []
+    # When the turns are queued again and the scan runs
+    assert ana.turn_indexer.requeue() == 12
+    assert scan(scan_fn, ctx)["recall"]["turns"] == 12
+    # Then recall answers as before
+    assert recall(api, ctx, "golden retriever breed", top_k=1)["matched"] == ["s1:3"]
+
+
 # -- recall ------------------------------------------------------------------------------------------
 def test_a_match_comes_with_its_neighbours_and_says_which_matched(ana: Services, api: Any, ctx: Any) -> None:
     body = recall(api, ctx, "golden retriever breed", top_k=1, message_range=1)

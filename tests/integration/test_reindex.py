@@ -123,7 +123,7 @@ def write_memories(svc: Services) -> None:
             payload = {"subject": "user", "attribute": "likes", "value": topic}
             for _ in range(1 + TOPICS.index(topic) % 3):
                 svc.memories.create(scope, CreateMemoryRequest(type="semantic", payload=payload))  # type: ignore[arg-type]
-        victim = svc.memory_store.list(scope, "semantic", "active", 1, None)[0]
+        victim = svc.memory_store.list_page(scope, "semantic", "active", 1, None)[0]
         svc.memories.delete(scope, victim["_id"])
     statuses = {d["status"] for d in svc.memory_store.coll.find({}, {"status": 1})}
     assert statuses == {"active", "superseded", "deleted"}

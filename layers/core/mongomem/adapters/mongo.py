@@ -491,6 +491,18 @@ class MongoStore:
         with translate_errors():
             return list(self.turns.find({"_id": {"$in": ids}, **scope.filter()}))
 
+    def requeue_recall(self) -> int:
+        """Queue every recall-indexed (or parked) turn again, after the index was dropped."""
+        with translate_errors():
+            result = self.turns.update_many(
+                {"recall_indexed": {"$in": [True, "failed"]}},
+                {
+                    "$set": {"recall_indexed": False, "recall_ctx_next": False},
+                    "$unset": {"recall_attempts": ""},
+                },
+            )
+        return int(result.modified_count)
+
     def set_recall_state(self, ids: list[str], fields: dict[str, Any], inc_attempts: bool = False) -> None:
         if not ids:
             return

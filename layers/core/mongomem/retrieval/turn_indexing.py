@@ -127,6 +127,10 @@ class TurnIndexer:
             )
         return totals
 
+    def requeue(self) -> int:
+        """After the index was dropped (`mongomem reindex --drop`): the next scans index every turn again."""
+        return self.store.requeue_recall() if self.config.enabled else 0
+
     def index_batch(self, batch: list[dict[str, Any]]) -> int | None:
         """Index one batch; returns how many earlier turns got their context rewritten (None: failed)."""
         ids = [t["_id"] for t in batch]
