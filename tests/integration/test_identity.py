@@ -218,6 +218,7 @@ def seed_tenant_a(svc: Any, gw: Gateway, key_a: str, user: str, marker: str) -> 
         "metadata": {"workingMemory": marker},
     }
     assert gw.call("POST", "/v1/threads", key_a, thread)[0] == 201
+    assert svc.turn_indexer.run()["turns"] == 2  # A's turns are in the recall index too
     status, _, body = gw.call(
         "PUT",
         "/v1/working-memory",
@@ -266,6 +267,9 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("PATCH", "/v1/working-memory", {"content": "probe"}, q, {200}),
         ("PUT", "/v1/working-memory", {"content": "probe"}, thread_q, own),
         ("DELETE", "/v1/working-memory", None, q, {200}),
+        ("POST", "/v1/recall", {"user_id": u, "query": f"locker code {marker}", "thread": s}, {}, {200}),
+        # (context echoes its query, so the query must not carry the marker; "locker code" matches A's turn)
+        ("POST", "/v1/context", {"user_id": u, "session_id": s, "query": "locker code"}, {}, {200}),
         ("GET", "/v1/status", None, {}, {200}),
         ("DELETE", f"/v1/users/{u}", None, {}, {200, 403}),
     ]
@@ -309,6 +313,9 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
     # (a positive control: A's own key reads the marker back)
     assert marker in gateway.call("GET", f"/v1/memories/{ids['memory']}", key_a, user_id="alice")[2]
     assert marker in gateway.call("GET", f"/v1/sessions/{ids['session']}/turns", key_a, user_id="alice")[2]
+    assert (
+        marker in gateway.call("POST", "/v1/recall", key_a, {"user_id": "alice", "query": "locker code"})[2]
+    )
     callers = {
         "tenant B memory service": new_key(svc, "tenant-b", "memory_service"),
         "tenant B service account": new_key(svc, "tenant-b", "service_account", "bob"),
@@ -331,6 +338,8 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
                 assert json.loads(answer)["memories"] == [], (who, path)
             if path.endswith("/search") and status == 200:
                 assert json.loads(answer)["results"] == [], (who, path)
+            if path == "/v1/recall" and status == 200:
+                assert json.loads(answer)["turn_ids"] == [], (who, path)
     FIGURES["leaks"] = len([x for x in leaks if x[3] == "marker in body"])
     assert not leaks, leaks
     # Then tenant A's data is byte-for-byte what it was: no read leaked, no write or delete reached it

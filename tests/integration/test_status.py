@@ -30,9 +30,12 @@ def status_of(api: Any, ctx: Any, svc: Services) -> dict[str, Any]:
     return json.loads(response["body"])
 
 
-def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(make_settings: Any, api: Any, ctx: Any) -> None:
-    cfg = parse_project_config({"memory": {"providers": {"llm": {"kind": "offline"},
-                                                         "embeddings": {"kind": "hashing", "dim": 64}}}})
+def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(
+    make_settings: Any, api: Any, ctx: Any
+) -> None:
+    cfg = parse_project_config(
+        {"memory": {"providers": {"llm": {"kind": "offline"}, "embeddings": {"kind": "hashing", "dim": 64}}}}
+    )
     body = status_of(api, ctx, Services(make_settings(project=cfg)))
     assert body["ready"] is True and body["reasons"] == []
     assert body["llm"]["offline"] is True and body["llm"]["kind"] == "offline"
@@ -40,10 +43,19 @@ def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(make_settings: An
     assert body["extraction"]["enabled"] == ["semantic", "episodic", "procedural", "taxonomic"]
 
 
-def test_llm_without_its_key_is_not_ready_and_names_the_variable(make_settings: Any, api: Any, ctx: Any) -> None:
-    cfg = parse_project_config({"memory": {"providers": {
-        "llm": {"kind": "openai-compatible", "model": "gpt-4o-mini", "api_key_env": "MY_LLM_KEY"},
-        "embeddings": {"kind": "hashing"}}}})
+def test_llm_without_its_key_is_not_ready_and_names_the_variable(
+    make_settings: Any, api: Any, ctx: Any
+) -> None:
+    cfg = parse_project_config(
+        {
+            "memory": {
+                "providers": {
+                    "llm": {"kind": "openai-compatible", "model": "gpt-4o-mini", "api_key_env": "MY_LLM_KEY"},
+                    "embeddings": {"kind": "hashing"},
+                }
+            }
+        }
+    )
     body = status_of(api, ctx, Services(make_settings(project=cfg)))
     assert body["ready"] is False
     assert body["llm"]["ready"] is False and "MY_LLM_KEY" in body["llm"]["reason"]

@@ -111,6 +111,9 @@ def _reindex(args: argparse.Namespace) -> int:
             print("dropping the index ...", flush=True)
         svc.indexer.rebuild(drop=args.drop, progress=progress)
         print(f"done: {last['synced']} memory versions indexed", flush=True)
+        if args.drop:
+            # the drop also removed the recalled-message entries: the next scans index those turns again
+            print(f"{svc.turn_indexer.requeue()} turns queued for semantic recall indexing", flush=True)
     except DimensionMismatch as exc:
         print(f"reindex failed: {exc} (run with --drop)", file=sys.stderr)
         return 1

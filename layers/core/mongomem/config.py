@@ -120,7 +120,6 @@ class MemoryConfig(_Strict):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
 
-
     @field_validator("working_memory")
     @classmethod
     def _working_memory(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +218,9 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         try:
             data = json.loads(inline)
         except ValueError as exc:
-            raise ConfigError(f"invalid configuration in MONGOMEM_PROJECT_CONFIG: not valid JSON ({exc})") from exc
+            raise ConfigError(
+                f"invalid configuration in MONGOMEM_PROJECT_CONFIG: not valid JSON ({exc})"
+            ) from exc
         project = parse_project_config(data, "MONGOMEM_PROJECT_CONFIG")
     values: dict[str, Any] = {"project": project}
     simple = {
