@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import caller, scope_for
 from mongomem.models.recall import ContextRequest, ContextResponse
 from mongomem.observability import metrics
 from mongomem.retrieval.context import ContextBuilder
@@ -23,7 +23,7 @@ router = APIGatewayHttpRouter()
 )
 def build_context(request: Annotated[ContextRequest, Body(embed=False)]) -> ContextResponse:
     svc = services()
-    principal = principal_from_event(router.current_event.raw_event, svc.settings.tenant_default)
+    principal = caller(router)
     scope = scope_for(principal, request.user_id)
     result = ContextBuilder.from_services(svc).build(principal, scope, request)
     metrics.add_metric(name="ContextTokens", unit=MetricUnit.Count, value=result.tokens)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.errors import InvalidInput
 from mongomem.identity.principals import principal_from_authorizer
-from mongomem.models.common import Principal, Scope
+from mongomem.models.common import ID_PATTERN, Principal, Scope
+from mongomem.runtime import services
+
+# The `user_id` query parameter every user-scoped route takes.
+UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
 
 # The memory user the current request acts as (one request at a time per thread); the MemoryApi wrapper
 # reports it in the x-mongomem-user-id response header.
@@ -19,6 +26,16 @@ def principal_from_event(raw_event: dict[str, Any], default_tenant: str) -> Prin
     """The tenant comes from the authorizer's context (Lambda or IAM authorizer), never from the body."""
     authorizer = (raw_event.get("requestContext") or {}).get("authorizer") or {}
     return principal_from_authorizer(authorizer, default_tenant)
+
+
+def caller(router: APIGatewayHttpRouter) -> Principal:
+    """The principal of the request the router is serving."""
+    return principal_from_event(router.current_event.raw_event, services().settings.tenant_default)
+
+
+def request_scope(router: APIGatewayHttpRouter, user_id: str | None) -> Scope:
+    """The (tenant, user) scope of the request the router is serving."""
+    return scope_for(caller(router), user_id)
 
 
 def scope_for(principal: Principal, user_id: str | None) -> Scope:

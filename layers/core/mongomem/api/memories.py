@@ -8,9 +8,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import UserQuery, request_scope
 from mongomem.config import MemoryType
-from mongomem.models.common import ID_PATTERN, Scope
+from mongomem.models.common import Scope
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
@@ -24,14 +24,10 @@ from mongomem.runtime import services
 router = APIGatewayHttpRouter()
 
 MemoryId = Annotated[str, Path(pattern=r"^mem-[a-f0-9]{24}$", description="A memory version's id")]
-UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
 
 
 def _scope(user_id: str | None) -> Scope:
-    svc = services()
-    return scope_for(
-        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id
-    )
+    return request_scope(router, user_id)
 
 
 @router.post(

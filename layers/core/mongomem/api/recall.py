@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import request_scope
 from mongomem.models.recall import RecallRequest, RecallResponse
 from mongomem.observability import logger, metrics
 from mongomem.retrieval.recall import Recall
@@ -27,9 +27,7 @@ router = APIGatewayHttpRouter()
 )
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> RecallResponse:
     svc = services()
-    scope = scope_for(
-        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), request.user_id
-    )
+    scope = request_scope(router, request.user_id)
     logger.debug("recall request", extra={"scope": request.scope, "top_k": request.top_k})
     result = Recall(svc.store, svc.vector_index, svc.embedder, svc.settings.memory.recall).recall(
         scope, request

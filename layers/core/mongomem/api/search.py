@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import request_scope
 from mongomem.models.search import SearchRequest, SearchResponse
 from mongomem.observability import logger, metrics
 from mongomem.retrieval.search import MemorySearch
@@ -20,9 +20,7 @@ router = APIGatewayHttpRouter()
 @router.post("/v1/memories/search", summary="Search a user's memories (hybrid k-NN + BM25 by default)")
 def search_memories(request: Annotated[SearchRequest, Body(embed=False)]) -> SearchResponse:
     svc = services()
-    scope = scope_for(
-        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), request.user_id
-    )
+    scope = request_scope(router, request.user_id)
     logger.debug("memory search", extra={"mode": request.mode, "top_k": request.top_k})
     result = MemorySearch(svc.memory_store, svc.vector_index, svc.embedder).search(scope, request)
     metrics.add_metric(name="SearchResults", unit=MetricUnit.Count, value=len(result.results))

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import UserQuery, request_scope
 from mongomem.models.common import ID_PATTERN, Scope
 from mongomem.models.sessions import FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnPage
@@ -19,14 +19,10 @@ from mongomem.shortterm import history, record
 router = APIGatewayHttpRouter()
 
 SessionId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation's session id")]
-UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
 
 
 def _scope(user_id: str | None) -> Scope:
-    svc = services()
-    return scope_for(
-        principal_from_event(router.current_event.raw_event, svc.settings.tenant_default), user_id
-    )
+    return request_scope(router, user_id)
 
 
 @router.post(

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import caller, scope_for
 from mongomem.erasure import ErasureResult, erase_user
 from mongomem.errors import Forbidden
 from mongomem.models.common import ID_PATTERN
@@ -26,7 +26,7 @@ UserId = Annotated[str, Path(pattern=ID_PATTERN, description="The memory user to
 )
 def delete_user(user_id: UserId) -> ErasureResult:
     svc = services()
-    principal = principal_from_event(router.current_event.raw_event, svc.settings.tenant_default)
+    principal = caller(router)
     if principal.fixed_user_id and principal.fixed_user_id != user_id:
         # A service account is one memory user: it may erase itself, never someone it names.
         raise Forbidden(

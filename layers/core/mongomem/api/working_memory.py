@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
-from mongomem.api.identity import principal_from_event, scope_for
+from mongomem.api.identity import UserQuery, caller, request_scope
 from mongomem.models.common import ID_PATTERN, Scope
 from mongomem.models.working_memory import (
     Delivery,
@@ -32,7 +32,6 @@ router = APIGatewayHttpRouter()
 ScopeQuery = Annotated[
     WorkingMemoryScope | None, Query(description="resource (one per user) or thread; default from config")
 ]
-UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
 ThreadQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The thread (thread scope)")]
 ReadOnlyQuery = Annotated[bool, Query(alias="readOnly", description="Read the memory but refuse writes")]
 DeliveryQuery = Annotated[
@@ -49,14 +48,11 @@ def _service() -> WorkingMemoryService:
 
 
 def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
-    principal = principal_from_event(router.current_event.raw_event, services().settings.tenant_default)
-    return resolve_key(principal, scope or wm_config.current().scope, user_id, thread_id)
+    return resolve_key(caller(router), scope or wm_config.current().scope, user_id, thread_id)
 
 
 def _user_scope(user_id: str | None) -> Scope:
-    return scope_for(
-        principal_from_event(router.current_event.raw_event, services().settings.tenant_default), user_id
-    )
+    return request_scope(router, user_id)
 
 
 def _written(action: str, state: WorkingMemoryState) -> WorkingMemoryState:
