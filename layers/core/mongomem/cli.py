@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 
@@ -17,6 +18,8 @@ def _dev(args: argparse.Namespace) -> int:
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", args.log_level)
+    # Metrics are off locally; Powertools still warns on every invocation that none were published.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     from mongomem.local.stack import LocalStack
 
     data_dir = Path(args.data_dir).resolve()
