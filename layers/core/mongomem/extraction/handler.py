@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from mongomem.erasure import expire_after_extraction
@@ -36,9 +36,19 @@ def process_record(record: SQSRecord) -> None:
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
-    metrics.add_metric(
-        name="ExtractionLatencyMs", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000
-    )
+    kind = message.type.value
+    _per_type("ExtractionLatencyMs", MetricUnit.Milliseconds, (time.perf_counter() - started) * 1000, kind)
+    _per_type("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, kind)
+    _per_type("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, kind)
     for decision, count in result.decisions.items():
         metrics.add_metric(name=f"Reconcile_{decision}", unit=MetricUnit.Count, value=count)
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})
+
+
+def _per_type(name: str, unit: MetricUnit, value: float, memory_type: str) -> None:
+    """A metric with a memory_type dimension (one EMF line of its own: other metrics keep theirs)."""
+    try:
+        with single_metric(name=name, unit=unit, value=value, namespace=metrics.namespace) as metric:
+            metric.add_dimension(name="memory_type", value=memory_type)
+    except Exception:  # a metric must never fail an extraction
+        logger.debug("metric not emitted", extra={"metric": name})

@@ -87,8 +87,10 @@ class LLMExtractor:
                 f"the {task} answer did not match its schema ({exc.error_count()} errors)"
             ) from exc
         items = list(getattr(answer, "items", []))
+        usage = ExtractionResult(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
         if not items:
-            return ExtractionResult(note="nothing of this kind in the snapshot")
+            usage.note = "nothing of this kind in the snapshot"
+            return usage
         # The snapshot's owner scopes every write, never anything in the LLM's answer.
         scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
         seqs = {t["seq"] for t in turns}
@@ -128,4 +130,6 @@ class LLMExtractor:
             )
         if touched:
             self.indexer.sync(self.store.get_many(scope, list(dict.fromkeys(touched))))
-        return ExtractionResult(memories=[{"memory_id": i} for i in ids], decisions=dict(decisions))
+        usage.memories = [{"memory_id": i} for i in ids]
+        usage.decisions = dict(decisions)
+        return usage

@@ -22,6 +22,8 @@ class ExtractionResult:
     memories: list[dict[str, Any]] = field(default_factory=list)
     decisions: dict[str, int] = field(default_factory=dict)
     note: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 class Extractor(Protocol):
