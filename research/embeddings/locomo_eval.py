@@ -45,7 +45,7 @@ def _load_lexical():
 lexical = _load_lexical()
 BM25Index, rrf_fuse = lexical.BM25Index, lexical.rrf_fuse
 
-DATA = Path("/work/shared/data/locomo-dev")
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo-dev"
 CACHE = HERE / "cache"
 KS = (1, 5, 10, 25)
 

@@ -20,7 +20,7 @@ from mongomem.local.stack import LocalStack
 from tests.e2e.test_local_stack import http
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path("/work/shared/data/locomo-dev/26.json")
+DATA = ROOT.parent / "shared" / "data" / "locomo-dev" / "26.json"  # shared/ lies beside the checkout
 SESSIONS = 3
 
 
