@@ -284,19 +284,13 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
             }
         )
     ]
-    from mongomem.extraction import reconcile
-
-    old = reconcile.AMBIGUOUS_FROM
-    reconcile.AMBIGUOUS_FROM = -1.0  # make this pair count as ambiguous whatever the hashing vectors say
-    try:
-        run(
-            extract_fn,
-            ctx,
-            promote(svc, ANA, "s2", [("user", "Pizza margherita with basil, my fave.")]),
-            "semantic",
-        )
-    finally:
-        reconcile.AMBIGUOUS_FROM = old
+    svc.reconciler.ambiguous_from = -1.0  # make this pair count as ambiguous whatever the hashing vectors say
+    run(
+        extract_fn,
+        ctx,
+        promote(svc, ANA, "s2", [("user", "Pizza margherita with basil, my fave.")]),
+        "semantic",
+    )
     docs = active(svc, ANA, "semantic")
     assert len(docs) == 1 and docs[0]["reinforcement_count"] == 2
     last = docs[0]["decisions"][-1]

@@ -125,9 +125,10 @@ class Services:
 
     @cached_property
     def reconciler(self) -> Reconciler:
-        from mongomem.extraction.reconcile import Reconciler
+        from mongomem.extraction.reconcile import Reconciler, thresholds_for
 
-        return Reconciler(self.memory_store, self.llm)
+        reinforce_at, ambiguous_from = thresholds_for(self.embedder)
+        return Reconciler(self.memory_store, self.llm, reinforce_at, ambiguous_from)
 
     @cached_property
     def memories(self) -> MemoryService:

@@ -24,8 +24,16 @@ from mongomem.models.memory import memory_text, norm
 from mongomem.ports import LLMProvider, LLMRequest
 
 # Cosine similarity above which a memory restates a candidate, and below which it is unrelated.
+# These suit embedders whose unrelated texts score low (Titan, Voyage, OpenAI, hashing); an embedder
+# with a different similarity profile declares its own `similarity_thresholds` (e.g. the local e5).
 REINFORCE_AT = 0.93
 AMBIGUOUS_FROM = 0.80
+
+
+def thresholds_for(embedder: object) -> tuple[float, float]:
+    """(reinforce_at, ambiguous_from) for an embedder's similarity profile."""
+    declared = getattr(embedder, "similarity_thresholds", None)
+    return (float(declared[0]), float(declared[1])) if declared else (REINFORCE_AT, AMBIGUOUS_FROM)
 
 
 @dataclass
@@ -87,9 +95,17 @@ def _merged_payload(memory_type: str, old: dict[str, Any], new: dict[str, Any]) 
 
 
 class Reconciler:
-    def __init__(self, store: MemoryStore, llm: LLMProvider | None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        llm: LLMProvider | None,
+        reinforce_at: float = REINFORCE_AT,
+        ambiguous_from: float = AMBIGUOUS_FROM,
+    ) -> None:
         self.store = store
         self.llm = llm
+        self.reinforce_at = reinforce_at
+        self.ambiguous_from = ambiguous_from
 
     def apply(self, scope: Scope, new: NewMemory, reconcile: bool = True) -> Outcome:
         """Decide and write; safe to repeat for the same snapshot (a redelivery changes nothing)."""
@@ -114,13 +130,13 @@ class Reconciler:
             reverse=True,
         )
         best_score, best = ranked[0] if ranked else (0.0, None)
-        if best is not None and best_score >= REINFORCE_AT:
+        if best is not None and best_score >= self.reinforce_at:
             return self._reinforce(
                 scope, new, best, now, f"restates a memory (cosine {best_score:.2f})", "rule", best_score
             )
-        if best is not None and best_score >= AMBIGUOUS_FROM and self.llm is not None:
+        if best is not None and best_score >= self.ambiguous_from and self.llm is not None:
             return self._ask_llm(
-                scope, new, [c for s, c in ranked[:3] if s >= AMBIGUOUS_FROM], now, best_score
+                scope, new, [c for s, c in ranked[:3] if s >= self.ambiguous_from], now, best_score
             )
         return self._add(scope, new, now, "no memory with this key or meaning", "rule", best_score or None)
 

@@ -21,6 +21,10 @@ NOT_INSTALLED = "local model package not installed"
 
 
 class LocalEmbedderProvider:
+    # e5 scores unrelated short facts at 0.85-0.92 and restatements at 0.96-0.99 (measured on memory
+    # texts, docs/embeddings.md), so reconciliation needs higher cut-offs than the defaults.
+    similarity_thresholds = (0.975, 0.95)
+
     def __init__(
         self, model: str | None = None, dim: int | None = None, *, module: str = LOCAL_MODULE
     ) -> None:
