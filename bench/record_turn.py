@@ -32,6 +32,20 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 
+def bare_doc(session: str, i: int) -> dict[str, object]:
+    """The turn document the handler would store, for the bare driver sides."""
+    return {
+        "_id": f"default|bench-user|{session}#{i + 1}",
+        "tenant": "default",
+        "user_id": "bench-user",
+        "session_id": session,
+        "seq": i + 1,
+        "role": "user",
+        "content": f"turn {i}: I'd like a window seat on the 9am flight.",
+        "tokens": 14,
+    }
+
+
 def import_seconds(code: str, runs: int) -> float:
     samples = []
     for _ in range(runs):
@@ -102,16 +116,7 @@ def main() -> None:
         def bare_round(session: str, n: int) -> list[float]:
             times = []
             for i in range(n):
-                doc = {
-                    "_id": f"default|bench-user|{session}#{i + 1}",
-                    "tenant": "default",
-                    "user_id": "bench-user",
-                    "session_id": session,
-                    "seq": i + 1,
-                    "role": "user",
-                    "content": f"turn {i}: I'd like a window seat on the 9am flight.",
-                    "tokens": 14,
-                }
+                doc = bare_doc(session, i)
                 t = time.perf_counter()
                 bare.insert_one(doc)
                 times.append(time.perf_counter() - t)
@@ -123,16 +128,7 @@ def main() -> None:
             """The two commands the record path cannot avoid, bare: a session $inc and the turn insert."""
             times = []
             for i in range(n):
-                doc = {
-                    "_id": f"default|bench-user|{session}#{i + 1}",
-                    "tenant": "default",
-                    "user_id": "bench-user",
-                    "session_id": session,
-                    "seq": i + 1,
-                    "role": "user",
-                    "content": f"turn {i}: I'd like a window seat on the 9am flight.",
-                    "tokens": 14,
-                }
+                doc = bare_doc(session, i)
                 t = time.perf_counter()
                 sessions.find_one_and_update({"_id": session}, {"$inc": {"last_seq": 1}}, upsert=True)
                 bare.insert_one(doc)

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 import warnings
 from pathlib import Path
 
+from mongomem.config import environment, use_local_powertools_defaults
+
 
 def _dev(args: argparse.Namespace) -> int:
     # Powertools reads its own settings from the environment; give the local stack sensible ones.
-    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
-    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "mongomem-local")
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", args.log_level)
+    use_local_powertools_defaults(args.log_level)
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     from mongomem.local.stack import LocalStack
@@ -34,7 +31,7 @@ def _dev(args: argparse.Namespace) -> int:
         port=args.port,
         scan_seconds=args.scan_seconds,
         config_file=config,
-        environ=dict(os.environ),
+        environ=environment(),
     )
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     try:
@@ -78,9 +75,7 @@ def _dev(args: argparse.Namespace) -> int:
 
 def _reindex(args: argparse.Namespace) -> int:
     """Rebuild the vector index from MongoDB, printing counts as batches land."""
-    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")  # failures are reported below, not as log lines
+    use_local_powertools_defaults("ERROR")  # failures are reported below, not as log lines
     from mongomem.config import ConfigError, settings_from_env
     from mongomem.errors import MongomemError
     from mongomem.runtime import Services

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mongomem.client import MemoryClient, MemoryClientError
-from mongomem.config import ConfigError, MemoryType, ProjectConfig, parse_project_config
+from mongomem.config import ConfigError, MemoryType, ProjectConfig, environment, parse_project_config
 
 if TYPE_CHECKING:
     from mongomem.local.stack import LocalStack
@@ -684,7 +684,7 @@ def cmd_apply(args: argparse.Namespace, out: TextIO, environ: Mapping[str, str] 
     target = _target(args)
     text, where = target.uploaded()
     cfg = parse_config_text(text, where)
-    env = dict(os.environ if environ is None else environ)
+    env = environment() if environ is None else dict(environ)
     if isinstance(target, DeployedTarget):
         env.setdefault("AWS_REGION", str(target.region))
     secrets = _check_providers(cfg, env)
@@ -788,7 +788,7 @@ def register(sub: Any) -> None:
         )
         where.add_argument(
             "--stack",
-            default=os.environ.get("MONGOMEM_STACK") or None,
+            default=environment().get("MONGOMEM_STACK") or None,
             help="a deployed stack's name ($MONGOMEM_STACK)",
         )
         p.add_argument("--region", default=None, help="AWS region of the stack (default: your AWS config)")
@@ -800,7 +800,7 @@ def register(sub: Any) -> None:
         )
         p.add_argument(
             "--api-key",
-            default=os.environ.get("MONGOMEM_API_KEY") or None,
+            default=environment().get("MONGOMEM_API_KEY") or None,
             help="x-api-key for the API ($MONGOMEM_API_KEY); without it a deployed API is called with SigV4",
         )
         p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the local stack's data dir")

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mongomem.config import MemoryType
+from mongomem.config import MemoryType, environment
 from mongomem.errors import MongomemError
 
 
 def _deployed_env(args: argparse.Namespace) -> dict[str, str] | None:
     """Settings for a deployed database (--mongodb-uri or the MONGOMEM_* environment), else None."""
-    env = dict(os.environ)
+    env = environment()
     if getattr(args, "mongodb_uri", None):
         env["MONGOMEM_MONGODB_URI"] = args.mongodb_uri
     if env.get("MONGOMEM_MONGODB_URI") or env.get("MONGOMEM_MONGODB_SECRET_ARN"):
@@ -53,7 +52,7 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
     # No stack running: open the local data folder with a short-lived server.
     mongo = EmbeddedMongo(data_dir / "mongo").start()
     try:
-        yield get_client(mongo.uri)[os.environ.get("MONGOMEM_DB_NAME", "mongomem")]
+        yield get_client(mongo.uri)[environment().get("MONGOMEM_DB_NAME", "mongomem")]
     finally:
         from mongomem.adapters.mongo import close_clients
 
@@ -157,7 +156,7 @@ def register(sub: Any) -> None:
     where = retry.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="the local stack (default)")
     where.add_argument("--stack", metavar="NAME", help="a deployed CloudFormation stack")
-    retry.add_argument("--region", default=os.environ.get("AWS_REGION"))
+    retry.add_argument("--region", default=environment().get("AWS_REGION"))
     _db_options(retry)
     snapshots.set_defaults(func=_guarded(_snapshots_retry))
 

@@ -263,3 +263,22 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "environment")) from exc
+
+
+def environment() -> dict[str, str]:
+    """A copy of the process environment, for entry points (the CLI) that hand it on."""
+    return dict(os.environ)
+
+
+def use_local_powertools_defaults(log_level: str, **extra: str) -> None:
+    """Powertools reads POWERTOOLS_* itself; CLI commands give it quiet local defaults (kept when set)."""
+    defaults = {
+        "POWERTOOLS_SERVICE_NAME": "mongomem",
+        "POWERTOOLS_METRICS_NAMESPACE": "mongomem-local",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": log_level,
+        **extra,
+    }
+    for name, value in defaults.items():
+        os.environ.setdefault(name, value)
