@@ -10,6 +10,7 @@ from typing import Any
 
 from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.local.lambdas import Handler, LocalContext
+from mongomem.observability import logger
 
 
 @dataclass
@@ -32,6 +33,7 @@ def deliver_batch(
         failed_ids = {f["itemIdentifier"] for f in failures}
     except Exception:
         # The whole invocation failed: Lambda returns every message to the queue.
+        logger.exception("local %s invocation failed; the batch returns to the queue", name)
         failed_ids = {r["messageId"] for r in records}
     for record in records:
         if record["messageId"] not in failed_ids:
@@ -58,7 +60,9 @@ class Every:
             try:
                 self.fn()
             except Exception:
+                # keep the schedule running, but never hide why a tick failed (make dev's console)
                 self.errors += 1
+                logger.exception("local %s tick failed", self.thread.name)
 
     def stop(self) -> None:
         self.stopped.set()
