@@ -8,10 +8,12 @@ PYTEST_ARGS ?=
 
 .PHONY: dev test lint setup opensearch bench clean sam-validate sam-build
 
-$(STAMP): pyproject.toml layers/core/requirements.txt
+# Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
+# layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
+$(STAMP): pyproject.toml layers/pyproject.toml layers/core/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ./layers -e ".[dev]"
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -27,7 +29,7 @@ opensearch:
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check layers functions tests bench tools
+	$(BIN)/ruff format --check layers functions tests bench tools sdk
 	$(BIN)/mypy
 
 # SAM CLI lives in its own environment: its pins must not decide the runtime's versions.

@@ -24,6 +24,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from mongomem.local.queue import local_queue_factory
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
@@ -121,7 +123,11 @@ def main() -> None:
             enabled_extractions=["semantic"],
         )
         svc = Services(
-            settings, llm=llm, embedder=embedder, vector_index=EmbeddedIndex(tmp / uuid.uuid4().hex[:8])
+            settings,
+            llm=llm,
+            embedder=embedder,
+            vector_index=EmbeddedIndex(tmp / uuid.uuid4().hex[:8]),
+            queue_factory=local_queue_factory,
         )
         configure(svc)
         registry.clear()

@@ -24,6 +24,8 @@ import time
 import uuid
 from pathlib import Path
 
+from mongomem.local.queue import local_queue_factory
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
@@ -77,7 +79,10 @@ def main() -> None:
         from mongomem.runtime import Services, configure
 
         db = f"bench_{uuid.uuid4().hex[:8]}"
-        svc = Services(settings_from_env({"MONGOMEM_MONGODB_URI": server.uri, "MONGOMEM_DB_NAME": db}))
+        svc = Services(
+            settings_from_env({"MONGOMEM_MONGODB_URI": server.uri, "MONGOMEM_DB_NAME": db}),
+            queue_factory=local_queue_factory,
+        )
         configure(svc)
         fn = load_function("record_turns")
         ctx = Ctx()

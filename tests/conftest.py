@@ -21,6 +21,8 @@ if str(TOOLS) not in sys.path:
 
 from opensearch_node import OpenSearchNode, OpenSearchNodeError  # noqa: E402
 
+from mongomem.local.queue import local_queue_factory  # noqa: E402
+
 # Powertools reads these itself; tests want quiet, local behaviour.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "mongomem-test")
@@ -60,7 +62,7 @@ def services(make_settings: Any) -> Iterator[Any]:
     """Process services bound to a fresh database, installed as the handlers' runtime."""
     from mongomem.runtime import Services, configure
 
-    svc = Services(make_settings())
+    svc = Services(make_settings(), queue_factory=local_queue_factory)
     configure(svc)
     yield svc
     configure(None)

@@ -10,10 +10,10 @@ from typing import Any
 import moto
 import pytest
 
-from mongomem.adapters.localqueue import LocalQueue
 from mongomem.cli import main
-from mongomem.cli_memory import APPLIED, REQUEST, STAGED, LocalControl
+from mongomem.cli.memory import APPLIED, REQUEST, STAGED, LocalControl
 from mongomem.client import MemoryClient
+from mongomem.local.queue import LocalQueue
 from mongomem.local.stack import LocalStack
 
 BASE = """

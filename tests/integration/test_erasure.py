@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import MemoryType, parse_project_config
 from mongomem.erasure import erase_user
 from mongomem.extraction import registry
 from mongomem.extraction.registry import ExtractionResult, SnapshotInput
 from mongomem.local.http import to_event
+from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope, utcnow
 from mongomem.providers.embed_hashing import HashingEmbedder
@@ -44,6 +44,7 @@ def svc(request: pytest.FixtureRequest, make_settings: Any, tmp_path: Path) -> A
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=64),
         vector_index=index,
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import MemoryType
 from mongomem.extraction import registry
 from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.local.worker import deliver_batch, drain
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest

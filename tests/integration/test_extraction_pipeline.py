@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import parse_project_config
 from mongomem.extraction import builtin, registry
+from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
@@ -115,6 +115,7 @@ def pipeline(make_settings: Any, tmp_path: Path) -> Any:
             ),
             embedder=HashingEmbedder(dim=256),
             vector_index=EmbeddedIndex(tmp_path / f"vectors-{len(made)}", use_numpy=False),
+            queue_factory=local_queue_factory,
         )
         configure(svc)
         registry.clear()

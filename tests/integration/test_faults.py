@@ -12,8 +12,6 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from mongomem.adapters.dlq import SnapshotStatuses, SqsRedrive
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.adapters.mongo import get_client
 from mongomem.cli import main as cli_main
 from mongomem.config import MemoryType
@@ -22,10 +20,12 @@ from mongomem.extraction.registry import ExtractionResult, SnapshotInput
 from mongomem.local.http import LocalAuthorizer, to_event
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo, free_port
+from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.redrive import retry_sqs
+from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
+from mongomem.ops.redrive import retry_sqs
 from mongomem.runtime import Services, configure
 from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
@@ -44,7 +44,7 @@ def server(tmp_path: Path) -> Any:
 @pytest.fixture
 def svc(server: Any, make_settings: Any) -> Any:
     get_client(server.uri, serverSelectionTimeoutMS=1500, connectTimeoutMS=1000)  # fail fast when it is down
-    services = Services(make_settings(mongodb_uri=server.uri))
+    services = Services(make_settings(mongodb_uri=server.uri), queue_factory=local_queue_factory)
     configure(services)
     yield services
     configure(None)

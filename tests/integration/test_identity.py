@@ -21,6 +21,7 @@ from mongomem.identity.authorizer import verify
 from mongomem.identity.service import create_key, revoke_key
 from mongomem.local.http import ApiFront, LocalAuthorizer, to_event
 from mongomem.local.lambdas import find_functions_dir, load_handler
+from mongomem.local.queue import local_queue_factory
 from mongomem.local.stack import API_ROUTES
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
@@ -39,6 +40,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Any:
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=64),
         vector_index=EmbeddedIndex(tmp_path / "v"),
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import utcnow
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
@@ -50,6 +51,7 @@ def svc(node: Any, make_settings: Any) -> Iterator[Services]:
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=64),
         vector_index=index,
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services
@@ -27,7 +28,10 @@ SCANNERS = 3
 @pytest.mark.slow
 def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> None:
     cfg = parse_project_config({"memory": {"snapshot": {"max_messages": 20, "idle_seconds": 1}}})
-    svc = Services(make_settings(project=cfg, lease_seconds=30, hole_grace_seconds=30, scan_batch=25))
+    svc = Services(
+        make_settings(project=cfg, lease_seconds=30, hole_grace_seconds=30, scan_batch=25),
+        queue_factory=local_queue_factory,
+    )
     store = svc.store
     sessions = [(Scope(tenant="default", user_id=f"user-{i % 40}"), f"session-{i}") for i in range(SESSIONS)]
     plan: list[list[int]] = [[] for _ in range(WRITERS)]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
@@ -25,6 +26,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Any:
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=128),
         vector_index=EmbeddedIndex(tmp_path / "v"),
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.localqueue import LocalQueue
 from mongomem.config import MemoryType, parse_project_config
+from mongomem.local.queue import LocalQueue, local_queue_factory
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services, configure
@@ -48,7 +48,7 @@ def svc_factory(make_settings: Any) -> Any:
             hole_grace_seconds=1,
             lease_seconds=5,
         )
-        svc = Services(settings)
+        svc = Services(settings, queue_factory=local_queue_factory)
         configure(svc)
         made.append(svc)
         return svc

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
@@ -65,6 +66,7 @@ def make_services(make_settings: Any, index: Any, enabled: bool = True) -> Servi
         make_settings(project=_config(enabled), enabled_extractions=[]),
         embedder=HashingEmbedder(dim=256),
         vector_index=index,
+        queue_factory=local_queue_factory,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import utcnow
 from tests.conftest import load_event, load_function
 
@@ -270,7 +271,7 @@ def test_store_down_gives_503_with_retry_hint(make_settings: Any, record_fn: Any
     dead = make_settings(
         mongodb_uri="mongodb://127.0.0.1:1/?directConnection=true&serverSelectionTimeoutMS=300"
     )
-    configure(Services(dead))
+    configure(Services(dead, queue_factory=local_queue_factory))
     try:
         event = load_event("record_turns_post.json")
         response = record_fn.lambda_handler(event, ctx)

@@ -11,6 +11,7 @@ import pytest
 
 from mongomem.cli import main
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.search import SearchRequest
@@ -105,6 +106,7 @@ def svc(env: Env, make_settings: Any) -> Iterator[Services]:
         llm=ScriptedLLM({"reconcile": [{"decision": "ADD", "reason": "a different fact"}]}, loop=True),
         embedder=HashingEmbedder(dim=96),
         vector_index=env.index(),
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope, utcnow
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
@@ -57,6 +58,7 @@ def svc(request: pytest.FixtureRequest, make_settings: Any, tmp_path: Path) -> I
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=256),
         vector_index=make_index(request.param, request, tmp_path),
+        queue_factory=local_queue_factory,
     )
     configure(services)
     yield services
@@ -321,7 +323,12 @@ def test_bad_searches_get_a_4xx_json_error_and_write_nothing(
 
 
 def test_without_a_vector_index_search_answers_503(make_settings: Any, api: Any, ctx: Any) -> None:
-    services = Services(make_settings(), llm=ScriptedLLM({}), embedder=HashingEmbedder(dim=64))
+    services = Services(
+        make_settings(),
+        llm=ScriptedLLM({}),
+        embedder=HashingEmbedder(dim=64),
+        queue_factory=local_queue_factory,
+    )
     configure(services)
     try:
         status, body = call(api, ctx, "memory_search.json", {"user_id": USER, "query": "airport"})

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
 from mongomem.runtime import Services, configure
 from tests.conftest import load_event, load_function
 
@@ -36,7 +37,7 @@ def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(
     cfg = parse_project_config(
         {"memory": {"providers": {"llm": {"kind": "offline"}, "embeddings": {"kind": "hashing", "dim": 64}}}}
     )
-    body = status_of(api, ctx, Services(make_settings(project=cfg)))
+    body = status_of(api, ctx, Services(make_settings(project=cfg), queue_factory=local_queue_factory))
     assert body["ready"] is True and body["reasons"] == []
     assert body["llm"]["offline"] is True and body["llm"]["kind"] == "offline"
     assert body["embeddings"] == {"model": "hashing-v1", "dim": 64, "ready": True, "reason": ""}
@@ -56,7 +57,7 @@ def test_llm_without_its_key_is_not_ready_and_names_the_variable(
             }
         }
     )
-    body = status_of(api, ctx, Services(make_settings(project=cfg)))
+    body = status_of(api, ctx, Services(make_settings(project=cfg), queue_factory=local_queue_factory))
     assert body["ready"] is False
     assert body["llm"]["ready"] is False and "MY_LLM_KEY" in body["llm"]["reason"]
     assert any(r.startswith("llm:") for r in body["reasons"])

@@ -17,6 +17,7 @@ from mongomem.api.app import MemoryApi
 from mongomem.api.working_memory import router
 from mongomem.config import settings_from_env
 from mongomem.local.mongod import EmbeddedMongo
+from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Principal
 from mongomem.models.working_memory import WorkingMemoryWrite
 from mongomem.runtime import Services, configure, services
@@ -43,7 +44,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
 def mongo(mongo_server: EmbeddedMongo) -> Iterator[Services]:
     """The session's SecantusDB server (tests/conftest.py), a fresh database for this module."""
     env = {"MONGOMEM_MONGODB_URI": mongo_server.uri, "MONGOMEM_DB_NAME": f"wm_test_{uuid.uuid4().hex[:12]}"}
-    configure(Services(settings_from_env(env)))
+    configure(Services(settings_from_env(env), queue_factory=local_queue_factory))
     svc = services()
     try:
         yield svc

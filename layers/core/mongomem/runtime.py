@@ -7,6 +7,7 @@ install their own with `configure()`.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -31,12 +32,14 @@ class Services:
         self,
         settings: Settings,
         queue: QueuePort | None = None,
+        queue_factory: Callable[[Services], QueuePort] | None = None,
         llm: LLMProvider | None = None,
         embedder: EmbeddingProvider | None = None,
         vector_index: VectorIndex | None = None,
     ) -> None:
         self.settings = settings
         self._queue = queue
+        self._queue_factory = queue_factory
         self._llm = llm
         self._embedder = embedder
         self._vector_index = vector_index
@@ -59,9 +62,11 @@ class Services:
     def queue(self) -> QueuePort:
         if self._queue is not None:
             return self._queue
+        if self._queue_factory is not None:
+            return self._queue_factory(self)
         from mongomem.adapters.queues import queue_for
 
-        return queue_for(self.settings, self.store)
+        return queue_for(self.settings)
 
     @cached_property
     def llm(self) -> LLMProvider:

@@ -1,15 +1,14 @@
-"""Queue adapters: Amazon SQS in AWS, a MongoDB-backed SQS look-alike in the local stack."""
+"""The extraction queue adapter: Amazon SQS (the local stack brings its own look-alike)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
-from mongomem.config import MemoryType, Settings
+from mongomem.config import ConfigError, MemoryType, Settings
 from mongomem.errors import QueueUnavailable
 
 if TYPE_CHECKING:
-    from mongomem.adapters.mongo import MongoStore
     from mongomem.ports import QueuePort
 
 LOCAL_PREFIX = "local:"
@@ -42,24 +41,13 @@ class SqsQueue:
             raise QueueUnavailable(f"could not send to the {memory_type.value} queue") from exc
 
 
-class LocalExtractionQueue:
-    """The local stack's per-type queues (see mongomem.adapters.localqueue)."""
-
-    def __init__(self, names: dict[MemoryType, str], store: MongoStore) -> None:
-        from mongomem.adapters.localqueue import LocalQueue
-
-        self.names = names
-        self.queue = LocalQueue(store.db)
-
-    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None:
-        name = self.names.get(memory_type) or f"extract-{memory_type.value}"
-        self.queue.send(name, json.dumps(body, sort_keys=True))
-
-
-def queue_for(settings: Settings, store: MongoStore) -> QueuePort:
-    """SQS when the settings name SQS URLs, the local queue when they name `local:` queues (or none)."""
+def queue_for(settings: Settings) -> QueuePort:
+    """The SQS queues the settings name; `local:` queues belong to the local stack, which brings its own."""
     urls = settings.queue_urls
-    if urls and all(not u.startswith(LOCAL_PREFIX) for u in urls.values()):
-        return SqsQueue(urls)
-    names = {t: u[len(LOCAL_PREFIX) :] for t, u in urls.items() if u.startswith(LOCAL_PREFIX)}
-    return LocalExtractionQueue(names, store)
+    local = sorted(t.value for t, u in urls.items() if u.startswith(LOCAL_PREFIX))
+    if local:
+        raise ConfigError(
+            f"queue URLs for {', '.join(local)} are local stack queues (local:...); "
+            "only `mongomem dev` (or a test) can serve them"
+        )
+    return SqsQueue(urls)

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mongomem.adapters.dlq import SnapshotStatuses, SqsRedrive
-from mongomem.adapters.localqueue import DLQ_SUFFIX, LocalQueue
+from mongomem.local.queue import DLQ_SUFFIX, LocalQueue
+from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
 
 
 @dataclass

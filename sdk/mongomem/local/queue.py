@@ -7,13 +7,20 @@ come back) and a dead-letter queue after maxReceiveCount receives. Messages surv
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pymongo import ASCENDING, ReturnDocument
 from pymongo.database import Database
+
+from mongomem.config import MemoryType
+
+if TYPE_CHECKING:
+    from mongomem.ports import QueuePort
+    from mongomem.runtime import Services
 
 DLQ_SUFFIX = "-dlq"
 
@@ -126,3 +133,24 @@ class LocalQueue:
             "eventSourceARN": f"arn:aws:sqs:local:000000000000:{queue}",
             "awsRegion": "local",
         }
+
+
+class LocalExtractionQueue:
+    """The QueuePort of the local stack: one LocalQueue per memory type (`local:<name>` queue URLs)."""
+
+    LOCAL_PREFIX = "local:"
+
+    def __init__(self, db: Database[dict[str, Any]], urls: dict[MemoryType, str] | None = None) -> None:
+        self.names = {
+            t: u[len(self.LOCAL_PREFIX) :] for t, u in (urls or {}).items() if u.startswith(self.LOCAL_PREFIX)
+        }
+        self.queue = LocalQueue(db)
+
+    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None:
+        name = self.names.get(memory_type) or f"extract-{memory_type.value}"
+        self.queue.send(name, json.dumps(body, sort_keys=True))
+
+
+def local_queue_factory(services: Services) -> QueuePort:
+    """For `Services(queue_factory=...)`: the local queues in the services' own database."""
+    return LocalExtractionQueue(services.store.db, services.settings.queue_urls)

@@ -92,8 +92,8 @@ def _keys(args: argparse.Namespace) -> int:
 
 
 def _snapshots_retry(args: argparse.Namespace) -> int:
-    from mongomem.adapters.dlq import SnapshotStatuses, SqsRedrive
-    from mongomem.redrive import describe, retry_local, retry_sqs
+    from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
+    from mongomem.ops.redrive import describe, retry_local, retry_sqs
 
     types = [args.type] if args.type else [t.value for t in MemoryType]
     reports = []
@@ -109,7 +109,7 @@ def _snapshots_retry(args: argparse.Namespace) -> int:
         else:
             reports = [retry_sqs(redrive, urls, None, t) for t in types]
     else:
-        from mongomem.adapters.localqueue import LocalQueue
+        from mongomem.local.queue import LocalQueue
 
         with open_db(args, local_only=True) as db:
             queue = LocalQueue(db)

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.local.lambdas import Handler, LocalContext
+from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.observability import logger
 
 

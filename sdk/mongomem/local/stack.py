@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mongomem.adapters.localqueue import LocalQueue, QueuePolicy
 from mongomem.config import MemoryType, Settings, settings_from_env
 from mongomem.local.http import ApiFront, LocalAuthorizer, make_server
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
+from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import Every, deliver_batch, scheduled_event
 from mongomem.runtime import Services, configure
 
@@ -75,7 +75,7 @@ class LocalStack:
         for t in MemoryType:
             env.setdefault(f"MONGOMEM_QUEUE_URL_{t.value.upper()}", f"local:extract-{t.value}")
         self.settings = settings_from_env(env)
-        services = Services(self.settings)
+        services = Services(self.settings, queue_factory=local_queue_factory)
         configure(services)
         self.queue = LocalQueue(services.store.db)
         functions = find_functions_dir()

@@ -57,7 +57,7 @@ def _dev(args: argparse.Namespace) -> int:
             "the first `mongomem keys create` turns keys on"
         )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
-    from mongomem.cli_memory import LocalControl
+    from mongomem.cli.memory import LocalControl
 
     control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
     stopping = threading.Event()
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     dev.add_argument("--scan-seconds", type=float, default=5.0)
     dev.add_argument("--log-level", default="WARNING")
     dev.set_defaults(func=_dev)
-    from mongomem.cli_ops import register as register_ops
+    from mongomem.cli.ops import register as register_ops
 
     register_ops(sub)
     reindex = sub.add_parser(
@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         help="drop the index first (needed after changing the embedding model); otherwise upsert in place",
     )
     reindex.set_defaults(func=_reindex)
-    from mongomem.cli_memory import register as register_memory
-    from mongomem.cli_memory import register_mcp
+    from mongomem.cli.memory import register as register_memory
+    from mongomem.cli.memory import register_mcp
 
     register_memory(sub)
     register_mcp(sub)

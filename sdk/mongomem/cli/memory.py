@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.config import ConfigError, MemoryType, ProjectConfig, environment, parse_project_config
+from mongomem.local.queue import local_queue_factory
 
 if TYPE_CHECKING:
     from mongomem.local.stack import LocalStack
@@ -379,7 +380,7 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
             "provider_secrets": {**old.provider_secrets, **secrets},
         }
     )
-    configure(Services(settings))
+    configure(Services(settings, queue_factory=local_queue_factory))
     stack.settings = settings
     stack.config_file = config_file
     polled = {t.thread.name for t in stack.threads}

@@ -1,0 +1,1 @@
+"""Operator actions the CLI runs against a local or deployed stack (dead-letter re-drive)."""
