@@ -9,11 +9,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mongomem.identity.authorizer import authorize
 from mongomem.identity.runtime import keys_store
 from mongomem.observability import logger, metrics
+from mongomem.runtime import Services, lambda_runtime
+
+root = lambda_runtime()
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    result = authorize(event, keys_store())
+@root.handler
+def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
+    result = authorize(event, keys_store(svc))
     logger.info("authorized" if result["isAuthorized"] else "denied", extra=result["context"])
     return result

@@ -9,8 +9,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mongomem.extraction import builtin
 from mongomem.extraction.handler import process_record
 from mongomem.observability import logger, metrics
+from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
+root = lambda_runtime()
 processor = BatchProcessor(event_type=EventType.SQS)
 builtin.install()
 
@@ -18,7 +20,8 @@ builtin.install()
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
+@root.handler
+def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
     return process_partial_response(
         event=event, record_handler=process_record, processor=processor, context=context
     )

@@ -4,11 +4,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.observability import logger, metrics
 from mongomem.retrieval.sync import run_index_sync
+from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
+
+root = lambda_runtime()
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return run_index_sync()
+@root.handler
+def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
+    return run_index_sync(svc)

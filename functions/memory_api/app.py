@@ -3,6 +3,7 @@
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from mongomem.api.admin import router as admin
 from mongomem.api.app import MemoryApi
 from mongomem.api.context import router as context
 from mongomem.api.docs import enable_docs
@@ -13,14 +14,17 @@ from mongomem.api.status import router as status
 from mongomem.api.users import router as users
 from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
+from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
-api = MemoryApi(search, memories, recall, context, working_memory, status, users)
+root = lambda_runtime()
+api = MemoryApi(search, memories, recall, context, working_memory, status, users, admin)
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return api.handle(event, context)
+@root.handler
+def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
+    return api.handle(event, context, svc)

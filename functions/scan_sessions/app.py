@@ -3,12 +3,16 @@
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.observability import logger, metrics
+from mongomem.runtime import Services, lambda_runtime
 from mongomem.shortterm.scan import run_scan
 from mongomem.tracing import tracer
+
+root = lambda_runtime()
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return run_scan(deadline_ms=context.get_remaining_time_in_millis)
+@root.handler
+def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
+    return run_scan(svc, deadline_ms=context.get_remaining_time_in_millis)

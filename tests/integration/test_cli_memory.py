@@ -1,17 +1,16 @@
-"""`mongomem memory configure | apply | status` against a real local stack and a (moto) AWS stack."""
+"""`mongomem memory configure | apply | status` against a real local stack (deployed stacks: tests/twin)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import moto
 import pytest
 
 from mongomem.cli import main
-from mongomem.cli.memory import APPLIED, REQUEST, STAGED, LocalControl
+from mongomem.cli.memory import APPLIED, REQUEST, STAGED
+from mongomem.cli.memory_local import LocalControl
 from mongomem.client import MemoryClient
 from mongomem.local.queue import LocalQueue
 from mongomem.local.stack import LocalStack
@@ -131,125 +130,4 @@ def test_local_status_shows_readiness_backlog_and_queue_depths(
     assert "ready       yes" in text and "procedural" in text and "embeddings  hashing" in text
 
 
-# -- a deployed stack (AWS APIs served by moto; the stack's ApiUrl is a real local stack) ----------
-
-
-def aws_stack(api_url: str) -> dict[str, Any]:
-    role = {"Fn::GetAtt": ["Role", "Arn"]}
-    code = {"ZipFile": "def lambda_handler(event, context):\n    return {}\n"}
-
-    def function(env: dict[str, str]) -> dict[str, Any]:
-        props = {"Runtime": "python3.11", "Handler": "index.lambda_handler", "Role": role, "Code": code}
-        return {"Type": "AWS::Lambda::Function", "Properties": {**props, "Environment": {"Variables": env}}}
-
-    return {
-        "Resources": {
-            "Role": {
-                "Type": "AWS::IAM::Role",
-                "Properties": {
-                    "AssumeRolePolicyDocument": {
-                        "Version": "2012-10-17",
-                        "Statement": [
-                            {
-                                "Effect": "Allow",
-                                "Principal": {"Service": "lambda.amazonaws.com"},
-                                "Action": "sts:AssumeRole",
-                            }
-                        ],
-                    }
-                },
-            },
-            "SemanticDLQ": {"Type": "AWS::SQS::Queue"},
-            "SemanticQueue": {"Type": "AWS::SQS::Queue"},
-            "RecordTurnsFunction": function({"MONGOMEM_DB_NAME": "mongomem", "KEEP_ME": "yes"}),
-            "ExtractSemanticFunction": function({"MONGOMEM_EXTRACTION_TYPE": "semantic"}),
-        },
-        "Outputs": {
-            "ApiUrl": {"Value": api_url},
-            "SemanticQueueUrl": {"Value": {"Ref": "SemanticQueue"}},
-            "SemanticDLQUrl": {"Value": {"Ref": "SemanticDLQ"}},
-        },
-    }
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Any, str]]:
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "eu-west-1",
-        "AWS_REGION": "eu-west-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.delenv("MONGOMEM_STACK", raising=False)
-    stack = LocalStack(
-        data_dir=tmp_path / "api", port=0, scan_seconds=60, config_file=config(tmp_path, "served.yaml")
-    ).start()
-    with moto.mock_aws():
-        import boto3
-
-        session = boto3.session.Session(region_name="eu-west-1")
-        session.client("cloudformation").create_stack(
-            StackName="mm-test",
-            TemplateBody=json.dumps(aws_stack(stack.url)),
-            Capabilities=["CAPABILITY_IAM"],
-        )
-        yield session, stack.url
-    stack.stop()
-
-
-def function_env(session: Any) -> dict[str, dict[str, str]]:
-    lam = session.client("lambda")
-    names = [
-        r["PhysicalResourceId"]
-        for r in session.client("cloudformation").list_stack_resources(StackName="mm-test")[
-            "StackResourceSummaries"
-        ]
-        if r["ResourceType"] == "AWS::Lambda::Function"
-    ]
-    return {n: lam.get_function_configuration(FunctionName=n)["Environment"]["Variables"] for n in names}
-
-
-def test_deployed_configure_apply_status(
-    aws: tuple[Any, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    session, _ = aws
-    stack = ["--stack", "mm-test", "--region", "eu-west-1"]
-    # configure uploads the validated file to SSM
-    path = config(tmp_path, "deploy.yaml")
-    code, out, err = run(capsys, "memory", "configure", *stack, "--config", str(path))
-    assert code == 0, err
-    param = session.client("ssm").get_parameter(Name="/mongomem/mm-test/project-config")["Parameter"]
-    assert param["Value"] == path.read_text()
-    # apply refuses an LLM without its key before touching any function
-    before = function_env(session)
-    monkeypatch.delenv("MONGOMEM_TEST_LLM_KEY", raising=False)
-    keyed = config(
-        tmp_path, "keyed.yaml", llm="{kind: openai-compatible, model: m, api_key_env: MONGOMEM_TEST_LLM_KEY}"
-    )
-    assert run(capsys, "memory", "configure", *stack, "--config", str(keyed))[0] == 0
-    code, _, err = run(capsys, "memory", "apply", *stack, "--wait")
-    assert code == 1 and "MONGOMEM_TEST_LLM_KEY" in err and function_env(session) == before
-    # apply of a usable config sets the variables on every function, keeps the others, waits for ready
-    assert run(capsys, "memory", "configure", *stack, "--config", str(path))[0] == 0
-    code, out, err = run(capsys, "memory", "apply", *stack, "--wait", "--timeout", "30")
-    assert code == 0, err
-    after = function_env(session)
-    assert len(after) == 2 and all(
-        env["MONGOMEM_ENABLED_EXTRACTIONS"] == "semantic" for env in after.values()
-    )
-    assert any(env.get("KEEP_ME") == "yes" for env in after.values())
-    assert any(env.get("MONGOMEM_EXTRACTION_TYPE") == "semantic" for env in after.values())
-    assert "updated" in out and "service: ready" in out
-    # status: applied config, queue depths from SQS, readiness from the API
-    queue_url = next(
-        o["OutputValue"]
-        for o in session.client("cloudformation").describe_stacks(StackName="mm-test")["Stacks"][0]["Outputs"]
-        if o["OutputKey"] == "SemanticQueueUrl"
-    )
-    session.client("sqs").send_message(QueueUrl=queue_url, MessageBody="{}")
-    code, out, _ = run(capsys, "memory", "status", *stack, "--json")
-    report = json.loads(out)
-    assert code == 0 and report["service"]["ready"] is True and report["config"]["pending_apply"] is False
-    assert report["queues"]["semantic"] == {"visible": 1, "in_flight": 0, "dlq": 0}
+# A deployed stack's configure / apply / status run against the built stack in tests/twin.

@@ -274,6 +274,11 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("POST", "/v1/context", {"user_id": u, "session_id": s, "query": "locker code"}, {}, {200}),
         ("GET", "/v1/status", None, {}, {200}),
         ("DELETE", f"/v1/users/{u}", None, {}, {200, 403}),
+        # operator routes act across tenants: an API key (of any tenant) is refused, whatever it asks
+        ("GET", "/v1/admin/status", None, {}, {403}),
+        ("GET", "/v1/admin/keys", None, {"tenant": "tenant-a"}, {403}),
+        ("POST", "/v1/admin/keys", {"tenant": "tenant-a", "kind": "memory_service"}, {}, {403}),
+        ("DELETE", "/v1/admin/keys/0123456789abcdef", None, {}, {403}),
     ]
 
 

@@ -54,17 +54,17 @@ def test_yaml_file_is_read_and_broken_yaml_is_a_clear_error(tmp_path: Path) -> N
         load_project_config(bad)
 
 
-def test_enabled_extractions_from_the_environment_win_over_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text("memory:\n  extraction:\n    enabled: [semantic, episodic]\n")
-    settings = settings_from_env(
-        {"MONGOMEM_CONFIG_FILE": str(path), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"}
-    )
-    assert settings.enabled_extractions == [MemoryType.procedural]
-    assert settings_from_env({"MONGOMEM_CONFIG_FILE": str(path)}).enabled_extractions == [
-        MemoryType.semantic,
-        MemoryType.episodic,
-    ]
+def test_the_environment_gives_the_enabled_kinds_until_the_project_config_names_them(tmp_path: Path) -> None:
+    # Given a deployment default (the template's EnabledExtractions) and a config that names no list
+    quiet = tmp_path / "quiet.yaml"
+    quiet.write_text("memory:\n  snapshot:\n    max_messages: 10\n")
+    env = {"MONGOMEM_CONFIG_FILE": str(quiet), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"}
+    assert settings_from_env(env).enabled_extractions == [MemoryType.procedural]
+    # When the applied project config names the kinds, its choice wins (`memory apply` changes them)
+    named = tmp_path / "named.yaml"
+    named.write_text("memory:\n  extraction:\n    enabled: [semantic, episodic]\n")
+    env["MONGOMEM_CONFIG_FILE"] = str(named)
+    assert settings_from_env(env).enabled_extractions == [MemoryType.semantic, MemoryType.episodic]
     assert settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": ""}).enabled_extractions == []
 
 

@@ -5,12 +5,11 @@ Everything else receives a `Settings` (or a part of it) as an argument.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -23,6 +22,9 @@ class MemoryType(StrEnum):
 
 
 ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
+
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class ConfigError(ValueError):
@@ -62,11 +64,22 @@ class SnapshotConfig(_Strict):
     ttl_days: int = Field(365, ge=1)
 
 
+LLMKind = Literal["bedrock", "openai-compatible", "offline", "scripted"]
+EmbeddingKind = Literal["bedrock-titan-v2", "voyage", "openai-compatible", "local", "hashing"]
+
+# Providers for local runs and demos: no network, no account. A deployed function refuses them
+# (status says why) unless the stack sets AllowDemoProviders=true.
+DEMO_LLMS = frozenset({"offline", "scripted"})
+DEMO_EMBEDDERS = frozenset({"local", "hashing"})
+
+
 class LLMProviderConfig(_Strict):
-    kind: Literal["bedrock", "openai-compatible", "offline", "scripted"] = "offline"
+    # None: the deployment's default (template parameters in AWS; the offline extractor locally).
+    kind: LLMKind | None = None
     model: str | None = None  # Bedrock model id / inference profile, or the OpenAI-compatible model name
     base_url: str | None = None  # openai-compatible only; default https://api.openai.com/v1
-    api_key_env: str | None = None  # name of the env var holding the key (never the key itself)
+    # The key's name (never the key itself): a field of the stack's provider secret in AWS, an env var locally.
+    api_key_env: str | None = None
     timeout_seconds: float = Field(30.0, gt=0)
     region: str | None = None  # bedrock only; default: the function's AWS_REGION
     max_retries: int = Field(3, ge=0, le=10)  # retries after the first attempt on throttling/5xx/timeouts
@@ -75,12 +88,13 @@ class LLMProviderConfig(_Strict):
 
 
 class EmbeddingProviderConfig(_Strict):
-    kind: Literal["bedrock-titan-v2", "voyage", "openai-compatible", "local", "hashing"] = "local"
+    # None: the deployment's default (template parameters in AWS; the bundled local model locally).
+    kind: EmbeddingKind | None = None
     model: str | None = None
     # None: the provider's default (Titan/Voyage 1024, hashing 256, text-embedding-3-* their own).
     dim: int | None = Field(None, ge=8, le=8192)
     base_url: str | None = None
-    api_key_env: str | None = None  # name of the env var holding the key (voyage default VOYAGE_API_KEY)
+    api_key_env: str | None = None  # the key's name, as for the LLM (voyage default VOYAGE_API_KEY)
     timeout_seconds: float = Field(30.0, gt=0)
     region: str | None = None  # bedrock-titan-v2 only; default: the function's AWS_REGION
     max_retries: int = Field(3, ge=0, le=10)
@@ -166,13 +180,41 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     return parse_project_config(data, str(path))
 
 
+def _merged(default: _M, chosen: _M) -> _M:
+    """`chosen` where the project config set a field, `default` (the deployment's choice) elsewhere."""
+    if getattr(chosen, "kind", None) is not None:
+        return chosen
+    return default.model_copy(update=chosen.model_dump(exclude_unset=True, exclude={"kind"}))
+
+
 class Settings(_Strict):
     """Runtime settings of one process (a Lambda execution environment or the local stack)."""
 
     mongodb_uri: str = "mongodb://127.0.0.1:27017/?directConnection=true"
     mongodb_secret_arn: str | None = None
     db_name: str = "mongomem"
+    # Inside Lambda (the runtime sets AWS_LAMBDA_FUNCTION_NAME): indexes come from the deploy-time
+    # migration, demo providers are refused, requests without an authorizer context are refused.
+    in_lambda: bool = False
+    function_name: str | None = None
+    stage: str | None = None
+    # Create MongoDB indexes on first use (local stack, tests); deployed stacks run `migrate` instead.
     ensure_indexes: bool = True
+    # Create the search index when a write finds it missing (local); deployed: the migration creates it.
+    create_search_index: bool = True
+    # Connections per process: a Lambda environment serves one request at a time.
+    mongo_max_pool_size: int = Field(100, ge=1, le=1000)
+    # The applied project config of a deployed stack (SSM parameter, read with this max age).
+    config_parameter: str | None = None
+    config_max_age: int = Field(60, ge=1, le=3600)
+    # The deployment's providers, used where the project config leaves `kind` unset.
+    default_llm: LLMProviderConfig = Field(default_factory=lambda: LLMProviderConfig(kind="offline"))
+    default_embeddings: EmbeddingProviderConfig = Field(
+        default_factory=lambda: EmbeddingProviderConfig(kind="local")
+    )
+    allow_demo_providers: bool = True
+    # Secrets Manager secret holding provider API keys ({"OPENAI_API_KEY": ...}); read on first use.
+    provider_secret_arn: str | None = None
     tenant_default: str = "default"
     enabled_extractions: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
     extraction_type: MemoryType | None = None
@@ -202,28 +244,54 @@ class Settings(_Strict):
     def memory(self) -> MemoryConfig:
         return self.project.memory
 
+    @property
+    def llm_config(self) -> LLMProviderConfig:
+        """The LLM to use: the project config's choice, else the deployment's."""
+        return _merged(self.default_llm, self.memory.providers.llm)
+
+    @property
+    def embedding_config(self) -> EmbeddingProviderConfig:
+        """The embedder to use: the project config's choice, else the deployment's."""
+        return _merged(self.default_embeddings, self.memory.providers.embeddings)
+
+    def demo_refusal(self, kind: str | None) -> str | None:
+        """Why a demo provider may not run here (inside Lambda without AllowDemoProviders), else None."""
+        if not self.in_lambda or self.allow_demo_providers or kind not in DEMO_LLMS | DEMO_EMBEDDERS:
+            return None
+        return (
+            f"{kind!r} is a local demo provider; a deployed stack refuses it unless the stack parameter "
+            "AllowDemoProviders is true (configure bedrock, openai-compatible or voyage instead)"
+        )
+
 
 _TRUE = {"1", "true", "yes", "on"}
 
 
-def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Build Settings from MONGOMEM_* variables and the project config file they point to."""
+def settings_from_env(
+    environ: Mapping[str, str] | None = None, project: ProjectConfig | None = None, **overrides: Any
+) -> Settings:
+    """Build Settings from MONGOMEM_* variables and a project config.
+
+    The project config is `project` when given (a deployed function passes the one it read from the
+    stack's config parameter), else the file MONGOMEM_CONFIG_FILE names, else the defaults.
+    """
     env = os.environ if environ is None else environ
-    config_path = env.get("MONGOMEM_CONFIG_FILE")
-    inline = env.get("MONGOMEM_PROJECT_CONFIG")
-    if config_path or not inline:
+    if project is None:
+        config_path = env.get("MONGOMEM_CONFIG_FILE")
         project = load_project_config(Path(config_path) if config_path else None)
-    else:
-        # A deployed stack gets the applied project config inline (`mongomem memory apply --stack`).
-        try:
-            data = json.loads(inline)
-        except ValueError as exc:
-            raise ConfigError(
-                f"invalid configuration in MONGOMEM_PROJECT_CONFIG: not valid JSON ({exc})"
-            ) from exc
-        project = parse_project_config(data, "MONGOMEM_PROJECT_CONFIG")
-    values: dict[str, Any] = {"project": project}
+    in_lambda = bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
+    values: dict[str, Any] = {
+        "project": project,
+        "in_lambda": in_lambda,
+        "ensure_indexes": not in_lambda,
+        "create_search_index": not in_lambda,
+        "allow_demo_providers": not in_lambda,
+    }
+    if in_lambda:
+        values["mongo_max_pool_size"] = 4
     simple = {
+        "AWS_LAMBDA_FUNCTION_NAME": "function_name",
+        "MONGOMEM_STAGE": "stage",
         "MONGOMEM_MONGODB_URI": "mongodb_uri",
         "MONGOMEM_MONGODB_SECRET_ARN": "mongodb_secret_arn",
         "MONGOMEM_DB_NAME": "db_name",
@@ -234,6 +302,10 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         "MONGOMEM_OPENSEARCH_ENGINE": "opensearch_engine",
         "MONGOMEM_OPENSEARCH_INDEX": "opensearch_index",
         "MONGOMEM_VECTOR_INDEX_PATH": "vector_index_path",
+        "MONGOMEM_CONFIG_PARAMETER": "config_parameter",
+        "MONGOMEM_CONFIG_MAX_AGE": "config_max_age",
+        "MONGOMEM_PROVIDER_SECRET_ARN": "provider_secret_arn",
+        "MONGOMEM_MONGO_MAX_POOL_SIZE": "mongo_max_pool_size",
         "AWS_REGION": "aws_region",
         "MONGOMEM_LEASE_SECONDS": "lease_seconds",
         "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
@@ -242,19 +314,21 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
     for var, field in simple.items():
         if env.get(var):
             values[field] = env[var]
-    if "MONGOMEM_ENSURE_INDEXES" in env:
-        values["ensure_indexes"] = env["MONGOMEM_ENSURE_INDEXES"].strip().lower() in _TRUE
-    # The deployed functions get the enabled list from the template; otherwise the project config decides.
+    for var, field in (
+        ("MONGOMEM_ENSURE_INDEXES", "ensure_indexes"),
+        ("MONGOMEM_ALLOW_DEMO_PROVIDERS", "allow_demo_providers"),
+    ):
+        if env.get(var):
+            values[field] = env[var].strip().lower() in _TRUE
+    values.update(_deployment_providers(env))
+    # The deployed functions get the enabled list from the template; the applied project config (or, locally,
+    # the config file) says otherwise only when it names one.
     enabled = env.get("MONGOMEM_ENABLED_EXTRACTIONS")
+    chose = "enabled" in project.memory.extraction.model_fields_set
     values["enabled_extractions"] = (
-        enabled if enabled is not None else list(project.memory.extraction.enabled)
+        enabled if enabled is not None and not chose else list(project.memory.extraction.enabled)
     )
-    queues: dict[str, str] = {}
-    for t in MemoryType:
-        url = env.get(f"MONGOMEM_QUEUE_URL_{t.value.upper()}")
-        if url:
-            queues[t.value] = url
-    values["queue_urls"] = queues
+    values["queue_urls"] = _queue_urls(env)
     providers = project.memory.providers
     wanted = {name for name in (providers.llm.api_key_env, providers.embeddings.api_key_env) if name}
     values["provider_secrets"] = {name: env[name] for name in wanted if env.get(name)}
@@ -263,6 +337,44 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "environment")) from exc
+
+
+def _deployment_providers(env: Mapping[str, str]) -> dict[str, Any]:
+    """The deployment's default providers (template parameters), where the environment names them."""
+    llm_vars = {
+        "kind": "MONGOMEM_LLM_PROVIDER",
+        "model": "MONGOMEM_LLM_MODEL",
+        "base_url": "MONGOMEM_LLM_BASE_URL",
+    }
+    emb_vars = {
+        "kind": "MONGOMEM_EMBEDDING_PROVIDER",
+        "model": "MONGOMEM_EMBEDDING_MODEL",
+        "dim": "MONGOMEM_EMBEDDING_DIM",
+    }
+    out: dict[str, Any] = {}
+    try:
+        llm = {k: env[v] for k, v in llm_vars.items() if env.get(v)}
+        if llm:
+            out["default_llm"] = LLMProviderConfig.model_validate({"kind": "offline", **llm})
+        emb = {k: env[v] for k, v in emb_vars.items() if env.get(v)}
+        if emb:
+            out["default_embeddings"] = EmbeddingProviderConfig.model_validate({"kind": "local", **emb})
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, "environment (MONGOMEM_LLM_* / MONGOMEM_EMBEDDING_*)")) from exc
+    return out
+
+
+def _queue_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """Queue URL per memory type: MONGOMEM_QUEUE_URL_<TYPE>, else MONGOMEM_QUEUE_URL_TEMPLATE's {kind}."""
+    template = env.get("MONGOMEM_QUEUE_URL_TEMPLATE")
+    queues: dict[str, str] = {}
+    for t in MemoryType:
+        url = env.get(f"MONGOMEM_QUEUE_URL_{t.value.upper()}")
+        if not url and template:
+            url = template.replace("{kind}", t.value)
+        if url:
+            queues[t.value] = url
+    return queues
 
 
 def environment() -> dict[str, str]:

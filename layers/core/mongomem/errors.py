@@ -54,6 +54,12 @@ class StoreUnavailable(MongomemError):
     status = 503
 
 
+class StoreAuthFailed(StoreUnavailable):
+    """MongoDB refused the credentials (a rotated password): the runtime refetches the secret once."""
+
+    code = "store_unavailable"
+
+
 class QueueUnavailable(MongomemError):
     code = "queue_unavailable"
     status = 503

@@ -31,6 +31,8 @@ class LLMRequest:
     schema_name: str
     context: dict[str, Any] = field(default_factory=dict)
     max_tokens: int = 2048
+    # time.monotonic() by which the call (retries included) must be over; None: the provider's own limits.
+    deadline: float | None = None
 
 
 @dataclass

@@ -1,17 +1,29 @@
-"""Per-process singletons: settings, the MongoDB store and the queue, created lazily and reused.
+"""The composition root: settings, the adapters and services built from them, and the handler wrapper.
 
-A Lambda execution environment builds each once on first use; tests and the local stack can
-install their own with `configure()`.
+A Lambda execution environment builds one `Runtime` at module scope (`lambda_runtime()`); each
+invocation goes through `Runtime.handler`, which
+- answers control requests (`{"mongomem_control": {...}}`) with the config version and readiness this
+  function runs (what `mongomem memory apply --wait` and `status` ask every function),
+- re-reads the stack's applied project config when its max age has passed and rebuilds the services
+  when it changed,
+- on a MongoDB authentication failure refetches the secret once (a rotated password) and retries.
+Tests and the local stack install their own `Services` with `configure()`.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mongomem.config import Settings, settings_from_env
+from mongomem.config import ConfigError, ProjectConfig, Settings, parse_project_config, settings_from_env
 
 if TYPE_CHECKING:
     from mongomem.adapters.memory_store import MemoryStore
@@ -23,6 +35,16 @@ if TYPE_CHECKING:
     from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.promotion import Promoter
     from mongomem.vectors.port import VectorIndex
+
+R = TypeVar("R")
+CONTROL_KEY = "mongomem_control"
+# Set while an invocation runs again after refetching the MongoDB secret: a second failure is final.
+_auth_retry: ContextVar[bool] = ContextVar("mongomem_auth_retry", default=False)
+
+
+def store_auth_final() -> bool:
+    """True when a MongoDB authentication failure now would be the second of this invocation."""
+    return _auth_retry.get()
 
 
 class Services:
@@ -36,6 +58,7 @@ class Services:
         llm: LLMProvider | None = None,
         embedder: EmbeddingProvider | None = None,
         vector_index: VectorIndex | None = None,
+        mongodb_uri: str | None = None,
     ) -> None:
         self.settings = settings
         self._queue = queue
@@ -43,18 +66,26 @@ class Services:
         self._llm = llm
         self._embedder = embedder
         self._vector_index = vector_index
+        self._mongodb_uri = mongodb_uri
+
+    @cached_property
+    def mongodb_uri(self) -> str:
+        if self._mongodb_uri:
+            return self._mongodb_uri
+        if self.settings.mongodb_secret_arn:
+            from mongomem.adapters.secrets import mongodb_uri_from_secret
+
+            return mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
+        return self.settings.mongodb_uri
 
     @cached_property
     def store(self) -> MongoStore:
         from mongomem.adapters.mongo import MongoStore, get_client
 
-        uri = self.settings.mongodb_uri
-        if self.settings.mongodb_secret_arn:
-            from mongomem.adapters.secrets import mongodb_uri_from_secret
-
-            uri = mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
-        store = MongoStore(get_client(uri), self.settings.db_name)
-        if self.settings.ensure_indexes:
+        s = self.settings
+        client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
+        store = MongoStore(client, s.db_name)
+        if s.ensure_indexes:
             store.ensure_indexes()
         return store
 
@@ -74,7 +105,8 @@ class Services:
             return self._llm
         from mongomem.providers.factory import llm_from_config
 
-        return llm_from_config(self.settings.memory.providers.llm, self.provider_env)
+        cfg = self.settings.llm_config
+        return llm_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
 
     @cached_property
     def embedder(self) -> EmbeddingProvider:
@@ -82,12 +114,17 @@ class Services:
             return self._embedder
         from mongomem.providers.factory import embedder_from_config
 
-        return embedder_from_config(self.settings.memory.providers.embeddings, self.provider_env)
+        cfg = self.settings.embedding_config
+        return embedder_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
 
-    @property
+    @cached_property
     def provider_env(self) -> dict[str, str]:
-        """What the provider factories may read: the configured key variables and the region."""
+        """What the provider factories may read: the named keys (env or provider secret) and the region."""
         env = dict(self.settings.provider_secrets)
+        if self.settings.provider_secret_arn:
+            from mongomem.adapters.secrets import provider_keys
+
+            env.update(provider_keys(self.settings.provider_secret_arn))
         if self.settings.aws_region:
             env["AWS_REGION"] = self.settings.aws_region
         return env
@@ -101,7 +138,9 @@ class Services:
             from mongomem.vectors.opensearch import OpenSearchIndex, make_client
 
             client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
-            return OpenSearchIndex(client, s.opensearch_index, engine=s.opensearch_engine)
+            return OpenSearchIndex(
+                client, s.opensearch_index, engine=s.opensearch_engine, create_missing=s.create_search_index
+            )
         if s.vector_index_path:
             from pathlib import Path
 
@@ -154,21 +193,208 @@ class Services:
         return Promoter(self.store, self.queue, self.settings)
 
 
-_current: Services | None = None
+def _appname(settings: Settings) -> str:
+    return f"mongomem:{settings.function_name}" if settings.function_name else "mongomem"
+
+
+class Runtime:
+    """One execution environment's settings and services, kept in step with the applied project config."""
+
+    def __init__(
+        self,
+        environ: Mapping[str, str] | None = None,
+        build: Callable[[Settings], Services] = Services,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._environ = environ
+        self._build = build
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._services: Services | None = None
+        self._checked_at = float("-inf")
+        self._config: dict[str, Any] = {
+            "sha256": None,
+            "source": "(defaults)",
+            "loaded_at": None,
+            "error": None,
+        }
+
+    # -- the services -----------------------------------------------------------------------------
+    def services(self, force_config: bool = False) -> Services:
+        """The current services; re-reads the applied config when its max age has passed.
+
+        Services installed with `configure()` (the local stack, tests) win: they are the process's.
+        """
+        installed = _installed
+        if installed is not None:
+            return installed
+        with self._lock:
+            if self._services is None or force_config or self._config_due():
+                self._load(force_config)
+            assert self._services is not None
+            return self._services
+
+    def _config_due(self) -> bool:
+        svc = self._services
+        if svc is None or not svc.settings.config_parameter:
+            return False
+        return self._clock() - self._checked_at >= svc.settings.config_max_age
+
+    def _load(self, force: bool) -> None:
+        base = settings_from_env(self._environ)
+        self._checked_at = self._clock()
+        if not base.config_parameter:
+            if self._services is None:
+                self._services = self._build(base)
+                self._config.update(source=_file_source(self._environ), loaded_at=_now())
+            return
+        from mongomem.adapters.config_source import ConfigSourceError, read_applied
+
+        try:
+            applied = read_applied(base.config_parameter, base.config_max_age, force=force)
+        except ConfigSourceError as exc:
+            self._failed(base, str(exc))
+            return
+        sha = hashlib.sha256(applied.text.encode()).hexdigest() if applied.text is not None else None
+        if self._services is not None and sha == self._config["sha256"] and not self._config["error"]:
+            return
+        try:
+            project = _parse(applied.text, applied.source) if applied.text is not None else base.project
+            settings = settings_from_env(self._environ, project=project)
+        except ConfigError as exc:
+            self._failed(base, str(exc), sha)
+            return
+        self._services = self._build(settings)
+        self._config = {"sha256": sha, "source": applied.source, "loaded_at": _now(), "error": None}
+        _log_config(self._config)
+
+    def _failed(self, base: Settings, error: str, sha: str | None = None) -> None:
+        """Keep serving the last good config; with none yet, run on the template defaults and say why."""
+        from mongomem.observability import logger
+
+        logger.error("project config not loaded; keeping the previous one", extra={"error": error})
+        if self._services is None:
+            self._services = self._build(base)
+        self._config.update(error=error, failed_sha256=sha)
+
+    def config_report(self) -> dict[str, Any]:
+        """What `mongomem memory status` shows for this function: the config it runs, and why not another."""
+        with self._lock:
+            return dict(self._config)
+
+    # -- the handler wrapper ----------------------------------------------------------------------
+    def handler(self, fn: Callable[[dict[str, Any], Any, Services], R]) -> Callable[[Any, Any], Any]:
+        """Wrap a Lambda handler `fn(event, context, services)` (see the module docstring)."""
+
+        @functools.wraps(fn)
+        def wrapped(event: Any, context: Any) -> Any:
+            if isinstance(event, dict) and CONTROL_KEY in event:
+                return self.control(event.get(CONTROL_KEY) or {})
+            from mongomem.errors import StoreAuthFailed
+
+            svc = self.services()
+            try:
+                return fn(event, context, svc)
+            except StoreAuthFailed:
+                if not self._reconnect(svc):
+                    raise
+            token = _auth_retry.set(True)
+            try:
+                return fn(event, context, self.services())
+            finally:
+                _auth_retry.reset(token)
+
+        return wrapped
+
+    def _reconnect(self, failed: Services) -> bool:
+        """Refetch the MongoDB secret; rebuild the services when it changed (a rotated password)."""
+        from mongomem.observability import logger
+
+        arn = failed.settings.mongodb_secret_arn
+        if not arn:
+            return False
+        from mongomem.adapters.secrets import mongodb_uri_from_secret
+
+        uri = mongodb_uri_from_secret(arn, force=True)
+        if uri == failed.mongodb_uri:
+            logger.error("MongoDB authentication failed and the secret is unchanged")
+            return False
+        logger.warning("MongoDB authentication failed; the secret changed (rotation), reconnecting")
+        with self._lock:
+            self._services = self._build(failed.settings)
+        return True
+
+    def control(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer a control invocation: the config this function runs and whether it is ready."""
+        svc = self.services(force_config=bool(request.get("refresh")))
+        from mongomem.providers.factory import readiness
+
+        report = readiness(svc.llm, svc.embedder)
+        config = self.config_report()
+        if config.get("error"):
+            report["ready"] = False
+            report["reasons"].append(f"config: {config['error']}")
+        return {
+            "function": svc.settings.function_name,
+            "stage": svc.settings.stage,
+            "config": config,
+            "ready": report["ready"],
+            "reasons": report["reasons"],
+            "llm": report["llm"],
+            "embeddings": report["embeddings"],
+            "extraction": [t.value for t in svc.settings.enabled_extractions],
+        }
+
+
+def _parse(text: str, source: str) -> ProjectConfig:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"invalid configuration in {source}: not valid JSON ({exc})") from exc
+    return parse_project_config(data, source)
+
+
+def _file_source(environ: Mapping[str, str] | None) -> str:
+    import os
+
+    env = os.environ if environ is None else environ
+    return env.get("MONGOMEM_CONFIG_FILE") or "(defaults)"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _log_config(config: dict[str, Any]) -> None:
+    from mongomem.observability import logger
+
+    logger.info(
+        "project config loaded", extra={"config_sha256": config["sha256"], "source": config["source"]}
+    )
+
+
+_installed: Services | None = None
 _lock = threading.Lock()
+_root: Runtime | None = None
+
+
+def lambda_runtime() -> Runtime:
+    """The process's composition root (one per Lambda execution environment)."""
+    global _root
+    with _lock:
+        if _root is None:
+            _root = Runtime()
+        return _root
 
 
 def services() -> Services:
-    """The process's services, built from the environment on first use."""
-    global _current
-    with _lock:
-        if _current is None:
-            _current = Services(settings_from_env())
-        return _current
+    """The process's services: the installed ones, else the composition root's."""
+    installed = _installed
+    return installed if installed is not None else lambda_runtime().services()
 
 
 def configure(new: Services | None) -> None:
-    """Install services explicitly (the local stack, tests); None resets to lazy env-based setup."""
-    global _current
+    """Install services explicitly (the local stack, tests); None goes back to the composition root's."""
+    global _installed
     with _lock:
-        _current = new
+        _installed = new

@@ -57,7 +57,7 @@ def _dev(args: argparse.Namespace) -> int:
             "the first `mongomem keys create` turns keys on"
         )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
-    from mongomem.cli.memory import LocalControl
+    from mongomem.cli.memory_local import LocalControl
 
     control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
     stopping = threading.Event()

@@ -27,6 +27,7 @@ API_ROUTES = [
     ("/v1/threads", "memory_api"),
     ("/v1/status", "memory_api"),
     ("/v1/users", "memory_api"),
+    ("/v1/admin", "memory_api"),
     ("/v1/openapi.json", "memory_api"),
     ("/v1/docs", "memory_api"),
 ]

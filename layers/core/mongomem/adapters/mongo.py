@@ -25,7 +25,7 @@ from pymongo.errors import (
     ServerSelectionTimeoutError,
 )
 
-from mongomem.errors import StoreUnavailable
+from mongomem.errors import StoreAuthFailed, StoreUnavailable
 from mongomem.models.common import Scope, as_utc
 
 _CLIENTS: dict[str, MongoClient[dict[str, Any]]] = {}
@@ -63,11 +63,20 @@ def close_clients() -> None:
         _INDEXED.clear()
 
 
+AUTHENTICATION_FAILED = 18
+
+
 @contextmanager
 def translate_errors() -> Iterator[None]:
     """Turn driver connectivity errors into StoreUnavailable (503 + retry hint)."""
     try:
         yield
+    except OperationFailure as exc:
+        if exc.code == AUTHENTICATION_FAILED:
+            raise StoreAuthFailed(
+                "the document store refused the credentials", {"retry_after_seconds": 2}
+            ) from exc
+        raise
     except (ServerSelectionTimeoutError, ConnectionFailure, AutoReconnect) as exc:
         raise StoreUnavailable(
             "the document store is unavailable; retry with the same client_token",

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from mongomem.errors import MongomemError, StoreUnavailable
+from mongomem.errors import MongomemError, StoreAuthFailed, StoreUnavailable
 from mongomem.observability import logger
 
 
@@ -47,6 +47,10 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         if any(d["type"] == "json_invalid" for d in details):
             return error_response(400, "invalid_json", "the request body is not valid JSON")
         return error_response(422, "validation_error", "the request does not match the schema", details)
+
+    @app.exception_handler(StoreAuthFailed)
+    def _auth_failed(exc: StoreAuthFailed) -> Response:
+        raise exc  # MemoryApi.handle decides: retry with a refetched secret, or answer 503
 
     @app.exception_handler(MongomemError)
     def _domain(exc: MongomemError) -> Response:

@@ -18,7 +18,7 @@ from mongomem.models.memory import (
     MemoryWithHistory,
     WriteResult,
 )
-from mongomem.observability import logger, metrics
+from mongomem.observability import emit, logger
 from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
@@ -40,7 +40,7 @@ def _scope(user_id: str | None) -> Scope:
 )
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
     result = services().memories.create(_scope(request.user_id), request)
-    metrics.add_metric(name=f"Reconcile{result.decision.capitalize()}", unit=MetricUnit.Count, value=1)
+    emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type.value, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
     return result, 201 if result.decision in ("ADD", "UPDATE") else 200
 

@@ -12,7 +12,7 @@ from mongomem.api.identity import UserQuery, request_scope
 from mongomem.models.common import ID_PATTERN, Scope
 from mongomem.models.sessions import FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnPage
-from mongomem.observability import logger, metrics
+from mongomem.observability import emit, logger, metrics
 from mongomem.runtime import services
 from mongomem.shortterm import history, record
 
@@ -78,5 +78,5 @@ def flush(session_id: SessionId, user_id: UserQuery = None) -> FlushResponse:
     svc = services()
     result = history.flush(svc.store, svc.promoter, _scope(user_id), session_id)
     if result.snapshot:
-        metrics.add_metric(name="SnapshotsPromoted", unit=MetricUnit.Count, value=1)
+        emit("SnapshotsPromoted", MetricUnit.Count, 1, reason="manual")
     return result

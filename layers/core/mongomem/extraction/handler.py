@@ -3,20 +3,42 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from mongomem.erasure import expire_after_extraction
 from mongomem.extraction.registry import get_extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
-from mongomem.observability import logger, metrics
+from mongomem.observability import emit, logger
 from mongomem.runtime import services
 
+# Time kept back at the end of an invocation (status writes, the batch response, metrics).
+SAFETY_MS = 5_000
+# A record is started only with at least this much time left; otherwise it goes back to the queue at once.
+MIN_RECORD_MS = 15_000
 
-def process_record(record: SQSRecord) -> None:
+
+class NoTimeLeft(Exception):
+    """Too little of the invocation is left to extract this record: it is returned as a batch item failure."""
+
+
+def record_deadline(lambda_context: Any) -> float | None:
+    """time.monotonic() by which this record's work (LLM retries included) must be over."""
+    remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return None
+    left_ms = int(remaining())
+    if left_ms < MIN_RECORD_MS:
+        raise NoTimeLeft(f"{left_ms} ms left of the invocation; the record goes back to the queue")
+    return time.monotonic() + (left_ms - SAFETY_MS) / 1000
+
+
+def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
     """Extract one message; raising marks it failed so only it returns to the queue."""
     svc = services()
+    deadline = record_deadline(lambda_context)
     message = ExtractionMessage.model_validate_json(record.body)
     expected = svc.settings.extraction_type
     if expected is not None and message.type != expected:
@@ -24,7 +46,7 @@ def process_record(record: SQSRecord) -> None:
     logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
     started = time.perf_counter()
     try:
-        result = run_extraction(svc.store, get_extractor(message.type), message)
+        result = run_extraction(svc.store, get_extractor(message.type), message, deadline)
     except SnapshotGone:
         logger.warning("snapshot no longer exists; message dropped")
         return
@@ -37,18 +59,10 @@ def process_record(record: SQSRecord) -> None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
     kind = message.type.value
-    _per_type("ExtractionLatencyMs", MetricUnit.Milliseconds, (time.perf_counter() - started) * 1000, kind)
-    _per_type("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, kind)
-    _per_type("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, kind)
+    elapsed = (time.perf_counter() - started) * 1000
+    emit("ExtractionLatencyMs", MetricUnit.Milliseconds, elapsed, memory_type=kind)
+    emit("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, memory_type=kind)
+    emit("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, memory_type=kind)
     for decision, count in result.decisions.items():
-        metrics.add_metric(name=f"Reconcile_{decision}", unit=MetricUnit.Count, value=count)
+        emit("ReconcileDecisions", MetricUnit.Count, count, memory_type=kind, decision=decision)
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})
-
-
-def _per_type(name: str, unit: MetricUnit, value: float, memory_type: str) -> None:
-    """A metric with a memory_type dimension (one EMF line of its own: other metrics keep theirs)."""
-    try:
-        with single_metric(name=name, unit=unit, value=value, namespace=metrics.namespace) as metric:
-            metric.add_dimension(name="memory_type", value=memory_type)
-    except Exception:  # a metric must never fail an extraction
-        logger.debug("metric not emitted", extra={"metric": name})

@@ -68,6 +68,7 @@ class LLMExtractor:
                 schema=json_schema(answer_model),
                 schema_name=f"{task}_memories",
                 context=context,
+                deadline=item.deadline,
             )
         )
         try:
@@ -115,6 +116,7 @@ class LLMExtractor:
                     evidence={"snapshot_id": snap["_id"], "seqs": evidence, "source": "extraction"},
                     embedding_model=self.embedder.model,
                 ),
+                deadline=item.deadline,
             )
             decisions[outcome.decision] += 1
             touched.extend(outcome.touched)

@@ -107,7 +107,9 @@ class Reconciler:
         self.reinforce_at = reinforce_at
         self.ambiguous_from = ambiguous_from
 
-    def apply(self, scope: Scope, new: NewMemory, reconcile: bool = True) -> Outcome:
+    def apply(
+        self, scope: Scope, new: NewMemory, reconcile: bool = True, deadline: float | None = None
+    ) -> Outcome:
         """Decide and write; safe to repeat for the same snapshot (a redelivery changes nothing)."""
         now = utcnow()
         if new.snapshot_id:
@@ -136,13 +138,19 @@ class Reconciler:
             )
         if best is not None and best_score >= self.ambiguous_from and self.llm is not None:
             return self._ask_llm(
-                scope, new, [c for s, c in ranked[:3] if s >= self.ambiguous_from], now, best_score
+                scope, new, [c for s, c in ranked[:3] if s >= self.ambiguous_from], now, best_score, deadline
             )
         return self._add(scope, new, now, "no memory with this key or meaning", "rule", best_score or None)
 
     # -- decisions -----------------------------------------------------------------------------
     def _ask_llm(
-        self, scope: Scope, new: NewMemory, candidates: list[dict[str, Any]], now: datetime, best: float
+        self,
+        scope: Scope,
+        new: NewMemory,
+        candidates: list[dict[str, Any]],
+        now: datetime,
+        best: float,
+        deadline: float | None = None,
     ) -> Outcome:
         assert self.llm is not None
         listing = [
@@ -172,6 +180,7 @@ class Reconciler:
                 "candidates": listing,
             },
             max_tokens=512,
+            deadline=deadline,
         )
         result = self.llm.complete_json(request)
         try:

@@ -15,6 +15,8 @@ class SnapshotInput:
 
     snapshot: dict[str, Any]
     turns: list[dict[str, Any]]
+    # time.monotonic() by which the extraction must be over (the invocation's remaining time).
+    deadline: float | None = None
 
 
 @dataclass

@@ -26,7 +26,7 @@ class SnapshotGone(Exception):
 
 
 def run_extraction(
-    store: MongoStore, extractor: Extractor | None, message: ExtractionMessage
+    store: MongoStore, extractor: Extractor | None, message: ExtractionMessage, deadline: float | None = None
 ) -> ExtractionResult | None:
     """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery)."""
     snap = store.get_snapshot(message.snapshot_id)
@@ -50,7 +50,7 @@ def run_extraction(
     scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
     turns = store.turns_in_range(scope, snap["session_id"], snap["from_seq"], snap["to_seq"])
     try:
-        result = extractor.extract(SnapshotInput(snapshot=snap, turns=turns))
+        result = extractor.extract(SnapshotInput(snapshot=snap, turns=turns, deadline=deadline))
     except Exception as exc:
         store.set_extraction_status(
             snap["_id"], key, {"status": "failed", "error": _short(exc), "updated_at": utcnow()}

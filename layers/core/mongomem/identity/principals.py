@@ -48,3 +48,10 @@ def principal_from_authorizer(authorizer: dict[str, Any], default_tenant: str) -
             key_id=f"{IAM_KIND}:{iam.get('userArn') or iam.get('userId')}",
         )
     return Principal(tenant=default_tenant, kind="memory_service")
+
+
+def is_operator(principal: Principal, settings: Any) -> bool:
+    """An IAM-signed caller, or anyone on the open local stack (no authorizer, not in Lambda)."""
+    if (principal.key_id or "").startswith(f"{IAM_KIND}:"):
+        return True
+    return not settings.in_lambda and principal.key_id is None

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from mongomem.adapters.keys_store import KeysStore
-from mongomem.runtime import services
+from mongomem.runtime import Services, services
 
 
-def keys_store() -> KeysStore:
-    svc = services()
+def keys_store(svc: Services | None = None) -> KeysStore:
+    svc = svc or services()
     # kept on the services object: tests and the local stack that install new services get a new store
     store: KeysStore | None = svc.__dict__.get("_keys_store")
     if store is None:

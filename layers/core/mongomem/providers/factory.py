@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig
-from mongomem.ports import EmbeddingProvider, LLMProvider
+from mongomem.ports import (
+    EmbeddingError,
+    EmbeddingProvider,
+    LLMError,
+    LLMProvider,
+    LLMRequest,
+    LLMResult,
+    Purpose,
+)
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "voyage": "VOYAGE_API_KEY"}
 OPENAI_HOST = "api.openai.com"
@@ -33,8 +41,51 @@ def _key(
     return (value or None), name
 
 
-def llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str]) -> LLMProvider:
-    """The LLM provider `cfg` describes (memory.providers.llm)."""
+class RefusedLLM:
+    """Stands in for a provider this deployment may not run: never ready, every call fails with the reason."""
+
+    offline = False
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.name = f"{kind} (refused)"
+        self.reason = reason
+
+    def complete_json(self, request: LLMRequest) -> LLMResult:
+        raise LLMError(self.reason)
+
+    def ready(self) -> tuple[bool, str]:
+        return False, self.reason
+
+
+class RefusedEmbedder:
+    """The embedding counterpart of RefusedLLM."""
+
+    dim = 0
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.model = f"{kind} (refused)"
+        self.reason = reason
+
+    def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
+        raise EmbeddingError(self.reason)
+
+    def ready(self) -> tuple[bool, str]:
+        return False, self.reason
+
+
+def _refused(kind: str | None, reason: str) -> None:
+    from mongomem.observability import logger
+
+    logger.error("provider refused", extra={"provider": kind, "reason": reason})
+
+
+def llm_from_config(
+    cfg: LLMProviderConfig, environ: Mapping[str, str], refused: str | None = None
+) -> LLMProvider:
+    """The LLM provider `cfg` describes (memory.providers.llm); `refused` says why it may not run here."""
+    if refused:
+        _refused(cfg.kind, refused)
+        return RefusedLLM(str(cfg.kind), refused)
     if cfg.kind == "bedrock":
         from mongomem.providers.llm_bedrock import BedrockLLM
 
@@ -79,8 +130,13 @@ def llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str]) -> LLMPr
     raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")
 
 
-def embedder_from_config(cfg: EmbeddingProviderConfig, environ: Mapping[str, str]) -> EmbeddingProvider:
+def embedder_from_config(
+    cfg: EmbeddingProviderConfig, environ: Mapping[str, str], refused: str | None = None
+) -> EmbeddingProvider:
     """The embedding provider `cfg` describes (memory.providers.embeddings)."""
+    if refused:
+        _refused(cfg.kind, refused)
+        return RefusedEmbedder(str(cfg.kind), refused)
     common: dict[str, Any] = {"timeout": cfg.timeout_seconds, "max_retries": cfg.max_retries}
     try:
         if cfg.kind == "bedrock-titan-v2":

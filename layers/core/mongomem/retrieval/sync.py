@@ -8,14 +8,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.models.common import as_utc, utcnow
 from mongomem.observability import logger, metrics
-from mongomem.runtime import services
+from mongomem.runtime import Services
 
 # A write-through normally indexes within a second; older pending work is index_sync's.
 PENDING_AFTER_SECONDS = 30.0
 
 
-def run_index_sync(older_than_seconds: float = PENDING_AFTER_SECONDS) -> dict[str, Any]:
-    svc = services()
+def run_index_sync(svc: Services, older_than_seconds: float = PENDING_AFTER_SECONDS) -> dict[str, Any]:
     oldest = svc.memory_store.pending_index(utcnow(), 1)
     lag = (utcnow() - as_utc(oldest[0]["updated_at"])).total_seconds() if oldest else 0.0
     synced = svc.indexer.sync_pending(older_than_seconds)

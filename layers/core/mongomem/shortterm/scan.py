@@ -7,16 +7,15 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.observability import logger, metrics
-from mongomem.runtime import services
+from mongomem.observability import emit, logger, metrics
+from mongomem.runtime import Services
 
 # Stop taking new sessions when less than this is left of the invocation.
 SAFETY_MS = 10_000
 
 
-def run_scan(deadline_ms: Callable[[], int] | None = None) -> dict[str, Any]:
+def run_scan(svc: Services, deadline_ms: Callable[[], int] | None = None) -> dict[str, Any]:
     """Promote due sessions in batches until none is due or the invocation is nearly out of time."""
-    svc = services()
     sessions = snapshots = resent = 0
     reasons: dict[str, int] = {}
     while True:
@@ -32,7 +31,7 @@ def run_scan(deadline_ms: Callable[[], int] | None = None) -> dict[str, Any]:
             logger.warning("scan stopped early: the invocation is nearly out of time")
             break
     for reason, count in reasons.items():
-        metrics.add_metric(name=f"SnapshotsPromoted{reason.capitalize()}", unit=MetricUnit.Count, value=count)
+        emit("SnapshotsPromoted", MetricUnit.Count, count, reason=reason)
     totals: dict[str, Any] = {
         "sessions": sessions,
         "snapshots": snapshots,

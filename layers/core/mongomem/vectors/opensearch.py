@@ -113,6 +113,7 @@ class OpenSearchIndex:
         analyzer: str = "english",
         knn_candidates: int = 100,
         refresh: bool | Literal["wait_for"] = False,
+        create_missing: bool = True,
     ) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown k-NN engine {engine!r}; use one of {ENGINES}")
@@ -133,6 +134,8 @@ class OpenSearchIndex:
         self.knn_candidates = knn_candidates
         # True/"wait_for" make writes visible to the next search (tests, CLI); Lambdas keep False.
         self.refresh = refresh
+        # Deployed functions never create the index: the deploy-time migration does (`mongomem migrate`).
+        self.create_missing = create_missing
         self._dim: int | None = None
         self._lock = threading.Lock()
 
@@ -180,6 +183,11 @@ class OpenSearchIndex:
             if self._dim == dim:
                 return
             existing = self._existing_dim()
+            if existing is None and not self.create_missing:
+                raise IndexUnavailable(
+                    f"search index {self.index_name!r} does not exist: the deploy-time migration creates it "
+                    "(redeploy the stack, or run `mongomem migrate`)"
+                )
             if existing is None:
                 existing = dim
                 with self._errors("create index"):
