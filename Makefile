@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test lint setup opensearch bench clean sam-validate sam-build
+.PHONY: dev test twin lint setup opensearch bench clean sam-validate sam-build
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -21,8 +21,14 @@ setup: $(STAMP)
 dev: $(STAMP)
 	$(BIN)/mongomem dev --port 3000
 
-test: $(STAMP) opensearch
+# The whole suite, the deployed twin included (it runs the stack `sam build` makes).
+test: $(STAMP) opensearch sam-build
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Only the deployed twin: sam build, then every built function in its own interpreter against moto,
+# the Bedrock stand-in, SecantusDB and the OpenSearch node (tests/twin).
+twin: $(STAMP) opensearch sam-build
+	$(BIN)/python -m pytest tests/twin $(PYTEST_ARGS)
 
 opensearch:
 	@if [ -x tools/opensearch/prepare.sh ]; then tools/opensearch/prepare.sh; fi

@@ -171,10 +171,22 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     """Read and validate project-config.yaml; a missing file means the defaults."""
     if path is None or not path.exists():
         return ProjectConfig()
-    import yaml  # lazy: only the config loader needs it
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        import json
 
+        try:
+            return parse_project_config(json.loads(text), str(path))
+        except ValueError as exc:
+            raise ConfigError(f"invalid configuration in {path}: not valid JSON ({exc})") from exc
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        import yaml  # lazy, and not in the Lambda layer: deployed functions read the applied config as JSON
+    except ImportError as exc:
+        raise ConfigError(
+            f"{path}: reading YAML needs PyYAML (pip install mongomem); give a .json file instead"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid configuration in {path}: not valid YAML ({exc})") from exc
     return parse_project_config(data, str(path))

@@ -8,6 +8,7 @@ dimension; an existing index of another dimension is reported (reindex with --re
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -75,11 +76,12 @@ def custom_resource(event: dict[str, Any], run: Callable[[], dict[str, Any]]) ->
     from mongomem.adapters.cfn_response import send
     from mongomem.observability import logger
 
-    physical = event.get("PhysicalResourceId") or f"mongomem-migration-{event.get('LogicalResourceId', 'm')}"
+    stack = str(event.get("StackId") or "").split("/")[1:2] or ["stack"]
+    physical = event.get("PhysicalResourceId") or f"mongomem-migration-{stack[0]}"
     status, reason, data = "SUCCESS", "", {}
     if event.get("RequestType") in ("Create", "Update"):
         try:
-            data = {k: str(v) for k, v in run().items()}
+            data = {k: v if isinstance(v, str) else json.dumps(v) for k, v in run().items()}
         except Exception as exc:  # the stack must hear about any failure, not time out waiting
             logger.exception("migration failed")
             status, reason = "FAILED", f"{type(exc).__name__}: {exc}"[:1000]

@@ -125,6 +125,26 @@ def _reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    """Create the MongoDB and search indexes (what a deployed stack's Migration custom resource runs)."""
+    use_local_powertools_defaults("ERROR")
+    from mongomem.config import ConfigError, settings_from_env
+    from mongomem.errors import MongomemError
+    from mongomem.migrate import migrate
+    from mongomem.runtime import Services
+
+    try:
+        report = migrate(Services(settings_from_env()), progress=lambda line: print(f"  {line}", flush=True))
+    except ConfigError as exc:
+        print(f"migrate: {exc}", file=sys.stderr)
+        return 2
+    except MongomemError as exc:
+        print(f"migrate failed: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"done: database {report['database']}, search index {report['search_index'] or 'none'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mongomem", description="mongomem: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         help="drop the index first (needed after changing the embedding model); otherwise upsert in place",
     )
     reindex.set_defaults(func=_reindex)
+    migrate = sub.add_parser(
+        "migrate", help="create the MongoDB and search indexes (settings from MONGOMEM_* variables)"
+    )
+    migrate.set_defaults(func=_migrate)
     from mongomem.cli.memory import register as register_memory
     from mongomem.cli.memory import register_mcp
 

@@ -60,21 +60,56 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
         mongo.stop()
 
 
+def _print_key(record: dict[str, Any], plaintext: str) -> None:
+    print(f"key id   {record['_id']}\ntenant   {record['tenant']}\nkind     {record['kind']}")
+    if record.get("fixed_user_id"):
+        print(f"user     {record['fixed_user_id']}  (every call of this key acts as this memory user)")
+    print(f"\n{plaintext}\n\nSend it as the x-api-key header. It is shown only now; store it safely.")
+
+
+def _keys_deployed(args: argparse.Namespace) -> int:
+    """A deployed stack's keys, through its IAM-authorized /v1/admin/keys routes (SigV4, no database access)."""
+    from mongomem.cli.memory_deployed import DeployedTarget, DeployError
+    from mongomem.client import MemoryClientError
+
+    try:
+        api = DeployedTarget(args.stack, region=args.region).api()
+        if args.keys_command == "create":
+            body = {"tenant": args.tenant, "kind": args.kind, "user": args.user, "name": args.name}
+            answer = api.request("POST", "/v1/admin/keys", body={k: v for k, v in body.items() if v})
+            _print_key(answer["key"], answer["api_key"])
+        elif args.keys_command == "list":
+            for r in api.request("GET", "/v1/admin/keys", {"tenant": args.tenant} if args.tenant else None)[
+                "keys"
+            ]:
+                state = f"revoked {r['revoked_at'][:10]}" if r.get("revoked_at") else "active"
+                print(
+                    f"{r['_id']}  {r['tenant']:<16} {r['kind']:<16} user={r.get('fixed_user_id') or '-':<20} {state}"
+                )
+        else:
+            api.request("DELETE", f"/v1/admin/keys/{args.key_id}")
+            print(f"revoked {args.key_id} (cached authorizer answers expire within 300 s)")
+    except DeployError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryClientError as err:
+        print(f"error: {err.status} {err.code}: {err.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _keys(args: argparse.Namespace) -> int:
     from mongomem.adapters.keys_store import KeysStore
     from mongomem.identity.service import create_key, revoke_key
 
+    if getattr(args, "stack", None):
+        return _keys_deployed(args)
     with open_db(args) as db:
         store = KeysStore(db)
         store.ensure_indexes()
         if args.keys_command == "create":
             plaintext, record = create_key(store, args.tenant, args.kind, args.user, args.name)
-            print(f"key id   {record['_id']}\ntenant   {record['tenant']}\nkind     {record['kind']}")
-            if record.get("fixed_user_id"):
-                print(
-                    f"user     {record['fixed_user_id']}  (every call of this key acts as this memory user)"
-                )
-            print(f"\n{plaintext}\n\nSend it as the x-api-key header. It is shown only now; store it safely.")
+            _print_key(record, plaintext)
         elif args.keys_command == "list":
             rows = store.list(args.tenant)
             if not rows:
@@ -145,6 +180,12 @@ def register(sub: Any) -> None:
     revoke.add_argument("key_id")
     for parser in (create, listing, revoke):
         _db_options(parser)
+        parser.add_argument(
+            "--stack",
+            default=environment().get("MONGOMEM_STACK") or None,
+            help="a deployed stack (SigV4 admin API)",
+        )
+        parser.add_argument("--region", default=environment().get("AWS_REGION"))
     keys.set_defaults(func=_guarded(_keys))
 
     snapshots = sub.add_parser("snapshots", help="snapshot operations")

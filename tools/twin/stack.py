@@ -1,0 +1,572 @@
+"""The deployed twin: the stack `sam build` made, "deployed" for one stage and parameter set.
+
+`Twin` holds what every stack shares: a moto server (SQS, SSM, Secrets Manager, CloudFormation,
+CloudWatch, CloudWatch Logs, SNS), the Bedrock Runtime stand-in, the Lambda Invoke API, the
+libraries a function interpreter sees, and the SAM-transformed template. `Twin.deploy(stage,
+parameters)` walks that template in dependency order as CloudFormation would: queues, log groups,
+alarms and the dashboard are created in moto; functions become isolated execution environments
+with the environment CloudFormation would resolve for them; the HTTP API is served from the
+template's own OpenAPI body; custom resources (the deploy-time migration) are invoked with the
+custom-resource protocol and must answer SUCCESS; the stack (its parameters and outputs) is
+registered in moto's CloudFormation for the CLI. Nothing in the functions knows it is a twin: AWS is
+reached through the SDK's standard AWS_ENDPOINT_URL_* variables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .apigw import ApiGateway
+from .bedrock import BedrockStandIn
+from .cfn import Resolver, load_template, references, sam_transform
+from .lambda_api import LambdaApi
+from .lambda_rt import ExecutionEnvironment, FunctionSpec, InvocationError
+from .layer import host_layer, runtime_libraries
+
+REGION = "eu-west-1"
+ACCOUNT = "123456789012"  # moto's default account
+
+
+@dataclass
+class Resource:
+    logical_id: str
+    type: str
+    properties: dict[str, Any]
+    ref: Any = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+class Twin:
+    def __init__(
+        self,
+        root: Path,
+        mongodb_uri: str,
+        opensearch_url: str,
+        cache: Path | None = None,
+        build_dir: Path | None = None,
+    ) -> None:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+
+        root = root.resolve()
+        self.root = root
+        self.build_dir = (build_dir or root / ".aws-sam" / "build").resolve()
+        self.cache = (cache or root / ".cache" / "twin").resolve()
+        self.mongodb_uri = mongodb_uri
+        self.opensearch_url = opensearch_url
+        built = self.build_dir / "template.yaml"
+        if not built.exists():
+            raise RuntimeError(f"{built} not found: run `make sam-build` first")
+        self.built = load_template(built)
+        self.sam_python = root / ".venv-sam" / "bin" / "python"
+        self._transformed: dict[str, dict[str, Any]] = {}
+        layer_python = self.build_dir / "CoreLayer" / "python"
+        import boto3
+
+        self.sys_path = [
+            host_layer(layer_python, self.cache),
+            layer_python,
+            runtime_libraries(self.cache, boto3.__version__),
+        ]
+        self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self.moto.start()
+        self.moto_url = f"http://127.0.0.1:{self.moto._server.server_address[1]}"
+        self.bedrock = BedrockStandIn().start()
+        self.stacks: dict[str, DeployedStack] = {}
+        self.lambda_api = LambdaApi(self.invoke)
+        self.responses = _CfnResponses()
+
+    # -- what every AWS client here uses -------------------------------------------------------------
+    def aws_env(self) -> dict[str, str]:
+        """Credentials, region and the endpoints (the SDK's standard variables) of the twin's AWS."""
+        env = {
+            "AWS_ACCESS_KEY_ID": "ASIATWINTWINTWIN0001",
+            "AWS_SECRET_ACCESS_KEY": "twin-secret-access-key",
+            "AWS_SESSION_TOKEN": "twin-session-token",
+            "AWS_REGION": REGION,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
+            "AWS_ENDPOINT_URL_LAMBDA": self.lambda_api.url,
+        }
+        for service in (
+            "SQS",
+            "SSM",
+            "SECRETS_MANAGER",
+            "CLOUDFORMATION",
+            "CLOUDWATCH",
+            "CLOUDWATCH_LOGS",
+            "SNS",
+            "STS",
+        ):
+            env[f"AWS_ENDPOINT_URL_{service}"] = self.moto_url
+        return env
+
+    def client(self, service: str) -> Any:
+        import boto3
+
+        env = self.aws_env()
+        return boto3.session.Session(
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=env["AWS_SESSION_TOKEN"],
+            region_name=REGION,
+        ).client(service, endpoint_url=self.moto_url)
+
+    def transformed(self, parameters: dict[str, str]) -> dict[str, Any]:
+        """The SAM transform of the built template for these parameter values (CloudFormation passes them)."""
+        key = json.dumps(parameters, sort_keys=True)
+        if key not in self._transformed:
+            self._transformed[key] = sam_transform(self.built, self.sam_python, REGION, parameters)
+        return self._transformed[key]
+
+    # -- stacks --------------------------------------------------------------------------------------
+    def deploy(self, stack_name: str, parameters: dict[str, str], logs: Path) -> DeployedStack:
+        stack = DeployedStack(self, stack_name, parameters, logs)
+        self.stacks[stack_name] = stack
+        stack.create()
+        return stack
+
+    def invoke(self, name_or_arn: str, event: Any) -> Any:
+        """Invoke a function of any deployed stack by name or ARN (the Lambda API's view)."""
+        name = name_or_arn.rsplit(":function:", 1)[-1].split(":")[0]
+        for stack in self.stacks.values():
+            env = stack.by_name.get(name)
+            if env is not None:
+                return env.invoke(event)
+        raise KeyError(name)
+
+    def close(self) -> None:
+        for stack in self.stacks.values():
+            stack.delete()
+        self.lambda_api.stop()
+        self.bedrock.stop()
+        self.responses.stop()
+        self.moto.stop()
+
+
+class DeployedStack:
+    def __init__(self, twin: Twin, name: str, parameters: dict[str, str], logs: Path) -> None:
+        self.twin = twin
+        self.name = name
+        self.logs = logs
+        self.template = twin.transformed(parameters)
+        self.resources: dict[str, Resource] = {}
+        self.functions: dict[str, ExecutionEnvironment] = {}
+        self.by_name: dict[str, ExecutionEnvironment] = {}
+        self.api: ApiGateway | None = None
+        self.api_url = ""
+        self.event_sources: list[dict[str, Any]] = []
+        self.schedules: dict[str, dict[str, Any]] = {}
+        self.policies: dict[str, dict[str, Any]] = {}
+        self.dashboard: dict[str, Any] = {}
+        self.custom: dict[str, dict[str, Any]] = {}
+        self.resolver = Resolver(
+            self.template,
+            parameters,
+            {
+                "AWS::Region": REGION,
+                "AWS::AccountId": ACCOUNT,
+                "AWS::StackName": name,
+                "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{name}/{uuid.uuid4()}",
+                "AWS::Partition": "aws",
+                "AWS::URLSuffix": "amazonaws.com",
+            },
+            self._ref,
+            self._get_att,
+        )
+        self.outputs: dict[str, str] = {}
+
+    # -- intrinsic callbacks -------------------------------------------------------------------------
+    def _ref(self, logical: str) -> Any:
+        if logical not in self.resources:
+            raise KeyError(f"{logical} is referenced before it exists (or is not created for this stack)")
+        return self.resources[logical].ref
+
+    def _get_att(self, logical: str, attr: str) -> Any:
+        resource = self.resources.get(logical)
+        if resource is None:
+            raise KeyError(f"Fn::GetAtt {logical}.{attr}: no such resource in this stack")
+        if attr not in resource.attrs:
+            raise KeyError(f"Fn::GetAtt {logical}.{attr}: the twin has no such attribute for {resource.type}")
+        return resource.attrs[attr]
+
+    def physical(self, logical: str, limit: int = 64) -> str:
+        suffix = hashlib.sha256(f"{self.name}/{logical}".encode()).hexdigest()[:12].upper()
+        head = f"{self.name}-{logical}"[: limit - 13]
+        return f"{head}-{suffix}"
+
+    # -- create --------------------------------------------------------------------------------------
+    def _order(self) -> list[str]:
+        all_resources = self.template["Resources"]
+        active = [k for k, v in all_resources.items() if self.resolver.active(v)]
+        deps: dict[str, set[str]] = {}
+        for logical in active:
+            spec = all_resources[logical]
+            wanted = references(spec.get("Properties") or {})
+            depends = spec.get("DependsOn") or []
+            wanted |= set([depends] if isinstance(depends, str) else depends)
+            deps[logical] = {d for d in wanted if d in all_resources and d in active and d != logical}
+        ordered: list[str] = []
+        done: set[str] = set()
+        while len(ordered) < len(active):
+            ready = sorted(k for k in active if k not in done and deps[k] <= done)
+            if not ready:
+                stuck = sorted(set(active) - done)
+                raise RuntimeError(f"circular dependencies among {stuck}")
+            for logical in ready:
+                ordered.append(logical)
+                done.add(logical)
+        return ordered
+
+    def create(self) -> None:
+        self._seed_mongodb_secret()
+        for logical in self._order():
+            spec = self.template["Resources"][logical]
+            kind = spec["Type"]
+            props = self.resolver.resolve(spec.get("Properties") or {})
+            resource = Resource(logical, kind, props)
+            self.resources[logical] = resource
+            handler = getattr(self, "_create_" + re.sub(r"\W+", "_", kind), None)
+            if handler is None and (
+                kind.startswith("Custom::") or kind == "AWS::CloudFormation::CustomResource"
+            ):
+                handler = self._create_custom
+            if handler is None:
+                raise NotImplementedError(
+                    f"the twin cannot create {kind} ({logical}); teach tools/twin/stack.py"
+                )
+            handler(resource)
+        for key, spec in (self.template.get("Outputs") or {}).items():
+            if "Condition" in spec and not self.resolver.condition(spec["Condition"]):
+                continue
+            self.outputs[key] = str(self.resolver.resolve(spec["Value"]))
+        self._register()
+
+    def _seed_mongodb_secret(self) -> None:
+        """The one thing a user creates by hand before deploying: the Atlas URI in Secrets Manager."""
+        stage = self.resolver.parameters["Stage"]
+        if self.resolver.parameters.get("MongoDbSecretArn"):
+            return
+        client = self.twin.client("secretsmanager")
+        name = f"mongomem/{stage}/mongodb"
+        try:
+            client.create_secret(Name=name, SecretString=json.dumps({"uri": self.twin.mongodb_uri}))
+        except client.exceptions.ResourceExistsException:
+            client.put_secret_value(SecretId=name, SecretString=json.dumps({"uri": self.twin.mongodb_uri}))
+
+    def _register(self) -> None:
+        """The stack as `describe-stacks` shows it: parameters and outputs (what the CLI reads).
+
+        The API's execute-api host name resolves, in the twin's network, to the API Gateway stand-in.
+        """
+        outputs = dict(self.outputs)
+        if re.fullmatch(r"https://[a-z0-9]+\.execute-api\.[a-z0-9-]+\.amazonaws\.com", outputs.get("ApiUrl", "")):
+            outputs["ApiUrl"] = self.api_url
+        params = {
+            k: ",".join(v) if isinstance(v, list) else str(v) for k, v in self.resolver.parameters.items()
+        }
+        body = {
+            "Parameters": {k: {"Type": "String", "Default": v} for k, v in params.items()},
+            "Resources": {"Deployed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+            "Outputs": {k: {"Value": v} for k, v in outputs.items()},
+        }
+        self.twin.client("cloudformation").create_stack(
+            StackName=self.name,
+            TemplateBody=json.dumps(body),
+            Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in params.items()],
+        )
+
+    # -- resource types ------------------------------------------------------------------------------
+    def _create_AWS_SQS_Queue(self, r: Resource) -> None:
+        p = r.properties
+        name = p.get("QueueName") or self.physical(r.logical_id, 80)
+        attrs = {
+            k: str(p[k])
+            for k in (
+                "VisibilityTimeout",
+                "MessageRetentionPeriod",
+                "DelaySeconds",
+                "ReceiveMessageWaitTimeSeconds",
+            )
+            if k in p
+        }
+        if "RedrivePolicy" in p:
+            attrs["RedrivePolicy"] = json.dumps(p["RedrivePolicy"])
+        sqs = self.twin.client("sqs")
+        url = sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        # functions address queues by the URL CloudFormation gives them; moto finds them by name
+        aws_url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+        r.ref, r.attrs = aws_url, {"Arn": arn, "QueueName": name, "QueueUrl": aws_url}
+
+    def _create_AWS_Logs_LogGroup(self, r: Resource) -> None:
+        name = r.properties.get("LogGroupName") or self.physical(r.logical_id, 512)
+        logs = self.twin.client("logs")
+        logs.create_log_group(logGroupName=name)
+        if "RetentionInDays" in r.properties:
+            logs.put_retention_policy(logGroupName=name, retentionInDays=int(r.properties["RetentionInDays"]))
+        r.ref, r.attrs = name, {"Arn": f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{name}:*"}
+
+    def _create_AWS_SNS_Topic(self, r: Resource) -> None:
+        arn = self.twin.client("sns").create_topic(Name=self.physical(r.logical_id, 256))["TopicArn"]
+        r.ref, r.attrs = arn, {"TopicArn": arn, "TopicName": arn.rsplit(":", 1)[-1]}
+
+    def _create_AWS_IAM_Role(self, r: Resource) -> None:
+        name = self.physical(r.logical_id)
+        r.ref = name
+        r.attrs = {"Arn": f"arn:aws:iam::{ACCOUNT}:role/{name}", "RoleId": f"AROA{name[:16].upper()}"}
+        self.policies[r.logical_id] = r.properties
+
+    def _create_AWS_IAM_ManagedPolicy(self, r: Resource) -> None:
+        name = self.physical(r.logical_id)
+        r.ref = f"arn:aws:iam::{ACCOUNT}:policy/{name}"
+        r.attrs = {"PolicyArn": r.ref}
+        self.policies[r.logical_id] = r.properties
+
+    def _create_AWS_Lambda_LayerVersion(self, r: Resource) -> None:
+        r.ref = f"arn:aws:lambda:{REGION}:{ACCOUNT}:layer:{r.properties.get('LayerName', r.logical_id)}:1"
+
+    def _create_AWS_Lambda_Function(self, r: Resource) -> None:
+        p = r.properties
+        name = p.get("FunctionName") or self.physical(r.logical_id)
+        arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+        task_root = self.twin.build_dir / p["Code"]["S3Key"]
+        env = {k: _cfn_string(v) for k, v in ((p.get("Environment") or {}).get("Variables") or {}).items()}
+        spec = FunctionSpec(
+            logical_id=r.logical_id,
+            name=name,
+            arn=arn,
+            handler=p["Handler"],
+            timeout=float(p.get("Timeout", 3)),
+            memory=int(p.get("MemorySize", 128)),
+            task_root=task_root,
+            sys_path=list(self.twin.sys_path),
+            environment=env,
+            log_path=self.logs / f"{r.logical_id}.log",
+            aws_env=self.twin.aws_env(),
+        )
+        for var in ("AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_CLOUDFORMATION"):
+            spec.aws_env.pop(var, None)  # functions call neither; keep their view of AWS minimal
+        environment = ExecutionEnvironment(spec)
+        self.functions[r.logical_id] = environment
+        self.by_name[name] = environment
+        r.ref, r.attrs = name, {"Arn": arn}
+
+    def _create_AWS_Lambda_Permission(self, r: Resource) -> None:
+        r.ref = r.logical_id
+
+    def _create_AWS_Lambda_EventSourceMapping(self, r: Resource) -> None:
+        self.event_sources.append(r.properties)
+        r.ref = str(uuid.uuid4())
+
+    def _create_AWS_ApiGatewayV2_Api(self, r: Resource) -> None:
+        api_id = hashlib.sha256(self.name.encode()).hexdigest()[:10]
+        r.ref = api_id
+        self.api = ApiGateway(r.properties["Body"], self.twin.invoke, api_id, ACCOUNT, REGION)
+        self.api_url = self.api.serve()
+        r.attrs = {"ApiEndpoint": self.api_url}
+
+    def _create_AWS_ApiGatewayV2_Stage(self, r: Resource) -> None:
+        self.api_stage = r.properties
+        r.ref = r.properties.get("StageName", "$default")
+
+    def _create_AWS_Scheduler_Schedule(self, r: Resource) -> None:
+        self.schedules[r.logical_id] = r.properties
+        r.ref = r.properties.get("Name") or self.physical(r.logical_id)
+        r.attrs = {"Arn": f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule/default/{r.ref}"}
+
+    def _create_AWS_CloudWatch_Alarm(self, r: Resource) -> None:
+        p = dict(r.properties)
+        name = p.pop("AlarmName", None) or self.physical(r.logical_id, 255)
+        self.twin.client("cloudwatch").put_metric_alarm(AlarmName=name, **p)
+        r.ref, r.attrs = name, {"Arn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"}
+
+    def _create_AWS_CloudWatch_Dashboard(self, r: Resource) -> None:
+        name = r.properties.get("DashboardName") or self.physical(r.logical_id)
+        body = r.properties["DashboardBody"]
+        self.dashboard = json.loads(body)  # a dashboard body CloudWatch would refuse fails the deploy here
+        self.twin.client("cloudwatch").put_dashboard(DashboardName=name, DashboardBody=body)
+        r.ref = name
+
+    def _create_AWS_OpenSearchServerless_SecurityPolicy(self, r: Resource) -> None:
+        json.loads(r.properties["Policy"])
+        r.ref = r.properties["Name"]
+        self.policies[r.logical_id] = r.properties
+
+    def _create_AWS_OpenSearchServerless_AccessPolicy(self, r: Resource) -> None:
+        self._create_AWS_OpenSearchServerless_SecurityPolicy(r)
+
+    def _create_AWS_OpenSearchServerless_Collection(self, r: Resource) -> None:
+        collection = hashlib.sha256(f"{self.name}/{r.logical_id}".encode()).hexdigest()[:20]
+        r.ref = collection
+        # The collection's endpoint is the real OpenSearch node (functions sign with SigV4 for aoss;
+        # the node does not check signatures).
+        r.attrs = {
+            "Arn": f"arn:aws:aoss:{REGION}:{ACCOUNT}:collection/{collection}",
+            "CollectionEndpoint": self.twin.opensearch_url,
+            "Id": collection,
+        }
+
+    def _create_custom(self, r: Resource) -> None:
+        """The custom-resource protocol: invoke the ServiceToken function, wait for its PUT to ResponseURL."""
+        token = uuid.uuid4().hex
+        event = {
+            "RequestType": "Create",
+            "ServiceToken": r.properties["ServiceToken"],
+            "ResponseURL": self.twin.responses.url(token),
+            "StackId": self.resolver.pseudo["AWS::StackId"],
+            "RequestId": str(uuid.uuid4()),
+            "LogicalResourceId": r.logical_id,
+            "ResourceType": r.type,
+            "ResourceProperties": r.properties,
+        }
+        try:
+            self.twin.invoke(r.properties["ServiceToken"], event)
+        except InvocationError as exc:
+            raise RuntimeError(f"custom resource {r.logical_id}: the function failed: {exc}") from exc
+        answer = self.twin.responses.get(token, timeout=30)
+        if answer is None:
+            raise RuntimeError(f"custom resource {r.logical_id} never answered its ResponseURL")
+        if answer.get("Status") != "SUCCESS":
+            raise RuntimeError(f"custom resource {r.logical_id} failed: {answer.get('Reason')}")
+        self.custom[r.logical_id] = answer
+        r.ref = answer.get("PhysicalResourceId")
+        r.attrs = dict(answer.get("Data") or {})
+
+    # -- running it ----------------------------------------------------------------------------------
+    def invoke(self, logical: str, event: Any) -> Any:
+        return self.functions[logical].invoke(event)
+
+    def schedule(self, logical: str, event: dict[str, Any]) -> Any:
+        """What EventBridge Scheduler does at a tick: invoke the schedule's target with its event."""
+        target = self.schedules[logical]["Target"]["Arn"]
+        return self.twin.invoke(target, event)
+
+    def drain_queues(self, rounds: int = 20) -> int:
+        """Deliver queued messages like Lambda's SQS event source mappings (batch size, partial failures)."""
+        sqs = self.twin.client("sqs")
+        delivered = 0
+        for _ in range(rounds):
+            moved = 0
+            for mapping in self.event_sources:
+                queue = _queue_url(self, mapping["EventSourceArn"])
+                got = sqs.receive_message(
+                    QueueUrl=queue,
+                    MaxNumberOfMessages=min(int(mapping.get("BatchSize", 10)), 10),
+                    AttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                ).get("Messages", [])
+                if not got:
+                    continue
+                event = {"Records": [_sqs_record(m, mapping["EventSourceArn"]) for m in got]}
+                try:
+                    answer = self.twin.invoke(mapping["FunctionName"], event)
+                except InvocationError:
+                    continue  # the whole batch becomes visible again after its visibility timeout
+                failed = set()
+                if "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []):
+                    failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures") or []}
+                for message in got:
+                    if message["MessageId"] not in failed:
+                        sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+                        delivered += 1
+                        moved += 1
+            if not moved:
+                break
+        return delivered
+
+    def log_text(self, logical: str) -> str:
+        path = self.logs / f"{logical}.log"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+    def emf(self) -> list[dict[str, Any]]:
+        """Every EMF metric document the functions printed (what CloudWatch would turn into metrics)."""
+        docs = []
+        for path in self.logs.glob("*.log"):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith('{"_aws"'):
+                    try:
+                        docs.append(json.loads(line))
+                    except ValueError:
+                        pass
+        return docs
+
+    def delete(self) -> None:
+        for env in self.functions.values():
+            env.close()
+        if self.api is not None:
+            self.api.stop()
+
+
+def _cfn_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _queue_url(stack: DeployedStack, arn: str) -> str:
+    name = arn.rsplit(":", 1)[-1]
+    return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+
+
+def _sqs_record(message: dict[str, Any], arn: str) -> dict[str, Any]:
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": message.get("Attributes") or {},
+        "messageAttributes": message.get("MessageAttributes") or {},
+        "md5OfBody": message.get("MD5OfBody"),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": arn,
+        "awsRegion": REGION,
+    }
+
+
+class _CfnResponses:
+    """The pre-signed ResponseURL of custom-resource requests: receives their PUT."""
+
+    def __init__(self) -> None:
+        self._answers: dict[str, dict[str, Any]] = {}
+        self._cond = threading.Condition()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_PUT(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with outer._cond:
+                    outer._answers[self.path.rsplit("/", 1)[-1]] = json.loads(body)
+                    outer._cond.notify_all()
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, name="cfn-responses", daemon=True).start()
+
+    def url(self, token: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/cfn-response/{token}"
+
+    def get(self, token: str, timeout: float) -> dict[str, Any] | None:
+        with self._cond:
+            self._cond.wait_for(lambda: token in self._answers, timeout=timeout)
+            return self._answers.get(token)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
