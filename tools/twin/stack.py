@@ -271,7 +271,9 @@ class DeployedStack:
         The API's execute-api host name resolves, in the twin's network, to the API Gateway stand-in.
         """
         outputs = dict(self.outputs)
-        if re.fullmatch(r"https://[a-z0-9]+\.execute-api\.[a-z0-9-]+\.amazonaws\.com", outputs.get("ApiUrl", "")):
+        if re.fullmatch(
+            r"https://[a-z0-9]+\.execute-api\.[a-z0-9-]+\.amazonaws\.com", outputs.get("ApiUrl", "")
+        ):
             outputs["ApiUrl"] = self.api_url
         params = {
             k: ",".join(v) if isinstance(v, list) else str(v) for k, v in self.resolver.parameters.items()
