@@ -7,7 +7,7 @@ text, in the shape of the kind's item model, and is validated by that model befo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -57,7 +57,7 @@ class OfflineProposer:
 def _readable(turns: Sequence[TurnView]) -> list[TurnView]:
     """Non-empty turns in seq order, cleaned and cut to MAX_TURN_CHARS, roles in lower case."""
     kept = [
-        replace(t, role=t.role.lower(), content=clean_text(t.content[:MAX_TURN_CHARS]))
+        TurnView(t.seq, t.role.lower(), clean_text(t.content[:MAX_TURN_CHARS]), t.timestamp, t.name)
         for t in turns
         if t.content.strip()
     ]

@@ -28,6 +28,9 @@ NAME_RULES: list[tuple[re.Pattern[str], Callable[[str], str | None]]] = [
 ]
 
 
+_MAY_NAME = re.compile(r"(?i:name)|I'm|I am")
+
+
 def user_turns(turns: Sequence[TurnView]) -> list[TurnView]:
     return [t for t in turns if t.role == "user"]
 
@@ -46,6 +49,8 @@ def names_in(sentence: str) -> list[str]:
 def subject(turns: Sequence[TurnView]) -> str:
     """The latest name the user stated, else their turns' recorded name, else "user"."""
     for turn in reversed(user_turns(turns)):
+        if not _MAY_NAME.search(turn.content):
+            continue  # neither rule can match: spare splitting the turn
         for sentence in reversed(statements(turn.content)):
             stated = names_in(sentence)
             if stated:

@@ -24,6 +24,8 @@ def clean_text(text: str) -> str:
     """NFC, straight quotes, no markdown emphasis, no control characters (tabs/newlines kept)."""
     text = unicodedata.normalize("NFC", text).translate(_QUOTES)
     text = text.replace("**", "").replace("__", "")
+    if text.replace("\n", "").replace("\t", "").isprintable():  # the common case: nothing to drop
+        return text
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 
