@@ -70,8 +70,9 @@ def turns_of(context: dict[str, Any]) -> list[TurnView]:
     snapshot_time = _when(context.get("snapshot_time"))
     out: list[TurnView] = []
     for i, t in enumerate(raw if isinstance(raw, list) else []):
-        content = t.get("content") if isinstance(t, dict) else None
-        when = _when(t.get("timestamp")) or snapshot_time if isinstance(t, dict) else None
+        if not isinstance(t, dict):
+            continue
+        content, when = t.get("content"), _when(t.get("timestamp")) or snapshot_time
         if not isinstance(content, str) or not content.strip() or when is None:
             continue
         seq = t.get("seq")
