@@ -124,7 +124,7 @@ def llm_from_config(
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.script_file: {exc}") from exc
     if cfg.kind == "offline":
-        from mongomem.extraction.offline import OfflineExtractor
+        from mongomem.extraction.offline.llm_bridge import OfflineExtractor
 
         return cast(LLMProvider, OfflineExtractor())
     raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")

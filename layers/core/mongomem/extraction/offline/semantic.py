@@ -1,0 +1,462 @@
+"""Semantic rules: labelled facts the user states about themselves ("I live in Lisbon", "my wife
+Maria", "I'm allergic to peanuts"), one item per (subject, attribute, value)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from mongomem.extraction.offline import speaker
+from mongomem.extraction.offline.dates import DateMention, find_dates, month_day_text, replace_dates, tense
+from mongomem.extraction.offline.phrases import is_name_word, split_list, take_name, take_phrase, take_proper
+from mongomem.extraction.offline.text import capitalise, clip, hedged, squash, statements, strip_punct
+from mongomem.extraction.offline.third_person import third_person, who
+from mongomem.extraction.offline.words import (
+    DIETS,
+    LANGUAGES,
+    NOT_OCCUPATION_MODIFIERS,
+    NP_STOP_FIRST,
+    OCCUPATIONS,
+    RELATION_ALT,
+    RELATIONS,
+)
+from mongomem.extraction.proposal import TurnView
+from mongomem.models.memory import MULTI_VALUED, norm
+
+# Single-valued attributes: within one snapshot the latest statement wins.
+_ONE_AT_A_TIME = "name|preferred name|home city|hometown|home airport|employer|occupation|birthday|birth date"
+SINGLE_VALUED = frozenset(f"{_ONE_AT_A_TIME}|birth year|birthplace|diet|car".split("|")) | {
+    attribute for _, attribute in RELATIONS.values() if attribute not in MULTI_VALUED
+}
+
+
+@dataclass
+class Fact:
+    attribute: str
+    value: str
+    valid_from: str | None = None
+    qualifiers: dict[str, str] = field(default_factory=dict)
+    about_user: bool = False  # the fact's subject is always "user" (the name fact itself)
+
+
+@dataclass
+class Hit:
+    """What a rule handler sees: the match, the day the sentence was said and its tense."""
+
+    m: re.Match[str]
+    ref: date
+    past: bool | None
+
+    @property
+    def rest(self) -> str:
+        return self.m.groupdict().get("rest") or ""
+
+    def dates(self) -> list[DateMention]:
+        """The date phrases of the clause after the match ("I moved to Porto last month")."""
+        return find_dates(self.rest, self.ref, self.past)
+
+    def first_date(self) -> str | None:
+        found = self.dates()
+        return found[0].iso if found else None
+
+
+Handler = Callable[[Hit], list[Fact]]
+
+_I = r"\b(?:I|i)"
+_IM = r"\b(?:I'm|I am|i'm|im|Im)"
+_WE = r"(?:\b(?:I|i)|\b[Ww]e)"
+_REST = speaker.REST
+_ADV = r"(?:(?:really|absolutely|truly|just|also|do|totally|still|genuinely|kinda|kind\s+of|quite)\s+)*"
+_MY_REL = rf"\b(?i:my)\s+(?P<rel>(?i:{RELATION_ALT}))"
+
+
+Reader = Callable[[Hit], str | None]
+
+
+def _one(attribute: str, read: Reader, *, about_user: bool = False, dated: bool = False) -> Handler:
+    """A fact whose value is what `read` takes from the match (None: no fact)."""
+
+    def handle(hit: Hit) -> list[Fact]:
+        value = read(hit)
+        since = hit.first_date() if dated else None
+        return [Fact(attribute, value, valid_from=since, about_user=about_user)] if value else []
+
+    return handle
+
+
+def _each(attribute: str, read: Callable[[Hit], list[str]]) -> Handler:
+    """One fact per value of a list ("I'm allergic to peanuts and shellfish")."""
+    return lambda hit: [Fact(attribute, value) for value in read(hit)]
+
+
+def _rest(read: Callable[[str], str | None]) -> Reader:
+    """A reader of the clause after the match."""
+    return lambda hit: read(hit.rest)
+
+
+def _moved(hit: Hit) -> list[Fact]:
+    """ "I moved to Porto last month from Lisbon": the new home city, since when, and the old one."""
+    facts = _one("home city", _rest(take_proper), dated=True)(hit)
+    origin = re.search(r"\bfrom\s+(?P<o>.*)", hit.rest)
+    prev = take_proper(origin.group("o")) if origin else None
+    for fact in facts:
+        fact.qualifiers |= {"previously": prev} if prev and prev != fact.value else {}
+    return facts
+
+
+def _airport(hit: Hit) -> str | None:
+    value = take_proper(hit.rest, max_tokens=4)
+    code = re.match(rf"\s*{re.escape(value)}\s*\((?P<code>[A-Z]{{3}})\)", hit.rest) if value else None
+    return f"{value} ({code.group('code')})" if code else value
+
+
+def _occupation_in(rest: str) -> tuple[str, str] | None:
+    """ "senior software engineer at Acme" -> ("senior software engineer", " at Acme")."""
+    m = re.match(
+        r"\s*(?P<phrase>(?:[a-z][a-z\-]*\s+){0,3}?[a-z][a-z\-]*)(?P<tail>\s+(?:at|for|with)\s+.*|\s*$|\s*,.*)",
+        rest,
+    )
+    words = m.group("phrase").split() if m else []
+    if not m or not words or words[-1] not in OCCUPATIONS:
+        return None
+    if any(w in NOT_OCCUPATION_MODIFIERS or w in {"of", "a", "an", "the", "and"} for w in words[:-1]):
+        return None
+    return " ".join(words), m.group("tail")
+
+
+def _employer(hit: Hit) -> list[Fact]:
+    """ "I work at Acme Corp [as a product designer]"."""
+    value = take_proper(hit.rest, allow_org=True)
+    if not value or value.lower() in {"home", "myself"}:
+        return []
+    role = re.search(r"\bas\s+an?\s+(?P<r>.*)", hit.rest)
+    found = _occupation_in(role.group("r")) if role else None
+    return [
+        Fact("employer", value, valid_from=hit.first_date()),
+        *([Fact("occupation", found[0])] if found else []),
+    ]
+
+
+def _occupation(hit: Hit) -> list[Fact]:
+    """ "I'm a nurse [at St Thomas Hospital]"."""
+    found = _occupation_in(hit.rest)
+    if not found:
+        return []
+    at = re.match(r"\s+(?:at|for|with)\s+(?P<org>.*)", found[1])
+    org = take_proper(at.group("org"), allow_org=True) if at else None
+    return [
+        Fact("occupation", found[0], valid_from=hit.first_date()),
+        *([Fact("employer", org)] if org else []),
+    ]
+
+
+def _preference(attribute: str) -> Handler:
+    def handle(hit: Hit) -> list[Fact]:
+        rest, over = hit.rest, None
+        if re.match(r"\s*to\s", rest):
+            return []  # "I like to think ...": an infinitive is not a liked thing
+        if (hit.m.groupdict().get("verb") or "").lower() == "prefer":
+            rest, *other = re.split(r"\s+(?:to|over|rather\s+than|instead\s+of)\s+", rest, maxsplit=1)
+            over = take_phrase(other[0]) if other else None
+        return [
+            Fact(attribute, part, qualifiers={"over": over} if over else {})
+            for part in split_list(take_phrase(rest) or "", split_and=False)
+            if part.lower() not in NP_STOP_FIRST and len(part) >= 2
+        ]
+
+    return handle
+
+
+def _favourite(hit: Hit) -> list[Fact]:
+    """ "My favourite X is Y" and "Y is my favourite X"."""
+    what = strip_punct(hit.m.group("what"))
+    if "val" in hit.m.groupdict():
+        value = strip_punct(hit.m.group("val"))
+        words = value.split() or [""]
+        if words[0].lower() in NP_STOP_FIRST | {"he", "she", "they", "that", "this", "it"} or len(words) > 5:
+            return []
+    else:
+        value = take_proper(hit.rest, allow_org=True) or take_phrase(hit.rest) or ""
+    if not what or not value or len(what.split()) > 3:
+        return []
+    return [Fact(f"favourite {what.lower()}", value)]
+
+
+def _allergy_noun(hit: Hit) -> str | None:
+    what = strip_punct(hit.m.group("what"))
+    return what if what.lower() not in {"", "an", "a", "severe", "food"} else None
+
+
+def _relation_fact(rel_word: str, name: str) -> Fact:
+    rel, attribute = RELATIONS[rel_word.lower()]
+    return Fact(attribute, name, qualifiers={"relation": rel} if attribute in MULTI_VALUED else {})
+
+
+def _relation(*, strict: bool) -> Handler:
+    def handle(hit: Hit) -> list[Fact]:
+        name = hit.m.groupdict().get("name") or take_name(hit.rest, max_words=2, strict_end=strict)
+        if not name or not all(is_name_word(w) for w in name.split()):
+            return []
+        return [_relation_fact(hit.m.group("rel"), name)]
+
+    return handle
+
+
+def _pet_named(hit: Hit) -> list[Fact]:
+    name, kind = take_name(hit.rest, max_words=2), hit.m.group("kind").lower()
+    if not name:
+        return []
+    return [
+        _relation_fact(kind, name) if kind in RELATIONS else Fact("pets", name, qualifiers={"kind": kind})
+    ]
+
+
+def _birthday(hit: Hit) -> str | None:
+    day = next((d for d in hit.dates() if d.precision == "day" and not d.month_guessed), None)
+    return month_day_text(day.iso) if day else None
+
+
+def _born(hit: Hit) -> list[Fact]:
+    """ "I was born on 14 February 1990 / in 1990 / in Coimbra"."""
+    for d in hit.dates():
+        if d.precision == "day" and re.search(r"\d{4}", d.text):  # a birth date states its year
+            return [Fact("birth date", d.iso)]
+        if d.precision == "year" and re.match(r"\s*in\s+\d{4}", hit.rest):
+            return [Fact("birth year", d.iso)]
+    place = re.match(r"\s*in\s+(?P<p>.*)", hit.rest)
+    value = take_proper(place.group("p")) if place else None
+    return [Fact("birthplace", value)] if value else []
+
+
+def _languages(hit: Hit) -> list[str]:
+    parts = split_list(take_phrase(hit.rest, max_words=8) or "", split_and=True)
+    return [p for p in parts if p.lower() in LANGUAGES and p[:1].isupper()]
+
+
+def _my_attribute(hit: Hit) -> list[Fact]:
+    value = strip_punct(hit.rest)
+    return [Fact(squash(hit.m.group("attr").lower()), value)] if value and len(value) <= 200 else []
+
+
+_DIET_ALT = "|".join(re.escape(d).replace(r"\ ", " ") for d in sorted(DIETS, key=len, reverse=True))
+
+# (pattern, handler): each pattern is searched in every user sentence; `rest` is the clause after it.
+_RULES: list[tuple[str, Handler]] = [
+    *((p.pattern, _one("name", _rest(read), about_user=True)) for p, read in speaker.NAME_RULES),
+    (
+        rf"\b(?i:(?:you\s+can\s+|please\s+|just\s+)?call\s+me)\s+{_REST}",
+        _one("preferred name", _rest(lambda r: take_name(r, max_words=2, strict_end=True)), about_user=True),
+    ),
+    (
+        rf"{_WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?live|(?:am|'m|are|'re)\s+(?:currently\s+|now\s+)?(?:living|based)|"
+        rf"(?:have|'ve)\s+(?:been\s+living|lived))\s+(?i:in)\s+{_REST}",
+        _one("home city", _rest(take_proper)),
+    ),
+    (rf"{_WE}\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}", _moved),
+    (
+        rf"(?:{_IM}\s+(?i:originally\s+)?from|{_I}\s+(?i:come|originally\s+come)\s+from)\s+{_REST}",
+        _one("hometown", _rest(take_proper)),
+    ),
+    (
+        rf"\b(?i:my\s+(?:home|local|nearest|usual|main)\s+airport\s+is)\s+{_REST}",
+        _one("home airport", _airport),
+    ),
+    (
+        rf"{_I}\s+(?i:(?:usually\s+|always\s+|normally\s+|mostly\s+)?fly\s+(?:out\s+of|from))\s+{_REST}",
+        _one("home airport", _airport),
+    ),
+    (
+        rf"(?:{_I}\s+(?i:(?:currently\s+)?work(?:ed)?|(?:have|'ve)\s+been\s+working)|{_IM}\s+(?i:(?:currently\s+)?working))"
+        rf"\s+(?i:at|for)\s+{_REST}",
+        _employer,
+    ),
+    (
+        rf"{_I}\s+(?i:(?:just\s+)?started\s+(?:working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with))\s+{_REST}",
+        _employer,
+    ),
+    (rf"(?:{_IM}|{_I}\s+(?i:work\s+as))\s+(?i:(?:currently\s+)?an?)\s+{_REST}", _occupation),
+    (
+        rf"{_IM}\s+(?P<status>self-employed|freelance|retired|unemployed|a\s+freelancer)\b(?!\s+\w+ing)",
+        _one(
+            "occupation",
+            lambda h: {"freelance": "freelancer"}.get(h.m["status"].lower(), h.m["status"].lower()),
+        ),
+    ),
+    (rf"{_I}\s+{_ADV}(?P<verb>(?i:like|love|enjoy|adore|prefer))\s+{_REST}", _preference("likes")),
+    (
+        rf"{_I}\s+{_ADV}(?i:(?:don't|do\s+not|dont)\s+(?:really\s+|particularly\s+)?(?:like|enjoy|love)|hate|dislike|detest|"
+        rf"can't\s+stand|cannot\s+stand)\s+{_REST}",
+        _preference("dislikes"),
+    ),
+    (
+        r"\b(?i:my\s+(?:absolute\s+|all-time\s+|all\s+time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s+"
+        rf"(?i:is|are|has\s+to\s+be)\s+{_REST}",
+        _favourite,
+    ),
+    (
+        r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days)[,!]?\s+)*(?P<val>[A-Za-z][\w'\- ]{0,40}?)"
+        r"\s+(?i:is|are)\s+(?i:my\s+(?:absolute\s+|all-time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s*(?:[.!]|$)",
+        _favourite,
+    ),
+    (
+        rf"{_IM}\s+(?i:(?:very\s+|severely\s+|also\s+|really\s+|quite\s+|highly\s+|mildly\s+|deathly\s+)*allergic\s+to)"
+        rf"\s+{_REST}",
+        _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
+    ),
+    (
+        rf"{_I}\s+(?i:have\s+an?)\s+(?i:(?:severe|mild|serious)\s+)?(?P<what>[a-z][a-z\-]{{1,20}}(?:\s+[a-z][a-z\-]{{1,20}})?)"
+        r"\s+(?i:allergy)\b",
+        _one("allergy", _allergy_noun),
+    ),
+    (
+        rf"{_I}\s+(?i:have\s+an?\s+(?:\w+\s+)?allergy\s+to)\s+{_REST}",
+        _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
+    ),
+    (
+        rf"{_IM}\s+(?i:(?:an?\s+|strictly\s+|fully\s+|also\s+|now\s+)*)(?P<diet>(?i:{_DIET_ALT}))\b",
+        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
+    ),
+    (
+        rf"{_MY_REL}(?:(?:'s|s')\s+(?i:name\s+is)|\s+(?i:is\s+(?:called|named)))\s+{_REST}",
+        _relation(strict=False),
+    ),
+    (rf"{_MY_REL}\s+(?i:is)\s+{_REST}", _relation(strict=True)),
+    (rf"{_MY_REL},?\s+(?P<rest>[A-Z][^.!?;\n]*)", _relation(strict=False)),
+    (
+        rf"\b(?P<name>[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)?)\s+(?i:is\s+my)\s+(?P<rel>(?i:{RELATION_ALT}))\b",
+        _relation(strict=False),
+    ),
+    (
+        rf"{_WE}\s+(?i:have|'ve\s+got|got|adopted)\s+(?i:an?\s+)?(?:[a-z]+\s+){{0,2}}?(?P<kind>[a-z]+)\s+(?i:called|named)"
+        rf"\s+{_REST}",
+        _pet_named,
+    ),
+    (rf"\b(?i:my\s+birthday\s+is)\s+{_REST}", _one("birthday", _birthday)),
+    (rf"{_I}\s+(?i:was\s+born)\s+{_REST}", _born),
+    (rf"{_I}\s+(?i:(?:also\s+)?speak)\s+(?i:(?:fluent\s+)?){_REST}", _each("languages", _languages)),
+    (
+        rf"{_I}\s+(?i:drive)\s+(?i:an?)\s+{_REST}",
+        _one("car", _rest(lambda r: take_proper(r, allow_org=True, max_tokens=4))),
+    ),
+    (
+        r"\b(?i:my)\s+(?P<attr>(?i:email(?:\s+address)?|phone\s+number|time\s*zone|blood\s+type|shoe\s+size|"
+        rf"seat\s+preference|frequent\s+flyer\s+number|pronouns|t-shirt\s+size))\s+(?i:is|are)\s+{_REST}",
+        _my_attribute,
+    ),
+]
+RULES = [(re.compile(pattern), handler) for pattern, handler in _RULES]
+
+_REMEMBER = re.compile(
+    r"^(?:(?i:please|also|and|oh|btw|by\s+the\s+way|ok|okay)[,!]?\s+)*(?i:remember|note|don't\s+forget|do\s+not\s+forget|"
+    r"keep\s+in\s+mind|for\s+future\s+reference)\s*[,:]?\s+(?:(?i:that)\s+)?(?P<rest>.+)$"
+)
+_MY_X_IS_Y = re.compile(
+    r"^(?i:my)\s+(?P<attr>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2})\s+(?i:is|are)\s+(?P<rest>.+)$"
+)
+
+
+def _remembered(sentence: str, ref: date, subject: str) -> Fact | None:
+    """An explicit "remember that ..." statement, as a self-contained note (or a "my X is Y" fact)."""
+    m = _REMEMBER.match(sentence)
+    body = strip_punct(m.group("rest")) if m else ""
+    if not body or re.match(r"(?i:to|me|when|what|how|why|this|that|it)\b", body):
+        return None
+    dates = find_dates(body, ref)
+    resolved = replace_dates(body, dates)
+    valid_from = dates[0].iso if dates else None
+    fact = _MY_X_IS_Y.match(resolved)
+    if fact and not fact.group("attr").endswith(("is", "are")):
+        value = strip_punct(fact.group("rest"))
+        if value and len(fact.group("attr").split()) <= 3:
+            return Fact(fact.group("attr").lower(), clip(value, 300), valid_from=valid_from)
+    text = third_person(resolved, subject) or f'{who(subject)} asked to remember: "{resolved}"'
+    return Fact("note", clip(capitalise(text), 1000), valid_from=valid_from)
+
+
+@dataclass
+class _Found:
+    fact: Fact
+    seq: int
+    order: int  # position in the snapshot: among facts of one turn, the later statement wins
+
+
+def propose(turns: Sequence[TurnView]) -> list[dict[str, Any]]:
+    """Facts from the user's own statements (never the assistant's, a system's or a tool's)."""
+    subject = speaker.subject(turns)
+    found: list[_Found] = []
+    for turn in speaker.user_turns(turns):
+        ref = turn.timestamp.date()
+        for sentence in statements(turn.content):
+            before, past = len(found), tense(sentence)
+            for pattern, handler in RULES:
+                for m in pattern.finditer(sentence):
+                    if hedged(sentence[: m.start()]):
+                        continue
+                    for fact in handler(Hit(m, ref, past)):
+                        fact.value = clip(fact.value, 300)
+                        found.append(_Found(fact, turn.seq, len(found)))
+            note = _remembered(sentence, ref, subject) if len(found) == before else None
+            if note is not None:
+                found.append(_Found(note, turn.seq, len(found)))
+    return _merged(found, subject)
+
+
+def _group(fact: Fact, subject: str) -> tuple[str, str] | None:
+    """Facts in one group hold one value at a time: single-valued attributes, and the polarity
+    (likes/dislikes) of one liked or disliked thing."""
+    if fact.attribute in SINGLE_VALUED or fact.attribute.startswith("favourite "):
+        return subject, fact.attribute
+    if fact.attribute in {"likes", "dislikes"}:
+        return subject, "preference:" + norm(fact.value)
+    return None
+
+
+def _merged(found: list[_Found], subject: str) -> list[dict[str, Any]]:
+    """One item per (subject, attribute, value); the latest statement wins single-valued attributes
+    (and a value that was both liked and disliked takes its latest polarity)."""
+    found = sorted(found, key=lambda f: (f.seq, f.order))
+    latest: dict[tuple[str, str], Fact] = {}  # group -> latest statement
+    previous: dict[tuple[str, str], str] = {}  # group -> the value the latest one replaced
+    for f in found:
+        group = _group(f.fact, "user" if f.fact.about_user else subject)
+        if group is None:
+            continue
+        before = latest.get(group)
+        if (
+            before is not None
+            and before.attribute == f.fact.attribute
+            and norm(before.value) != norm(f.fact.value)
+        ):
+            previous[group] = before.value
+        latest[group] = f.fact
+    items: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for f in found:
+        subj = "user" if f.fact.about_user else subject
+        attr, value = f.fact.attribute, f.fact.value
+        group = _group(f.fact, subj)
+        if group is not None and (
+            latest[group].attribute != attr or norm(latest[group].value) != norm(value)
+        ):
+            continue
+        key = (norm(subj), attr, norm(value) or value.lower())
+        item = items.get(key)
+        if item is None:
+            qualifiers = dict(f.fact.qualifiers)
+            if group is not None and norm(previous.get(group, "")) not in {"", norm(value)}:
+                qualifiers.setdefault("previously", previous[group])
+            items[key] = {
+                "subject": subj,
+                "attribute": attr,
+                "value": value,
+                "qualifiers": qualifiers,
+                "valid_from": f.fact.valid_from,
+                "evidence_seqs": [f.seq],
+            }
+            continue
+        if f.seq not in item["evidence_seqs"]:
+            item["evidence_seqs"].append(f.seq)
+        item["valid_from"] = item["valid_from"] or f.fact.valid_from
+    return list(items.values())
