@@ -283,14 +283,19 @@ class Methods:
         thread: str | None = None,
         query: str | None = None,
         token_budget: int | None = None,
+        **options: Any,
     ) -> Call[dict[str, Any]]:
-        """Everything an agent's next turn needs (working memory, memories, recent turns) within a budget."""
+        """Everything an agent's next turn needs (working memory, memories, recent turns) within a budget.
+
+        `options` are the request's other fields (recent_turns, memories_top_k, recall_top_k, message_range).
+        """
         body = {
             "user_id": user_id,
             "session_id": session_id,
             "thread": thread,
             "query": query,
             "token_budget": token_budget,
+            **options,
         }
         return Call("POST", "/v1/context", body=_drop_none(body), safe=True, parse=_as_dict)
 
