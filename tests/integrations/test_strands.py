@@ -35,7 +35,10 @@ class ScriptedModel(Model):
         self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         self.calls.append(
-            {"messages": json.loads(json.dumps(messages, default=str)), "tools": [t["name"] for t in tool_specs or []]}
+            {
+                "messages": json.loads(json.dumps(messages, default=str)),
+                "tools": [t["name"] for t in tool_specs or []],
+            }
         )
         answer = self.answers.pop(0)
         yield {"messageStart": {"role": "assistant"}}
@@ -49,7 +52,12 @@ class ScriptedModel(Model):
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use" if answer.get("tools") else "end_turn"}}
-        yield {"metadata": {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1}}}
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                "metrics": {"latencyMs": 1},
+            }
+        }
 
 
 def all_text(call: dict[str, Any]) -> str:
@@ -121,7 +129,9 @@ def test_recall_tool_finds_messages_of_an_earlier_session(mem: MemoryClient, sta
     first("In June I am going to the sardines festival in Lisbon with my sister Marta.")
     eventually(lambda: recalled(mem, user, "sardines festival Marta"))
     # When a new session's agent recalls it
-    model = ScriptedModel({"tools": [("recall_messages", {"query": "sardines festival"})]}, {"text": "With Marta."})
+    model = ScriptedModel(
+        {"tools": [("recall_messages", {"query": "sardines festival"})]}, {"text": "With Marta."}
+    )
     Agent(model=model, plugins=[MongomemPlugin(mem, user, uid("chat"))], callback_handler=None)(
         "Who was I going to the festival with?"
     )

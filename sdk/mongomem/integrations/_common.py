@@ -113,7 +113,7 @@ class TurnBuffer:
 def context_block(response: Mapping[str, Any]) -> str:
     """The /v1/context block wrapped in a tag the model can tell apart from the conversation."""
     text = str(response.get("context") or "").strip()
-    return f"<memory source=\"mongomem\">\n{text}\n</memory>" if text else ""
+    return f'<memory source="mongomem">\n{text}\n</memory>' if text else ""
 
 
 def search_text(response: Any) -> str:

@@ -54,11 +54,15 @@ def message_turns(message: dict[str, Any], tool_names: dict[str, str]) -> list[d
             use = block["toolUse"]
             call_id = safe_id(use.get("toolUseId"), "call")
             tool_names[call_id] = str(use.get("name") or "tool")
-            calls.append({"id": call_id, "name": tool_names[call_id], "arguments": as_arguments(use.get("input"))})
+            calls.append(
+                {"id": call_id, "name": tool_names[call_id], "arguments": as_arguments(use.get("input"))}
+            )
         elif "toolResult" in block:
             result = block["toolResult"]
             call_id = safe_id(result.get("toolUseId"), "call")
-            parts = [p.get("text") if "text" in p else as_text(p.get("json")) for p in result.get("content") or []]
+            parts = [
+                p.get("text") if "text" in p else as_text(p.get("json")) for p in result.get("content") or []
+            ]
             turn: dict[str, Any] = {
                 "role": "tool",
                 "content": "\n".join(str(p) for p in parts if p) or str(result.get("status") or "done"),
@@ -164,7 +168,9 @@ class MongomemPlugin(Plugin):
             query: What was said, in plain words.
             top_k: How many matching messages to return (1-20).
         """
-        return recall_text(self.client.recall(query, self.user_id, top_k=max(1, min(top_k, 20)), message_range=1))
+        return recall_text(
+            self.client.recall(query, self.user_id, top_k=max(1, min(top_k, 20)), message_range=1)
+        )
 
     @tool
     def update_working_memory(self, memory: str) -> str:
