@@ -12,7 +12,7 @@ mongomem.retrying (429/503 honouring Retry-After; 5xx and lost connections only 
 safe). Record writes carry a client token, generated when not given, so a retry records nothing twice.
 """
 
-from mongomem.client._calls import Call
+from mongomem.client._calls import Call, Methods
 from mongomem.client._transport import AsyncMemoryClient, Auth, MemoryClient, MemoryClientError, sigv4_auth
 
-__all__ = ["AsyncMemoryClient", "Auth", "Call", "MemoryClient", "MemoryClientError", "sigv4_auth"]
+__all__ = ["AsyncMemoryClient", "Auth", "Call", "MemoryClient", "MemoryClientError", "Methods", "sigv4_auth"]

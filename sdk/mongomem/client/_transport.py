@@ -134,6 +134,10 @@ class MemoryClient(_Base):
         super().__init__(*args, **kwargs)
         self._http = httpx.Client(timeout=self.timeout, follow_redirects=False)
 
+    def execute(self, call: Call[T]) -> T:
+        """Run a request spec built elsewhere (an integration's, or `Methods.<name>.build(...)`)."""
+        return self._run(call)
+
     def _run(self, call: Call[T]) -> T:
         def attempt(_budget: float | None) -> T:
             request = self._request(self._http, call)
@@ -186,6 +190,10 @@ class AsyncMemoryClient(_Base):
             self._http = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
             self._loop = loop
         return self._http
+
+    async def execute(self, call: Call[T]) -> T:
+        """Run a request spec built elsewhere (an integration's, or `Methods.<name>.build(...)`)."""
+        return await self._run(call)
 
     async def _run(self, call: Call[T]) -> T:
         http = self._client()

@@ -61,6 +61,7 @@ class TurnBuffer:
         *,
         source: str,
         max_batch: int = MAX_BATCH,
+        token: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.user_id = user_id
@@ -68,7 +69,7 @@ class TurnBuffer:
         self.source = source
         self.max_batch = max(1, min(max_batch, MAX_BATCH))
         self.pending: list[dict[str, Any]] = []
-        self._token: str | None = None
+        self._token: str | None = token  # given: the first batch's token (derived from its content)
         self.recorded: list[RecordTurnsResponse] = []
 
     def add(self, *turns: Mapping[str, Any]) -> None:

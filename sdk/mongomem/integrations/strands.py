@@ -125,13 +125,13 @@ class MongomemPlugin(Plugin):
 
     # -- recording -------------------------------------------------------------------------------------
 
-    @hook
+    @hook  # type: ignore[call-overload]  # strands types @hook for functions, not methods
     def on_message_added(self, event: MessageAddedEvent) -> None:
         self.turns.add(*message_turns(dict(event.message), self._tool_names))
         if len(self.turns.pending) >= self.turns.max_batch:
             self.turns.flush(self.client)
 
-    @hook
+    @hook  # type: ignore[call-overload]
     def on_after_invocation(self, event: AfterInvocationEvent) -> None:
         self.turns.flush(self.client)
 
