@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import urllib.error
@@ -227,3 +228,222 @@ def test_readme_examples_run(stack: LocalStack, tmp_path: Path) -> None:
     snippet = readme[start + len("```python\n") : readme.index("```", start + 10)]
     namespace: dict[str, Any] = {}
     exec(compile(snippet.replace("http://127.0.0.1:3000", stack.url), "README", "exec"), namespace)
+
+
+# --- deleting turns, listing facts by subject ---------------------------------------------------
+
+
+def test_delete_turns_from_a_seq_then_all_and_promotion_steps_over_the_gap(client: MemoryClient) -> None:
+    # Given five turns
+    session, user = uid("chat"), uid("el")
+    client.record_turns(session, user, [{"role": "user", "content": f"message {i}"} for i in range(1, 6)])
+    # When the last two are deleted
+    result = client.delete_turns(session, user, from_seq=4)
+    # Then they are gone, and newer turns get new seqs (never reused)
+    assert (result.deleted, result.from_seq) == (2, 4)
+    assert [t.seq for t in client.list_turns(session, user).turns] == [1, 2, 3]
+    assert [t.seq for t in client.record_turn(session, user, "user", "again").turns] == [6]
+    # And a flush promotes over the gap, naming the deleted seqs as missing
+    snap = client.flush(session, user).snapshot
+    assert snap is not None and (snap.from_seq, snap.to_seq, snap.turn_count) == (1, 6, 4)
+    assert snap.missing_seqs == [4, 5]
+    # When every turn is deleted, Then the session reads back empty
+    assert client.delete_turns(session, user).deleted == 4
+    assert client.list_turns(session, user).turns == []
+
+
+def test_delete_turns_of_an_unknown_session_is_404(client: MemoryClient) -> None:
+    with pytest.raises(MemoryClientError) as err:
+        client.delete_turns(uid("nope"), uid("u"))
+    assert err.value.status == 404
+
+
+def test_semantic_facts_list_by_exact_subject_attribute_and_subject_prefix(client: MemoryClient) -> None:
+    user = uid("fi")
+    for subject, attribute, value in [
+        ("prefs/food", "Likes", "tea"),
+        ("prefs/food", "likes", "coffee"),
+        ("prefs/travel", "seat", "aisle"),
+        ("prefsX", "seat", "window"),
+    ]:
+        client.create_memory(
+            user, "semantic", {"subject": subject, "attribute": attribute, "value": value}, reconcile=False
+        )
+
+    def values(**filters: Any) -> list[str]:
+        page = client.list_memories(user, type="semantic", **filters)
+        return sorted(m.payload["value"] for m in page.memories)
+
+    # Exact means exact: case and punctuation matter (unlike reconciliation's keys)
+    assert values(subject="prefs/food", attribute="likes") == ["coffee"]
+    assert values(subject="prefs/food") == ["coffee", "tea"]
+    assert values(subject_prefix="prefs/") == ["aisle", "coffee", "tea"]
+    assert values(subject_prefix="prefs") == ["aisle", "coffee", "tea", "window"]
+    with pytest.raises(MemoryClientError) as err:
+        client.list_memories(user, subject="prefs/food")
+    assert err.value.status == 400 and "type=semantic" in err.value.message
+
+
+# --- AsyncMemoryClient --------------------------------------------------------------------------
+
+
+def test_async_client_has_the_same_methods_models_and_errors(stack: LocalStack) -> None:
+    from mongomem.client import AsyncMemoryClient
+
+    session, user = uid("chat"), uid("ga")
+
+    async def scenario() -> None:
+        async with AsyncMemoryClient(stack.url, retries=2, backoff=0.01) as mem:
+            recorded = await mem.record_turns(
+                session, user, [{"role": "user", "content": "I live in Porto."}]
+            )
+            assert isinstance(recorded, RecordTurnsResponse) and [t.seq for t in recorded.turns] == [1]
+            page = await mem.list_turns(session, user)
+            assert isinstance(page, TurnPage) and page.turns[0].content == "I live in Porto."
+            written = await mem.create_memory(
+                user, "semantic", {"subject": "ga", "attribute": "city", "value": "Porto"}
+            )
+            assert isinstance(written, WriteResult) and written.decision == "ADD"
+            found = await mem.search(user, "city", types=["semantic"])
+            assert found.results[0].payload["value"] == "Porto"
+            assert [m.memory_id async for m in mem.iter_memories(user, page_size=1)] == [
+                written.memory.memory_id
+            ]
+            state = await mem.update_working_memory(user, content="# User\n- **City**: Porto\n", replace=True)
+            assert isinstance(state, WorkingMemoryState)
+            context = await mem.build_context(user, session_id=session, query="where", token_budget=500)
+            assert "Porto" in json.dumps(context)
+            with pytest.raises(MemoryClientError) as invalid:
+                await mem.record_turn(session, user, "robot", "x")
+            assert invalid.value.status == 422 and invalid.value.code == "validation_error"
+
+    asyncio.run(scenario())
+
+
+def test_async_client_retries_429_and_a_lost_write_reply_with_one_client_token(stack: LocalStack) -> None:
+    from mongomem.client import AsyncMemoryClient
+
+    session, user = uid("chat"), uid("ha")
+    proxy = Proxy(
+        stack.url,
+        lambda m, p, n: (
+            (503, {"Retry-After": "0", "forward": "yes"})
+            if m == "POST" and n == 1
+            else ((429, {"Retry-After": "0"}) if m == "GET" and n <= 2 else None)
+        ),
+    )
+    try:
+
+        async def scenario() -> None:
+            mem = AsyncMemoryClient(proxy.url, retries=3, backoff=0.01)
+            result = await mem.record_turns(session, user, [{"role": "user", "content": "a"}])
+            assert result.replayed is True and [t.seq for t in result.turns] == [1]
+            assert (await mem.status())["ready"] is True
+            await mem.aclose()
+
+        asyncio.run(scenario())
+        posts = [json.loads(body) for method, _, body in proxy.calls if method == "POST"]
+        assert len(posts) == 2 and posts[0]["client_token"] == posts[1]["client_token"]
+        assert len([c for c in proxy.calls if c[0] == "GET"]) == 3
+    finally:
+        proxy.close()
+
+
+def test_async_client_out_of_retries_and_unreachable_raise_clear_errors(stack: LocalStack) -> None:
+    from mongomem.client import AsyncMemoryClient
+
+    always = Proxy(stack.url, lambda m, p, n: (429, {"Retry-After": "0"}))
+    try:
+
+        async def scenario() -> tuple[MemoryClientError, MemoryClientError]:
+            with pytest.raises(MemoryClientError) as busy:
+                await AsyncMemoryClient(always.url, retries=1, backoff=0.01).status()
+            with pytest.raises(MemoryClientError) as gone:
+                await AsyncMemoryClient("http://127.0.0.1:9", retries=1, backoff=0.01, timeout=2).status()
+            return busy.value, gone.value
+
+        busy, gone = asyncio.run(scenario())
+        assert busy.status == 429 and busy.code == "busy" and len(always.calls) == 2
+        assert gone.status is None and gone.code == "unreachable" and "127.0.0.1:9" in gone.message
+    finally:
+        always.close()
+
+
+def test_a_write_that_must_not_run_twice_is_not_resent_after_a_5xx(stack: LocalStack) -> None:
+    # Given a front that answers the first create_memory with a 502 after forwarding it
+    proxy = Proxy(stack.url, lambda m, p, n: (502, {"forward": "yes"}) if m == "POST" and n == 1 else None)
+    try:
+        user = uid("ia")
+        with pytest.raises(MemoryClientError) as err:
+            MemoryClient(proxy.url, retries=3, backoff=0.01).create_memory(
+                user, "semantic", {"subject": "ia", "attribute": "city", "value": "Faro"}
+            )
+        # Then the SDK does not send it again (a second write could add a second version)
+        assert err.value.status == 502 and len(proxy.calls) == 1
+    finally:
+        proxy.close()
+
+
+class KeepAlive:
+    """An HTTP/1.1 server that answers {} and records the client port of every request."""
+
+    def __init__(self) -> None:
+        self.ports: list[int] = []
+        seen = self.ports
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                seen.append(self.client_address[1])
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def test_both_clients_reuse_one_connection() -> None:
+    from mongomem.client import AsyncMemoryClient
+
+    server = KeepAlive()
+    try:
+        with MemoryClient(server.url) as mem:
+            for _ in range(3):
+                mem.status()
+
+        async def scenario() -> None:
+            async with AsyncMemoryClient(server.url) as amem:
+                for _ in range(3):
+                    await amem.status()
+
+        asyncio.run(scenario())
+        sync_ports, async_ports = server.ports[:3], server.ports[3:]
+        assert len(set(sync_ports)) == 1 and len(set(async_ports)) == 1 and len(async_ports) == 3
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+def test_a_timeout_is_a_clear_error() -> None:
+    import socket
+
+    # Given a server that accepts the connection but never answers
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        with pytest.raises(MemoryClientError) as err:
+            MemoryClient(url, timeout=0.3, retries=1, backoff=0.01).status()
+        assert err.value.status is None and err.value.code == "timeout" and "0.3s" in err.value.message
+    finally:
+        listener.close()

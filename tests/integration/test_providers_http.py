@@ -227,6 +227,36 @@ def test_chat_reports_timeouts_after_the_last_retry(api: FakeAPI) -> None:
     assert len(api.requests("/chat/completions")) == 2
 
 
+def test_chat_retries_never_outlive_the_request_deadline(api: FakeAPI) -> None:
+    # Given a server that throttles and asks for a 5 s pause, and a call with 1 s of budget left
+    api.default["/v1/chat/completions"] = Reply(
+        429, {"error": {"message": "slow down"}}, {"Retry-After": "5"}
+    )
+    llm = chat(api, max_retries=5, max_retry_after=20)
+    req = request()
+    req.deadline = time.monotonic() + 1.0
+    # When a call is made, Then it gives up at once rather than sleeping past the budget
+    started = time.monotonic()
+    with pytest.raises(
+        LLMError, match=r"HTTP 429: slow down \(gave up after 1 attempts: the time budget ran out\)"
+    ):
+        llm.complete_json(req)
+    assert time.monotonic() - started < 0.5 and len(api.requests("/chat/completions")) == 1
+
+
+def test_chat_attempt_timeout_is_cut_to_the_deadline(api: FakeAPI) -> None:
+    # Given a server slower than the remaining budget (but faster than the per-attempt timeout)
+    api.default["/v1/chat/completions"] = Reply(delay=1.5)
+    llm = chat(api, timeout=10.0, max_retries=3)
+    req = request()
+    req.deadline = time.monotonic() + 0.4
+    # When a call is made, Then it stops at the deadline (not after 10 s), without a second attempt
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="timed out"):
+        llm.complete_json(req)
+    assert time.monotonic() - started < 1.0 and len(api.requests("/chat/completions")) == 1
+
+
 def test_chat_falls_back_to_json_object_when_json_schema_is_rejected(api: FakeAPI) -> None:
     # Given a server that does not know response_format json_schema
     rejection = {

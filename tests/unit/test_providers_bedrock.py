@@ -1,4 +1,7 @@
-"""Bedrock Converse LLM and Titan v2 embeddings against a real bedrock-runtime client with botocore's Stubber."""
+"""Bedrock Converse LLM and Titan v2 embeddings against a real bedrock-runtime client with botocore's Stubber.
+
+Retries are botocore's own (the Stubber answers before them): tests/integration/test_providers_bedrock_http.py.
+"""
 
 from __future__ import annotations
 
@@ -93,7 +96,6 @@ def llm(client: Any, **kw: Any) -> BedrockLLM:
         timeout=5,
         max_retries=kw.pop("max_retries", 2),
         client=client,
-        base_delay=0.0,
         **kw,
     )
 
@@ -112,33 +114,6 @@ def test_converse_forces_the_schema_tool_and_returns_its_input(client: Any, stub
     assert recorded["LLMOutputTokens"]["Value"] == [45.0]
     assert "LLMLatencyMs" in recorded
     metrics.clear_metrics()
-
-
-def test_throttling_is_retried_with_backoff_then_succeeds(client: Any, stub: Stubber) -> None:
-    # Given two throttled calls, then an answer
-    for code in ("ThrottlingException", "ServiceUnavailableException"):
-        stub.add_client_error(
-            "converse", service_error_code=code, service_message="slow down", http_status_code=429
-        )
-    stub.add_response("converse", converse_response(), converse_params())
-    provider = llm(client, max_retries=2)
-    # When a call is made, Then it succeeds on the third attempt
-    assert json.loads(provider.complete_json(request()).text) == ANSWER
-    assert provider.attempts == 3
-
-
-def test_throttling_beyond_the_retries_raises_llm_error(client: Any, stub: Stubber) -> None:
-    for _ in range(3):
-        stub.add_client_error(
-            "converse",
-            service_error_code="ThrottlingException",
-            service_message="Too many requests",
-            http_status_code=429,
-        )
-    provider = llm(client, max_retries=2)
-    with pytest.raises(LLMError, match=r"Too many requests.*gave up after 3 attempts"):
-        provider.complete_json(request())
-    assert provider.attempts == 3
 
 
 def test_access_denied_is_not_retried(client: Any, stub: Stubber) -> None:
@@ -227,17 +202,16 @@ def titan_params(text: str, dim: int = 256) -> dict[str, Any]:
     }
 
 
-def test_titan_embeds_one_text_per_call_and_retries_throttling(client: Any, stub: Stubber) -> None:
-    # Given two texts, the second throttled once
+def test_titan_embeds_one_text_per_call(client: Any, stub: Stubber) -> None:
+    # Given two texts
     stub.add_response("invoke_model", titan_body([3.0, 4.0] + [0.0] * 254), titan_params("a"))
-    stub.add_client_error("invoke_model", service_error_code="ThrottlingException", http_status_code=429)
     stub.add_response("invoke_model", titan_body([0.0] * 255 + [2.0]), titan_params("b"))
-    emb = BedrockTitanEmbedder("eu-west-1", dim=256, client=client, base_delay=0.0)
+    emb = BedrockTitanEmbedder("eu-west-1", dim=256, client=client)
     # When embedded
     first, second = emb.embed(["a", "b"])
     # Then each is a unit vector of the configured dim, in order
     assert first[:2] == [0.6, 0.8] and second[-1] == 1.0 and len(first) == 256
-    assert emb.calls == 3
+    assert emb.calls == 2
 
 
 def test_titan_rejects_a_wrong_dimension_answer(client: Any, stub: Stubber) -> None:
@@ -249,16 +223,3 @@ def test_titan_rejects_a_wrong_dimension_answer(client: Any, stub: Stubber) -> N
 def test_titan_only_accepts_its_dimensions() -> None:
     with pytest.raises(ValueError, match="256, 512 or 1024"):
         BedrockTitanEmbedder("eu-west-1", dim=768)
-
-
-def test_titan_gives_up_after_retries(client: Any, stub: Stubber) -> None:
-    for _ in range(2):
-        stub.add_client_error(
-            "invoke_model",
-            service_error_code="ServiceUnavailableException",
-            service_message="unavailable",
-            http_status_code=503,
-        )
-    emb = BedrockTitanEmbedder("eu-west-1", dim=256, client=client, max_retries=1, base_delay=0.0)
-    with pytest.raises(EmbeddingError, match="gave up after 2 attempts"):
-        emb.embed(["a"])

@@ -1,4 +1,4 @@
-"""Providers that need no network: scripted LLM, hashing embedder, local-model wrapper, retry policy."""
+"""Providers that need no network: scripted LLM, hashing embedder, local-model wrapper (the retry policy: test_retrying.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from mongomem.ports import EmbeddingError, LLMError, LLMRequest
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.embed_local import NOT_INSTALLED, LocalEmbedderProvider
 from mongomem.providers.llm_scripted import ScriptedLLM
-from mongomem.providers.retry import RetriesExhausted, RetryPolicy, call_with_retries
 
 
 def req(task: str, prompt: str = "p") -> LLMRequest:
@@ -158,46 +157,3 @@ def test_local_wrapper_over_the_bundled_model_module() -> None:
         assert (ok, reason) == (False, NOT_INSTALLED)
     else:
         assert ok and emb.model.startswith("local:") and len(emb.embed(["hello"])[0]) == emb.dim
-
-
-# --- retry policy --------------------------------------------------------------------------------
-
-
-def test_retry_policy_backs_off_exponentially_within_bounds_and_caps_retry_after() -> None:
-    waits: list[float] = []
-    policy = RetryPolicy(
-        max_retries=4, base_delay=0.1, max_delay=0.3, max_retry_after=5, sleep=waits.append, rng=lambda: 1.0
-    )
-    assert [policy.backoff(n) for n in range(4)] == [0.1, 0.2, 0.3, 0.3]
-    assert policy.delay(0, retry_after=60) == 5
-    calls = []
-
-    def flaky() -> str:
-        calls.append(1)
-        if len(calls) < 3:
-            raise TimeoutError("slow")
-        return "ok"
-
-    assert call_with_retries(flaky, policy, lambda e: isinstance(e, TimeoutError)) == "ok"
-    assert waits == [0.1, 0.2]
-
-
-def test_retry_stops_at_once_on_a_permanent_error_and_after_max_retries() -> None:
-    policy = RetryPolicy(max_retries=2, base_delay=0, sleep=lambda _s: None)
-    calls: list[int] = []
-
-    def boom() -> None:
-        calls.append(1)
-        raise KeyError("permanent")
-
-    with pytest.raises(KeyError):
-        call_with_retries(boom, policy, lambda e: isinstance(e, TimeoutError))
-    assert len(calls) == 1
-
-    def slow() -> None:
-        calls.append(1)
-        raise TimeoutError("slow")
-
-    with pytest.raises(RetriesExhausted) as err:
-        call_with_retries(slow, policy, lambda e: isinstance(e, TimeoutError))
-    assert err.value.attempts == 3 and len(calls) == 4

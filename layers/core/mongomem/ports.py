@@ -31,7 +31,8 @@ class LLMRequest:
     schema_name: str
     context: dict[str, Any] = field(default_factory=dict)
     max_tokens: int = 2048
-    # time.monotonic() by which the call (retries included) must be over; None: the provider's own limits.
+    # A time.monotonic() value the call must not outlive, retries included (e.g. the Lambda's remaining
+    # time budget). The OpenAI-compatible provider honours it; Bedrock does not yet.
     deadline: float | None = None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors
 from mongomem.models.common import Scope
+from mongomem.models.memory import PayloadFilter
 
 # How many of a user's active memories of one type reconciliation compares by vector (newest first).
 CANDIDATE_LIMIT = 2000
@@ -195,11 +197,22 @@ class MemoryStore:
             )
 
     def list_page(
-        self, scope: Scope, memory_type: str | None, status: str | None, limit: int, before: datetime | None
+        self,
+        scope: Scope,
+        memory_type: str | None,
+        status: str | None,
+        limit: int,
+        before: datetime | None,
+        payload: PayloadFilter | None = None,
     ) -> list[dict[str, Any]]:
         query: dict[str, Any] = {**scope.filter()}
         if memory_type:
             query["type"] = memory_type
+        for field, value in (payload.exact if payload else {}).items():
+            query[f"payload.{field}"] = value
+        for field, prefix in (payload.prefix if payload else {}).items():
+            # An anchored, escaped regex: a prefix match MongoDB answers from an index on the field.
+            query.setdefault(f"payload.{field}", {"$regex": "^" + re.escape(prefix)})
         query["status"] = status or {"$ne": "deleted"}
         if before is not None:
             query["created_at"] = {"$lt": before}

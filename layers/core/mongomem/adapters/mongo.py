@@ -37,6 +37,10 @@ TOKEN_WINDOW = 200
 DUPLICATE_KEY = 11000
 
 
+# Deleted unpromoted seq ranges a session remembers; older ones fall back to the hole grace period.
+DELETED_RANGES = 50
+
+
 def get_client(uri: str, **kwargs: Any) -> MongoClient[dict[str, Any]]:
     """One MongoClient per process (per Lambda execution environment), created on first use."""
     with _CLIENTS_LOCK:
@@ -355,6 +359,32 @@ class MongoStore:
         with translate_errors():
             cursor = self.turns.find(query, {"_id": 0, "seq": 1, "tokens": 1}).sort("seq", ASCENDING)
             return [(d["seq"], d.get("tokens", 0)) for d in cursor]
+
+    def delete_turns(self, scope: Scope, session_id: str, from_seq: int | None) -> int:
+        """Delete the session's turns with seq >= from_seq (all without it); returns how many went.
+
+        The seqs stay allocated: promotion steps over them as it does over abandoned seqs. Only the
+        unpromoted token count shrinks, so the size trigger counts what is left."""
+        query: dict[str, Any] = {**scope.filter(), "session_id": session_id}
+        if from_seq is not None:
+            query["seq"] = {"$gte": from_seq}
+        skey = session_key(scope, session_id)
+        with translate_errors():
+            session = self.sessions.find_one({"_id": skey}, {"promoted_through_seq": 1, "last_seq": 1})
+            if session is None:
+                return 0
+            promoted, last = session["promoted_through_seq"], session["last_seq"]
+            doomed = list(self.turns.find(query, {"_id": 0, "seq": 1, "tokens": 1}))
+            deleted = self.turns.delete_many(query).deleted_count
+            tokens = sum(d.get("tokens", 0) for d in doomed if d["seq"] > promoted)
+            update: dict[str, Any] = {"$inc": {"unpromoted_tokens": -tokens}}
+            start = max(from_seq or 1, promoted + 1)
+            if start <= last:
+                # Promotion steps over these seqs at once instead of waiting for a writer (hole grace).
+                entry = {"$each": [[start, last]], "$slice": -DELETED_RANGES}
+                update["$push"] = {"deleted_ranges": entry}
+            self.sessions.update_one({"_id": skey}, update)
+        return int(deleted)
 
     # -- promotion -----------------------------------------------------------------------------
     def claim_due(

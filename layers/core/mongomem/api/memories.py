@@ -16,6 +16,7 @@ from mongomem.models.memory import (
     DeleteResult,
     MemoryPage,
     MemoryWithHistory,
+    PayloadFilter,
     WriteResult,
 )
 from mongomem.observability import emit, logger
@@ -59,8 +60,21 @@ def list_memories(
     status: Annotated[Literal["active", "superseded", "deleted"] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
+    subject: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="semantic: exact subject")
+    ] = None,
+    attribute: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="semantic: exact attribute")
+    ] = None,
+    subject_prefix: Annotated[
+        str | None, Query(min_length=1, max_length=512, description="semantic: subjects starting with this")
+    ] = None,
 ) -> MemoryPage:
-    return services().memories.list(_scope(user_id), type.value if type else None, status, limit, cursor)
+    exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
+    payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
+    return services().memories.list(
+        _scope(user_id), type.value if type else None, status, limit, cursor, payload
+    )
 
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")

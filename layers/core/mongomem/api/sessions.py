@@ -1,4 +1,4 @@
-"""Session routes: record turns, list turns, session state, flush."""
+"""Session routes: record turns, list and delete turns, session state, flush."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import UserQuery, request_scope
 from mongomem.models.common import ID_PATTERN, Scope
-from mongomem.models.sessions import FlushResponse, SessionState
+from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnPage
 from mongomem.observability import emit, logger, metrics
 from mongomem.runtime import services
@@ -63,6 +63,23 @@ def get_turns(
 ) -> TurnPage:
     svc = services()
     return history.turn_page(svc.store, _scope(user_id), session_id, limit, before_seq)
+
+
+@router.delete(
+    "/v1/sessions/<session_id>/turns",
+    summary="Delete the session's turns from a seq on (all without from_seq)",
+)
+def delete_turns(
+    session_id: SessionId,
+    user_id: UserQuery = None,
+    from_seq: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+) -> DeleteTurnsResponse:
+    svc = services()
+    result = history.delete_turns(svc.store, _scope(user_id), session_id, from_seq)
+    logger.info(
+        "turns deleted", extra={"session_id": session_id, "from_seq": from_seq, "count": result.deleted}
+    )
+    return result
 
 
 @router.get("/v1/sessions/<session_id>", summary="Session state: counts, activity, snapshots, extraction")

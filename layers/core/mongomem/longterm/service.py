@@ -18,6 +18,7 @@ from mongomem.models.memory import (
     MemoryOut,
     MemoryPage,
     MemoryWithHistory,
+    PayloadFilter,
     WriteResult,
     memory_key,
     memory_text,
@@ -101,7 +102,13 @@ class MemoryService:
         return MemoryWithHistory(memory=memory_out(doc), history=chain)
 
     def list(
-        self, scope: Scope, memory_type: str | None, status: str | None, limit: int, cursor: str | None
+        self,
+        scope: Scope,
+        memory_type: str | None,
+        status: str | None,
+        limit: int,
+        cursor: str | None,
+        payload: PayloadFilter | None = None,
     ) -> MemoryPage:
         before: datetime | None = None
         if cursor:
@@ -109,7 +116,12 @@ class MemoryService:
                 before = datetime.fromisoformat(cursor)
             except ValueError as exc:
                 raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
-        docs = self.store.list_page(scope, memory_type, status, limit + 1, before)
+        if payload is not None and (payload.exact or payload.prefix) and memory_type != "semantic":
+            raise InvalidInput(
+                "subject, attribute and subject_prefix filter semantic facts: add type=semantic",
+                {"path": "type"},
+            )
+        docs = self.store.list_page(scope, memory_type, status, limit + 1, before, payload)
         more = len(docs) > limit
         docs = docs[:limit]
         return MemoryPage(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -154,3 +155,11 @@ class MemoryPage(BaseModel):
 class DeleteResult(BaseModel):
     lineage_id: str
     deleted_versions: int
+
+
+@dataclass(frozen=True)
+class PayloadFilter:
+    """Exact values and prefixes of payload fields (a semantic fact's subject and attribute) for lists."""
+
+    exact: dict[str, str] = field(default_factory=dict)
+    prefix: dict[str, str] = field(default_factory=dict)

@@ -52,3 +52,9 @@ class FlushResponse(BaseModel):
     session_id: str
     snapshot: Snapshot | None
     message: str
+
+
+class DeleteTurnsResponse(BaseModel):
+    session_id: str
+    from_seq: int | None = None  # None: every turn of the session
+    deleted: int  # turns removed (seqs are never reused; promotion steps over the gap)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
 from mongomem.ports import EmbeddingError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 from mongomem.providers.llm_bedrock import (
+    attempts_made,
     aws_credentials_ready,
+    aws_error_message,
     bedrock_runtime_client,
-    is_retryable_aws_error,
 )
-from mongomem.providers.retry import RetriesExhausted, RetryPolicy, call_with_retries
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMS = (256, 512, 1024)
@@ -32,8 +31,6 @@ class BedrockTitanEmbedder:
         timeout: float = 30.0,
         max_retries: int = 3,
         client: Any = None,
-        base_delay: float = 0.5,
-        max_delay: float = 8.0,
     ) -> None:
         if dim not in TITAN_V2_DIMS:
             raise ValueError(f"bedrock-titan-v2 supports dim 256, 512 or 1024 (got {dim})")
@@ -41,15 +38,15 @@ class BedrockTitanEmbedder:
         self.dim = dim
         self.normalize = normalize
         self.timeout = timeout
-        self.policy = RetryPolicy(max_retries=max_retries, base_delay=base_delay, max_delay=max_delay)
+        self.max_retries = max_retries  # botocore's standard retries (llm_bedrock.client_config)
         self._client = client
         self._credentials_ok = False
-        self.calls = 0  # InvokeModel attempts made by the last embed()
+        self.calls = 0  # InvokeModel requests (botocore's retries included) made by the last embed()
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = bedrock_runtime_client(self.region, self.timeout)
+            self._client = bedrock_runtime_client(self.region, self.timeout, self.max_retries)
         return self._client
 
     def ready(self) -> tuple[bool, str]:
@@ -60,7 +57,6 @@ class BedrockTitanEmbedder:
         return ok, reason
 
     def _invoke(self, text: str) -> Any:
-        self.calls += 1
         response = self.client.invoke_model(
             modelId=self.model,
             contentType="application/json",
@@ -69,6 +65,7 @@ class BedrockTitanEmbedder:
                 {"inputText": text[:MAX_CHARS], "dimensions": self.dim, "normalize": self.normalize}
             ),
         )
+        self.calls += attempts_made(response)
         return json.loads(response["body"].read())
 
     def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
@@ -79,16 +76,10 @@ class BedrockTitanEmbedder:
         vectors: list[Any] = []
         for i, text in enumerate(texts):
             try:
-                data = call_with_retries(
-                    functools.partial(self._invoke, text), self.policy, is_retryable_aws_error
-                )
-            except RetriesExhausted as exc:
-                raise EmbeddingError(f"{self.model}: {exc}") from exc.last
+                data = self._invoke(text)
             except ClientError as exc:
-                err = exc.response.get("Error", {})
-                raise EmbeddingError(
-                    f"{self.model}: {err.get('Code', 'error')}: {err.get('Message', '')}"
-                ) from exc
+                self.calls += attempts_made(exc.response)
+                raise EmbeddingError(f"{self.model}: {aws_error_message(exc)}") from exc
             except Exception as exc:
                 raise EmbeddingError(f"{self.model}: text #{i}: {type(exc).__name__}: {exc}") from exc
             vectors.append(data.get("embedding") if isinstance(data, dict) else None)

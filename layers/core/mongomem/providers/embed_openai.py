@@ -7,7 +7,7 @@ from typing import Any
 from mongomem.ports import EmbeddingError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 from mongomem.providers.http import HTTPError, check_url, post_json
-from mongomem.providers.retry import RetriesExhausted, RetryPolicy
+from mongomem.retrying import RetriesExhausted, RetryPolicy
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Known output sizes, so a config may omit dim for these models.

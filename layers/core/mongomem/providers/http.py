@@ -1,4 +1,4 @@
-"""A small JSON-over-HTTP client for the providers: stdlib urllib, timeouts, bounded retries.
+"""A small JSON-over-HTTP client for the providers: stdlib urllib, timeouts, mongomem.retrying's policy.
 
 Redirects are not followed (a redirect must not carry an Authorization header to another host), and
 only http/https URLs are accepted.
@@ -6,7 +6,6 @@ only http/https URLs are accepted.
 
 from __future__ import annotations
 
-import email.utils
 import http.client
 import json
 import time
@@ -17,10 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mongomem.providers.retry import RetryPolicy, call_with_retries
+from mongomem.retrying import RetryPolicy, TransportFailure, parse_retry_after
 
-# 408/429 and the gateway-ish 5xx are transient; other statuses are the request's fault.
-RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _SNIPPET = 300
 
@@ -39,7 +36,7 @@ class HTTPStatusError(HTTPError):
         self.retry_after = retry_after
 
 
-class HTTPTransportError(HTTPError):
+class HTTPTransportError(HTTPError, TransportFailure):
     """Timeout, refused or reset connection, truncated response: worth retrying."""
 
 
@@ -69,22 +66,6 @@ def check_url(url: str) -> str:
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise ValueError(f"not an http(s) URL: {url!r}")
     return url.rstrip("/")
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None when absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _error_message(body: str) -> str:
@@ -143,12 +124,13 @@ def post_json(
     timeout: float,
     policy: RetryPolicy,
     what: str = "POST",
-    retry_statuses: frozenset[int] = RETRY_STATUSES,
+    deadline: float | None = None,
 ) -> JsonResponse:
     """POST `body` as JSON and return the parsed JSON answer.
 
-    Retries transport errors and `retry_statuses` (honouring Retry-After); raises HTTPStatusError,
-    HTTPTransportError, HTTPBodyError or RetriesExhausted (wrapping the last of those)."""
+    Retries what `policy` retries (honouring Retry-After), never past `deadline` (a time.monotonic()
+    value); raises HTTPStatusError, HTTPTransportError, HTTPBodyError, or RetriesExhausted /
+    DeadlineExceeded from mongomem.retrying."""
     check_url(url)
     payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
     all_headers = {
@@ -159,18 +141,10 @@ def post_json(
     }
     attempts = 0
 
-    def once() -> tuple[int, Any]:
+    def once(budget: float | None) -> tuple[int, Any]:
         nonlocal attempts
         attempts += 1
-        return _attempt(url, payload, all_headers, timeout, what)
-
-    def retryable(exc: BaseException) -> bool:
-        if isinstance(exc, HTTPStatusError):
-            return exc.status in retry_statuses
-        return isinstance(exc, HTTPTransportError)
-
-    def retry_after(exc: BaseException) -> float | None:
-        return exc.retry_after if isinstance(exc, HTTPStatusError) else None
+        return _attempt(url, payload, all_headers, timeout if budget is None else budget, what)
 
     def on_retry(n: int, exc: BaseException, delay: float) -> None:
         from mongomem.observability import logger
@@ -182,7 +156,7 @@ def post_json(
 
     started = time.perf_counter()
     try:
-        status, data = call_with_retries(once, policy, retryable, retry_after, on_retry)
+        status, data = policy.call(once, timeout=timeout, deadline=deadline, on_retry=on_retry)
     except HTTPError as exc:
         exc.attempts = attempts
         raise

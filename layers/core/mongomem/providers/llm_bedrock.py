@@ -6,7 +6,6 @@ model to call it, so the answer is the tool-use input (a JSON object), never fre
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
@@ -15,43 +14,54 @@ from typing import Any
 
 from mongomem.ports import LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
-from mongomem.providers.retry import RetriesExhausted, RetryPolicy, call_with_retries
 
-# Transient Bedrock error codes worth another attempt (the SDK's own retries come first).
-RETRYABLE_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceUnavailableException",
-        "ModelNotReadyException",
-        "InternalServerException",
-        "ModelTimeoutException",
-        "TooManyRequestsException",
-    }
-)
-
-_clients: dict[tuple[str | None, float, str], Any] = {}
+_clients: dict[tuple[str | None, float, int, str], Any] = {}
 _clients_lock = threading.Lock()
 
 
-def bedrock_runtime_client(region: str | None, timeout: float) -> Any:
-    """One bedrock-runtime client per (region, timeout) per process, created on first use."""
-    key = (region, timeout, "bedrock-runtime")
+def client_config(timeout: float, max_retries: int) -> Any:
+    """botocore's own retries serve Bedrock: standard mode (throttling, 5xx, ModelNotReady, timeouts and
+    dropped connections, exponential backoff with jitter, a retry quota) for 1 + max_retries attempts."""
+    from botocore.config import Config
+
+    return Config(
+        connect_timeout=min(timeout, 10.0),
+        read_timeout=timeout,
+        retries={"mode": "standard", "total_max_attempts": max_retries + 1},
+    )
+
+
+def bedrock_runtime_client(region: str | None, timeout: float, max_retries: int = 3) -> Any:
+    """One bedrock-runtime client per (region, timeout, retries) per process, created on first use."""
+    key = (region, timeout, max_retries, "bedrock-runtime")
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
             import boto3
-            from botocore.config import Config
 
-            config = Config(
-                connect_timeout=min(timeout, 10.0),
-                read_timeout=timeout,
-                # The SDK retries once with adaptive client-side rate limiting; the provider's own
-                # bounded, jittered retries sit on top and end in a clear LLMError/EmbeddingError.
-                retries={"mode": "adaptive", "total_max_attempts": 2},
-            )
+            config = client_config(timeout, max_retries)
             client = boto3.client("bedrock-runtime", region_name=region, config=config)
             _clients[key] = client
     return client
+
+
+def attempts_made(response: Any) -> int:
+    """How many requests botocore sent for one call (its retries included), from the response metadata."""
+    meta = response.get("ResponseMetadata") if isinstance(response, dict) else None
+    retries = meta.get("RetryAttempts") if isinstance(meta, dict) else None
+    return 1 + int(retries) if isinstance(retries, int) else 1
+
+
+def aws_error_message(exc: BaseException) -> str:
+    """`Code: message`, plus how many attempts botocore made when it retried before giving up."""
+    from botocore.exceptions import ClientError
+
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        text = f"{err.get('Code', 'error')}: {err.get('Message', '')}"
+        attempts = attempts_made(exc.response)
+        return f"{text} (gave up after {attempts} attempts)" if attempts > 1 else text
+    return f"{type(exc).__name__}: {exc}"
 
 
 def aws_credentials_ready(region: str | None) -> tuple[bool, str]:
@@ -67,18 +77,6 @@ def aws_credentials_ready(region: str | None) -> tuple[bool, str]:
     except Exception as exc:
         return False, f"AWS credentials cannot be resolved: {type(exc).__name__}: {exc}"
     return True, ""
-
-
-def is_retryable_aws_error(exc: BaseException) -> bool:
-    """Throttling, unavailable or not-ready model, and timeouts / dropped connections."""
-    from botocore.exceptions import ClientError, HTTPClientError
-    from botocore.exceptions import ConnectionError as BotoConnectionError
-
-    if isinstance(exc, ClientError):
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        return code in RETRYABLE_CODES or status in (429, 503)
-    return isinstance(exc, BotoConnectionError | HTTPClientError)
 
 
 def tool_name(schema_name: str) -> str:
@@ -101,16 +99,14 @@ class BedrockLLM:
         client: Any = None,
         *,
         temperature: float | None = 0.0,
-        base_delay: float = 0.5,
-        max_delay: float = 8.0,
     ) -> None:
         self.model_id = model_id
         self.region = region
         self.timeout = timeout
+        self.max_retries = max_retries
         self.temperature = temperature
         self.name = f"bedrock:{model_id}" if model_id else "bedrock"
-        self.policy = RetryPolicy(max_retries=max_retries, base_delay=base_delay, max_delay=max_delay)
-        self._client = client
+        self._client = client  # a client passed in brings its own retry configuration
         self._credentials_ok = False
         # Models that reject a named tool choice still honour "any" when there is only one tool.
         self._tool_choice: str = "tool"
@@ -119,7 +115,7 @@ class BedrockLLM:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = bedrock_runtime_client(self.region, self.timeout)
+            self._client = bedrock_runtime_client(self.region, self.timeout, self.max_retries)
         return self._client
 
     def ready(self) -> tuple[bool, str]:
@@ -167,14 +163,9 @@ class BedrockLLM:
         while True:
             params = self._request(request)
             try:
-                return dict(
-                    call_with_retries(
-                        functools.partial(self._call, params),
-                        self.policy,
-                        is_retryable_aws_error,
-                    )
-                )
+                return dict(self._call(params))
             except ClientError as exc:
+                self.attempts += attempts_made(exc.response)
                 err = exc.response.get("Error", {})
                 message = str(err.get("Message", ""))
                 if (
@@ -184,11 +175,14 @@ class BedrockLLM:
                 ):
                     self._tool_choice = "any" if self._tool_choice == "tool" else "auto"
                     continue
-                raise LLMError(f"{self.name}: {err.get('Code', 'error')}: {message}") from exc
+                raise LLMError(f"{self.name}: {aws_error_message(exc)}") from exc
 
     def _call(self, params: dict[str, Any]) -> Any:
-        self.attempts += 1
-        return self.client.converse(**params)
+        # botocore retries inside this one call (client_config). A per-call deadline would go here: a
+        # client whose read_timeout and max_attempts fit the request's remaining budget.
+        response = self.client.converse(**params)
+        self.attempts += attempts_made(response)
+        return response
 
     def complete_json(self, request: LLMRequest) -> LLMResult:
         if not self.model_id:
@@ -199,8 +193,6 @@ class BedrockLLM:
             response = self._converse(request)
         except LLMError:
             raise
-        except RetriesExhausted as exc:
-            raise LLMError(f"{self.name}: {exc}") from exc.last
         except Exception as exc:
             raise LLMError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
         latency_ms = (time.perf_counter() - started) * 1000.0

@@ -15,7 +15,7 @@ from typing import Any
 from mongomem.ports import LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
 from mongomem.providers.http import HTTPError, HTTPStatusError, check_url, post_json
-from mongomem.providers.retry import RetriesExhausted, RetryPolicy
+from mongomem.retrying import DeadlineExceeded, RetriesExhausted, RetryPolicy
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
@@ -105,7 +105,7 @@ class OpenAICompatibleLLM:
             body["temperature"] = self.temperature
         return body
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: dict[str, Any], deadline: float | None) -> Any:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
             response = post_json(
@@ -115,6 +115,7 @@ class OpenAICompatibleLLM:
                 timeout=self.timeout,
                 policy=self.policy,
                 what=f"{self.name} chat/completions",
+                deadline=deadline,
             )
         except (RetriesExhausted, HTTPError) as exc:
             self.attempts += exc.attempts
@@ -139,7 +140,7 @@ class OpenAICompatibleLLM:
         # Each downgrade happens at most once per process, so this loop is bounded.
         while True:
             try:
-                return self._post(self._body(request, self.json_schema_supported))
+                return self._post(self._body(request, self.json_schema_supported), request.deadline)
             except HTTPStatusError as exc:
                 if not self._downgrade(exc):
                     raise
@@ -154,8 +155,8 @@ class OpenAICompatibleLLM:
             data = self._send(request)
         except RetriesExhausted as exc:
             raise LLMError(f"{exc}") from exc.last
-        except HTTPError as exc:
-            raise LLMError(str(exc)) from exc
+        except (HTTPError, DeadlineExceeded) as exc:
+            raise LLMError(f"{self.name}: {exc}" if isinstance(exc, DeadlineExceeded) else str(exc)) from exc
         latency_ms = (time.perf_counter() - started) * 1000.0
         text = self._content(data)
         usage = data.get("usage") if isinstance(data, dict) else None

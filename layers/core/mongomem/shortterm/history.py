@@ -1,4 +1,4 @@
-"""Read short-term memory: turn pages and session state; flush a session on request."""
+"""Read short-term memory: turn pages and session state; flush a session or delete its turns on request."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from mongomem.adapters.mongo import MongoStore, PromotionPolicy
 from mongomem.errors import NotFound
 from mongomem.models.common import Scope, as_utc, utcnow
-from mongomem.models.sessions import FlushResponse, SessionState, Snapshot
+from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState, Snapshot
 from mongomem.models.turns import TurnOut, TurnPage
 from mongomem.shortterm.promotion import Promoter
 
@@ -87,3 +87,15 @@ def flush(store: MongoStore, promoter: Promoter, scope: Scope, session_id: str) 
         snapshot=snapshot_model(cut[-1]),
         message=f"promoted {sum(s['turn_count'] for s in cut)} turns into {len(cut)} snapshot(s)",
     )
+
+
+def delete_turns(
+    store: MongoStore, scope: Scope, session_id: str, from_seq: int | None
+) -> DeleteTurnsResponse:
+    """Remove turns from the session (memories already extracted from them stay: delete those explicitly).
+
+    The recall index may keep entries for them until `mongomem reindex`; recall reads turns from
+    MongoDB, so a deleted turn is never returned."""
+    _require_session(store, scope, session_id)
+    deleted = store.delete_turns(scope, session_id, from_seq)
+    return DeleteTurnsResponse(session_id=session_id, from_seq=from_seq, deleted=deleted)

@@ -109,12 +109,18 @@ class Promoter:
             return existing  # a crashed scanner cut it; finish its work
         last = min(session["last_seq"], from_seq + self.policy.max_messages - 1)
         present = self.store.present_seqs(scope, sid, from_seq, last)
+        have = {s for s, _ in present}
+        deleted = _deleted_seqs(session, from_seq, last)
         to_seq = from_seq - 1
-        for seq, _ in present:
-            if seq != to_seq + 1:
-                break
-            to_seq = seq
         missing: list[int] = []
+        for seq in range(from_seq, last + 1):
+            if seq in have:
+                to_seq = seq
+            elif seq in deleted:  # deleted on request (DELETE .../turns): nothing will fill it
+                missing.append(seq)
+                to_seq = seq
+            else:
+                break
         if to_seq < last:
             # A hole: a writer allocated seqs but has not inserted them (yet). Wait for it unless it
             # has been quiet for longer than the grace period, then promote over the hole.
@@ -122,7 +128,6 @@ class Promoter:
                 seconds=self.settings.hole_grace_seconds
             )
             if quiet:
-                have = {s for s, _ in present}
                 missing = [s for s in range(from_seq, last + 1) if s not in have]
                 to_seq = last
         if to_seq < from_seq:
@@ -161,3 +166,11 @@ class Promoter:
             )
         self.store.mark_fanned_out(snap["_id"])
         snap["fanned_out"] = True
+
+
+def _deleted_seqs(session: dict[str, Any], from_seq: int, to_seq: int) -> set[int]:
+    """The seqs in [from_seq, to_seq] whose turns were deleted on request."""
+    out: set[int] = set()
+    for start, end in session.get("deleted_ranges") or []:
+        out.update(range(max(start, from_seq), min(end, to_seq) + 1))
+    return out

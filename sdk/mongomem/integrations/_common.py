@@ -1,0 +1,135 @@
+"""What every integration shares: batched, idempotent turn recording and the context call."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from mongomem.client import AsyncMemoryClient, MemoryClient
+from mongomem.models.turns import RecordTurnsResponse
+
+MAX_BATCH = 100  # the API's memory.limits.max_batch default
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+def safe_id(value: Any, fallback: str = "id") -> str:
+    """An identifier the API accepts ([A-Za-z0-9._:@-], 1-128 characters) from a framework's id."""
+    text = _ID_UNSAFE.sub("-", str(value or ""))[:128]
+    return text or fallback
+
+
+def as_text(value: Any) -> str:
+    """A tool result or message part as text (JSON for structured values)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def as_arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments as a JSON object (a JSON string is parsed; anything else is wrapped)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value) if value.strip() else {}
+        except ValueError:
+            return {"input": value}
+        return dict(parsed) if isinstance(parsed, dict) else {"input": parsed}
+    return {} if value is None else {"input": value}
+
+
+class TurnBuffer:
+    """Turns waiting to be recorded as one batch.
+
+    A batch gets its client token when it is first sent and keeps it until the API has recorded it,
+    so a batch sent again (a retry, or a flush after a failed one) is replayed, never recorded twice.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        user_id: str | None,
+        agent_id: str | None = None,
+        *,
+        source: str,
+        max_batch: int = MAX_BATCH,
+        token: str | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self.source = source
+        self.max_batch = max(1, min(max_batch, MAX_BATCH))
+        self.pending: list[dict[str, Any]] = []
+        self._token: str | None = token  # given: the first batch's token (derived from its content)
+        self.recorded: list[RecordTurnsResponse] = []
+
+    def add(self, *turns: Mapping[str, Any]) -> None:
+        for turn in turns:
+            metadata = {"source": self.source, **dict(turn.get("metadata") or {})}
+            self.pending.append({**turn, "metadata": metadata})
+
+    def _batch(self) -> tuple[list[dict[str, Any]], str]:
+        if self._token is None:
+            self._token = f"{self.source}:{uuid.uuid4().hex}"
+        return self.pending[: self.max_batch], self._token
+
+    def _done(self, batch: list[dict[str, Any]], result: RecordTurnsResponse) -> None:
+        del self.pending[: len(batch)]
+        self._token = None
+        self.recorded.append(result)
+
+    def flush(self, client: MemoryClient) -> list[RecordTurnsResponse]:
+        """Record everything pending, in batches of at most `max_batch` turns, in order."""
+        out = []
+        while self.pending:
+            batch, token = self._batch()
+            result = client.record_turns(
+                self.session_id, self.user_id, batch, client_token=token, agent_id=self.agent_id
+            )
+            self._done(batch, result)
+            out.append(result)
+        return out
+
+    async def aflush(self, client: AsyncMemoryClient) -> list[RecordTurnsResponse]:
+        out = []
+        while self.pending:
+            batch, token = self._batch()
+            result = await client.record_turns(
+                self.session_id, self.user_id, batch, client_token=token, agent_id=self.agent_id
+            )
+            self._done(batch, result)
+            out.append(result)
+        return out
+
+
+def context_block(response: Mapping[str, Any]) -> str:
+    """The /v1/context block wrapped in a tag the model can tell apart from the conversation."""
+    text = str(response.get("context") or "").strip()
+    return f'<memory source="mongomem">\n{text}\n</memory>' if text else ""
+
+
+def search_text(response: Any) -> str:
+    """Search results as lines the model reads: score, type and text."""
+    results = getattr(response, "results", None) or []
+    if not results:
+        return "No matching memories."
+    return "\n".join(f"- ({hit.type}, {hit.score:.2f}) {hit.text}" for hit in results)
+
+
+def recall_text(response: Mapping[str, Any]) -> str:
+    """Recalled messages grouped by thread, oldest first."""
+    lines = []
+    for thread in response.get("threads") or []:
+        lines.append(f"## {thread.get('thread') or thread.get('session_id') or 'thread'}")
+        for turn in thread.get("turns") or []:
+            lines.append(f"- [{turn.get('role')}] {turn.get('content')}")
+    return "\n".join(lines) or "No matching messages."

@@ -1,0 +1,183 @@
+"""Strands Agents: a plugin that records every turn, puts mongomem's context before each model call
+and gives the agent memory tools.
+
+    from strands import Agent
+    from mongomem.client import MemoryClient
+    from mongomem.integrations.strands import MongomemPlugin
+
+    memory = MongomemPlugin(MemoryClient("http://127.0.0.1:3000"), user_id="ana", session_id="chat-1")
+    agent = Agent(plugins=[memory])
+
+Recorded: each message the agent adds (user prompt, assistant text and tool calls, tool results),
+batched and sent once per invocation (AfterInvocationEvent) with one client token per batch.
+Before each model call the `/v1/context` block (working memory, relevant memories, recalled older
+messages; the agent already holds the recent ones) is injected for that call only, through Strands'
+ContextInjector. Tools: search_memories, recall_messages, update_working_memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strands import tool
+from strands.hooks import AfterInvocationEvent, MessageAddedEvent
+from strands.injection import InjectionContext
+from strands.plugins import Plugin, hook
+from strands.vended_plugins.context_injector import ContextInjector
+
+from mongomem.client import MemoryClient
+from mongomem.integrations._common import (
+    TurnBuffer,
+    as_arguments,
+    as_text,
+    context_block,
+    recall_text,
+    safe_id,
+    search_text,
+)
+
+SOURCE = "strands"
+
+
+def message_turns(message: dict[str, Any], tool_names: dict[str, str]) -> list[dict[str, Any]]:
+    """A Strands message as mongomem turns: text and tool calls in one turn, one turn per tool result.
+
+    `tool_names` maps toolUseIds seen so far to tool names, so tool turns carry their tool's name."""
+    role = message.get("role")
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        if "text" in block:
+            texts.append(str(block["text"]))
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            call_id = safe_id(use.get("toolUseId"), "call")
+            tool_names[call_id] = str(use.get("name") or "tool")
+            calls.append(
+                {"id": call_id, "name": tool_names[call_id], "arguments": as_arguments(use.get("input"))}
+            )
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            call_id = safe_id(result.get("toolUseId"), "call")
+            parts = [
+                p.get("text") if "text" in p else as_text(p.get("json")) for p in result.get("content") or []
+            ]
+            turn: dict[str, Any] = {
+                "role": "tool",
+                "content": "\n".join(str(p) for p in parts if p) or str(result.get("status") or "done"),
+                "tool_call_id": call_id,
+                "metadata": {"status": str(result.get("status") or "")},
+            }
+            if call_id in tool_names:
+                turn["name"] = tool_names[call_id]
+            results.append(turn)
+    text = "\n".join(t for t in texts if t.strip())
+    turns: list[dict[str, Any]] = []
+    if role == "assistant" and (text or calls):
+        turns.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})})
+    elif role == "user" and text:
+        turns.append({"role": "user", "content": text})
+    return turns + results
+
+
+def latest_user_text(messages: list[Any]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            text = " ".join(str(b["text"]) for b in message.get("content") or [] if "text" in b).strip()
+            if text:
+                return text
+    return None
+
+
+class MongomemPlugin(Plugin):
+    """mongomem memory for one Strands agent: turns recorded, context injected, memory tools."""
+
+    name = "mongomem"
+
+    def __init__(
+        self,
+        client: MemoryClient,
+        user_id: str | None,
+        session_id: str,
+        *,
+        agent_id: str | None = None,
+        token_budget: int = 2000,
+        inject_context: bool = True,
+        trigger: Any = "everyTurn",
+        max_batch: int = 100,
+    ) -> None:
+        self.client = client
+        self.user_id = user_id
+        self.session_id = session_id
+        self.token_budget = token_budget
+        self.inject_context = inject_context
+        self.trigger = trigger
+        self.turns = TurnBuffer(session_id, user_id, agent_id, source=SOURCE, max_batch=max_batch)
+        self._tool_names: dict[str, str] = {}
+        self.last_context: dict[str, Any] | None = None  # the last /v1/context answer (diagnostics)
+        super().__init__()
+
+    def init_agent(self, agent: Any) -> None:
+        if self.inject_context:
+            injector = ContextInjector(self.render_context, name="mongomem:context", trigger=self.trigger)
+            injector.init_agent(agent)
+
+    # -- recording -------------------------------------------------------------------------------------
+
+    @hook  # type: ignore[call-overload]  # strands types @hook for functions, not methods
+    def on_message_added(self, event: MessageAddedEvent) -> None:
+        self.turns.add(*message_turns(dict(event.message), self._tool_names))
+        if len(self.turns.pending) >= self.turns.max_batch:
+            self.turns.flush(self.client)
+
+    @hook  # type: ignore[call-overload]
+    def on_after_invocation(self, event: AfterInvocationEvent) -> None:
+        self.turns.flush(self.client)
+
+    # -- context before each model call ------------------------------------------------------------------
+
+    def render_context(self, context: InjectionContext) -> str:
+        """The `/v1/context` block for this call (working memory, memories, recalled messages)."""
+        self.last_context = self.client.build_context(
+            self.user_id,
+            session_id=self.session_id,
+            query=latest_user_text(list(context.messages)),
+            token_budget=self.token_budget,
+            recent_turns=0,  # the agent holds the conversation itself
+        )
+        return context_block(self.last_context)
+
+    # -- memory tools ------------------------------------------------------------------------------------
+
+    @tool
+    def search_memories(self, query: str, top_k: int = 5) -> str:
+        """Search the user's long-term memories (facts, events, procedures, terms) by meaning.
+
+        Args:
+            query: What to look for, in plain words.
+            top_k: How many memories to return (1-20).
+        """
+        return search_text(self.client.search(self.user_id, query, top_k=max(1, min(top_k, 20))))
+
+    @tool
+    def recall_messages(self, query: str, top_k: int = 4) -> str:
+        """Find older messages of this user's conversations that match the query, with their neighbours.
+
+        Args:
+            query: What was said, in plain words.
+            top_k: How many matching messages to return (1-20).
+        """
+        return recall_text(
+            self.client.recall(query, self.user_id, top_k=max(1, min(top_k, 20)), message_range=1)
+        )
+
+    @tool
+    def update_working_memory(self, memory: str) -> str:
+        """Update the user's working memory (a Markdown scratchpad of what matters now); merged with it.
+
+        Args:
+            memory: The Markdown to merge, e.g. "# User\\n- **Home**: Lisbon".
+        """
+        state = self.client.update_working_memory(self.user_id, memory=memory)
+        return f"Working memory updated (version {state.version})."
