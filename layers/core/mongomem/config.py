@@ -192,6 +192,10 @@ class Settings(_Strict):
     hole_grace_seconds: int = Field(60, ge=1)
     scan_batch: int = Field(100, ge=1)
     project: ProjectConfig = Field(default_factory=ProjectConfig)
+    # Which project config this process runs with: the SHA-256 that `mongomem memory apply` stamps on a
+    # deployed function, else that of the config file's text (what `mongomem memory status` compares).
+    config_sha256: str | None = None
+    config_source: Literal["deployed", "file", "defaults"] = "defaults"
 
     @field_validator("enabled_extractions", mode="before")
     @classmethod
@@ -223,6 +227,7 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
             ) from exc
         project = parse_project_config(data, "MONGOMEM_PROJECT_CONFIG")
     values: dict[str, Any] = {"project": project}
+    values["config_sha256"], values["config_source"] = _config_version(env, config_path)
     simple = {
         "MONGOMEM_MONGODB_URI": "mongodb_uri",
         "MONGOMEM_MONGODB_SECRET_ARN": "mongodb_secret_arn",
@@ -263,6 +268,21 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "environment")) from exc
+
+
+def _config_version(env: Mapping[str, str], config_path: str | None) -> tuple[str | None, str]:
+    import hashlib
+
+    stamped = env.get("MONGOMEM_CONFIG_SHA256")
+    if stamped:
+        return stamped, "deployed"
+    path = Path(config_path) if config_path else None
+    if path is not None and path.exists():
+        return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest(), "file"
+    inline = env.get("MONGOMEM_PROJECT_CONFIG")
+    if inline and not config_path:
+        return hashlib.sha256(inline.encode("utf-8")).hexdigest(), "deployed"
+    return None, "defaults"
 
 
 def environment() -> dict[str, str]:
