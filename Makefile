@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test lint setup opensearch bench clean sam-validate sam-build
+.PHONY: dev test lint setup opensearch chromium bench clean sam-validate sam-build
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -21,11 +21,24 @@ setup: $(STAMP)
 dev: $(STAMP)
 	$(BIN)/mongomem dev --port 3000
 
-test: $(STAMP) opensearch
+test: $(STAMP) opensearch chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 opensearch:
 	@if [ -x tools/opensearch/prepare.sh ]; then tools/opensearch/prepare.sh; fi
+
+# The console's browser tests drive Debian's chromium (never a browser Playwright downloads). Installed
+# when missing and we are root; in CI (CI=true) a chromium that cannot be installed fails the run.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing Debian's chromium for the console browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$CI" = true ]; then echo "error: $(CHROMIUM) is missing and could not be installed (apt-get install chromium as root)" >&2; exit 1; fi; \
+	  echo "warning: $(CHROMIUM) is missing (run 'apt-get install chromium' as root): the console browser tests will be skipped" >&2; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,7 +7,7 @@ export function notify(text, kind = 'ok') {
   const box = document.getElementById('toasts');
   const note = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
   box.append(note);
-  setTimeout(() => note.remove(), 6000);
+  setTimeout(() => note.remove(), 4000);
 }
 
 /** Ask before a destructive action; resolves true when the user confirmed. */
