@@ -12,13 +12,10 @@ tenant's data must never appear.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,18 +32,8 @@ from mongomem.extraction.registry import ExtractionResult, Extractor, SnapshotIn
 from mongomem.identity.service import create_key
 from mongomem.local.queue import QueuePolicy
 from mongomem.local.stack import LocalStack
+from tests.e2e.browser import Tab, api, rows, sign_in
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 CONFIG = "memory:\n  snapshot: {max_messages: 50, idle_seconds: 3600}\n"
 TRIP_1 = [
     {"role": "user", "content": "Hi! My name is Ana and I live in Lisbon."},
@@ -74,15 +61,6 @@ HOSTILE = [
 ]
 
 
-def chromium_or_skip() -> None:
-    if CHROMIUM.exists():
-        return
-    reason = "Debian's chromium package is not installed (/usr/bin/chromium); `make chromium` installs it"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason}: CI must run the console browser tests", pytrace=False)
-    pytest.skip(reason)
-
-
 # -- the stack and its data ---------------------------------------------------------------------------
 class Outage:
     """The LLM provider down for one kind while `down` is set: the real extractor otherwise."""
@@ -108,17 +86,6 @@ class Seeded:
     @property
     def url(self) -> str:
         return self.stack.url
-
-
-def api(stack: LocalStack, key: str | None, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json", **({"x-api-key": key} if key else {})}
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(stack.url + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read() or b"null")
 
 
 def wait_for(predicate: Any, timeout: float = 90.0) -> Any:
@@ -205,79 +172,6 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         registry.clear()
         builtin.install()
         stack.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@dataclass
-class Tab:
-    """A page with what it did recorded: requests, dialogs, script errors and CSP violations."""
-
-    page: Any
-    shots: Path
-    requests: list[Any] = field(default_factory=list)
-    dialogs: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    responses: list[Any] = field(default_factory=list)
-
-    def shot(self, name: str) -> Path:
-        path = self.shots / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=True)
-        return path
-
-    def violations(self) -> list[str]:
-        return list(self.page.evaluate("window.__csp || []"))
-
-    def main_text(self) -> str:
-        return str(self.page.inner_text("main"))
-
-
-@pytest.fixture
-def tab(browser: Any, tmp_path: Path) -> Iterator[Tab]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    shots = tmp_path / "screenshots"
-    shots.mkdir()
-    t = Tab(page, shots)
-    page.on("request", lambda request: t.requests.append(request))
-    page.on("response", lambda response: t.responses.append(response))
-    page.on("pageerror", lambda exc: t.errors.append(str(exc)))
-
-    def on_dialog(dialog: Any) -> None:
-        t.dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    # Collect CSP violations from the start of every document (an init script is not page content).
-    page.add_init_script(
-        "window.__csp = []; document.addEventListener('securitypolicyviolation',"
-        " (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
-    )
-    yield t
-    context.close()
-
-
-def sign_in(tab: Tab, url: str, key: str) -> None:
-    page = tab.page
-    page.goto(f"{url}/console")
-    page.wait_for_selector("[data-testid=signin]")
-    page.fill("#api-key", key)
-    page.click("[data-testid=signin] button[type=submit]")
-    page.wait_for_selector("[data-testid=users] tbody tr, .empty")
-
-
-def rows(tab: Tab, selector: str, attribute: str) -> list[str]:
-    return [str(el.get_attribute(attribute)) for el in tab.page.query_selector_all(selector)]
 
 
 # -- the journey --------------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def _session_cursor(cursor: str) -> tuple[datetime, str]:
         if not sep or not session_id:
             raise ValueError(cursor)
         return as_utc(datetime.fromisoformat(at)), session_id
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:  # e.g. 0001-01-01T00:00:00+01:00 has no UTC time
         raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
 
 

@@ -39,7 +39,8 @@ export function errorBox(err) {
   const box = h('div', { class: 'error', role: 'alert', 'data-testid': 'error' });
   if (err instanceof ApiError) {
     box.append(h('strong', {}, `${err.status || ''} ${err.code}`.trim()), ': ', err.message);
-    const details = Array.isArray(err.details) ? err.details : [];
+    // Validation errors come as a list of {path, message}: the 422 envelope's details, or details.errors.
+    const details = Array.isArray(err.details) ? err.details : Array.isArray(err.details?.errors) ? err.details.errors : [];
     if (details.length) {
       box.append(h('ul', {}, details.map((d) => h('li', {}, d.path ? `${d.path}: ` : '', d.message || JSON.stringify(d)))));
     }
