@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test twin lint setup opensearch bench clean sam-validate sam-build
+.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -22,7 +22,7 @@ dev: $(STAMP)
 	$(BIN)/mongomem dev --port 3000
 
 # The whole suite, the deployed twin included (it runs the stack `sam build` makes).
-test: $(STAMP) opensearch sam-build
+test: $(STAMP) opensearch chromium sam-build
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Only the deployed twin: sam build, then every built function in its own interpreter against moto,
@@ -32,6 +32,19 @@ twin: $(STAMP) opensearch sam-build
 
 opensearch:
 	@if [ -x tools/opensearch/prepare.sh ]; then tools/opensearch/prepare.sh; fi
+
+# The console's browser tests drive Debian's chromium (never a browser Playwright downloads). Installed
+# when missing and we are root; in CI (CI=true) a chromium that cannot be installed fails the run.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing Debian's chromium for the console browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	fi
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$CI" = true ]; then echo "error: $(CHROMIUM) is missing and could not be installed (apt-get install chromium as root)" >&2; exit 1; fi; \
+	  echo "warning: $(CHROMIUM) is missing (run 'apt-get install chromium' as root): the console browser tests will be skipped" >&2; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

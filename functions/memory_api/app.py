@@ -1,15 +1,19 @@
-"""API Gateway (HTTP API) -> memories, search, recall, context, working memory, erasure: /v1/memories, ..."""
+"""API Gateway (HTTP API) -> memories, search, recall, context, working memory, users, snapshots, figures,
+erasure (/v1/memories, ...) and the memory console (/console)."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.api.admin import router as admin
 from mongomem.api.app import MemoryApi
+from mongomem.api.console import enable_console
 from mongomem.api.context import router as context
 from mongomem.api.docs import enable_docs
 from mongomem.api.memories import router as memories
 from mongomem.api.recall import router as recall
 from mongomem.api.search import router as search
+from mongomem.api.snapshots import router as snapshots
+from mongomem.api.stats import router as stats
 from mongomem.api.status import router as status
 from mongomem.api.users import router as users
 from mongomem.api.working_memory import router as working_memory
@@ -18,8 +22,9 @@ from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
 root = lambda_runtime()
-api = MemoryApi(search, memories, recall, context, working_memory, status, users, admin)
+api = MemoryApi(search, memories, recall, context, working_memory, status, users, snapshots, stats, admin)
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
+enable_console(api)  # the memory console at /console (static files; every data call uses the API)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

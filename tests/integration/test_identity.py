@@ -221,6 +221,9 @@ def seed_tenant_a(svc: Any, gw: Gateway, key_a: str, user: str, marker: str) -> 
     }
     assert gw.call("POST", "/v1/threads", key_a, thread)[0] == 201
     assert svc.turn_indexer.run()["turns"] == 2  # A's turns are in the recall index too
+    status, _, body = gw.call("POST", f"/v1/sessions/{ids['session']}/flush", key_a, user_id=user)
+    assert status == 200
+    ids["snapshot"] = json.loads(body)["snapshot"]["snapshot_id"]
     status, _, body = gw.call(
         "PUT",
         "/v1/working-memory",
@@ -277,6 +280,12 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         # (context echoes its query, so the query must not carry the marker; "locker code" matches A's turn)
         ("POST", "/v1/context", {"user_id": u, "session_id": s, "query": "locker code"}, {}, {200}),
         ("GET", "/v1/status", None, {}, {200}),
+        ("GET", "/v1/users", None, {}, {200}),
+        ("GET", f"/v1/users/{u}/sessions", None, {}, {200, 403}),
+        ("GET", f"/v1/snapshots/{ids['snapshot']}", None, q, {404}),
+        ("POST", f"/v1/snapshots/{ids['snapshot']}/retry", {"type": "semantic"}, q, {404}),
+        ("GET", "/v1/stats/memories", None, q, {200}),
+        ("GET", "/v1/pipeline", None, q, {200}),
         ("DELETE", f"/v1/users/{u}", None, {}, {200, 403}),
         # operator routes act across tenants: an API key (of any tenant) is refused, whatever it asks
         ("GET", "/v1/admin/status", None, {}, {403}),

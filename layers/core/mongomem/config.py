@@ -246,6 +246,10 @@ class Settings(_Strict):
     hole_grace_seconds: int = Field(60, ge=1)
     scan_batch: int = Field(100, ge=1)
     project: ProjectConfig = Field(default_factory=ProjectConfig)
+    # Which project config this process runs with: the SHA-256 of the applied SSM version (a deployed
+    # function), else that of the config file's text (what `mongomem memory status` compares).
+    config_sha256: str | None = None
+    config_source: Literal["deployed", "file", "defaults"] = "defaults"
 
     @field_validator("enabled_extractions", mode="before")
     @classmethod
@@ -288,9 +292,11 @@ def settings_from_env(
     stack's config parameter), else the file MONGOMEM_CONFIG_FILE names, else the defaults.
     """
     env = os.environ if environ is None else environ
+    version: tuple[str | None, str] = (None, "deployed")  # a deployed function: its Runtime stamps the digest
     if project is None:
         config_path = env.get("MONGOMEM_CONFIG_FILE")
         project = load_project_config(Path(config_path) if config_path else None)
+        version = _file_version(Path(config_path) if config_path else None)
     in_lambda = bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
     values: dict[str, Any] = {
         "project": project,
@@ -301,6 +307,7 @@ def settings_from_env(
     }
     if in_lambda:
         values["mongo_max_pool_size"] = 4
+    values["config_sha256"], values["config_source"] = version
     simple = {
         "AWS_LAMBDA_FUNCTION_NAME": "function_name",
         "MONGOMEM_STAGE": "stage",
@@ -349,6 +356,15 @@ def settings_from_env(
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "environment")) from exc
+
+
+def _file_version(path: Path | None) -> tuple[str | None, str]:
+    """The digest of the config file's text (what `mongomem memory status` compares), or the defaults."""
+    if path is None or not path.exists():
+        return None, "defaults"
+    import hashlib
+
+    return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest(), "file"
 
 
 def _deployment_providers(env: Mapping[str, str]) -> dict[str, Any]:

@@ -260,7 +260,9 @@ class Runtime:
             return
         try:
             project = _parse(applied.text, applied.source) if applied.text is not None else base.project
-            settings = settings_from_env(self._environ, project=project)
+            settings = settings_from_env(
+                self._environ, project=project, config_sha256=sha, config_source="deployed" if sha else "defaults"
+            )
         except ConfigError as exc:
             self._failed(base, str(exc), sha)
             return

@@ -42,6 +42,7 @@ def _dev(args: argparse.Namespace) -> int:
         return 1
     assert stack.settings is not None
     print(f"  API          {stack.url}   (POST {stack.url}/v1/sessions/<session_id>/turns)", flush=True)
+    print(f"  console      {stack.url}/console   (sign in with an API key)", flush=True)
     print(
         f"  MongoDB      {stack.mongo.uri if stack.mongo else stack.mongodb_uri}  (SecantusDB, data in {data_dir / 'mongo'})"
     )

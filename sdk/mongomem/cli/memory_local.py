@@ -289,17 +289,18 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
             "project": cfg,
             "enabled_extractions": list(cfg.memory.extraction.enabled),
             "provider_secrets": {**old.provider_secrets, **secrets},
+            "config_sha256": sha256(config_file.read_text(encoding="utf-8")),
+            "config_source": "file",
         }
     )
     configure(Services(settings, queue_factory=local_queue_factory))
     stack.settings = settings
     stack.config_file = config_file
     polled = {t.thread.name for t in stack.threads}
-    extract = None
     for t in settings.enabled_extractions:
         if f"poll-{t.value}" in polled:
             continue
-        extract = extract or load_handler(find_functions_dir(), "extract")
+        extract = load_handler(find_functions_dir(), "extract")  # one per type (see LocalStack.start)
         poll = functools.partial(
             deliver_batch, stack.queue, f"extract-{t.value}", extract, stack.queue_policy
         )

@@ -133,7 +133,7 @@ class LocalAuthorizer:
 
     def check(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """None when the request may proceed (with the principal put into its requestContext)."""
-        if event["rawPath"] in self.public_paths:
+        if is_public(event["rawPath"], self.public_paths):
             return None
         key = event.get("headers", {}).get(self.HEADER)
         if not key:
@@ -179,6 +179,20 @@ class LocalAuthorizer:
         with self._lock:
             self._cache[key] = (now + self.ttl_seconds, result)
         return dict(result)
+
+
+def is_public(path: str, public_paths: frozenset[str]) -> bool:
+    """True for a route deployed with `Authorizer: NONE`; `/x/{proxy+}` stands for every path below /x/."""
+    if path in public_paths:
+        return True
+    if any(part in {".", ".."} for part in path.split("/")):
+        return False  # never let a dot segment ride a public prefix
+    for route in public_paths:
+        if route.endswith("/{proxy+}"):
+            prefix = route[: -len("{proxy+}")]
+            if path.startswith(prefix) and len(path) > len(prefix):
+                return True
+    return False
 
 
 def _unauthorized(message: str) -> dict[str, Any]:

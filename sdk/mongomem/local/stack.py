@@ -28,12 +28,18 @@ API_ROUTES = [
     ("/v1/status", "memory_api"),
     ("/v1/users", "memory_api"),
     ("/v1/admin", "memory_api"),
+    ("/v1/snapshots", "memory_api"),
+    ("/v1/stats", "memory_api"),
+    ("/v1/pipeline", "memory_api"),
     ("/v1/openapi.json", "memory_api"),
     ("/v1/docs", "memory_api"),
+    ("/console", "memory_api"),
 ]
 
-# Served without a key, as template.yaml does (`Authorizer: NONE`): the API document and Swagger UI.
-PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs"})
+# Served without a key, as template.yaml does (`Authorizer: NONE`): the API document, Swagger UI and
+# the console's static files (they hold no user data; the console's data calls carry the key).
+# Paths are the template's: `{proxy+}` matches the rest of a path.
+PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs", "/console", "/console/{proxy+}"})
 
 # Where a running stack tells other local commands (`mongomem keys`, `mongomem snapshots retry`) its database.
 STACK_FILE = "stack.json"
@@ -103,8 +109,10 @@ class LocalStack:
         self.threads.append(
             Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start()
         )
-        extract = load_handler(functions, "extract")
         for t in self.settings.enabled_extractions:
+            # One handler per type, as template.yaml has one function per type: the handler's module
+            # state (the SQS BatchProcessor) must not be shared by pollers running at the same time.
+            extract = load_handler(functions, "extract")
             poll = functools.partial(
                 deliver_batch, self.queue, f"extract-{t.value}", extract, self.queue_policy
             )

@@ -219,6 +219,46 @@ class MemoryStore:
         with translate_errors():
             return list(self.coll.find(query, {"vector": 0}).sort("created_at", DESCENDING).limit(limit))
 
+    def decisions_per_day(
+        self, tenant: str, user_id: str | None, since: datetime
+    ) -> list[tuple[str, str, int]]:
+        """(UTC day "YYYY-MM-DD", decision, count) of the decisions recorded since `since`."""
+        match: dict[str, Any] = {"tenant": tenant, "decisions.at": {"$gte": since}}
+        if user_id is not None:
+            match["user_id"] = user_id
+        pipeline: list[dict[str, Any]] = [
+            {"$match": match},
+            {"$project": {"_id": 0, "decisions.at": 1, "decisions.decision": 1}},
+            {"$unwind": "$decisions"},
+            {"$match": {"decisions.at": {"$gte": since}}},
+            {
+                "$group": {
+                    "_id": {
+                        "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$decisions.at"}},
+                        "decision": "$decisions.decision",
+                    },
+                    "n": {"$sum": 1},
+                }
+            },
+        ]
+        with translate_errors():
+            rows = list(self.coll.aggregate(pipeline))
+        return [(r["_id"]["day"], r["_id"]["decision"], int(r["n"])) for r in rows]
+
+    def index_backlog(self, tenant: str, user_id: str | None) -> tuple[int, datetime | None]:
+        """(versions waiting for the search index, when the oldest of them changed) of a tenant or user."""
+        query: dict[str, Any] = {"index_state": "pending", "tenant": tenant}
+        if user_id is not None:
+            query["user_id"] = user_id
+        with translate_errors():
+            count = self.coll.count_documents(query)
+            oldest = (
+                self.coll.find_one(query, {"updated_at": 1}, sort=[("updated_at", ASCENDING)])
+                if count
+                else None
+            )
+        return count, (oldest or {}).get("updated_at")
+
     def pending_index(self, older_than: datetime, limit: int) -> list[dict[str, Any]]:
         with translate_errors():
             return list(

@@ -505,6 +505,40 @@ class MongoStore:
                 {"_id": snapshot_id}, update, return_document=ReturnDocument.AFTER
             )
 
+    def user_sessions(
+        self, scope: Scope, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """A user's sessions, most recently active first (keyset paging on last_turn_at, session_id)."""
+        query: dict[str, Any] = {**scope.filter()}
+        if before is not None:
+            at, session_id = before
+            query["$or"] = [
+                {"last_turn_at": {"$lt": at}},
+                {"last_turn_at": at, "session_id": {"$lt": session_id}},
+            ]
+        projection = {"tokens": 0, "lease_owner": 0, "lease_until": 0}
+        with translate_errors():
+            return list(
+                self.sessions.find(query, projection)
+                .sort([("last_turn_at", DESCENDING), ("session_id", DESCENDING)])
+                .limit(limit)
+            )
+
+    def user_snapshot(self, scope: Scope, snapshot_id: str) -> dict[str, Any] | None:
+        """A snapshot, only if it belongs to the scope (ids are global, so the scope is checked here)."""
+        with translate_errors():
+            return self.snapshots.find_one({"_id": snapshot_id, **scope.filter()})
+
+    def requeue_extraction(
+        self, scope: Scope, snapshot_id: str, memory_type: str, at: datetime
+    ) -> dict[str, Any] | None:
+        """Set one kind of the scope's snapshot back to queued, unless it is done (compare-and-set)."""
+        path = f"extraction.{memory_type}"
+        query = {"_id": snapshot_id, **scope.filter(), f"{path}.status": {"$exists": True, "$ne": "done"}}
+        update = {"$set": {f"{path}.status": "queued", f"{path}.error": None, f"{path}.updated_at": at}}
+        with translate_errors():
+            return self.snapshots.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+
     # -- semantic recall -----------------------------------------------------------------------
     def unindexed_turns(self, limit: int) -> list[dict[str, Any]]:
         """Turns waiting for the recall indexer, oldest first (through the partial index)."""

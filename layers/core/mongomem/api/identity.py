@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from mongomem.errors import InvalidInput
+from mongomem.errors import Forbidden, InvalidInput
 from mongomem.identity.principals import principal_from_authorizer
 from mongomem.models.common import ID_PATTERN, Principal, Scope
 from mongomem.runtime import services
@@ -49,6 +49,22 @@ def scope_for(principal: Principal, user_id: str | None) -> Scope:
         scope = Scope(tenant=principal.tenant, user_id=user_id)
     _acting_user.set(scope.user_id)
     return scope
+
+
+def path_user_scope(principal: Principal, user_id: str) -> Scope:
+    """The scope of a user named in the path: a service account may name only its own memory user."""
+    if principal.fixed_user_id and principal.fixed_user_id != user_id:
+        raise Forbidden(
+            "a service account may address only its own memory user", {"user_id": principal.fixed_user_id}
+        )
+    return scope_for(principal, user_id)
+
+
+def listing_user(principal: Principal, user_id: str | None) -> str | None:
+    """The user a tenant-wide read narrows to: a service account's own, else the one asked for (or none)."""
+    user = principal.fixed_user_id or user_id
+    _acting_user.set(user)
+    return user
 
 
 def begin_request() -> None:

@@ -1,23 +1,48 @@
-"""User routes: erase a memory user everywhere (right to erasure)."""
+"""User routes: the tenant's users, a user's sessions, and erasing a user everywhere (right to erasure)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import caller, scope_for
+from mongomem.adapters.directory_store import DirectoryStore
+from mongomem.api.identity import caller, path_user_scope
+from mongomem.directory import user_page
 from mongomem.erasure import ErasureResult, erase_user
-from mongomem.errors import Forbidden
 from mongomem.models.common import ID_PATTERN
+from mongomem.models.sessions import SessionPage
+from mongomem.models.users import UserPage
 from mongomem.observability import logger, metrics
 from mongomem.runtime import services
+from mongomem.shortterm.history import session_page
 
 router = APIGatewayHttpRouter()
 
-UserId = Annotated[str, Path(pattern=ID_PATTERN, description="The memory user to erase")]
+UserId = Annotated[str, Path(pattern=ID_PATTERN, description="The memory user")]
+Limit = Annotated[int, Query(ge=1, le=200)]
+
+
+@router.get("/v1/users", summary="The tenant's memory users with their counts, by user_id (paginated)")
+def list_users(
+    limit: Limit = 50,
+    cursor: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="next_cursor of the last page")
+    ] = None,
+) -> UserPage:
+    return user_page(DirectoryStore(services().store.db), caller(router), limit, cursor)
+
+
+@router.get("/v1/users/<user_id>/sessions", summary="A user's sessions, most recently active first")
+def list_user_sessions(
+    user_id: UserId,
+    limit: Limit = 50,
+    cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page")] = None,
+) -> SessionPage:
+    scope = path_user_scope(caller(router), user_id)
+    return session_page(services().store, scope, limit, cursor)
 
 
 @router.delete(
@@ -26,13 +51,9 @@ UserId = Annotated[str, Path(pattern=ID_PATTERN, description="The memory user to
 )
 def delete_user(user_id: UserId) -> ErasureResult:
     svc = services()
-    principal = caller(router)
-    if principal.fixed_user_id and principal.fixed_user_id != user_id:
-        # A service account is one memory user: it may erase itself, never someone it names.
-        raise Forbidden(
-            "a service account may erase only its own memory user", {"user_id": principal.fixed_user_id}
-        )
-    result = erase_user(svc.store.db, svc.vector_index, scope_for(principal, user_id))
+    # A service account is one memory user: it may erase itself, never someone it names.
+    scope = path_user_scope(caller(router), user_id)
+    result = erase_user(svc.store.db, svc.vector_index, scope)
     logger.info("user erased", extra={"erased": result.erased})
     metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
     return result

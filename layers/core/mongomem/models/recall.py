@@ -94,6 +94,11 @@ class RecalledTurn(BaseModel):
     matched: bool = Field(description="true: it matched the query; false: a neighbour given as context")
     rank: int | None = Field(default=None, description="1 = best match (matches only)")
     score: float | None = Field(default=None, description="fused RRF score (matches only)")
+    signals: dict[str, int] | None = Field(
+        default=None,
+        description="the match's rank in each ranking it appeared in: bm25 and knn over the turn's own "
+        "text, bm25_context and knn_context over it with its neighbours (matches only)",
+    )
 
 
 class RecalledThread(BaseModel):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from mongomem.config import MemoryType
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
 ExtractionState = Literal["queued", "running", "done", "failed", "skipped"]
@@ -58,3 +60,36 @@ class DeleteTurnsResponse(BaseModel):
     session_id: str
     from_seq: int | None = None  # None: every turn of the session
     deleted: int  # turns removed (seqs are never reused; promotion steps over the gap)
+
+
+class SessionSummary(BaseModel):
+    """One of a user's sessions, as the session list shows it (no turns, no snapshots)."""
+
+    session_id: str
+    agent_id: str | None = None
+    created_at: datetime
+    last_turn_at: datetime
+    turn_count: int
+    unpromoted_count: int
+    promoted_through_seq: int
+
+
+class SessionPage(BaseModel):
+    user_id: str
+    sessions: list[SessionSummary] = Field(description="most recently active first")
+    next_cursor: str | None = None
+
+
+class RetryRequest(BaseModel):
+    """Extract one kind of a snapshot again (its last attempt failed, or its message was lost)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: MemoryType = Field(description="the memory kind to extract again")
+
+
+class RetryResult(BaseModel):
+    snapshot: Snapshot = Field(description="the snapshot, with the kind's status back to queued")
+    type: MemoryType
+    previous: TypeStatus = Field(description="the kind's status before the retry")
+    message: str

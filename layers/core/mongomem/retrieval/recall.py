@@ -65,9 +65,9 @@ class Recall:
         started = time.perf_counter()
         self._check(request)
         excluded = self._excluded(scope, request)
-        ranked = self._rank(scope, request, len(excluded))
+        ranked, ranks = self._rank(scope, request, len(excluded))
         matches = self._matches(scope, request, ranked, excluded)
-        turns = self._with_neighbours(scope, request, matches, excluded)
+        turns = self._with_neighbours(scope, request, matches, excluded, ranks)
         response = _response(turns, matches, started)
         logger.info(
             "recall",
@@ -111,7 +111,10 @@ class Recall:
             return {d["_id"] for d in self.store.list_turns(scope, request.thread, recent)}
         return set()
 
-    def _rank(self, scope: Scope, request: RecallRequest, n_excluded: int) -> list[tuple[str, float]]:
+    def _rank(
+        self, scope: Scope, request: RecallRequest, n_excluded: int
+    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]]]:
+        """The fused ranking, and each turn's rank in every ranking it appeared in (1 = best)."""
         assert self.index is not None
         vector = self.embedder.embed([request.query], "query")[0]
         window = min(max(self.config.candidates, 4 * request.top_k) + n_excluded, MAX_CANDIDATES)
@@ -139,7 +142,12 @@ class Recall:
                 "the search index was built with another embedding model; run `mongomem reindex --drop`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
-        return rrf_fuse(rankings, k=self.config.rrf_k)
+        ranks: dict[str, dict[str, int]] = {}
+        for (channel, mode), ranking in zip(CHANNELS, rankings, strict=True):
+            name = mode if channel == "own" else f"{mode}_context"
+            for position, key in enumerate(ranking, start=1):
+                ranks.setdefault(key, {}).setdefault(name, position)
+        return rrf_fuse(rankings, k=self.config.rrf_k), ranks
 
     def _matches(
         self, scope: Scope, request: RecallRequest, ranked: list[tuple[str, float]], excluded: set[str]
@@ -166,11 +174,12 @@ class Recall:
         request: RecallRequest,
         matches: list[tuple[dict[str, Any], float]],
         excluded: set[str],
+        ranks: dict[str, dict[str, int]],
     ) -> dict[str, RecalledTurn]:
         before, after = request.span()
         turns: dict[str, RecalledTurn] = {}
         for rank, (doc, score) in enumerate(matches, start=1):
-            turns[doc["_id"]] = _turn(doc, rank, score)
+            turns[doc["_id"]] = _turn(doc, rank, score, ranks.get(doc["_id"]))
         if before or after:
             ranges = [
                 (doc["session_id"], max(1, doc["seq"] - before), doc["seq"] + after) for doc, _ in matches
@@ -181,7 +190,9 @@ class Recall:
         return turns
 
 
-def _turn(doc: dict[str, Any], rank: int | None, score: float | None) -> RecalledTurn:
+def _turn(
+    doc: dict[str, Any], rank: int | None, score: float | None, signals: dict[str, int] | None = None
+) -> RecalledTurn:
     return RecalledTurn(
         turn_id=public_turn_id(doc),
         seq=doc["seq"],
@@ -193,6 +204,7 @@ def _turn(doc: dict[str, Any], rank: int | None, score: float | None) -> Recalle
         matched=rank is not None,
         rank=rank,
         score=score,
+        signals=signals,
     )
 
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from mongomem.adapters.mongo import MongoStore, PromotionPolicy
-from mongomem.errors import NotFound
+from mongomem.errors import InvalidInput, NotFound
 from mongomem.models.common import Scope, as_utc, utcnow
-from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState, Snapshot
+from mongomem.models.sessions import (
+    DeleteTurnsResponse,
+    FlushResponse,
+    SessionPage,
+    SessionState,
+    SessionSummary,
+    Snapshot,
+)
 from mongomem.models.turns import TurnOut, TurnPage
 from mongomem.shortterm.promotion import Promoter
 
@@ -99,3 +107,46 @@ def delete_turns(
     _require_session(store, scope, session_id)
     deleted = store.delete_turns(scope, session_id, from_seq)
     return DeleteTurnsResponse(session_id=session_id, from_seq=from_seq, deleted=deleted)
+
+
+def session_page(store: MongoStore, scope: Scope, limit: int, cursor: str | None) -> SessionPage:
+    """A user's sessions, most recently active first; `cursor` is the previous page's next_cursor."""
+    before = _session_cursor(cursor) if cursor else None
+    docs = store.user_sessions(scope, limit + 1, before)
+    more, docs = len(docs) > limit, docs[:limit]
+    sessions = [
+        SessionSummary(
+            session_id=d["session_id"],
+            agent_id=d.get("agent_id"),
+            created_at=as_utc(d["created_at"]),
+            last_turn_at=as_utc(d.get("last_turn_at") or d["created_at"]),
+            turn_count=d.get("last_seq", 0),
+            unpromoted_count=d.get("last_seq", 0) - d.get("promoted_through_seq", 0),
+            promoted_through_seq=d.get("promoted_through_seq", 0),
+        )
+        for d in docs
+    ]
+    last = sessions[-1] if more and sessions else None
+    return SessionPage(
+        user_id=scope.user_id,
+        sessions=sessions,
+        next_cursor=f"{last.last_turn_at.isoformat()}|{last.session_id}" if last else None,
+    )
+
+
+def _session_cursor(cursor: str) -> tuple[datetime, str]:
+    at, sep, session_id = cursor.partition("|")
+    try:
+        if not sep or not session_id:
+            raise ValueError(cursor)
+        return as_utc(datetime.fromisoformat(at)), session_id
+    except (ValueError, OverflowError) as exc:  # e.g. 0001-01-01T00:00:00+01:00 has no UTC time
+        raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
+
+
+def snapshot(store: MongoStore, scope: Scope, snapshot_id: str) -> Snapshot:
+    """One of the user's snapshots: seq range, reason and per-kind extraction status."""
+    doc = store.user_snapshot(scope, snapshot_id)
+    if doc is None:
+        raise NotFound(f"snapshot {snapshot_id!r} not found for this user", {"snapshot_id": snapshot_id})
+    return snapshot_model(doc)

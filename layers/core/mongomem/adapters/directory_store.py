@@ -1,0 +1,64 @@
+"""MongoDB adapter for the user directory: a tenant's users, found where their data is.
+
+There is no users collection: a user exists once something was recorded for them. Each page is one
+grouped query per collection holding users (sessions, memories, working memory), merged by user_id.
+Its cost grows with the tenant's documents in those collections, which suits an operator's console,
+not a per-request path.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pymongo.database import Database
+
+from mongomem.adapters.mongo import translate_errors
+
+
+class DirectoryStore:
+    def __init__(self, db: Database[dict[str, Any]]) -> None:
+        self.db = db
+
+    def users(
+        self, tenant: str, limit: int, after: str | None = None, only: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Up to `limit` users of the tenant with user_id > after (or just `only`), ordered by user_id.
+
+        Each row: {user_id, sessions, memories (active), last_activity_at}.
+        """
+        match: dict[str, Any] = {"tenant": tenant}
+        if only is not None:
+            match["user_id"] = only
+        elif after is not None:
+            match["user_id"] = {"$gt": after}
+        active = {"$cond": [{"$eq": ["$status", "active"]}, 1, 0]}
+        streams = {
+            "sessions": ("sessions", {"$sum": 1}, "$last_turn_at"),
+            "memories": ("memories", {"$sum": active}, "$updated_at"),
+            "working_memory": ("resources", {"$sum": 1}, "$updated_at"),
+        }
+        rows: dict[str, dict[str, Any]] = {}
+        with translate_errors():
+            for field, (collection, count, when) in streams.items():
+                pipeline: list[dict[str, Any]] = [
+                    {"$match": match},
+                    {"$group": {"_id": "$user_id", "n": count, "last": {"$max": when}}},
+                    {"$sort": {"_id": 1}},
+                    {"$limit": limit},
+                ]
+                for group in self.db[collection].aggregate(pipeline):
+                    row = rows.setdefault(
+                        group["_id"],
+                        {"user_id": group["_id"], "sessions": 0, "memories": 0, "last_activity_at": None},
+                    )
+                    if field in row:
+                        row[field] = int(group["n"])
+                    row["last_activity_at"] = _latest(row["last_activity_at"], group.get("last"))
+        return [rows[user] for user in sorted(rows)[:limit]]
+
+
+def _latest(a: datetime | None, b: Any) -> datetime | None:
+    if not isinstance(b, datetime):
+        return a
+    return b if a is None or b > a else a
