@@ -87,7 +87,9 @@ def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path) ->
     import mongomem.adapters.config_source as source
 
     real = source.read_applied
-    source.read_applied = lambda name, max_age, force=False: source.ConfigText(ssm_text, f"ssm:{name}:applied")
+    source.read_applied = lambda name, max_age, force=False: source.ConfigText(
+        ssm_text, f"ssm:{name}:applied"
+    )
     try:
         stamped = runtime.services().settings
     finally:

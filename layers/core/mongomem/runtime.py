@@ -261,7 +261,10 @@ class Runtime:
         try:
             project = _parse(applied.text, applied.source) if applied.text is not None else base.project
             settings = settings_from_env(
-                self._environ, project=project, config_sha256=sha, config_source="deployed" if sha else "defaults"
+                self._environ,
+                project=project,
+                config_sha256=sha,
+                config_source="deployed" if sha else "defaults",
             )
         except ConfigError as exc:
             self._failed(base, str(exc), sha)
