@@ -13,7 +13,9 @@ from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
 root = lambda_runtime()
-processor = BatchProcessor(event_type=EventType.SQS)
+# A batch whose every record failed (e.g. no time left for any) is still a partial response: the records
+# go back to the queue one by one and the invocation does not count as a function error.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 builtin.install()
 
 

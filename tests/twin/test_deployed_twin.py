@@ -19,7 +19,7 @@ import pytest
 
 from mongomem.cli import main
 from mongomem.client import MemoryClient
-from tests.conftest import load_event
+from tests.conftest import ROOT, load_event
 
 STEPS: list[str] = []  # the journey, printed at the end of the module
 
@@ -35,19 +35,29 @@ memory:
 """
 
 
+# What the twin changes of samconfig.toml's environments, and why: a short config max age so `apply
+# --wait` is quick, and the lucene k-NN engine (the test node, assembled from Maven Central, has no
+# faiss native library). Everything else is the template's defaults and samconfig's lists.
+TWIN = {"ConfigMaxAgeSeconds": "5", "OpenSearchEngine": "lucene"}
+
+
 @pytest.fixture(scope="module")
 def dev(twin: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    # The template's defaults (Bedrock Nova 2 Lite + Titan v2, an OpenSearch Serverless collection), but
-    # a short config max age so `apply --wait` is quick, and the lucene k-NN engine: the test node
-    # (assembled from Maven Central) has no faiss native library.
-    params = {"Stage": "dev", "ConfigMaxAgeSeconds": "5", "OpenSearchEngine": "lucene"}
-    return twin.deploy("mongomem-dev", params, tmp_path_factory.mktemp("dev"))
+    from twin.stack import samconfig
+
+    name, params = samconfig(ROOT, "default")  # `sam deploy`
+    return twin.deploy(name, {**params, **TWIN}, tmp_path_factory.mktemp("dev"))
 
 
 @pytest.fixture(scope="module")
 def staging(twin: Any, dev: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    params = {"Stage": "staging", "MongoDbName": "mongomem_staging", "OpenSearchMode": "none"}
-    return twin.deploy("mongomem-staging", params, tmp_path_factory.mktemp("staging"))
+    from twin.stack import samconfig
+
+    name, params = samconfig(ROOT, "staging")  # `sam deploy --config-env staging`
+    # one SecantusDB and one OpenSearch node stand in for both stages' Atlas clusters and collections:
+    # a database of its own, and (to also deploy the no-search variant) no search index
+    extra = {"MongoDbName": "mongomem_staging", "OpenSearchMode": "none"}
+    return twin.deploy(name, {**params, **TWIN, **extra}, tmp_path_factory.mktemp("staging"))
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -274,9 +284,9 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
         for g in groups
         if g["logGroupName"].startswith("mongomem-dev-")
     }
-    assert len(kept) == len(dev.functions) + 1 and set(kept.values()) == {30}  # + the API's access log
+    assert len(kept) == len(dev.functions) + 1 and set(kept.values()) == {14}  # + the API's access log
     step(
-        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 6 DLQs, 4 queue ages, index lag); log retention 30 days"
+        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 6 DLQs, 4 queue ages, index lag); log retention 14 days (samconfig's dev)"
     )
 
 

@@ -54,6 +54,7 @@ def embed(text: str, dim: int) -> list[float]:
 class BedrockStandIn:
     def __init__(self, rules: list[Rule] | None = None, host: str = "127.0.0.1") -> None:
         self.rules = list(rules or [])
+        self.delay_seconds = 0.0  # a slow model (budget tests)
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, 0), _handler(self))
@@ -84,6 +85,10 @@ class BedrockStandIn:
         if not tools:
             return 400, {"message": "this stand-in answers tool-use requests only"}
         tool = tools[0]["toolSpec"]["name"]
+        if self.delay_seconds:
+            import time
+
+            time.sleep(self.delay_seconds)
         system_text = " ".join(b.get("text", "") for b in body.get("system") or [] if isinstance(b, dict))
         blocks = [b for m in body["messages"] for b in m.get("content") or []]
         prompt = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict))

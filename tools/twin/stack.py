@@ -572,3 +572,16 @@ class _CfnResponses:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def samconfig(root: Path, environment: str) -> tuple[str, dict[str, str]]:
+    """(stack name, parameters) of a samconfig.toml environment, as `sam deploy --config-env` uses them."""
+    import shlex
+    import tomllib
+
+    config = tomllib.loads((root / "samconfig.toml").read_text(encoding="utf-8"))
+    env = config[environment]
+    stack = env["global"]["parameters"]["stack_name"]
+    overrides = env["deploy"]["parameters"].get("parameter_overrides", "")
+    params = dict(item.split("=", 1) for item in shlex.split(overrides))
+    return stack, params

@@ -45,6 +45,28 @@ def bedrock_runtime_client(region: str | None, timeout: float, max_retries: int 
     return client
 
 
+# Below this much time left, an LLM call is not started (it could not finish and would only time out).
+MIN_CALL_SECONDS = 2.0
+
+
+def budget_fit(remaining: float, timeout: float, attempts: int) -> tuple[float, int]:
+    """(per-attempt timeout, attempts) whose worst case - every attempt timing out, with botocore's
+    standard backoff (at most min(20, 2^i) s) between them - fits in `remaining` seconds."""
+    if remaining < MIN_CALL_SECONDS:
+        raise LLMError(f"no time left for an LLM call ({remaining:.1f}s of the budget remain)")
+    room = remaining - 1.0
+    # an attempt may spend its connect timeout (min(read, 10) s, client_config) and then its read timeout
+    per = min(timeout, room / 2 if room <= 20 else room - 10.0)
+    worst = per + min(per, 10.0)
+    fit = 1
+    for k in range(2, attempts + 1):
+        backoff = sum(min(20.0, 2.0**i) for i in range(1, k))
+        if k * worst + backoff > room:
+            break
+        fit = k
+    return max(0.5, round(per, 1)), fit
+
+
 def attempts_made(response: Any) -> int:
     """How many requests botocore sent for one call (its retries included), from the response metadata."""
     meta = response.get("ResponseMetadata") if isinstance(response, dict) else None
@@ -163,7 +185,7 @@ class BedrockLLM:
         while True:
             params = self._request(request)
             try:
-                return dict(self._call(params))
+                return dict(self._call(params, request.deadline))
             except ClientError as exc:
                 self.attempts += attempts_made(exc.response)
                 err = exc.response.get("Error", {})
@@ -177,12 +199,19 @@ class BedrockLLM:
                     continue
                 raise LLMError(f"{self.name}: {aws_error_message(exc)}") from exc
 
-    def _call(self, params: dict[str, Any]) -> Any:
-        # botocore retries inside this one call (client_config). A per-call deadline would go here: a
-        # client whose read_timeout and max_attempts fit the request's remaining budget.
-        response = self.client.converse(**params)
+    def _call(self, params: dict[str, Any], deadline: float | None = None) -> Any:
+        # botocore retries inside this one call (client_config); with a deadline, the client's timeouts
+        # and attempts are cut so that even every retry (and its backoff) ends before it.
+        client = self.client if deadline is None else self._client_within(deadline)
+        response = client.converse(**params)
         self.attempts += attempts_made(response)
         return response
+
+    def _client_within(self, deadline: float) -> Any:
+        if self._client is not None:  # an injected client (tests) keeps its own settings
+            return self._client
+        timeout, attempts = budget_fit(deadline - time.monotonic(), self.timeout, self.max_retries + 1)
+        return bedrock_runtime_client(self.region, timeout, attempts - 1)
 
     def complete_json(self, request: LLMRequest) -> LLMResult:
         if not self.model_id:

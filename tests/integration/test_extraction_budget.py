@@ -1,0 +1,125 @@
+"""Extraction runs within the invocation's time: a record that cannot finish goes back before the timeout.
+
+The LLM is Bedrock Converse over its real wire format (the twin's Bedrock Runtime stand-in, reached through
+AWS_ENDPOINT_URL_BEDROCK_RUNTIME), made slow on purpose.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mongomem.config import MemoryType
+from mongomem.extraction import registry
+from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.models.common import Scope
+from mongomem.models.turns import RecordTurnsRequest
+from mongomem.ports import LLMError, LLMRequest
+from mongomem.shortterm.record import record_turns
+from tests.conftest import load_event, load_function
+
+SCOPE = Scope(tenant="default", user_id="user-7")
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from twin.bedrock import BedrockStandIn
+
+    stand_in = BedrockStandIn().start()
+    for key, value in {
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": stand_in.url,
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "eu-west-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    yield stand_in
+    stand_in.stop()
+
+
+def request(deadline: float | None) -> LLMRequest:
+    schema = {"type": "object", "properties": {"items": {"type": "array"}}, "required": ["items"]}
+    return LLMRequest(
+        task="semantic",
+        system="s",
+        prompt="p",
+        schema=schema,
+        schema_name="semantic_memories",
+        deadline=deadline,
+    )
+
+
+def test_a_slow_bedrock_call_ends_at_the_deadline_not_at_its_timeout(bedrock: Any) -> None:
+    from mongomem.providers.llm_bedrock import BedrockLLM
+
+    llm = BedrockLLM("global.amazon.nova-2-lite-v1:0", region="eu-west-1", timeout=30.0, max_retries=3)
+    # Given a model that answers after 6 s and a budget of 3 s
+    bedrock.delay_seconds = 6.0
+    started = time.monotonic()
+    with pytest.raises(LLMError):
+        llm.complete_json(request(deadline=started + 3.0))
+    # Then the call gave up within the budget (a 30 s timeout with 3 retries would take minutes)
+    assert time.monotonic() - started < 3.5
+    # and with no time left at all it is not even started
+    calls = len(bedrock.calls)
+    with pytest.raises(LLMError, match="no time left"):
+        llm.complete_json(request(deadline=time.monotonic() + 0.5))
+    assert len(bedrock.calls) == calls
+    # while a fast answer within the budget is an answer
+    bedrock.delay_seconds = 0.0
+    assert llm.complete_json(request(deadline=time.monotonic() + 10)).text == '{"items": []}'
+
+
+class Recording:
+    memory_type = MemoryType.semantic
+
+    def __init__(self) -> None:
+        self.deadlines: list[float | None] = []
+
+    def extract(self, item: SnapshotInput) -> ExtractionResult:
+        self.deadlines.append(item.deadline)
+        return ExtractionResult()
+
+
+class Ctx:
+    function_name = "extract"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:extract"
+    aws_request_id = "req"
+
+    def __init__(self, remaining_ms: int) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def test_a_record_without_time_left_is_a_batch_item_failure_and_is_not_started(services: Any) -> None:
+    import json
+
+    extractor = Recording()
+    registry.register(MemoryType.semantic, lambda: extractor)
+    try:
+        req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I live in Porto"}]})
+        record_turns(services.store, services.settings.memory, SCOPE, "s1", req)
+        snap = services.promoter.flush(SCOPE, "s1")[0]["_id"]
+        record = dict(load_event("extract_sqs.json")["Records"][0], messageId="m-1")
+        record["body"] = json.dumps({"snapshot_id": snap, "type": "semantic"})
+        handler = load_function("extract").lambda_handler
+        # When the invocation has 10 s left (the record needs at least 15 s)
+        assert handler({"Records": [record]}, Ctx(10_000)) == {
+            "batchItemFailures": [{"itemIdentifier": "m-1"}]
+        }
+        # Then nothing was started: the snapshot's kind is still queued, no attempt counted
+        status = services.store.get_snapshot(snap)["extraction"]["semantic"]
+        assert status["status"] == "queued" and status["attempts"] == 0 and extractor.deadlines == []
+        # With 100 s left it runs, and its work is bounded by the invocation's remaining time
+        before = time.monotonic()
+        assert handler({"Records": [record]}, Ctx(100_000)) == {"batchItemFailures": []}
+        deadline = extractor.deadlines[0]
+        assert deadline is not None and before + 90 < deadline < before + 100
+    finally:
+        registry.clear()
