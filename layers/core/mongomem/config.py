@@ -191,6 +191,14 @@ class Settings(_Strict):
     # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
     hole_grace_seconds: int = Field(60, ge=1)
     scan_batch: int = Field(100, ge=1)
+    # The write concern of every acknowledged write (docs/decisions.md "Durability"): `auto` picks
+    # `majority` + journal on a replica set, sharded cluster or Atlas and `{w: 1, j: true}` on a standalone.
+    write_concern: Literal["auto", "majority", "journaled"] = "auto"
+    # How long a `majority` write may wait for replication before it fails (503, retry with the token).
+    write_concern_timeout_ms: int = Field(5000, ge=100, le=60_000)
+    # True inside an AWS Lambda execution environment (the runtime sets AWS_LAMBDA_FUNCTION_NAME): a
+    # request without an authorizer context is then refused, never served as the default tenant.
+    in_lambda: bool = False
     project: ProjectConfig = Field(default_factory=ProjectConfig)
 
     @field_validator("enabled_extractions", mode="before")
@@ -238,10 +246,13 @@ def settings_from_env(environ: Mapping[str, str] | None = None, **overrides: Any
         "MONGOMEM_LEASE_SECONDS": "lease_seconds",
         "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
         "MONGOMEM_SCAN_BATCH": "scan_batch",
+        "MONGOMEM_WRITE_CONCERN": "write_concern",
+        "MONGOMEM_WRITE_CONCERN_TIMEOUT_MS": "write_concern_timeout_ms",
     }
     for var, field in simple.items():
         if env.get(var):
             values[field] = env[var]
+    values["in_lambda"] = bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
     if "MONGOMEM_ENSURE_INDEXES" in env:
         values["ensure_indexes"] = env["MONGOMEM_ENSURE_INDEXES"].strip().lower() in _TRUE
     # The deployed functions get the enabled list from the template; otherwise the project config decides.

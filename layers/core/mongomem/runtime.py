@@ -46,14 +46,20 @@ class Services:
 
     @cached_property
     def store(self) -> MongoStore:
-        from mongomem.adapters.mongo import MongoStore, get_client
+        from mongomem.adapters.mongo import MongoStore, get_client, write_concern_for
 
         uri = self.settings.mongodb_uri
         if self.settings.mongodb_secret_arn:
             from mongomem.adapters.secrets import mongodb_uri_from_secret
 
             uri = mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
-        store = MongoStore(get_client(uri), self.settings.db_name)
+        client = get_client(uri)
+        # A 2xx means kept: every write through this store is journaled (and majority-replicated
+        # where the deployment replicates), see docs/decisions.md "Durability".
+        concern = write_concern_for(
+            client, self.settings.write_concern, self.settings.write_concern_timeout_ms
+        )
+        store = MongoStore(client, self.settings.db_name, concern)
         if self.settings.ensure_indexes:
             store.ensure_indexes()
         return store

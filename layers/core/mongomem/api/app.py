@@ -1,23 +1,49 @@
-"""The resolver: routers, validation, error mapping and the body-size guard."""
+"""The resolver: routers, validation, error mapping and the body guard."""
 
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from mongomem.api.body import BodyRefused, read_json
 from mongomem.api.errors import install_error_handlers
-from mongomem.api.identity import USER_HEADER, acting_user, begin_request, principal_from_event
+from mongomem.api.identity import USER_HEADER, acting_user_of, begin_request
 from mongomem.runtime import services
+
+_UNSET: Any = object()
+# The body the guard read for the request being served; Powertools' JSON deserializer returns it.
+_parsed: ContextVar[Any] = ContextVar("mongomem_parsed_body", default=_UNSET)
+
+
+def _error(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"error": {"code": code, "message": message, "details": details}}),
+        "isBase64Encoded": False,
+    }
+
+
+def _deserialize(text: str) -> Any:
+    value = _parsed.get()
+    if value is _UNSET:  # not through MemoryApi.handle (never in the functions): read it the same way
+        return read_json({"body": text})
+    return value
 
 
 class MemoryApi:
-    """An APIGatewayHttpResolver with our routers; `handle` refuses oversized bodies before parsing."""
+    """An APIGatewayHttpResolver with our routers; `handle` refuses bad bodies before any route runs.
+
+    The body guard (mongomem.api.body) refuses what cannot be stored faithfully (oversized, not UTF-8,
+    too deeply nested, numbers outside 64-bit, NaN/Infinity, lone surrogates) and parses the rest once.
+    """
 
     def __init__(self, *routers: APIGatewayHttpRouter) -> None:
-        self.app = APIGatewayHttpResolver(enable_validation=True)
+        self.app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=_deserialize)
         install_error_handlers(self.app)
         for router in routers:
             self.app.include_router(router)
@@ -30,17 +56,16 @@ class MemoryApi:
             len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8", "surrogatepass"))
         )
         if size > limit:
-            error = {
-                "code": "payload_too_large",
-                "message": f"the request body is larger than {limit} bytes",
-                "details": {"max_body_bytes": limit},
-            }
-            return {
-                "statusCode": 413,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps({"error": error}),
-                "isBase64Encoded": False,
-            }
+            return _error(
+                413,
+                "payload_too_large",
+                f"the request body is larger than {limit} bytes",
+                {"max_body_bytes": limit},
+            )
+        try:
+            parsed = read_json(event)
+        except BodyRefused as refused:
+            return _error(refused.status, refused.code, refused.message, refused.details)
         if body:
             # The API speaks JSON only: a body sent without a JSON content type (curl -d) is read as JSON.
             headers = event.setdefault("headers", {})
@@ -50,9 +75,13 @@ class MemoryApi:
                     del headers[key]
                 headers["content-type"] = "application/json"
         begin_request()
-        response = self.app.resolve(event, context)
+        token = _parsed.set(parsed)
+        try:
+            response = self.app.resolve(event, context)
+        finally:
+            _parsed.reset(token)
         # Tell the caller which memory identity served the request (a service account's user_id is ignored).
-        user = acting_user(principal_from_event(event, services().settings.tenant_default))
+        user = acting_user_of(event)
         if user and isinstance(response, dict):
             response.setdefault("headers", {})[USER_HEADER] = user
         return response
