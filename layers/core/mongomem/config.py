@@ -28,6 +28,11 @@ ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names every bad field by its path."""
 
+    def one_line(self) -> str:
+        """The message on one line (a CLI's error line): the source, then each field's problem."""
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        return " ".join(lines[:1]) + (" " + "; ".join(lines[1:]) if len(lines) > 1 else "")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -162,7 +167,10 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid configuration in {path}: not valid YAML ({exc})") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid configuration in {path}: not valid YAML{where}: {problem}") from exc
     return parse_project_config(data, str(path))
 
 
