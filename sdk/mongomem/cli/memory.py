@@ -267,7 +267,28 @@ class LocalTarget:
         }
         report["service"] = _service_status(self.client)
         report["queues"] = self._queues()
+        report["backlog"] = self._backlog()
         return report
+
+    def _backlog(self) -> dict[str, Any]:
+        """Every tenant's backlog, read from the stack's MongoDB (the API shows a caller only its own)."""
+        uri = self.mongodb_uri
+        if not uri:
+            return {"error": "the local stack's MongoDB address is unknown (is `mongomem dev` running?)"}
+        from pymongo import MongoClient
+        from pymongo.errors import PyMongoError
+
+        from mongomem.adapters.mongo import MongoStore
+        from mongomem.status import backlog
+
+        client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)
+        try:
+            figures = backlog(MongoStore(client, self.running.get("db_name") or "mongomem"), None)
+            return {"scope": "all tenants", **figures}
+        except PyMongoError as exc:
+            return {"error": f"cannot read the backlog at {uri}: {type(exc).__name__}"}
+        finally:
+            client.close()
 
     def _queues(self) -> dict[str, Any]:
         uri = self.mongodb_uri
@@ -745,10 +766,16 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(
             f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}"
         )
-        lines.append(f"sessions pending promotion: {service.get('sessions_pending_promotion', '?')}")
-        backlog = service.get("snapshots_pending_extraction") or {}
+    # every tenant's figures when the CLI could read MongoDB, else what the API shows its caller
+    read = report.get("backlog") or {}
+    figures = read if read and "error" not in read else service
+    if figures and "error" not in figures:
+        scope = read.get("scope") or service.get("backlog_scope") or "the API key's tenant"
+        lines.append(f"backlog     ({scope})")
+        lines.append(f"sessions pending promotion: {figures.get('sessions_pending_promotion', '?')}")
+        pending = figures.get("snapshots_pending_extraction") or {}
         text = "; ".join(
-            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(backlog.items())
+            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(pending.items())
         )
         lines.append(f"snapshots pending extraction: {text or 'none'}")
     queues = report.get("queues") or {}
