@@ -20,6 +20,7 @@ from types import TracebackType
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
+from mongomem.config import environment
 from mongomem.local.lock import DataDirLock, stop_leftovers
 
 
@@ -72,9 +73,14 @@ class EmbeddedMongo:
             "--log-level",
             "WARNING",
         ]
+        env = environment()
+        if self.data_dir is not None:
+            # SecantusDB's test-speed switch turns its journal off; a data dir is kept, so it stays on.
+            env.pop("SECANTUS_TEST_FAST_STORAGE", None)
+            env["SECANTUS_FORCE_DURABLE"] = "1"
         try:
             self.proc = subprocess.Popen(
-                cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
             )
         except OSError:
             self._release()
