@@ -31,7 +31,10 @@ def _error(status: int, code: str, message: str, details: Any = None) -> dict[st
 def _deserialize(text: str) -> Any:
     value = _parsed.get()
     if value is _UNSET:  # not through MemoryApi.handle (never in the functions): read it the same way
-        return read_json({"body": text})
+        try:
+            return read_json({"body": text})
+        except BodyRefused as refused:  # Powertools answers this as invalid JSON (400)
+            raise json.JSONDecodeError(refused.message, text, 0) from None
     return value
 
 
