@@ -88,6 +88,7 @@ def main() -> None:
         ctx = Ctx()
         template = load_event("record_turn_single.json")
         store = svc.store
+        write_concern = store.db.write_concern.document
         bare = store.db["bare_turns"]
         # the bare side gets the same indexes as the turns collection, so only our logic differs
         for index in store.turns.list_indexes():
@@ -187,6 +188,8 @@ def main() -> None:
         "goal_import_ratio": 1.5,
         "rounds": args.rounds,
         "turns_per_round": args.turns,
+        # every side writes with the stores' durable write concern (docs/decisions.md "Durability")
+        "write_concern": write_concern,
     }
     print(json.dumps(result))
 

@@ -14,6 +14,10 @@ from mongomem.cli.memory_local import LocalControl
 from mongomem.client import MemoryClient
 from mongomem.local.queue import LocalQueue
 from mongomem.local.stack import LocalStack
+from mongomem.models.common import Scope
+from mongomem.models.turns import RecordTurnsRequest
+from mongomem.runtime import services
+from mongomem.shortterm.record import record_turns
 
 BASE = """
 memory:
@@ -119,15 +123,27 @@ def test_local_status_shows_readiness_backlog_and_queue_depths(
     assert stack.queue is not None
     LocalQueue(stack.queue.coll.database).send("extract-procedural-dlq", "{}")
     MemoryClient(stack.url).record_turn("s-1", "ana", "user", "hello")
+    # and a session of another tenant, which the API's status never shows the caller
+    other = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "elsewhere"}]})
+    record_turns(
+        services().store, services().settings.memory, Scope(tenant="other", user_id="bo"), "s-9", other
+    )
     # When the status is shown
     code, out, _ = run(capsys, "memory", "status", "--base-url", stack.url, "--data-dir", str(data), "--json")
     report = json.loads(out)
     # Then it has the readiness, the backlog and the queues read from the local stack's MongoDB
     assert code == 0 and report["service"]["ready"] is True
-    assert report["service"]["sessions_pending_promotion"] >= 0
+    assert report["service"]["sessions_pending_promotion"] >= 1
+    assert report["service"]["backlog_scope"] == "tenant default"
+    # the operator's view reads every tenant's backlog from MongoDB
+    assert report["backlog"]["scope"] == "all tenants"
+    assert (
+        report["backlog"]["sessions_pending_promotion"] == report["service"]["sessions_pending_promotion"] + 1
+    )
     assert report["queues"]["procedural"]["dlq"] == 1 and report["queues"]["semantic"]["visible"] == 0
     code, text, _ = run(capsys, "memory", "status", "--base-url", stack.url, "--data-dir", str(data))
     assert "ready       yes" in text and "procedural" in text and "embeddings  hashing" in text
+    assert "backlog     (all tenants)" in text
 
 
 # A deployed stack's configure / apply / status run against the built stack in tests/twin.

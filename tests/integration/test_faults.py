@@ -50,15 +50,6 @@ def svc(server: Any, make_settings: Any) -> Any:
     configure(None)
 
 
-def checkpoint(server: Any) -> None:
-    """Flush acknowledged writes to disk before a hard kill.
-
-    SecantusDB, like a standalone mongod at w:1, acknowledges before its journal flush, so a kill -9 can
-    drop the last second of writes; Atlas's default write concern (majority) is journaled.
-    """
-    get_client(server.uri).admin.command("fsync")
-
-
 def restart(server: Any) -> None:
     server.start()
     get_client(server.uri).admin.command("ping")
@@ -89,8 +80,8 @@ def assert_clean_503(status: int, headers: dict[str, str], body: dict[str, Any])
 def test_mongodb_down_during_record_gives_503_and_the_retry_records_once(
     server: Any, svc: Any, record_fn: Any, ctx: Any
 ) -> None:
+    # Given an acknowledged batch (journaled: it survives the kill without any flush of ours)
     assert post(record_fn, ctx, "tok-1")[0] == 201
-    checkpoint(server)
     # When MongoDB dies and the client records its next batch
     server.kill()
     assert_clean_503(*post(record_fn, ctx, "tok-2"))
@@ -108,16 +99,15 @@ def test_mongodb_dying_between_the_two_writes_leaves_no_turn_and_the_retry_is_sa
 ) -> None:
     from mongomem.adapters.mongo import MongoStore
 
-    original = MongoStore.insert_turns
+    original = MongoStore.insert_new_turns
 
-    def die_first(self: Any, docs: list[dict[str, Any]]) -> None:
-        checkpoint(server)  # the session update is durable; the turns never reach the server
-        server.kill()
-        original(self, docs)
+    def die_first(self: Any, docs: list[dict[str, Any]]) -> bool:
+        server.kill()  # the session update is journaled; the turns never reach the server
+        return original(self, docs)
 
-    monkeypatch.setattr(MongoStore, "insert_turns", die_first)
+    monkeypatch.setattr(MongoStore, "insert_new_turns", die_first)
     assert_clean_503(*post(record_fn, ctx, "tok-1"))
-    monkeypatch.setattr(MongoStore, "insert_turns", original)
+    monkeypatch.setattr(MongoStore, "insert_new_turns", original)
     restart(server)
     # Then no turn of the batch is visible (the allocated seqs are a hole the scanner skips)
     assert svc.store.turns.count_documents({}) == 0
@@ -149,7 +139,6 @@ def test_authorizer_without_mongodb_fails_closed_and_caches_nothing(server: Any,
     functions = find_functions_dir(Path(__file__))
     auth = LocalAuthorizer(lambda: load_handler(functions, "authorizer"), keys_required=lambda: True)
     event = to_event("GET", "/v1/memories?user_id=u", {"x-api-key": key}, b"", "127.0.0.1")
-    checkpoint(server)
     server.kill()
     refused = auth.check(event)
     assert refused is not None and refused["statusCode"] == 503

@@ -109,6 +109,36 @@ def test_retry_after_a_lost_insert_records_once(services: Any, record_fn: Any, c
     assert again[0] == 200 and [t["seq"] for t in again[1]["turns"]] == [3, 4]
 
 
+def test_a_client_token_is_honoured_however_many_batches_follow(
+    services: Any, record_fn: Any, ctx: Any
+) -> None:
+    def batch(token: str, content: str, size: int = 1) -> dict[str, Any]:
+        return {
+            "user_id": "user-7",
+            "client_token": token,
+            "turns": [{"role": "user", "content": content}] * size,
+        }
+
+    # Given a batch recorded with a token, then more batches in the same session than any count window
+    first = post(record_fn, ctx, batch("old-1", "A"))
+    assert first[0] == 201
+    for i in range(250):
+        assert post(record_fn, ctx, batch(f"later-{i}", f"n{i}"))[0] == 201
+    # and the session promoted meanwhile
+    status, flushed = call(record_fn, ctx, "flush_session.json")
+    assert status == 200 and flushed["snapshot"]["to_seq"] == 251
+    # When the client retries the first request
+    status, again = post(record_fn, ctx, batch("old-1", "A"))
+    # Then it is a replay with the original seq, and the turn is stored once
+    assert status == 200 and again["replayed"] is True
+    assert again["turns"] == first[1]["turns"]
+    assert services.store.turns.count_documents({"content": "A"}) == 1
+    assert turn_count(services) == 251
+    # and reusing a later token for a batch of another size is still a conflict
+    status, _ = post(record_fn, ctx, batch("later-3", "x", size=2))
+    assert status == 409 and turn_count(services) == 251
+
+
 def test_token_reused_for_another_batch_is_a_conflict(services: Any, record_fn: Any, ctx: Any) -> None:
     call(record_fn, ctx, "record_turns_post.json")
     status, body = post(

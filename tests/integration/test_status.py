@@ -7,10 +7,15 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import parse_project_config
+from mongomem.config import ALL_TYPES, parse_project_config
 from mongomem.local.queue import local_queue_factory
+from mongomem.models.common import Scope
+from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services, configure
+from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
+
+ALL = [t.value for t in ALL_TYPES]
 
 
 @pytest.fixture(scope="module")
@@ -18,17 +23,83 @@ def api() -> Any:
     return load_function("memory_api")
 
 
-def status_of(api: Any, ctx: Any, svc: Services) -> dict[str, Any]:
+def status_event(tenant: str | None = None, path: str = "/v1/status") -> dict[str, Any]:
+    event = load_event("memory_list.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event.pop("queryStringParameters", None)
+    if tenant is not None:
+        event["requestContext"]["authorizer"] = {"lambda": {"tenant": tenant, "kind": "memory_service"}}
+    return event
+
+
+def status_of(api: Any, ctx: Any, svc: Services, tenant: str | None = None) -> dict[str, Any]:
     configure(svc)
     try:
-        event = load_event("memory_list.json")
-        event["rawPath"] = event["requestContext"]["http"]["path"] = "/v1/status"
-        event.pop("queryStringParameters", None)
-        response = api.lambda_handler(event, ctx)
+        response = api.lambda_handler(status_event(tenant), ctx)
     finally:
         configure(None)
     assert response["statusCode"] == 200
     return json.loads(response["body"])
+
+
+HASHING = {"memory": {"providers": {"embeddings": {"kind": "hashing", "dim": 64}}}}
+
+
+def record(svc: Services, tenant: str, session: str) -> None:
+    request = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": f"hi from {tenant}"}]})
+    record_turns(svc.store, svc.settings.memory, Scope(tenant=tenant, user_id="u"), session, request)
+
+
+def test_status_shows_only_the_callers_tenants_backlog(make_settings: Any, api: Any, ctx: Any) -> None:
+    svc = Services(make_settings(project=parse_project_config(HASHING)), queue_factory=local_queue_factory)
+    # Given one unpromoted session in tenant A, and in tenant B three sessions, one of them promoted
+    record(svc, "t-a", "a0")
+    for i in range(3):
+        record(svc, "t-b", f"b{i}")
+    svc.promoter.flush(Scope(tenant="t-b", user_id="u"), "b0")
+    # When each tenant asks for the status
+    a, b = status_of(api, ctx, svc, "t-a"), status_of(api, ctx, svc, "t-b")
+    # Then each sees its own figures only
+    assert (a["sessions_pending_promotion"], a["recall"]["pending_turns"]) == (1, 1)
+    assert a["snapshots_pending_extraction"] == {} and a["backlog_scope"] == "tenant t-a"
+    assert (b["sessions_pending_promotion"], b["recall"]["pending_turns"]) == (2, 3)
+    assert b["snapshots_pending_extraction"] == {t: {"queued": 1} for t in ALL}
+    # and a tenant with nothing sees nothing
+    c = status_of(api, ctx, svc, "t-c")
+    assert (
+        c["sessions_pending_promotion"],
+        c["recall"]["pending_turns"],
+        c["snapshots_pending_extraction"],
+    ) == (0, 0, {})
+    svc.store.client.drop_database(svc.store.db.name)
+
+
+def test_in_lambda_a_request_without_an_authorizer_context_is_refused(
+    make_settings: Any, api: Any, ctx: Any
+) -> None:
+    record_fn = load_function("record_turns")
+    svc = Services(
+        make_settings(project=parse_project_config(HASHING), in_lambda=True),
+        queue_factory=local_queue_factory,
+    )
+    configure(svc)
+    try:
+        # a record call that reached the function without the authorizer's context
+        response = record_fn.lambda_handler(load_event("record_turns_post.json"), ctx)
+        assert response["statusCode"] == 401
+        assert json.loads(response["body"])["error"]["code"] == "unauthorized"
+        assert svc.store.turns.count_documents({}) == 0 and svc.store.sessions.count_documents({}) == 0
+        assert api.lambda_handler(status_event(), ctx)["statusCode"] == 401
+        # the public API document needs no caller; a request with the authorizer's context is served
+        assert api.lambda_handler(status_event(path="/v1/openapi.json"), ctx)["statusCode"] == 200
+        assert api.lambda_handler(status_event("acme"), ctx)["statusCode"] == 200
+        event = load_event("record_turns_post.json")
+        event["requestContext"]["authorizer"] = {"lambda": {"tenant": "acme", "kind": "memory_service"}}
+        assert record_fn.lambda_handler(event, ctx)["statusCode"] == 201
+        assert svc.store.turns.find_one({})["tenant"] == "acme"
+    finally:
+        configure(None)
+        svc.store.client.drop_database(svc.store.db.name)
 
 
 def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(

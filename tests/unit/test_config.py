@@ -71,3 +71,23 @@ def test_the_environment_gives_the_enabled_kinds_until_the_project_config_names_
 def test_unknown_type_in_the_environment_is_named() -> None:
     with pytest.raises(ConfigError, match="'semantik'"):
         settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": "semantic,semantik"})
+
+
+def test_in_lambda_is_read_from_the_variable_the_lambda_runtime_sets() -> None:
+    assert settings_from_env({"AWS_LAMBDA_FUNCTION_NAME": "mongomem-record"}).in_lambda is True
+    assert settings_from_env({}).in_lambda is False
+
+
+def test_the_write_concern_is_a_setting_with_a_documented_default() -> None:
+    assert settings_from_env({}).write_concern == "auto"
+    assert settings_from_env({"MONGOMEM_WRITE_CONCERN": "majority"}).write_concern == "majority"
+    with pytest.raises(ConfigError) as err:
+        settings_from_env({"MONGOMEM_WRITE_CONCERN": "fire-and-forget"})
+    assert "write_concern" in str(err.value)
+
+
+def test_a_config_error_reads_as_one_line() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_project_config({"memory": {"snapshot": {"max_messages": "lots", "colour": "red"}}})
+    line = err.value.one_line()
+    assert "\n" not in line and "memory.snapshot.max_messages" in line and "memory.snapshot.colour" in line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -48,10 +49,27 @@ def _has_bad_key(value: Any) -> bool:
     return False
 
 
+def _unstorable(value: Any) -> bool:
+    """What BSON or JSON cannot hold faithfully: integers beyond 64 bits, non-finite numbers, lone surrogates."""
+    if isinstance(value, dict):
+        return any(_unstorable(k) or _unstorable(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_unstorable(v) for v in value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -(2**63) <= value < 2**63
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    return False
+
+
 @given(st.dictionaries(st.text(max_size=6), json_values, max_size=4))
 def test_metadata_keys_that_mongodb_would_read_as_operators_are_refused(metadata: dict[str, Any]) -> None:
     body = {"role": "user", "content": "hi", "metadata": metadata}
-    if _has_bad_key(metadata):
+    if _has_bad_key(metadata) or _unstorable(metadata):
         with pytest.raises(ValidationError):
             RecordTurnsRequest.model_validate(body)
     else:

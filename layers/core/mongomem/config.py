@@ -30,6 +30,11 @@ _M = TypeVar("_M", bound=BaseModel)
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names every bad field by its path."""
 
+    def one_line(self) -> str:
+        """The message on one line (a CLI's error line): the source, then each field's problem."""
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        return " ".join(lines[:1]) + (" " + "; ".join(lines[1:]) if len(lines) > 1 else "")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -188,7 +193,10 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid configuration in {path}: not valid YAML ({exc})") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid configuration in {path}: not valid YAML{where}: {problem}") from exc
     return parse_project_config(data, str(path))
 
 
@@ -206,7 +214,8 @@ class Settings(_Strict):
     mongodb_secret_arn: str | None = None
     db_name: str = "mongomem"
     # Inside Lambda (the runtime sets AWS_LAMBDA_FUNCTION_NAME): indexes come from the deploy-time
-    # migration, demo providers are refused, requests without an authorizer context are refused.
+    # migration, demo providers are refused, and a request without an authorizer context is refused
+    # (never served as the default tenant).
     in_lambda: bool = False
     function_name: str | None = None
     stage: str | None = None
@@ -245,6 +254,11 @@ class Settings(_Strict):
     # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
     hole_grace_seconds: int = Field(60, ge=1)
     scan_batch: int = Field(100, ge=1)
+    # The write concern of every acknowledged write (docs/decisions.md "Durability"): `auto` picks
+    # `majority` + journal on a replica set, sharded cluster or Atlas and `{w: 1, j: true}` on a standalone.
+    write_concern: Literal["auto", "majority", "journaled"] = "auto"
+    # How long a `majority` write may wait for replication before it fails (503, retry with the token).
+    write_concern_timeout_ms: int = Field(5000, ge=100, le=60_000)
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     # Which project config this process runs with: the SHA-256 of the applied SSM version (a deployed
     # function), else that of the config file's text (what `mongomem memory status` compares).
@@ -329,6 +343,8 @@ def settings_from_env(
         "MONGOMEM_LEASE_SECONDS": "lease_seconds",
         "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
         "MONGOMEM_SCAN_BATCH": "scan_batch",
+        "MONGOMEM_WRITE_CONCERN": "write_concern",
+        "MONGOMEM_WRITE_CONCERN_TIMEOUT_MS": "write_concern_timeout_ms",
     }
     for var, field in simple.items():
         if env.get(var):

@@ -80,11 +80,14 @@ class Services:
 
     @cached_property
     def store(self) -> MongoStore:
-        from mongomem.adapters.mongo import MongoStore, get_client
+        from mongomem.adapters.mongo import MongoStore, get_client, write_concern_for
 
         s = self.settings
         client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
-        store = MongoStore(client, s.db_name)
+        # A 2xx means kept: every write through this store is journaled (and majority-replicated
+        # where the deployment replicates), see docs/decisions.md "Durability".
+        concern = write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
+        store = MongoStore(client, s.db_name, concern)
         if s.ensure_indexes:
             store.ensure_indexes()
         return store

@@ -8,6 +8,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from typing import Any
 
 from mongomem.config import environment, use_local_powertools_defaults
 
@@ -17,12 +18,14 @@ def _dev(args: argparse.Namespace) -> int:
     use_local_powertools_defaults(args.log_level)
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
+    from mongomem.config import ConfigError
+    from mongomem.local.lock import DataDirBusy
     from mongomem.local.stack import LocalStack
 
     data_dir = Path(args.data_dir).resolve()
     config = Path(args.config) if args.config else None
     if config is not None and not config.exists():
-        print(f"config file {config} not found", file=sys.stderr)
+        print(f"mongomem dev: config file {config} not found", file=sys.stderr)
         return 2
     # The shell's variables reach the local functions as a deployment's would (provider keys, MONGOMEM_*).
     stack = LocalStack(
@@ -33,13 +36,50 @@ def _dev(args: argparse.Namespace) -> int:
         config_file=config,
         environ=environment(),
     )
+    # SIGTERM, SIGHUP and Ctrl-C all end in the same stop below, even while starting.
+    stopping = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None:
+                signal.signal(sig, lambda *_: stopping.set())
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
+    control = None
     try:
-        stack.start()
-    except OSError as exc:
-        print(f"cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
-        stack.stop()
-        return 1
+        try:
+            stack.start()
+        except ConfigError as exc:
+            print(f"mongomem dev: {exc.one_line()}", file=sys.stderr)
+            return 2
+        except DataDirBusy as exc:
+            print(f"mongomem dev: {exc}", file=sys.stderr)
+            return 1
+        except FileNotFoundError as exc:
+            print(f"mongomem dev: {exc}", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            print(f"mongomem dev: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            return 1
+        _describe(stack, args, data_dir)
+        from mongomem.cli.memory_local import LocalControl
+
+        control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
+        try:
+            while not stopping.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        print("stopping ...", flush=True)
+    except KeyboardInterrupt:
+        print("stopping ...", flush=True)
+    finally:
+        if control is not None:
+            control.stop()
+        stack.stop()  # idempotent; always stops the SecantusDB child
+    print("stopped.", flush=True)
+    return 0
+
+
+def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
     assert stack.settings is not None
     print(f"  API          {stack.url}   (POST {stack.url}/v1/sessions/<session_id>/turns)", flush=True)
     print(f"  console      {stack.url}/console   (sign in with an API key)", flush=True)
@@ -58,20 +98,6 @@ def _dev(args: argparse.Namespace) -> int:
             "the first `mongomem keys create` turns keys on"
         )
     print("  Ctrl-C stops it; the data stays for the next start.", flush=True)
-    from mongomem.cli.memory_local import LocalControl
-
-    control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-    try:
-        stopping.wait()
-    except KeyboardInterrupt:
-        pass
-    print("stopping ...", flush=True)
-    control.stop()
-    stack.stop()
-    print("stopped.", flush=True)
-    return 0
 
 
 def _reindex(args: argparse.Namespace) -> int:

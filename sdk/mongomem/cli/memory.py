@@ -261,10 +261,16 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(
             f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}"
         )
-        lines.append(f"sessions pending promotion: {service.get('sessions_pending_promotion', '?')}")
-        backlog = service.get("snapshots_pending_extraction") or {}
+    # every tenant's figures when the CLI could read MongoDB, else what the API shows its caller
+    read = report.get("backlog") or {}
+    figures = read if read and "error" not in read else service
+    if figures and "error" not in figures:
+        scope = read.get("scope") or service.get("backlog_scope") or "the API key's tenant"
+        lines.append(f"backlog     ({scope})")
+        lines.append(f"sessions pending promotion: {figures.get('sessions_pending_promotion', '?')}")
+        pending = figures.get("snapshots_pending_extraction") or {}
         text = "; ".join(
-            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(backlog.items())
+            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(pending.items())
         )
         lines.append(f"snapshots pending extraction: {text or 'none'}")
     queues = report.get("queues") or {}

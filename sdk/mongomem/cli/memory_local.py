@@ -178,7 +178,28 @@ class LocalTarget:
         }
         report["service"] = _service_status(self.client)
         report["queues"] = self._queues()
+        report["backlog"] = self._backlog()
         return report
+
+    def _backlog(self) -> dict[str, Any]:
+        """Every tenant's backlog, read from the stack's MongoDB (the API shows a caller only its own)."""
+        uri = self.mongodb_uri
+        if not uri:
+            return {"error": "the local stack's MongoDB address is unknown (is `mongomem dev` running?)"}
+        from pymongo import MongoClient
+        from pymongo.errors import PyMongoError
+
+        from mongomem.adapters.mongo import MongoStore
+        from mongomem.status import backlog
+
+        client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)
+        try:
+            figures = backlog(MongoStore(client, self.running.get("db_name") or "mongomem"), None)
+            return {"scope": "all tenants", **figures}
+        except PyMongoError as exc:
+            return {"error": f"cannot read the backlog at {uri}: {type(exc).__name__}"}
+        finally:
+            client.close()
 
     def _queues(self) -> dict[str, Any]:
         uri = self.mongodb_uri

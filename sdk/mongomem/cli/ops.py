@@ -24,9 +24,44 @@ def _deployed_env(args: argparse.Namespace) -> dict[str, str] | None:
     return None
 
 
+def _answers(uri: str) -> bool:
+    from mongomem.adapters.mongo import get_client
+
+    try:
+        get_client(uri, serverSelectionTimeoutMS=2000).admin.command("ping")
+        return True
+    except Exception:
+        return False
+
+
+def running_database(data_dir: Path) -> tuple[str, str] | None:
+    """(uri, db name) of the database a running local stack on `data_dir` serves, if one does."""
+    from mongomem.local.lock import owner
+    from mongomem.local.stack import STACK_FILE
+
+    db_name = environment().get("MONGOMEM_DB_NAME", "mongomem")
+    stack_file = data_dir / STACK_FILE
+    if stack_file.exists():
+        try:
+            info = json.loads(stack_file.read_text())
+        except ValueError:
+            info = {}
+        if info.get("mongodb_uri") and _answers(info["mongodb_uri"]):
+            return info["mongodb_uri"], info.get("db_name", db_name)
+    # the owner of the data dir's server (a stack that died before writing stack.json, another command)
+    held = owner(data_dir / "mongo")
+    if held and held.get("uri") and _answers(held["uri"]):
+        return held["uri"], db_name
+    return None
+
+
 @contextmanager
 def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]:
-    """The memory database: a deployed one, the running local stack's, or the local data folder's."""
+    """The memory database: a deployed one, the running local stack's, or the local data folder's.
+
+    With a local stack running, its server is used: a second server on a live data dir is never started.
+    """
+    from mongomem.adapters.mongo import durable_database, get_client
     from mongomem.config import settings_from_env
     from mongomem.runtime import Services
 
@@ -34,25 +69,19 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
     if env is not None:
         yield Services(settings_from_env(env)).store.db
         return
-    from mongomem.adapters.mongo import get_client
     from mongomem.local.mongod import EmbeddedMongo
-    from mongomem.local.stack import STACK_FILE
 
     data_dir = Path(args.data_dir)
-    stack_file = data_dir / STACK_FILE
-    if stack_file.exists():
-        info = json.loads(stack_file.read_text())
-        client = get_client(info["mongodb_uri"], serverSelectionTimeoutMS=2000)
-        try:
-            client.admin.command("ping")
-            yield client[info.get("db_name", "mongomem")]
-            return
-        except Exception:
-            pass  # a stale file from a stack that did not stop cleanly
-    # No stack running: open the local data folder with a short-lived server.
+    running = running_database(data_dir)
+    if running is not None:
+        uri, name = running
+        yield durable_database(get_client(uri), name)
+        return
+    # No stack running: open the local data folder with a short-lived server (it takes the data dir's
+    # lock, so a stack starting meanwhile reports this command's PID instead of corrupting the data).
     mongo = EmbeddedMongo(data_dir / "mongo").start()
     try:
-        yield get_client(mongo.uri)[environment().get("MONGOMEM_DB_NAME", "mongomem")]
+        yield durable_database(get_client(mongo.uri), environment().get("MONGOMEM_DB_NAME", "mongomem"))
     finally:
         from mongomem.adapters.mongo import close_clients
 
@@ -156,10 +185,19 @@ def _snapshots_retry(args: argparse.Namespace) -> int:
 
 def _guarded(func: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
+        from mongomem.config import ConfigError
+        from mongomem.local.lock import DataDirBusy
+
         try:
             return int(func(args))
         except MongomemError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+        except ConfigError as exc:
+            print(f"error: {exc.one_line()}", file=sys.stderr)
+            return 2
+        except DataDirBusy as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 1
 
     return run

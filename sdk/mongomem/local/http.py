@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -219,56 +220,132 @@ def _json_response(status: int, body: Any) -> dict[str, Any]:
     return {"statusCode": status, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
 
 
-def make_server(front: ApiFront, host: str, port: int) -> ThreadingHTTPServer:
+# API Gateway HTTP APIs refuse a request line and headers over 10 KiB; a longer URL is a 414 here too.
+MAX_URL_BYTES = 10 * 1024
+# How long the front waits for a body its Content-Length announced (API Gateway waits ~30 s at most).
+READ_TIMEOUT_SECONDS = 10.0
+
+_ERROR_CODES = {
+    400: "bad_request",
+    405: "method_not_allowed",
+    408: "request_timeout",
+    411: "length_required",
+    413: "payload_too_large",
+    414: "uri_too_long",
+    431: "headers_too_large",
+    500: "internal_error",
+    501: "not_implemented",
+    505: "http_version_not_supported",
+}
+
+
+def _envelope(status: int, message: str, details: Any = None) -> dict[str, Any]:
+    code = _ERROR_CODES.get(status, "bad_request")
+    return _json_response(status, {"error": {"code": code, "message": message, "details": details}})
+
+
+def make_server(
+    front: ApiFront, host: str, port: int, read_timeout: float = READ_TIMEOUT_SECONDS
+) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "mongomem-local"
+        # Every read from the client (request line, headers, body) gives up after this long.
+        timeout = read_timeout
 
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_REQUEST_BYTES:
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """Protocol errors (a bad request line, 414, an unknown method ...) in the JSON envelope."""
+            if getattr(self, "request_version", "HTTP/1.1") == "HTTP/0.9":
+                self.request_version = "HTTP/1.1"  # always answer with a status line and headers
+            self.close_connection = True
+            self._send(_envelope(code, message or HTTPStatus(code).phrase), close=True)
+
+        def _length(self) -> int | None:
+            """The announced body length, or None after answering a bad or missing one."""
+            values = self.headers.get_all("Content-Length") or []
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
                 self._send(
-                    _json_response(
-                        413,
-                        {
-                            "error": {
-                                "code": "payload_too_large",
-                                "message": "request body over 10 MiB",
-                                "details": None,
-                            }
-                        },
-                    )
+                    _envelope(411, "send the body with a Content-Length (no chunked encoding)"), close=True
                 )
-                self.close_connection = True
+                return None
+            if not values:
+                return 0
+            text = values[0].strip()
+            if len(set(values)) > 1 or not text.isdigit():
+                self._send(_envelope(400, "Content-Length is not a number of bytes"), close=True)
+                return None
+            return int(text)
+
+        def _serve(self) -> None:
+            if len(self.path.encode("utf-8", "replace")) > MAX_URL_BYTES:
+                self._send(_envelope(414, f"the URL is longer than {MAX_URL_BYTES} bytes"), close=True)
                 return
-            body = self.rfile.read(length) if length else b""
+            length = self._length()
+            if length is None:
+                return
+            if length > MAX_REQUEST_BYTES:
+                self._send(_envelope(413, "request body over 10 MiB"), close=True)
+                return
+            try:
+                body = self.rfile.read(length) if length else b""
+            except TimeoutError:
+                body = None
+            if body is None or len(body) < length:
+                # The client sent less than it announced (or gave up): nothing of it reaches a function.
+                self._send(
+                    _envelope(
+                        408 if body is None else 400,
+                        "the request body is shorter than its Content-Length",
+                        {"content_length": length, "received": len(body or b"")},
+                    ),
+                    close=True,
+                )
+                return
             event = to_event(
                 self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
             )
-            self._send(front.invoke(event))
+            try:
+                result = front.invoke(event)
+            except Exception:
+                result = _envelope(
+                    500, "an internal error occurred"
+                )  # as API Gateway answers a crashed function
+            self._send(result)
 
-        def _send(self, result: dict[str, Any]) -> None:
+        def _refuse_method(self) -> None:
+            self._send(_envelope(405, f"method {self.command} is not allowed"), close=True)
+
+        def _send(self, result: dict[str, Any], close: bool = False) -> None:
             body = result.get("body") or ""
             raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
-            self.send_response(int(result.get("statusCode", 200)))
-            headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
-            headers.setdefault("content-type", "application/json")
-            for key, value in headers.items():
-                if key != "content-length":
-                    self.send_header(key, str(value))
-            for key, values in (result.get("multiValueHeaders") or {}).items():
-                for value in values:
-                    self.send_header(key, str(value))
-            for cookie in result.get("cookies") or []:
-                self.send_header("Set-Cookie", cookie)
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.send_response(int(result.get("statusCode", 200)))
+                headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
+                headers.setdefault("content-type", "application/json")
+                for key, value in headers.items():
+                    if key != "content-length":
+                        self.send_header(key, str(value))
+                for key, values in (result.get("multiValueHeaders") or {}).items():
+                    for value in values:
+                        self.send_header(key, str(value))
+                for cookie in result.get("cookies") or []:
+                    self.send_header("Set-Cookie", cookie)
+                self.send_header("Content-Length", str(len(raw)))
+                if close:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
+                self.end_headers()
+                if self.command != "HEAD":  # a HEAD answer has the headers of the answer, never a body
+                    self.wfile.write(raw)
+            except OSError:  # the client is gone
+                self.close_connection = True
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+        # Routes answer GET, not HEAD (as an HTTP API without a HEAD route); TRACE and CONNECT never.
+        do_HEAD = do_TRACE = do_CONNECT = _refuse_method
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

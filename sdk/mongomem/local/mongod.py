@@ -1,10 +1,15 @@
 """Start SecantusDB (a MongoDB wire-protocol server over WiredTiger) as a child process.
 
 Only the local stack and the tests use this; production and Docker users run real MongoDB.
+Durability: the mongomem stores write with `j: true` (docs/decisions.md "Durability"), which SecantusDB
+honours per write (the commit fsyncs its journal), so a write acknowledged before a SIGKILL is there
+after the restart. The child stops itself when this process dies (mongomem.local.secantus_child), and a
+data dir is owned by one process at a time (mongomem.local.lock).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -14,6 +19,9 @@ from types import TracebackType
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
+
+from mongomem.config import environment
+from mongomem.local.lock import DataDirLock, stop_leftovers
 
 
 def free_port() -> int:
@@ -31,6 +39,7 @@ class EmbeddedMongo:
         self.cache_size = cache_size
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
+        self.lock: DataDirLock | None = None
 
     @property
     def uri(self) -> str:
@@ -40,14 +49,19 @@ class EmbeddedMongo:
         storage = ":memory:"
         log_target = subprocess.DEVNULL
         if self.data_dir is not None:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir = self.data_dir.resolve()
             storage = str(self.data_dir / "db")
+            self.lock = DataDirLock(self.data_dir)
+            stale = self.lock.acquire()  # DataDirBusy while another live process owns the data dir
+            # a dead owner's lock is taken over, with any server it left on the same storage
+            stop_leftovers(storage, stale.get("child_pid"))
             self.log_path = self.data_dir / "secantus.log"
             log_target = self.log_path.open("ab")  # type: ignore[assignment]
         cmd = [
             sys.executable,
             "-m",
-            "secantus",
+            "mongomem.local.secantus_child",
+            str(os.getpid()),
             "--host",
             "127.0.0.1",
             "--port",
@@ -59,11 +73,29 @@ class EmbeddedMongo:
             "--log-level",
             "WARNING",
         ]
-        self.proc = subprocess.Popen(
-            cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
+        env = environment()
+        if self.data_dir is not None:
+            # SecantusDB's test-speed switch turns its journal off; a data dir is kept, so it stays on.
+            env.pop("SECANTUS_TEST_FAST_STORAGE", None)
+            env["SECANTUS_FORCE_DURABLE"] = "1"
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdout=log_target, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            )
+        except OSError:
+            self._release()
+            raise
+        if self.lock is not None:
+            self.lock.write(
+                {"child_pid": self.proc.pid, "port": self.port, "uri": self.uri, "storage": storage}
+            )
         self._wait(timeout)
         return self
+
+    def _release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def _wait(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -82,23 +114,27 @@ class EmbeddedMongo:
         raise RuntimeError(f"SecantusDB did not answer on port {self.port} within {timeout:.0f}s")
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc = None
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=10)
+        finally:
+            self.proc = None
+            self._release()
 
     def kill(self) -> None:
-        """Hard stop (fault tests)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None
+        """Hard stop (fault tests): SIGKILL, as a crash would."""
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        finally:
+            self.proc = None
+            self._release()
 
     def __enter__(self) -> EmbeddedMongo:
         return self.start()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.config import MemoryType, Settings, settings_from_env
-from mongomem.local.http import ApiFront, LocalAuthorizer, make_server
+from mongomem.local.http import READ_TIMEOUT_SECONDS, ApiFront, LocalAuthorizer, make_server
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
@@ -58,6 +58,8 @@ class LocalStack:
     environ: dict[str, str] = field(default_factory=dict)
     # API Gateway's authorizer result TTL (template.yaml: 300 s)
     auth_ttl_seconds: float = 300.0
+    # how long the HTTP front waits for a request body its Content-Length announced
+    read_timeout_seconds: float = READ_TIMEOUT_SECONDS
 
     def __post_init__(self) -> None:
         self.mongo: EmbeddedMongo | None = None
@@ -69,18 +71,29 @@ class LocalStack:
         self.authorizer: LocalAuthorizer | None = None
 
     def start(self) -> LocalStack:
-        uri = self.mongodb_uri
-        if uri is None:
-            self.mongo = EmbeddedMongo(self.data_dir / "mongo" if self.data_dir else None).start()
-            uri = self.mongo.uri
+        """Start everything; a bad configuration (ConfigError) starts nothing, any later failure stops all."""
         env = dict(self.environ)
-        env["MONGOMEM_MONGODB_URI"] = uri
         if self.config_file is not None:
             env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
         if self.data_dir is not None:
             env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(self.data_dir / "vectors"))
         for t in MemoryType:
             env.setdefault(f"MONGOMEM_QUEUE_URL_{t.value.upper()}", f"local:extract-{t.value}")
+        settings_from_env(env)  # validate the config and the environment before any child process starts
+        try:
+            self._start(env)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self, env: dict[str, str]) -> None:
+        uri = self.mongodb_uri
+        if uri is None:
+            self.mongo = EmbeddedMongo(self.data_dir / "mongo" if self.data_dir else None)
+            self.mongo.start()
+            uri = self.mongo.uri
+        env["MONGOMEM_MONGODB_URI"] = uri
         self.settings = settings_from_env(env)
         services = Services(self.settings, queue_factory=local_queue_factory)
         configure(services)
@@ -98,7 +111,7 @@ class LocalStack:
         front = ApiFront(
             [(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES], self.authorizer
         )
-        self.server = make_server(front, self.host, self.port)
+        self.server = make_server(front, self.host, self.port, self.read_timeout_seconds)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
         if self.data_dir is not None:
@@ -117,7 +130,6 @@ class LocalStack:
                 deliver_batch, self.queue, f"extract-{t.value}", extract, self.queue_policy
             )
             self.threads.append(Every(f"poll-{t.value}", self.poll_seconds, poll).start())
-        return self
 
     @property
     def url(self) -> str:
@@ -129,16 +141,21 @@ class LocalStack:
         return self.keys.any()
 
     def stop(self) -> None:
-        if self.data_dir is not None:
-            (self.data_dir / STACK_FILE).unlink(missing_ok=True)
-        for thread in self.threads:
-            thread.stop()
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-        configure(None)
-        if self.mongo is not None:
-            self.mongo.stop()
+        """Stop what started (safe after a partial start, and twice); the database child always."""
+        try:
+            if self.data_dir is not None:
+                (self.data_dir / STACK_FILE).unlink(missing_ok=True)
+            for thread in self.threads:
+                thread.stop()
+            self.threads = []
+            if self.server is not None:
+                self.server.shutdown()
+                self.server.server_close()
+                self.server = None
+            configure(None)
+        finally:
+            if self.mongo is not None:
+                self.mongo.stop()
 
 
 def _loader(functions: Path, name: str) -> Any:

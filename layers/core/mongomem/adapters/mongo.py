@@ -6,13 +6,15 @@ Only this module talks to the driver for short-term memory. Driver errors become
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient, ReturnDocument
+from bson.errors import InvalidDocument, InvalidStringData
+from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient, ReturnDocument, WriteConcern
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import (
@@ -20,21 +22,31 @@ from pymongo.errors import (
     BulkWriteError,
     ConnectionFailure,
     DuplicateKeyError,
+    InvalidOperation,
     OperationFailure,
     PyMongoError,
     ServerSelectionTimeoutError,
+    WriteConcernError,
 )
 
-from mongomem.errors import StoreAuthFailed, StoreUnavailable
+from mongomem.errors import InvalidInput, StoreAuthFailed, StoreUnavailable
 from mongomem.models.common import Scope, as_utc
 
 _CLIENTS: dict[str, MongoClient[dict[str, Any]]] = {}
 _CLIENTS_LOCK = threading.Lock()
 _INDEXED: set[tuple[str, str]] = set()
 
-# Per-session memory of recent client tokens: the idempotency window for retried record calls.
+# Per-session memory of recent client tokens. Only a fast path: a retry found here is answered without
+# allocating seqs. What makes a token once-only is the unique index TOKEN_INDEX on the turns themselves.
 TOKEN_WINDOW = 200
+TOKEN_INDEX = "session_client_token_once"
 DUPLICATE_KEY = 11000
+
+# Topologies whose writes are acknowledged by a primary before its secondaries have them.
+_REPLICATED_TOPOLOGIES = frozenset(
+    {"ReplicaSetWithPrimary", "ReplicaSetNoPrimary", "Sharded", "LoadBalanced"}
+)
+_REPLICATED_SERVERS = frozenset({"RSPrimary", "RSSecondary", "Mongos"})
 
 
 # Deleted unpromoted seq ranges a session remembers; older ones fall back to the hole grace period.
@@ -70,22 +82,84 @@ def close_clients() -> None:
 AUTHENTICATION_FAILED = 18
 
 
+def _unavailable() -> StoreUnavailable:
+    return StoreUnavailable(
+        "the document store is unavailable; retry with the same client_token", {"retry_after_seconds": 2}
+    )
+
+
 @contextmanager
 def translate_errors() -> Iterator[None]:
-    """Turn driver connectivity errors into StoreUnavailable (503 + retry hint)."""
+    """Turn driver connectivity and durability errors into StoreUnavailable (503 + retry hint).
+
+    A write whose write concern failed (e.g. `majority` timed out) may or may not have been applied:
+    the client retries with its client_token, which makes the retry a replay if it was.
+    """
     try:
         yield
+    except (ServerSelectionTimeoutError, ConnectionFailure, AutoReconnect, WriteConcernError) as exc:
+        raise _unavailable() from exc
+    except BulkWriteError as exc:
+        if exc.details.get("writeConcernErrors"):
+            raise _unavailable() from exc
+        raise
     except OperationFailure as exc:
         if exc.code == AUTHENTICATION_FAILED:
             raise StoreAuthFailed(
                 "the document store refused the credentials", {"retry_after_seconds": 2}
             ) from exc
+        if exc.has_error_label("RetryableWriteError"):
+            raise _unavailable() from exc
         raise
-    except (ServerSelectionTimeoutError, ConnectionFailure, AutoReconnect) as exc:
-        raise StoreUnavailable(
-            "the document store is unavailable; retry with the same client_token",
-            {"retry_after_seconds": 2},
-        ) from exc
+    except (InvalidDocument, InvalidStringData, OverflowError) as exc:
+        # The API's validated types make this unreachable; a value BSON cannot hold is still bad input.
+        raise InvalidInput("a value cannot be stored (not representable in BSON)") from exc
+
+
+def write_concern_for(client: MongoClient[dict[str, Any]], mode: str, timeout_ms: int) -> WriteConcern:
+    """The write concern of acknowledged writes: journaled always, `majority` where data is replicated.
+
+    `auto` asks the driver's view of the topology (server selection reuses the driver's own `hello`,
+    so no command is sent for it): a replica set, sharded cluster or load balancer (Atlas) gets
+    `majority`, a standalone `{w: 1, j: true}`.
+    """
+    if mode == "auto":
+        mode = "majority" if replicated(client) else "journaled"
+    if mode == "majority":
+        return WriteConcern(w="majority", j=True, wtimeout=timeout_ms)
+    return WriteConcern(w=1, j=True)
+
+
+def replicated(client: MongoClient[dict[str, Any]]) -> bool:
+    """True when the deployment is a replica set, a sharded cluster or behind a load balancer."""
+    with translate_errors():
+        try:
+            _ = client.address  # waits for server selection
+        except InvalidOperation:  # load-balanced mode has no single address
+            return True
+    topology = client.topology_description
+    if topology.topology_type_name in _REPLICATED_TOPOLOGIES:
+        return True
+    return any(
+        s.replica_set_name or s.server_type_name in _REPLICATED_SERVERS
+        for s in topology.server_descriptions().values()
+    )
+
+
+def durable_database(
+    client: MongoClient[dict[str, Any]], name: str, mode: str = "auto", timeout_ms: int = 5000
+) -> Database[dict[str, Any]]:
+    """A database handle whose writes use the durable write concern (for tools outside Services)."""
+    return client.get_database(name, write_concern=write_concern_for(client, mode, timeout_ms))
+
+
+def _token_collision(error: dict[str, Any]) -> bool:
+    if error.get("code") != DUPLICATE_KEY:
+        return False
+    pattern = error.get("keyPattern")
+    if isinstance(pattern, dict):
+        return "client_token" in pattern
+    return TOKEN_INDEX in str(error.get("errmsg", ""))
 
 
 def session_key(scope: Scope, session_id: str) -> str:
@@ -153,9 +227,12 @@ class PromotionPolicy:
 class MongoStore:
     """Short-term memory collections: sessions, turns, snapshots."""
 
-    def __init__(self, client: MongoClient[dict[str, Any]], db_name: str) -> None:
+    def __init__(
+        self, client: MongoClient[dict[str, Any]], db_name: str, write_concern: WriteConcern | None = None
+    ) -> None:
         self.client = client
-        self.db: Database[dict[str, Any]] = client[db_name]
+        # Every collection below (and the stores built on self.db) writes with this write concern.
+        self.db: Database[dict[str, Any]] = client.get_database(db_name, write_concern=write_concern)
         self.sessions: Collection[dict[str, Any]] = self.db["sessions"]
         self.turns: Collection[dict[str, Any]] = self.db["turns"]
         self.snapshots: Collection[dict[str, Any]] = self.db["snapshots"]
@@ -201,16 +278,6 @@ class MongoStore:
                         name="session_seq",
                         unique=True,
                     ),
-                    IndexModel(
-                        [
-                            ("tenant", ASCENDING),
-                            ("user_id", ASCENDING),
-                            ("session_id", ASCENDING),
-                            ("client_token", ASCENDING),
-                        ],
-                        name="session_client_token",
-                        partialFilterExpression={"client_token": {"$exists": True}},
-                    ),
                     # Retention: a turn gets `expire_at` only once its snapshot is fully extracted
                     # (mongomem.erasure), so unpromoted and unextracted turns never expire.
                     IndexModel([("expire_at", ASCENDING)], name="turn_expiry", expireAfterSeconds=0),
@@ -222,6 +289,7 @@ class MongoStore:
                     ),
                 ]
             )
+            self._ensure_token_index()
             self.snapshots.create_indexes(
                 [
                     IndexModel(
@@ -241,6 +309,35 @@ class MongoStore:
                 ]
             )
         _INDEXED.add(marker)
+
+    def _ensure_token_index(self) -> None:
+        """A client token records its batch once, however long after the retry comes (docs/decisions.md).
+
+        A database written before this index existed may hold a batch recorded twice under one token;
+        the index cannot be built then, and recording goes on without it (logged, never a failed request).
+        """
+        try:
+            self.turns.create_index(
+                [
+                    ("tenant", ASCENDING),
+                    ("user_id", ASCENDING),
+                    ("session_id", ASCENDING),
+                    ("client_token", ASCENDING),
+                    ("batch_index", ASCENDING),
+                ],
+                name=TOKEN_INDEX,
+                unique=True,
+                partialFilterExpression={"client_token": {"$exists": True}},
+            )
+        except OperationFailure as exc:
+            if exc.code != DUPLICATE_KEY:
+                raise
+            logging.getLogger(__name__).warning(
+                "turns hold a client token recorded twice; index %s not built: retries older than the "
+                "session's last %d tokens may record again until the duplicates are removed",
+                TOKEN_INDEX,
+                TOKEN_WINDOW,
+            )
 
     # -- recording -----------------------------------------------------------------------------
     def allocate(
@@ -300,6 +397,24 @@ class MongoStore:
             query, update, return_document=ReturnDocument.AFTER, projection={"last_seq": 1}
         )
 
+    def insert_new_turns(self, docs: list[dict[str, Any]]) -> bool:
+        """Insert a batch under freshly allocated seqs; False when its client token already holds a batch.
+
+        Ordered, so the batch's first turn decides: if the token's turn 0 exists, nothing is inserted.
+        """
+        with translate_errors():
+            try:
+                self.turns.insert_many(docs, ordered=True)
+            except BulkWriteError as exc:
+                errors = exc.details.get("writeErrors", [])
+                if errors and all(_token_collision(e) for e in errors):
+                    return False
+                if any(e.get("code") == DUPLICATE_KEY for e in errors):
+                    # Fresh seqs that already exist: never acknowledge them for this batch.
+                    raise _unavailable() from exc
+                raise
+        return True
+
     def insert_turns(self, docs: list[dict[str, Any]]) -> None:
         """Insert turn documents; re-inserting the same (session, seq) is a no-op (idempotent repair)."""
         with translate_errors():
@@ -307,7 +422,7 @@ class MongoStore:
                 self.turns.insert_many(docs, ordered=False)
             except BulkWriteError as exc:
                 others = [e for e in exc.details.get("writeErrors", []) if e.get("code") != DUPLICATE_KEY]
-                if others:
+                if others or exc.details.get("writeConcernErrors"):
                     raise
 
     def token_seen_at(self, scope: Scope, session_id: str, client_token: str) -> datetime | None:
@@ -599,8 +714,10 @@ __all__ = [
     "OperationFailure",
     "PromotionPolicy",
     "TokenSeen",
+    "durable_database",
     "get_client",
     "session_key",
     "snapshot_id_for",
     "turn_key",
+    "write_concern_for",
 ]

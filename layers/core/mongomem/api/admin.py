@@ -42,7 +42,7 @@ def _operator() -> None:
 @router.get("/v1/admin/status", summary="Readiness and backlog of every tenant (operators)")
 def admin_status() -> dict[str, Any]:
     _operator()
-    return service_status(services())
+    return service_status(services(), None)  # every tenant: operators only
 
 
 @router.post("/v1/admin/keys", summary="Create an API key; the key is shown once (operators)")

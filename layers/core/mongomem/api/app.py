@@ -1,24 +1,53 @@
-"""The resolver: routers, validation, error mapping and the body-size guard."""
+"""The resolver: routers, validation, error mapping and the body guard."""
 
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from mongomem.api.body import BodyRefused, read_json
 from mongomem.api.errors import install_error_handlers
-from mongomem.api.identity import USER_HEADER, acting_user, begin_request, principal_from_event
+from mongomem.api.identity import USER_HEADER, acting_user_of, begin_request
 from mongomem.errors import StoreAuthFailed
 from mongomem.runtime import Services, services, store_auth_final
 
+_UNSET: Any = object()
+# The body the guard read for the request being served; Powertools' JSON deserializer returns it.
+_parsed: ContextVar[Any] = ContextVar("mongomem_parsed_body", default=_UNSET)
+
+
+def _error(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps({"error": {"code": code, "message": message, "details": details}}),
+        "isBase64Encoded": False,
+    }
+
+
+def _deserialize(text: str) -> Any:
+    value = _parsed.get()
+    if value is _UNSET:  # not through MemoryApi.handle (never in the functions): read it the same way
+        try:
+            return read_json({"body": text})
+        except BodyRefused as refused:  # Powertools answers this as invalid JSON (400)
+            raise json.JSONDecodeError(refused.message, text, 0) from None
+    return value
+
 
 class MemoryApi:
-    """An APIGatewayHttpResolver with our routers; `handle` refuses oversized bodies before parsing."""
+    """An APIGatewayHttpResolver with our routers; `handle` refuses bad bodies before any route runs.
+
+    The body guard (mongomem.api.body) refuses what cannot be stored faithfully (oversized, not UTF-8,
+    too deeply nested, numbers outside 64-bit, NaN/Infinity, lone surrogates) and parses the rest once.
+    """
 
     def __init__(self, *routers: APIGatewayHttpRouter) -> None:
-        self.app = APIGatewayHttpResolver(enable_validation=True)
+        self.app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=_deserialize)
         install_error_handlers(self.app)
         for router in routers:
             self.app.include_router(router)
@@ -32,12 +61,16 @@ class MemoryApi:
             len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8", "surrogatepass"))
         )
         if size > limit:
-            return _envelope(
+            return _error(
                 413,
                 "payload_too_large",
                 f"the request body is larger than {limit} bytes",
                 {"max_body_bytes": limit},
             )
+        try:
+            parsed = read_json(event)
+        except BodyRefused as refused:
+            return _error(refused.status, refused.code, refused.message, refused.details)
         if body:
             # The API speaks JSON only: a body sent without a JSON content type (curl -d) is read as JSON.
             headers = event.setdefault("headers", {})
@@ -47,24 +80,17 @@ class MemoryApi:
                     del headers[key]
                 headers["content-type"] = "application/json"
         begin_request()
+        token = _parsed.set(parsed)
         try:
             response = self.app.resolve(event, context)
         except StoreAuthFailed as exc:
             if not store_auth_final():
                 raise  # the runtime refetches the MongoDB secret and runs the request again
-            return _envelope(503, exc.code, exc.message, exc.details)
+            return _error(503, exc.code, exc.message, exc.details)
+        finally:
+            _parsed.reset(token)
         # Tell the caller which memory identity served the request (a service account's user_id is ignored).
-        user = acting_user(principal_from_event(event, svc.settings.tenant_default))
+        user = acting_user_of(event)
         if user and isinstance(response, dict):
             response.setdefault("headers", {})[USER_HEADER] = user
         return response
-
-
-def _envelope(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
-    """A Lambda proxy response carrying the API's error envelope (for errors outside the resolver)."""
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps({"error": {"code": code, "message": message, "details": details}}, default=str),
-        "isBase64Encoded": False,
-    }

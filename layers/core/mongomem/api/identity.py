@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from mongomem.errors import Forbidden, InvalidInput
+from mongomem.errors import Forbidden, InvalidInput, Unauthorized
 from mongomem.identity.principals import principal_from_authorizer
 from mongomem.models.common import ID_PATTERN, Principal, Scope
 from mongomem.runtime import services
@@ -22,15 +22,23 @@ USER_HEADER = "x-mongomem-user-id"
 _acting_user: ContextVar[str | None] = ContextVar("mongomem_acting_user", default=None)
 
 
-def principal_from_event(raw_event: dict[str, Any], default_tenant: str) -> Principal:
+def principal_from_event(
+    raw_event: dict[str, Any], default_tenant: str, allow_default: bool = True
+) -> Principal:
     """The tenant comes from the authorizer's context (Lambda or IAM authorizer), never from the body."""
     authorizer = (raw_event.get("requestContext") or {}).get("authorizer") or {}
-    return principal_from_authorizer(authorizer, default_tenant)
+    return principal_from_authorizer(authorizer, default_tenant, allow_default)
+
+
+def event_principal(raw_event: dict[str, Any]) -> Principal:
+    """The caller of an event; in Lambda one without an authorizer context is refused (401)."""
+    settings = services().settings
+    return principal_from_event(raw_event, settings.tenant_default, allow_default=not settings.in_lambda)
 
 
 def caller(router: APIGatewayHttpRouter) -> Principal:
     """The principal of the request the router is serving."""
-    return principal_from_event(router.current_event.raw_event, services().settings.tenant_default)
+    return event_principal(router.current_event.raw_event)
 
 
 def request_scope(router: APIGatewayHttpRouter, user_id: str | None) -> Scope:
@@ -74,3 +82,11 @@ def begin_request() -> None:
 def acting_user(principal: Principal) -> str | None:
     """The memory user the request acted as, if it resolved one."""
     return principal.fixed_user_id or _acting_user.get()
+
+
+def acting_user_of(raw_event: dict[str, Any]) -> str | None:
+    """The memory user an answered request acted as (None when its caller was refused)."""
+    try:
+        return acting_user(event_principal(raw_event))
+    except Unauthorized:
+        return None

@@ -1,4 +1,8 @@
-"""GET /v1/status: readiness (an LLM and an embedding provider usable), configuration, backlog."""
+"""GET /v1/status: readiness (an LLM and an embedding provider usable), configuration, backlog.
+
+The backlog is the caller's tenant's: no figure about another tenant's data reaches a caller.
+Operators see every tenant's through `mongomem memory status` (read from MongoDB directly).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from mongomem.api.identity import caller
 from mongomem.runtime import services
 from mongomem.status import service_status
 
 router = APIGatewayHttpRouter()
 
 
-@router.get("/v1/status", summary="Readiness, configured providers and the extraction backlog")
+@router.get("/v1/status", summary="Readiness, configured providers and the caller's extraction backlog")
 def get_status() -> dict[str, Any]:
-    return service_status(services())
+    return service_status(services(), tenant=caller(router).tenant)

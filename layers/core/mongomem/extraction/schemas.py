@@ -11,8 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
-Long = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+from mongomem.models.common import DateText, SafeKey, ValidText
+
+Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), ValidText]
+Long = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000), ValidText]
 
 
 class _Item(BaseModel):
@@ -29,8 +31,10 @@ class SemanticItem(_Item):
     subject: Short = Field(description="who or what the fact is about, e.g. 'user' or 'Acme Corp'")
     attribute: Short = Field(description="the property, e.g. 'home airport', 'favourite food'")
     value: Long = Field(description="the value, with relative dates resolved to absolute ones")
-    qualifiers: dict[str, Short] = Field(default_factory=dict, description="optional context, e.g. since")
-    valid_from: str | None = Field(None, description="ISO date from which the fact holds, if stated")
+    qualifiers: dict[SafeKey, Short] = Field(
+        default_factory=dict, max_length=32, description="optional context, e.g. since"
+    )
+    valid_from: DateText | None = Field(None, description="ISO date from which the fact holds, if stated")
 
 
 class EpisodicItem(_Item):
@@ -39,7 +43,7 @@ class EpisodicItem(_Item):
     title: Short
     summary: Long
     participants: list[Short] = Field(default_factory=list, max_length=50)
-    occurred_at: str | None = Field(
+    occurred_at: DateText | None = Field(
         None, description="ISO date or datetime, resolved against the snapshot time"
     )
     place: Short | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mongomem.errors import Unauthorized
 from mongomem.models.common import Principal
 
 IAM_KIND = "iam"
@@ -28,8 +29,15 @@ def authorizer_context(principal: Principal) -> dict[str, str]:
     return context
 
 
-def principal_from_authorizer(authorizer: dict[str, Any], default_tenant: str) -> Principal:
-    """A Lambda-authorizer context, an IAM caller, or (local open mode only) the default tenant."""
+def principal_from_authorizer(
+    authorizer: dict[str, Any], default_tenant: str, allow_default: bool = True
+) -> Principal:
+    """A Lambda-authorizer context, an IAM caller, or (local open mode only) the default tenant.
+
+    `allow_default=False` (inside Lambda): a request without either is refused, never given a tenant.
+    API Gateway always runs the authorizer first, so this is defence in depth against a route deployed
+    without one or a function invoked directly.
+    """
     context = authorizer.get("lambda")
     if isinstance(context, dict) and context.get("tenant"):
         return Principal(
@@ -47,6 +55,8 @@ def principal_from_authorizer(authorizer: dict[str, Any], default_tenant: str) -
             kind="memory_service",
             key_id=f"{IAM_KIND}:{iam.get('userArn') or iam.get('userId')}",
         )
+    if not allow_default:
+        raise Unauthorized("the request carries no verified caller (no authorizer context)")
     return Principal(tenant=default_tenant, kind="memory_service")
 
 

@@ -11,7 +11,7 @@ from mongomem.adapters.memory_store import MemoryStore
 from mongomem.errors import InvalidInput, NotFound
 from mongomem.extraction.reconcile import NewMemory, Reconciler
 from mongomem.extraction.schemas import PAYLOADS
-from mongomem.models.common import Scope, as_utc, utcnow
+from mongomem.models.common import Scope, as_utc, parse_utc_datetime, utcnow
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
@@ -113,7 +113,7 @@ class MemoryService:
         before: datetime | None = None
         if cursor:
             try:
-                before = datetime.fromisoformat(cursor)
+                before = parse_utc_datetime(cursor)
             except ValueError as exc:
                 raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
         if payload is not None and (payload.exact or payload.prefix) and memory_type != "semantic":

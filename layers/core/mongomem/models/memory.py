@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mongomem.config import MemoryType
-from mongomem.models.common import Identifier
+from mongomem.models.common import Identifier, SafeMapping, UtcDateTime
 
 Status = Literal["active", "superseded", "deleted"]
 Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP"]
@@ -136,9 +136,9 @@ class CreateMemoryRequest(BaseModel):
 
     user_id: Identifier | None = None
     type: MemoryType
-    payload: dict[str, Any]
+    payload: SafeMapping
     reconcile: bool = True
-    expires_at: datetime | None = None
+    expires_at: UtcDateTime | None = None
 
 
 class WriteResult(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from mongomem.models.common import Identifier
+from mongomem.models.common import Identifier, ValidText
 from mongomem.models.turns import Role
 
 MAX_QUERY_CHARS = 2000
@@ -16,7 +16,7 @@ MAX_RANGE = 20
 MAX_EXCLUDE = 1000
 
 RecallScope = Literal["thread", "resource"]
-TurnId = Annotated[str, StringConstraints(strict=True, min_length=3, max_length=160)]
+TurnId = Annotated[str, StringConstraints(strict=True, min_length=3, max_length=160), ValidText]
 
 
 class MessageRange(BaseModel):
@@ -39,7 +39,7 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     user_id: Identifier | None = None
     thread: Identifier | None = Field(default=None, description="The session id (required for scope thread)")
     scope: RecallScope = Field(default="resource", description="resource: all the user's threads")
@@ -48,7 +48,11 @@ class RecallRequest(BaseModel):
         default=1, description="neighbours per match: n on each side, or {before, after}"
     )
     min_score: float | None = Field(
-        default=None, ge=-1.0, le=1.0, description="floor on the cosine similarity of the dense rankings"
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="floor on the cosine similarity of the dense rankings",
     )
     exclude_recent: int | list[TurnId] | None = Field(
         default=None,
@@ -120,7 +124,7 @@ class ContextRequest(BaseModel):
 
     user_id: Identifier | None = None
     session_id: Identifier
-    query: str | None = Field(
+    query: Annotated[str, ValidText] | None = Field(
         default=None, max_length=MAX_QUERY_CHARS, description="default: the session's latest user turn"
     )
     token_budget: int = Field(default=4000, ge=256, le=32000)

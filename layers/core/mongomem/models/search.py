@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mongomem.config import MemoryType
-from mongomem.models.common import Identifier
+from mongomem.models.common import Identifier, ValidText
 from mongomem.models.memory import Status
 
 SearchMode = Literal["hybrid", "knn", "bm25"]
@@ -23,11 +23,11 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: Identifier | None = None
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     types: list[MemoryType] | None = Field(default=None, min_length=1, max_length=len(MemoryType))
     top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
     # knn / hybrid: floor on cosine similarity of the vector match; bm25: floor on the BM25 score.
-    min_score: float | None = Field(default=None, ge=-1.0)
+    min_score: float | None = Field(default=None, ge=-1.0, allow_inf_nan=False)
     include_superseded: bool = False
     mode: SearchMode = "hybrid"
 

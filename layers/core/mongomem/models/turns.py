@@ -7,17 +7,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from mongomem.models.common import Identifier, SafeMapping
+from mongomem.models.common import Identifier, SafeMapping, Text, UtcDateTime, ValidText
 
 Role = Literal["user", "assistant", "system", "tool"]
-Text = Annotated[str, StringConstraints(strict=True)]
+Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256), ValidText]
 
 
 class ToolCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: Identifier
-    name: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256)]
+    name: Name
     arguments: SafeMapping = Field(default_factory=dict)
 
 
@@ -30,9 +30,9 @@ class TurnIn(BaseModel):
     content: Text = ""
     tool_calls: list[ToolCall] | None = Field(None, max_length=64)
     tool_call_id: Identifier | None = None
-    name: Annotated[str, StringConstraints(strict=True, max_length=256)] | None = None
+    name: Annotated[str, StringConstraints(strict=True, max_length=256), ValidText] | None = None
     metadata: SafeMapping | None = None
-    timestamp: datetime | None = None
+    timestamp: UtcDateTime | None = None
 
     @model_validator(mode="after")
     def _has_content(self) -> TurnIn:

@@ -7,14 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from mongomem.models.common import Identifier, SafeMapping
+from mongomem.models.common import Identifier, SafeData, SafeMapping, Text, ValidText
 
 WorkingMemoryScope = Literal["resource", "thread"]
 WorkingMemoryMode = Literal["template", "schema"]
 Delivery = Literal["system", "state"]
 
 STATE_ID = "working-memory"
-Text = Annotated[str, StringConstraints(strict=True)]
 
 
 class WorkingMemoryKey(BaseModel):
@@ -36,9 +35,10 @@ class WorkingMemoryWrite(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # Bounded as a whole by memory.working_memory.max_bytes (checked before anything is written).
     content: Text | None = None
-    data: SafeMapping | None = None
-    memory: Text | SafeMapping | None = None
+    data: SafeData | None = None
+    memory: Text | SafeData | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WorkingMemoryWrite:
@@ -114,7 +114,7 @@ class ThreadCreate(BaseModel):
 
     thread_id: Identifier
     user_id: Identifier | None = None
-    title: Annotated[str, StringConstraints(strict=True, max_length=512)] | None = None
+    title: Annotated[str, StringConstraints(strict=True, max_length=512), ValidText] | None = None
     metadata: SafeMapping = Field(default_factory=dict)
 
 

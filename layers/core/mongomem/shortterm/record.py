@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from mongomem.adapters.mongo import MongoStore, PromotionPolicy, TokenSeen, session_key, turn_key
@@ -82,17 +83,30 @@ RECALL_ROLES = frozenset({"user", "assistant"})
 
 
 def record_turns(
-    store: MongoStore, memory: MemoryConfig, scope: Scope, session_id: str, request: RecordTurnsRequest
+    store: MongoStore,
+    memory: MemoryConfig,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    settle_seconds: float = RETRY_SETTLE_SECONDS,
 ) -> RecordTurnsResponse:
-    """Store a batch of turns with consecutive seqs: one session update, one insert."""
+    """Store a batch of turns with consecutive seqs: one session update, one insert.
+
+    `settle_seconds`: how long after a first attempt that stored nothing a retry is told to wait
+    (that attempt may still be writing); it must exceed the record function's timeout.
+    """
     check_limits(request, memory)
     token = request.client_token
     try:
         first = _allocate(store, memory, scope, session_id, request, token)
     except TokenSeen:
         assert token is not None
-        return _replay(store, memory, scope, session_id, request, token)
-    _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
+        return _replay(store, memory, scope, session_id, request, token, settle_seconds)
+    if not _insert_new(store, scope, session_id, request, first, token, memory.recall.enabled):
+        # The token's batch is already stored: a retry from beyond the session's recent-token window.
+        # The seqs just allocated become a hole the scanner skips; the answer is the original batch.
+        assert token is not None
+        return _replay_stored(store, memory, scope, session_id, request, token)
     return _response(scope, session_id, first, len(request.turns), replayed=False)
 
 
@@ -120,6 +134,39 @@ def _response(scope: Scope, session_id: str, first: int, count: int, replayed: b
     )
 
 
+def _docs(
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    first: int,
+    token: str | None,
+    recall: bool,
+) -> list[dict[str, Any]]:
+    now = utcnow()
+    size = len(request.turns)
+    docs = [
+        _turn_doc(scope, session_id, first + i, t, token, now, recall) for i, t in enumerate(request.turns)
+    ]
+    if token:
+        # lets a retry find the whole batch's seqs from any one of its turns; (token, batch_index) is
+        # unique per session, so a batch is recorded once whenever its retry comes
+        for i, doc in enumerate(docs):
+            doc["batch_index"], doc["batch_size"] = i, size
+    return docs
+
+
+def _insert_new(
+    store: MongoStore,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    first: int,
+    token: str | None,
+    recall: bool,
+) -> bool:
+    return store.insert_new_turns(_docs(scope, session_id, request, first, token, recall))
+
+
 def _insert(
     store: MongoStore,
     scope: Scope,
@@ -129,16 +176,7 @@ def _insert(
     token: str | None,
     recall: bool,
 ) -> None:
-    now = utcnow()
-    size = len(request.turns)
-    docs = [
-        _turn_doc(scope, session_id, first + i, t, token, now, recall) for i, t in enumerate(request.turns)
-    ]
-    if token:
-        # lets a retry find the whole batch's seqs from any one of its turns
-        for i, doc in enumerate(docs):
-            doc["batch_index"], doc["batch_size"] = i, size
-    store.insert_turns(docs)
+    store.insert_turns(_docs(scope, session_id, request, first, token, recall))
 
 
 def _replay(
@@ -148,31 +186,64 @@ def _replay(
     session_id: str,
     request: RecordTurnsRequest,
     token: str,
+    settle_seconds: float,
 ) -> RecordTurnsResponse:
     """A retried request: answer with the original seqs, finishing the insert if it had failed."""
     size = len(request.turns)
     stored = store.turns_by_token(scope, session_id, token)
     if stored:
-        if stored[0].get("batch_size") != size:
-            raise Conflict(
-                "client_token was already used for a different batch",
-                {"client_token": token, "original_turns": stored[0].get("batch_size")},
-            )
-        first = stored[0]["seq"] - stored[0].get("batch_index", 0)
-        if len(stored) < size:
-            session = store.get_session(scope, session_id) or {}
-            if first <= session.get("promoted_through_seq", 0):
-                raise Conflict("this retry came too late: the session was promoted without these turns")
-            _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
-        return _response(scope, session_id, first, size, replayed=True)
+        return _finish(store, memory, scope, session_id, request, token, stored)
     # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
     seen_at = store.token_seen_at(scope, session_id, token)
-    if seen_at is not None and (utcnow() - seen_at).total_seconds() < RETRY_SETTLE_SECONDS:
+    if seen_at is not None and (utcnow() - seen_at).total_seconds() < settle_seconds:
         raise Conflict(
             "the first request with this client_token may still be in progress; retry shortly",
-            {"client_token": token, "retry_after_seconds": RETRY_SETTLE_SECONDS},
+            {"client_token": token, "retry_after_seconds": math.ceil(settle_seconds)},
         )
     # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
     first = _allocate(store, memory, scope, session_id, request, None)
-    _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
+    if not _insert_new(store, scope, session_id, request, first, token, memory.recall.enabled):
+        # another attempt with this token stored the batch meanwhile: its seqs are the answer
+        return _replay_stored(store, memory, scope, session_id, request, token)
+    return _response(scope, session_id, first, size, replayed=True)
+
+
+def _replay_stored(
+    store: MongoStore,
+    memory: MemoryConfig,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    token: str,
+) -> RecordTurnsResponse:
+    stored = store.turns_by_token(scope, session_id, token)
+    if not stored:  # removed in between (erasure, retention): nothing to answer with
+        raise Conflict(
+            "this client_token's batch changed while retrying; retry shortly", {"client_token": token}
+        )
+    return _finish(store, memory, scope, session_id, request, token, stored)
+
+
+def _finish(
+    store: MongoStore,
+    memory: MemoryConfig,
+    scope: Scope,
+    session_id: str,
+    request: RecordTurnsRequest,
+    token: str,
+    stored: list[dict[str, Any]],
+) -> RecordTurnsResponse:
+    """Answer with the stored batch's seqs, inserting its missing turns at their original seqs."""
+    size = len(request.turns)
+    if stored[0].get("batch_size") != size:
+        raise Conflict(
+            "client_token was already used for a different batch",
+            {"client_token": token, "original_turns": stored[0].get("batch_size")},
+        )
+    first = stored[0]["seq"] - stored[0].get("batch_index", 0)
+    if len(stored) < size:
+        session = store.get_session(scope, session_id) or {}
+        if first <= session.get("promoted_through_seq", 0):
+            raise Conflict("this retry came too late: the session was promoted without these turns")
+        _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
     return _response(scope, session_id, first, size, replayed=True)
