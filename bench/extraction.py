@@ -92,7 +92,6 @@ def main() -> None:
     args = parser.parse_args()
 
     from mongomem.config import parse_project_config, settings_from_env
-    from mongomem.extraction import builtin, registry
     from mongomem.local.mongod import EmbeddedMongo
     from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
@@ -130,8 +129,6 @@ def main() -> None:
             queue_factory=local_queue_factory,
         )
         configure(svc)
-        registry.clear()
-        builtin.install()
         scope = Scope(tenant="default", user_id="bench-user")
         snaps = []
         for i in range(count):

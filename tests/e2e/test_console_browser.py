@@ -27,8 +27,7 @@ import pytest
 from mongomem.adapters.keys_store import KeysStore
 from mongomem.api.console import CSP
 from mongomem.config import MemoryType
-from mongomem.extraction import builtin, registry
-from mongomem.extraction.registry import ExtractionResult, Extractor, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.identity.service import create_key
 from mongomem.local.queue import QueuePolicy
 from mongomem.local.stack import LocalStack
@@ -66,7 +65,6 @@ class Outage:
     """The LLM provider down for one kind while `down` is set: the real extractor otherwise."""
 
     def __init__(self, real: Extractor, down: set[str]) -> None:
-        self.memory_type = real.memory_type
         self.real = real
         self.down = down
 
@@ -141,10 +139,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         acme = keys["acme"]
         # Given: the LLM is down for procedural extraction while Ana's first conversation is extracted
         down = {"procedural"}
-        registry.register(
-            MemoryType.procedural,
-            lambda real=registry.get_extractor(MemoryType.procedural): Outage(real, down),
-        )  # type: ignore[misc]
+        assert stack.services is not None
+        real = stack.services.extractor(MemoryType.procedural)
+        assert real is not None
+        stack.services.use_extractor(MemoryType.procedural, Outage(real, down))
         world.ids["trip-1"] = converse(stack, acme, "ana", "trip-1", TRIP_1)
         assert world.ids["trip-1"]["extraction"]["procedural"]["status"] == "failed"
         assert world.ids["trip-1"]["extraction"]["semantic"]["status"] == "done"
@@ -169,8 +167,6 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         )
         yield world
     finally:
-        registry.clear()
-        builtin.install()
         stack.stop()
 
 
@@ -216,7 +212,7 @@ def test_journey_sign_in_follow_a_memory_to_its_turns_retry_edit_search(seeded: 
     assert rows(tab, "[data-testid=version]", "data-status") == ["active", "superseded"]
     v2 = page.locator("[data-testid=version][data-version='2']")
     update = v2.locator("[data-decision=UPDATE]")
-    assert "same key, new content" in update.inner_text() and "rule" in update.inner_text()
+    assert "same key, another value" in update.inner_text() and "rule" in update.inner_text()
     assert "2 version(s) · 1 update(s)" in page.inner_text("[data-testid=memory-summary]")
     memory_shot = tab.shot("05-memory")
     target = os.environ.get("MONGOMEM_CONSOLE_SCREENSHOTS")

@@ -15,8 +15,7 @@ import pytest
 from mongomem.api.console import CSP, STATIC
 from mongomem.config import MemoryType
 from mongomem.errors import QueueUnavailable
-from mongomem.extraction import builtin, registry
-from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.local.http import to_event
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.stack import PUBLIC_PATHS
@@ -186,12 +185,12 @@ class Broken:
 
 
 @pytest.fixture
-def outage() -> Any:
+def outage(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Semantic extraction fails on whichever services the handlers run with, while it holds anything."""
     down = {"semantic"}
-    registry.register(MemoryType.semantic, lambda: Broken(MemoryType.semantic, down))
-    yield down
-    registry.clear()
-    builtin.install()
+    broken, real = Broken(MemoryType.semantic, down), Services.extractor
+    monkeypatch.setattr(Services, "extractor", lambda s, k: broken if k == "semantic" else real(s, k))
+    return down
 
 
 def test_retry_queues_a_failed_kind_again_and_refuses_what_cannot_be_retried(

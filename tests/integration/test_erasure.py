@@ -12,8 +12,7 @@ import pytest
 
 from mongomem.config import MemoryType, parse_project_config
 from mongomem.erasure import erase_user
-from mongomem.extraction import registry
-from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.local.http import to_event
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
@@ -248,17 +247,14 @@ def test_turns_expire_only_after_every_type_is_extracted(svc: Any, fns: dict[str
     mem_ttl = {i["name"]: i for i in svc.store.db["memories"].list_indexes()}["memory_expiry"]
     assert mem_ttl["expireAfterSeconds"] == 0
     for t in (MemoryType.semantic, MemoryType.episodic):
-        registry.register(t, lambda t=t: Quick(t))
-    try:
-        seed_user(fns, ctx, svc, "user-7", "M")  # s1 promoted (2 turns), s2 not
-        queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0)
-        # When only one of the two types is extracted, no turn has an expiry
-        drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)
-        assert svc.store.turns.count_documents({"expire_at": {"$exists": True}}) == 0
-        # When the second type is done too, the snapshot's turns expire after ttl_days
-        drain(queue, "extract-episodic", fns["extract"].lambda_handler, policy)
-    finally:
-        registry.clear()
+        svc.use_extractor(t, Quick(t))
+    seed_user(fns, ctx, svc, "user-7", "M")  # s1 promoted (2 turns), s2 not
+    queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0)
+    # When only one of the two types is extracted, no turn has an expiry
+    drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)
+    assert svc.store.turns.count_documents({"expire_at": {"$exists": True}}) == 0
+    # When the second type is done too, the snapshot's turns expire after ttl_days
+    drain(queue, "extract-episodic", fns["extract"].lambda_handler, policy)
     expiring = list(svc.store.turns.find({"expire_at": {"$exists": True}}))
     assert {(d["session_id"], d["seq"]) for d in expiring} == {("s1", 1), ("s1", 2)}
     ttl = timedelta(days=svc.settings.memory.snapshot.ttl_days)

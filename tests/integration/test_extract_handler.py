@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import MemoryType
-from mongomem.extraction import registry
-from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.local.worker import deliver_batch, drain
 from mongomem.models.common import Scope
@@ -39,9 +38,8 @@ class Counting:
 def extractor(services: Any) -> Any:
     calls: list[str] = []
     fail_for: set[str] = set()
-    registry.register(MemoryType.semantic, lambda: Counting(calls, fail_for))
+    services.use_extractor(MemoryType.semantic, Counting(calls, fail_for))
     yield calls, fail_for
-    registry.clear()
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +94,12 @@ def test_malformed_message_fails_alone(services: Any, extractor: Any, extract_fn
     assert extract_fn.lambda_handler(event, ctx) == {"batchItemFailures": [{"itemIdentifier": "junk"}]}
 
 
-def test_unregistered_type_is_marked_skipped_not_failed(services: Any, extract_fn: Any, ctx: Any) -> None:
-    registry.clear()
+def test_a_kind_the_project_turned_off_is_marked_skipped_not_failed(
+    services: Any, extract_fn: Any, ctx: Any
+) -> None:
+    # Given a message for episodic queued before the project config turned episodic extraction off
     snap = promote(services, "s1")
+    services.settings = services.settings.model_copy(update={"enabled_extractions": [MemoryType.semantic]})
     assert extract_fn.lambda_handler(sqs_event(snap, memory_type="episodic"), ctx) == {
         "batchItemFailures": []
     }

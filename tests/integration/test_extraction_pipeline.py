@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
-from mongomem.extraction import builtin, registry
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope
@@ -118,14 +117,11 @@ def pipeline(make_settings: Any, tmp_path: Path) -> Any:
             queue_factory=local_queue_factory,
         )
         configure(svc)
-        registry.clear()
-        builtin.install()
         made.append(svc)
         return svc
 
     yield build
     configure(None)
-    registry.clear()
     for svc in made:
         svc.store.client.drop_database(svc.store.db.name)
 
@@ -305,9 +301,9 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
         json.dumps({"facts": [{"subject": "user"}]}),
         "",
         '{"items": [{"subject": "user", "attribute": "diet", "val',
-        json.dumps({"items": [{"subject": "user", "attribute": "diet"}]}),
+        json.dumps({"items": "vegetarian"}),
     ],
-    ids=["not-json", "wrong-schema", "empty", "truncated", "partial-item"],
+    ids=["not-json", "wrong-schema", "empty", "truncated", "items-not-a-list"],
 )
 def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
     pipeline: Any, extract_fn: Any, answer: str
@@ -324,8 +320,35 @@ def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
     assert received == 3
     assert queue.depth("extract-semantic-dlq") == 1
     status = svc.store.get_snapshot(snap["_id"])["extraction"]["semantic"]
-    assert status["status"] == "failed" and status["attempts"] == 3 and "schema" in status["error"]
+    assert status["status"] == "failed" and status["attempts"] == 3 and "items list" in status["error"]
     assert svc.memory_store.coll.count_documents({}) == 0
+
+
+def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
+    pipeline: Any, extract_fn: Any, ctx: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = {
+        "items": [
+            {"subject": "user", "attribute": "diet"},  # no value
+            "vegetarian",  # not an object
+            {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]},
+        ]
+    }
+    svc = pipeline({"semantic": [answer]}, enabled=["semantic"])
+    snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
+    capsys.readouterr()
+    # When the answer holds two items the kind cannot store and one it can
+    assert run(extract_fn, ctx, snap, "semantic") == {"batchItemFailures": []}
+    # Then the valid one is stored, the snapshot is done (no retry asks for all three again)
+    assert [d["payload"]["value"] for d in active(svc, ANA, "semantic")] == ["LIS"]
+    assert svc.store.get_snapshot(snap["_id"])["extraction"]["semantic"]["status"] == "done"
+    # and the refusals are counted in the function's metrics
+    refused = [
+        json.loads(line)
+        for line in capsys.readouterr().out.splitlines()
+        if '"ExtractionItemsRefused"' in line
+    ]
+    assert [m["ExtractionItemsRefused"] for m in refused] == [[2.0]]
 
 
 def test_injected_instructions_cannot_write_for_another_user_or_add_fields(

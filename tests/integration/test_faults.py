@@ -15,8 +15,7 @@ from botocore.stub import Stubber
 from mongomem.adapters.mongo import get_client
 from mongomem.cli import main as cli_main
 from mongomem.config import MemoryType
-from mongomem.extraction import registry
-from mongomem.extraction.registry import ExtractionResult, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.local.http import LocalAuthorizer, to_event
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo, free_port
@@ -180,31 +179,26 @@ def test_crash_mid_batch_dead_letters_and_snapshots_retry_redrives(
     svc: Any, server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = {"bad"}
-    registry.register(MemoryType.semantic, lambda: Flaky(broken))
+    svc.use_extractor(MemoryType.semantic, Flaky(broken))
     extract = load_function("extract").lambda_handler
-    try:
-        good, bad = promote(svc, "good"), promote(svc, "bad")
-        queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
-        drain(queue, "extract-semantic", extract, policy)
-        # Then only the failed message went round again, and after maxReceiveCount it sits in the DLQ
-        assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
-        assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "failed"
-        assert svc.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
-        # When the cause is fixed and the operator re-drives (the CLI finds the running stack's database)
-        broken.clear()
-        data = tmp_path / "local"
-        data.mkdir()
-        (data / "stack.json").write_text(
-            json.dumps({"mongodb_uri": server.uri, "db_name": svc.settings.db_name})
-        )
-        assert cli_main(["snapshots", "retry", "--type", "semantic", "--local", "--data-dir", str(data)]) == 0
-        report = cli_report(capsys.readouterr().out)
-        assert report == {"type": "semantic", "messages": 1, "snapshots_requeued": 1}
-        assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "queued"
-        assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 1
-        drain(queue, "extract-semantic", extract, policy)
-    finally:
-        registry.clear()
+    good, bad = promote(svc, "good"), promote(svc, "bad")
+    queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
+    drain(queue, "extract-semantic", extract, policy)
+    # Then only the failed message went round again, and after maxReceiveCount it sits in the DLQ
+    assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
+    assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "failed"
+    assert svc.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
+    # When the cause is fixed and the operator re-drives (the CLI finds the running stack's database)
+    broken.clear()
+    data = tmp_path / "local"
+    data.mkdir()
+    (data / "stack.json").write_text(json.dumps({"mongodb_uri": server.uri, "db_name": svc.settings.db_name}))
+    assert cli_main(["snapshots", "retry", "--type", "semantic", "--local", "--data-dir", str(data)]) == 0
+    report = cli_report(capsys.readouterr().out)
+    assert report == {"type": "semantic", "messages": 1, "snapshots_requeued": 1}
+    assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "queued"
+    assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 1
+    drain(queue, "extract-semantic", extract, policy)
     assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "done"
     PASSED.append("extraction: crash mid-batch -> DLQ -> snapshots retry --local")
 

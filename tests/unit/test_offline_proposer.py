@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 from mongomem.extraction.offline import OfflineProposer
 from mongomem.extraction.offline.proposer import KINDS, KindRules
 from mongomem.extraction.proposal import Proposer, TurnView
-from mongomem.extraction.schemas import PAYLOADS, SemanticItem
+from mongomem.kinds import builtin_registry
+from mongomem.kinds.semantic import SemanticItem
+
+PAYLOADS = {kind.name: kind.item for kind in builtin_registry()}
 
 SUNDAY = datetime(2026, 11, 29, 10, 15, tzinfo=UTC)  # 2026-11-29 is a Sunday
 KINDS_WITH_RULES = ["semantic", "episodic", "procedural", "taxonomic"]
@@ -67,6 +70,7 @@ def test_proposer_shape_and_name() -> None:
             "subject": "user",
             "attribute": "name",
             "value": "Ana",
+            "cardinality": "one",
             "qualifiers": {},
             "valid_from": None,
         }
@@ -596,6 +600,7 @@ def test_injection_yields_only_pattern_output() -> None:
             "subject": "user",
             "attribute": "name",
             "value": "Ana",
+            "cardinality": "one",
             "qualifiers": {},
             "valid_from": None,
         }

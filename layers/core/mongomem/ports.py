@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from mongomem.config import MemoryType
@@ -16,20 +16,22 @@ class QueuePort(Protocol):
 
 # --- LLM -----------------------------------------------------------------------------------------
 
-LLMTask = Literal["semantic", "episodic", "procedural", "taxonomic", "reconcile"]
+# A memory kind's name (one extraction call per kind) or "reconcile".
+LLMTask = str
 
 
 @dataclass
 class LLMRequest:
-    """One structured-output call. Network providers use system/prompt/schema; the offline pattern
-    extractor reads `context` (the snapshot's turns and time) instead of parsing the prompt."""
+    """One structured-output call: instructions (`system`), a part several calls share (`shared`, sent
+    first and marked as a prompt-cache point where the provider has one), the call's own `prompt`, and
+    the JSON Schema the answer must satisfy (the caller validates it again)."""
 
     task: LLMTask
     system: str
     prompt: str
     schema: dict[str, Any]  # JSON Schema the answer must satisfy (an object)
     schema_name: str
-    context: dict[str, Any] = field(default_factory=dict)
+    shared: str = ""
     max_tokens: int = 2048
     # A time.monotonic() value the call must not outlive, retries included (e.g. the Lambda's remaining
     # time budget). The OpenAI-compatible provider honours it; Bedrock does not yet.

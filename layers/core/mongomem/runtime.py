@@ -28,7 +28,11 @@ from mongomem.config import ConfigError, ProjectConfig, Settings, parse_project_
 if TYPE_CHECKING:
     from mongomem.adapters.memory_store import MemoryStore
     from mongomem.adapters.mongo import MongoStore
+    from mongomem.extraction.commit import Committer
+    from mongomem.extraction.extractor import Extractor
+    from mongomem.extraction.proposal import Proposer
     from mongomem.extraction.reconcile import Reconciler
+    from mongomem.kinds import KindRegistry
     from mongomem.longterm.service import MemoryService
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.indexing import MemoryIndexer
@@ -59,6 +63,7 @@ class Services:
         embedder: EmbeddingProvider | None = None,
         vector_index: VectorIndex | None = None,
         mongodb_uri: str | None = None,
+        extractors: Mapping[str, Extractor] | None = None,
     ) -> None:
         self.settings = settings
         self._queue = queue
@@ -67,6 +72,7 @@ class Services:
         self._embedder = embedder
         self._vector_index = vector_index
         self._mongodb_uri = mongodb_uri
+        self._extractors: dict[str, Extractor] = dict(extractors or {})
 
     @cached_property
     def mongodb_uri(self) -> str:
@@ -171,17 +177,51 @@ class Services:
         return MemoryIndexer(self.memory_store, self.vector_index)
 
     @cached_property
+    def kinds(self) -> KindRegistry:
+        from mongomem.kinds import builtin_registry
+
+        return builtin_registry()
+
+    @cached_property
     def reconciler(self) -> Reconciler:
         from mongomem.extraction.reconcile import Reconciler, thresholds_for
 
         reinforce_at, ambiguous_from = thresholds_for(self.embedder)
-        return Reconciler(self.memory_store, self.llm, reinforce_at, ambiguous_from)
+        # the offline setting has no LLM: ambiguous matches are decided by rules
+        llm = None if getattr(self.llm, "offline", False) else self.llm
+        return Reconciler(self.memory_store, self.vector_index, llm, reinforce_at, ambiguous_from)
+
+    @cached_property
+    def committer(self) -> Committer:
+        from mongomem.extraction.commit import Committer
+
+        return Committer(self.memory_store, self.reconciler, self.embedder, self.indexer)
+
+    @cached_property
+    def proposer(self) -> Proposer:
+        from mongomem.extraction.proposers import LLMProposer, RulesProposer
+
+        return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm)
+
+    def extractor(self, kind: str) -> Extractor | None:
+        """The extractor of a memory kind (None for a kind nobody knows or the project turned off)."""
+        found = self._extractors.get(kind)
+        enabled = kind in {t.value for t in self.settings.enabled_extractions}
+        if found is None and enabled and kind in self.kinds:
+            from mongomem.extraction.extractor import KindExtractor
+
+            found = self._extractors[kind] = KindExtractor(self.kinds[kind], self.proposer, self.committer)
+        return found
+
+    def use_extractor(self, kind: str, extractor: Extractor) -> None:
+        """Replace a kind's extractor on these services (tests, demos); nothing global changes."""
+        self._extractors[kind] = extractor
 
     @cached_property
     def memories(self) -> MemoryService:
         from mongomem.longterm.service import MemoryService
 
-        return MemoryService(self.memory_store, self.reconciler, self.embedder, self.indexer)
+        return MemoryService(self.memory_store, self.kinds, self.committer, self.indexer)
 
     @cached_property
     def turn_indexer(self) -> TurnIndexer:

@@ -66,6 +66,7 @@ class LocalStack:
         self.server: Any = None
         self.threads: list[Every] = []
         self.settings: Settings | None = None
+        self.services: Services | None = None
         self.queue: LocalQueue | None = None
         self.keys: Any = None  # the api_keys store (mongomem.adapters.keys_store.KeysStore)
         self.authorizer: LocalAuthorizer | None = None
@@ -95,7 +96,7 @@ class LocalStack:
             uri = self.mongo.uri
         env["MONGOMEM_MONGODB_URI"] = uri
         self.settings = settings_from_env(env)
-        services = Services(self.settings, queue_factory=local_queue_factory)
+        services = self.services = Services(self.settings, queue_factory=local_queue_factory)
         configure(services)
         self.queue = LocalQueue(services.store.db)
         functions = find_functions_dir()

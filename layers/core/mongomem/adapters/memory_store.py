@@ -1,8 +1,10 @@
-"""MongoDB adapter for long-term memories: one document per version, scoped by (tenant, user_id)."""
+"""MongoDB adapter for long-term memories (MemoryRepository): one document per version, scoped by
+(tenant, user_id). Documents become `MemoryRecord`s here and nowhere else."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -12,11 +14,29 @@ from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors
-from mongomem.models.common import Scope
-from mongomem.models.memory import PayloadFilter
+from mongomem.models.common import Scope, as_utc
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, PayloadFilter
 
-# How many of a user's active memories of one type reconciliation compares by vector (newest first).
-CANDIDATE_LIMIT = 2000
+
+def to_record(doc: dict[str, Any]) -> MemoryRecord:
+    embedding = doc.get("embedding") or {}
+    data = {k: v for k, v in doc.items() if k not in ("_id", "embedding")}
+    for field in ("created_at", "updated_at", "last_reinforced_at", "expires_at"):
+        if data.get(field) is not None:
+            data[field] = as_utc(data[field])
+    data["decisions"] = [{**d, "at": as_utc(d["at"])} for d in doc.get("decisions") or []]
+    return MemoryRecord(
+        memory_id=doc["_id"],
+        embedding_model=embedding.get("model"),
+        embedding_dim=embedding.get("dim"),
+        **data,
+    )
+
+
+def to_doc(record: MemoryRecord) -> dict[str, Any]:
+    data = record.model_dump(exclude={"memory_id", "embedding_model", "embedding_dim"})
+    dim = record.embedding_dim or (len(record.vector) if record.vector else None)
+    return {"_id": record.memory_id, **data, "embedding": {"model": record.embedding_model, "dim": dim}}
 
 
 class MemoryStore:
@@ -65,11 +85,11 @@ class MemoryStore:
             )
 
     # -- writes --------------------------------------------------------------------------------
-    def insert(self, doc: dict[str, Any]) -> bool:
+    def insert(self, record: MemoryRecord) -> bool:
         """Insert a version; False when that exact version exists already (a redelivery)."""
         with translate_errors():
             try:
-                self.coll.insert_one(doc)
+                self.coll.insert_one(to_doc(record))
                 return True
             except DuplicateKeyError:
                 return False
@@ -115,25 +135,39 @@ class MemoryStore:
         self,
         scope: Scope,
         memory_id: str,
-        evidence: dict[str, Any],
-        decision: dict[str, Any],
+        evidence: EvidenceRef,
+        decision: DecisionRecord,
         at: datetime,
-        merge: dict[str, Any] | None = None,
-    ) -> dict[str, Any] | None:
+        merged_payload: dict[str, Any] | None = None,
+        merged_text: str | None = None,
+    ) -> MemoryRecord | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged."""
         query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": "active"}
-        if evidence.get("snapshot_id"):
-            query["evidence.snapshot_id"] = {"$ne": evidence["snapshot_id"]}
+        if evidence.snapshot_id:
+            query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
         update: dict[str, Any] = {
             "$inc": {"reinforcement_count": 1},
             "$set": {"last_reinforced_at": at, "updated_at": at},
-            "$push": {"evidence": evidence, "decisions": decision},
+            "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
         }
-        if merge:
-            update["$set"].update(merge)
-            update["$set"]["index_state"] = "pending"
+        if merged_payload is not None:
+            update["$set"].update(payload=merged_payload, text=merged_text, index_state="pending")
         with translate_errors():
-            return self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+            doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+        return to_record(doc) if doc else None
+
+    def set_embedding(self, scope: Scope, memory_id: str, vector: list[float], model: str) -> None:
+        with translate_errors():
+            self.coll.update_one(
+                {"_id": memory_id, **scope.filter()},
+                {
+                    "$set": {
+                        "vector": vector,
+                        "embedding": {"model": model, "dim": len(vector)},
+                        "index_state": "pending",
+                    }
+                },
+            )
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
         if not ids:
@@ -150,51 +184,36 @@ class MemoryStore:
         return int(result.modified_count)
 
     # -- reads ---------------------------------------------------------------------------------
-    def get(self, scope: Scope, memory_id: str) -> dict[str, Any] | None:
+    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
         with translate_errors():
-            return self.coll.find_one({"_id": memory_id, **scope.filter()})
+            doc = self.coll.find_one({"_id": memory_id, **scope.filter()})
+        return to_record(doc) if doc else None
 
-    def get_many(self, scope: Scope, ids: list[str]) -> list[dict[str, Any]]:
+    def get_many(self, scope: Scope, ids: list[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
         with translate_errors():
             # _id first: some servers (SecantusDB) pick the index from the first key of the filter
-            return list(self.coll.find({"_id": {"$in": ids}, **scope.filter()}))
+            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **scope.filter()})]
 
-    def active_by_key(self, scope: Scope, memory_type: str, key: str) -> list[dict[str, Any]]:
+    def active_by_key(self, scope: Scope, kind: str, key: str) -> list[MemoryRecord]:
         with translate_errors():
-            return list(
-                self.coll.find({**scope.filter(), "type": memory_type, "key": key, "status": "active"}).sort(
-                    "version", DESCENDING
-                )
-            )
+            cursor = self.coll.find({**scope.filter(), "type": kind, "key": key, "status": "active"})
+            return [to_record(d) for d in cursor.sort("version", DESCENDING)]
 
-    def with_evidence(
-        self, scope: Scope, memory_type: str, key: str, snapshot_id: str
-    ) -> dict[str, Any] | None:
+    def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
         """A version of this key that already holds this snapshot's evidence (redelivery check)."""
         with translate_errors():
-            return self.coll.find_one(
-                {**scope.filter(), "type": memory_type, "key": key, "evidence.snapshot_id": snapshot_id},
+            doc = self.coll.find_one(
+                {**scope.filter(), "type": kind, "key": key, "evidence.snapshot_id": snapshot_id},
                 sort=[("version", DESCENDING)],
             )
+        return to_record(doc) if doc else None
 
-    def candidates(
-        self, scope: Scope, memory_type: str, limit: int = CANDIDATE_LIMIT
-    ) -> list[dict[str, Any]]:
+    def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]:
         with translate_errors():
-            return list(
-                self.coll.find(
-                    {**scope.filter(), "type": memory_type, "status": "active"},
-                    {"decisions": 0, "evidence": 0},
-                )
-                .sort("created_at", DESCENDING)
-                .limit(limit)
-            )
-
-    def lineage(self, scope: Scope, lineage_id: str) -> list[dict[str, Any]]:
-        with translate_errors():
-            return list(
-                self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING)
-            )
+            cursor = self.coll.find({**scope.filter(), "lineage_id": lineage_id}).sort("version", ASCENDING)
+            return [to_record(d) for d in cursor]
 
     def list_page(
         self,
@@ -204,7 +223,7 @@ class MemoryStore:
         limit: int,
         before: datetime | None,
         payload: PayloadFilter | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRecord]:
         query: dict[str, Any] = {**scope.filter()}
         if memory_type:
             query["type"] = memory_type
@@ -217,7 +236,8 @@ class MemoryStore:
         if before is not None:
             query["created_at"] = {"$lt": before}
         with translate_errors():
-            return list(self.coll.find(query, {"vector": 0}).sort("created_at", DESCENDING).limit(limit))
+            cursor = self.coll.find(query, {"vector": 0}).sort("created_at", DESCENDING).limit(limit)
+            return [to_record(d) for d in cursor]
 
     def decisions_per_day(
         self, tenant: str, user_id: str | None, since: datetime
@@ -259,12 +279,23 @@ class MemoryStore:
             )
         return count, (oldest or {}).get("updated_at")
 
-    def pending_index(self, older_than: datetime, limit: int) -> list[dict[str, Any]]:
+    def pending_index(self, older_than: datetime, limit: int) -> list[MemoryRecord]:
         with translate_errors():
-            return list(
-                self.coll.find({"index_state": "pending", "updated_at": {"$lte": older_than}}).limit(limit)
+            cursor = self.coll.find({"index_state": "pending", "updated_at": {"$lte": older_than}}).limit(
+                limit
             )
+            return [to_record(d) for d in cursor]
 
-    def all_for_reindex(self, batch: int = 500) -> Any:
+    def all_versions(self, batch: int = 500) -> Iterator[MemoryRecord]:
         with translate_errors():
-            return self.coll.find({"status": {"$ne": "deleted"}}).batch_size(batch)
+            for doc in self.coll.find({"status": {"$ne": "deleted"}}).batch_size(batch):
+                yield to_record(doc)
+
+    def embedding_models(self) -> dict[tuple[str, int], int]:
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"status": {"$ne": "deleted"}}},
+            {"$group": {"_id": {"model": "$embedding.model", "dim": "$embedding.dim"}, "n": {"$sum": 1}}},
+        ]
+        with translate_errors():
+            rows = list(self.coll.aggregate(pipeline))
+        return {(str(r["_id"].get("model")), int(r["_id"].get("dim") or 0)): int(r["n"]) for r in rows}

@@ -9,7 +9,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from mongomem.erasure import expire_after_extraction
-from mongomem.extraction.registry import get_extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
 from mongomem.observability import emit, logger
 from mongomem.runtime import services
@@ -46,7 +45,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
     logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
     started = time.perf_counter()
     try:
-        result = run_extraction(svc.store, get_extractor(message.type), message, deadline)
+        result = run_extraction(svc.store, svc.extractor(message.type.value), message, deadline)
     except SnapshotGone:
         logger.warning("snapshot no longer exists; message dropped")
         return
@@ -65,4 +64,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
     emit("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, memory_type=kind)
     for decision, count in result.decisions.items():
         emit("ReconcileDecisions", MetricUnit.Count, count, memory_type=kind, decision=decision)
+    if result.refused:
+        # proposed items their kind refused (empty, placeholder, malformed): counted, never stored
+        emit("ExtractionItemsRefused", MetricUnit.Count, result.refused, memory_type=kind)
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})

@@ -1,15 +1,18 @@
-"""What an extractor proposes from: a snapshot's turns as every proposer sees them.
+"""Propose, then commit: what an extractor proposes from, and what it proposes.
 
-A proposer (an LLM, or the offline rules) turns the turns into items of one memory kind; one
-shared commit step embeds, reconciles, stores and indexes them.
+A proposer (an LLM, or the offline rules) turns a snapshot's turns into items of one memory kind; one
+shared commit step (mongomem.extraction.commit) embeds, reconciles, stores and indexes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mongomem.kinds import MemoryKind
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,21 @@ class TurnView:
     name: str | None = None
 
 
+@dataclass
+class Proposal:
+    """What a proposer found: raw items (validated by the kind before they are committed) and its cost."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+
+
 class Proposer(Protocol):
     name: str
 
-    def propose(self, kind: str, turns: Sequence[TurnView], user_id: str) -> list[dict[str, Any]]:
-        """Items of one memory kind, each valid for that kind's item model and carrying evidence_seqs."""
+    def propose(
+        self, kind: MemoryKind, turns: Sequence[TurnView], user_id: str, deadline: float | None = None
+    ) -> Proposal:
+        """Items of one memory kind, each with evidence_seqs; `deadline` bounds any model call."""
         ...

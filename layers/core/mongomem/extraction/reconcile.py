@@ -1,8 +1,16 @@
 """Reconcile a new memory with what is known: ADD, UPDATE (new version) or REINFORCE (counted once).
 
-Clear cases are decided by rules (exact key, value equality, cosine thresholds); only ambiguous
-vector matches go to the LLM. Every decision is stored with its reason. History is never destroyed:
-UPDATE writes a new version and marks the old one superseded.
+Order of evidence, strongest first:
+1. the same snapshot already wrote it (an SQS redelivery): NOOP;
+2. the same match key (the kind's `key`): the kind's normalised comparison decides - the same value is a
+   REINFORCE, another value an UPDATE of exactly that lineage (numbers, times, names and short values are
+   compared exactly, never by an embedding score);
+3. the nearest memories of the kind by meaning, asked of the vector index (same scope, kind, embedding
+   model, active): a restatement in other words is a REINFORCE; an ambiguous match goes to the LLM when
+   there is one, which may ADD or REINFORCE but never UPDATE a memory of another key;
+4. otherwise ADD.
+Every decision is stored with its reason and whether a rule or the LLM made it. History is never
+destroyed: UPDATE writes a new version and marks the old one superseded.
 """
 
 from __future__ import annotations
@@ -16,18 +24,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mongomem.adapters.memory_store import MemoryStore
 from mongomem.errors import ExtractionFailed
 from mongomem.extraction.schemas import ReconcileAnswer, json_schema
+from mongomem.kinds import MemoryKind
+from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import memory_text, norm
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord
+from mongomem.observability import logger
 from mongomem.ports import LLMProvider, LLMRequest
+from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, SearchQuery, VectorIndex
 
-# Cosine similarity above which a memory restates a candidate, and below which it is unrelated.
-# These suit embedders whose unrelated texts score low (Titan, Voyage, OpenAI, hashing); an embedder
-# with a different similarity profile declares its own `similarity_thresholds` (e.g. the local e5).
+# Cosine similarity above which a memory found by meaning may restate the new one, and below which it
+# is unrelated. These suit embedders whose unrelated texts score low (Titan, Voyage, OpenAI, hashing); an
+# embedder with another similarity profile declares its own `similarity_thresholds` (e.g. the local e5).
 REINFORCE_AT = 0.93
 AMBIGUOUS_FROM = 0.80
+# How many memories of the kind the vector index is asked for.
+CANDIDATES = 5
 
 
 def thresholds_for(embedder: object) -> tuple[float, float]:
@@ -38,71 +51,47 @@ def thresholds_for(embedder: object) -> tuple[float, float]:
 
 @dataclass
 class NewMemory:
-    type: str
+    kind: MemoryKind
     payload: dict[str, Any]
-    key: str
-    text: str
-    vector: list[float]
-    evidence: dict[str, Any]
+    vector: list[float] | None
+    evidence: EvidenceRef
     embedding_model: str
     expires_at: datetime | None = None
 
     @property
+    def key(self) -> str:
+        return self.kind.key(self.payload)
+
+    @property
+    def text(self) -> str:
+        return self.kind.text(self.payload)
+
+    @property
     def snapshot_id(self) -> str | None:
-        value = self.evidence.get("snapshot_id")
-        return str(value) if value else None
+        return self.evidence.snapshot_id
 
 
 @dataclass
 class Outcome:
     decision: str
     reason: str
-    doc: dict[str, Any]
+    record: MemoryRecord
     by: str = "rule"
     score: float | None = None
     touched: list[str] = field(default_factory=list)  # ids whose index entry must be (re)written
 
 
-def cosine(a: list[float], b: list[float]) -> float:
-    if len(a) != len(b):
-        return -1.0
-    return sum(x * y for x, y in zip(a, b, strict=True))
-
-
-def _same_content(memory_type: str, old: dict[str, Any], new: dict[str, Any], score: float) -> bool:
-    if memory_type == "semantic":
-        return norm(old["value"]) == norm(new["value"]) or score >= 0.97
-    if memory_type == "episodic":
-        return True  # the key already holds title and date
-    if memory_type == "procedural":
-        return [norm(s) for s in old["steps"]] == [norm(s) for s in new["steps"]] or score >= 0.97
-    return norm(old["definition"]) == norm(new["definition"]) or score >= 0.90
-
-
-def _merged_payload(memory_type: str, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
-    """What a restatement adds to the stored payload (taxonomic aliases, episode participants)."""
-    if memory_type == "taxonomic":
-        seen = {norm(a) for a in old.get("aliases") or []} | {norm(old["term"])}
-        extra = [a for a in [*(new.get("aliases") or []), new["term"]] if norm(a) not in seen]
-        if extra:
-            return {**old, "aliases": [*(old.get("aliases") or []), *dict.fromkeys(extra)]}
-    if memory_type == "episodic":
-        seen = {norm(p) for p in old.get("participants") or []}
-        extra = [p for p in new.get("participants") or [] if norm(p) not in seen]
-        if extra:
-            return {**old, "participants": [*(old.get("participants") or []), *extra]}
-    return None
-
-
 class Reconciler:
     def __init__(
         self,
-        store: MemoryStore,
+        store: MemoryRepository,
+        index: VectorIndex | None,
         llm: LLMProvider | None,
         reinforce_at: float = REINFORCE_AT,
         ambiguous_from: float = AMBIGUOUS_FROM,
     ) -> None:
         self.store = store
+        self.index = index
         self.llm = llm
         self.reinforce_at = reinforce_at
         self.ambiguous_from = ambiguous_from
@@ -113,92 +102,120 @@ class Reconciler:
         """Decide and write; safe to repeat for the same snapshot (a redelivery changes nothing)."""
         now = utcnow()
         if new.snapshot_id:
-            prior = self.store.with_evidence(scope, new.type, new.key, new.snapshot_id)
+            prior = self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
             if prior is not None:
-                self.store.heal_lineage(scope, prior["lineage_id"], prior["version"], prior["_id"], now)
+                self.store.heal_lineage(scope, prior.lineage_id, prior.version, prior.memory_id, now)
                 return Outcome("NOOP", "already applied from this snapshot", prior)
         if not reconcile:
             return self._add(scope, new, now, "reconciliation switched off by the caller", "api")
-        by_key = self.store.active_by_key(scope, new.type, new.key)
+        by_key = self.store.active_by_key(scope, new.kind.name, new.key)
         if by_key:
             target = by_key[0]
-            score = cosine(new.vector, target.get("vector") or [])
-            if _same_content(new.type, target["payload"], new.payload, score):
-                return self._reinforce(scope, new, target, now, "same key and same content", "rule", score)
-            return self._update(scope, new, target, now, "same key, new content", "rule", score)
-        ranked = sorted(
-            ((cosine(new.vector, c.get("vector") or []), c) for c in self.store.candidates(scope, new.type)),
-            key=lambda pair: pair[0],
-            reverse=True,
+            if new.kind.same_content(target.payload, new.payload):
+                return self._reinforce(scope, new, target, now, "same key and the same value", "rule", None)
+            return self._update(scope, new, target, now, "same key, another value", "rule", None)
+        ranked = self._by_meaning(scope, new)
+        if not ranked:
+            return self._add(scope, new, now, "no memory with this key or meaning", "rule")
+        best_score, best = ranked[0]
+        if best_score >= self.reinforce_at and new.kind.restates(best.payload, new.payload):
+            reason = f"restates a memory in other words (cosine {best_score:.2f})"
+            return self._reinforce(scope, new, best, now, reason, "rule", best_score)
+        ambiguous = [(s, c) for s, c in ranked if s >= self.ambiguous_from]
+        if not ambiguous:
+            return self._add(scope, new, now, "no memory with this key or meaning", "rule", best_score)
+        if self.llm is None:
+            for score, candidate in ambiguous:
+                if new.kind.restates(candidate.payload, new.payload):
+                    reason = f"restates a memory in other words (cosine {score:.2f}, same anchors)"
+                    return self._reinforce(scope, new, candidate, now, reason, "rule", score)
+            return self._add(scope, new, now, "close in meaning, but says something else", "rule", best_score)
+        return self._ask_llm(scope, new, ambiguous[:3], now, deadline)
+
+    def _by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:
+        """The kind's nearest active memories of this scope and embedding model, best first."""
+        if self.index is None or not new.vector:
+            return []
+        query = SearchQuery(
+            tenant=scope.tenant,
+            user_id=scope.user_id,
+            kind="memory",
+            text=new.text,
+            vector=new.vector,
+            top_k=CANDIDATES,
+            filters={"type": new.kind.name, "status": "active", "model": new.embedding_model},
+            mode="knn",
         )
-        best_score, best = ranked[0] if ranked else (0.0, None)
-        if best is not None and best_score >= self.reinforce_at:
-            return self._reinforce(
-                scope, new, best, now, f"restates a memory (cosine {best_score:.2f})", "rule", best_score
+        try:
+            hits = self.index.search(query)
+        except (IndexUnavailable, DimensionMismatch) as exc:
+            # without the index (or with another model's index) reconciliation falls back to keys only
+            logger.info(
+                "reconciling by key only: the vector index cannot be asked", extra={"reason": str(exc)}
             )
-        if best is not None and best_score >= self.ambiguous_from and self.llm is not None:
-            return self._ask_llm(
-                scope, new, [c for s, c in ranked[:3] if s >= self.ambiguous_from], now, best_score, deadline
-            )
-        return self._add(scope, new, now, "no memory with this key or meaning", "rule", best_score or None)
+            return []
+        scores = {h.id: h.score for h in hits}
+        found = [
+            r
+            for r in self.store.get_many(scope, list(scores))
+            if r.status == "active" and r.type == new.kind.name and r.embedding_model == new.embedding_model
+        ]
+        return sorted(((scores[r.memory_id], r) for r in found), key=lambda p: (-p[0], p[1].memory_id))
 
     # -- decisions -----------------------------------------------------------------------------
     def _ask_llm(
         self,
         scope: Scope,
         new: NewMemory,
-        candidates: list[dict[str, Any]],
+        candidates: list[tuple[float, MemoryRecord]],
         now: datetime,
-        best: float,
-        deadline: float | None = None,
+        deadline: float | None,
     ) -> Outcome:
         assert self.llm is not None
         listing = [
-            {
-                "id": c["_id"],
-                "key": c["key"],
-                "text": c["text"],
-                "payload": c["payload"],
-                "score": round(cosine(new.vector, c.get("vector") or []), 4),
-            }
-            for c in candidates
+            {"id": c.memory_id, "key": c.key, "text": c.text, "payload": c.payload, "score": round(s, 4)}
+            for s, c in candidates
         ]
         prompt = (
-            "A new memory was extracted. Decide whether it is new (ADD), a changed version of one "
-            "candidate (UPDATE), or the same thing restated (REINFORCE).\n\n"
-            f"New memory ({new.type}): {json.dumps(new.payload, ensure_ascii=False)}\n\n"
+            "A new memory was extracted. Decide whether it is new (ADD) or the same thing as one candidate "
+            "restated (REINFORCE). A candidate with another value (another number, date, name or time) is not "
+            "the same thing.\n\n"
+            f"New memory ({new.kind.name}): {json.dumps(new.payload, ensure_ascii=False)}\n\n"
             f"Candidates:\n{json.dumps(listing, ensure_ascii=False, indent=1)}"
         )
-        request = LLMRequest(
-            task="reconcile",
-            system="You reconcile an agent's long-term memories. Answer with JSON only.",
-            prompt=prompt,
-            schema=json_schema(ReconcileAnswer),
-            schema_name="reconcile",
-            context={
-                "new": {"type": new.type, "key": new.key, "text": new.text, "payload": new.payload},
-                "candidates": listing,
-            },
-            max_tokens=512,
-            deadline=deadline,
+        result = self.llm.complete_json(
+            LLMRequest(
+                task="reconcile",
+                system="You reconcile an agent's long-term memories. Answer with JSON only.",
+                prompt=prompt,
+                schema=json_schema(ReconcileAnswer),
+                schema_name="reconcile",
+                max_tokens=512,
+                deadline=deadline,
+            )
         )
-        result = self.llm.complete_json(request)
         try:
             answer = ReconcileAnswer.model_validate_json(result.text)
         except ValidationError as exc:
             raise ExtractionFailed(
                 f"the reconciliation answer did not match its schema: {exc.error_count()} errors"
             ) from exc
-        target = next((c for c in candidates if c["_id"] == answer.target_id), None)
-        if answer.decision == "ADD" or target is None:
+        best = candidates[0][0]
+        scored = {c.memory_id: (s, c) for s, c in candidates}
+        if answer.decision == "ADD" or answer.target_id not in scored:
             return self._add(scope, new, now, f"LLM: {answer.reason}", "llm", best)
-        score = cosine(new.vector, target.get("vector") or [])
+        score, target = scored[answer.target_id]
         if answer.decision == "UPDATE":
-            return self._update(scope, new, target, now, f"LLM: {answer.reason}", "llm", score)
+            # An update supersedes only a memory of the same key (those were decided above by rule): an
+            # LLM's UPDATE of another key would supersede an unrelated memory, so it is refused.
+            reason = (
+                f"LLM proposed to update {target.memory_id} (key {target.key!r}, not {new.key!r}): refused"
+            )
+            return self._add(scope, new, now, reason, "llm", score)
         return self._reinforce(scope, new, target, now, f"LLM: {answer.reason}", "llm", score)
 
+    @staticmethod
     def _decision(
-        self,
         decision: str,
         reason: str,
         by: str,
@@ -206,61 +223,62 @@ class Reconciler:
         candidate: str | None,
         new: NewMemory,
         now: datetime,
-    ) -> dict[str, Any]:
-        return {
-            "decision": decision,
-            "reason": reason,
-            "by": by,
-            "score": round(score, 4) if score is not None else None,
-            "candidate_id": candidate,
-            "snapshot_id": new.snapshot_id,
-            "at": now,
-        }
+    ) -> DecisionRecord:
+        return DecisionRecord(
+            decision=decision,
+            reason=reason,
+            by=by,
+            score=round(score, 4) if score is not None else None,
+            candidate_id=candidate,
+            snapshot_id=new.snapshot_id,
+            at=now,
+        )
 
-    def _doc(
+    def _record(
         self,
         scope: Scope,
         new: NewMemory,
         lineage_id: str,
         version: int,
         supersedes: str | None,
-        decision: dict[str, Any],
+        decision: DecisionRecord,
         now: datetime,
         payload: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> MemoryRecord:
         body = payload or new.payload
-        return {
-            "_id": self._id(scope, new, lineage_id, version),
-            "lineage_id": lineage_id,
-            "version": version,
-            **scope.filter(),
-            "type": new.type,
-            "key": new.key,
-            "payload": body,
-            "text": memory_text(new.type, body),
-            "status": "active",
-            "supersedes": supersedes,
-            "superseded_by": None,
-            "reinforcement_count": 1,
-            "last_reinforced_at": now,
-            "evidence": [new.evidence],
-            "decisions": [decision],
-            "valid_from": body.get("valid_from") or now.date().isoformat(),
-            "valid_to": None,
-            "created_at": now,
-            "updated_at": now,
-            "vector": new.vector,
-            "embedding": {"model": new.embedding_model, "dim": len(new.vector)},
-            "index_state": "pending",
-            "expires_at": new.expires_at,
-        }
+        key = new.key
+        return MemoryRecord(
+            memory_id=self._id(scope, new, lineage_id, version),
+            lineage_id=lineage_id,
+            version=version,
+            tenant=scope.tenant,
+            user_id=scope.user_id,
+            type=new.kind.name,
+            key=key,
+            payload=body,
+            text=new.kind.text(body),
+            status="active",
+            supersedes=supersedes,
+            reinforcement_count=1,
+            last_reinforced_at=now,
+            evidence=[new.evidence],
+            decisions=[decision],
+            valid_from=body.get("valid_from") or now.date().isoformat(),
+            created_at=now,
+            updated_at=now,
+            vector=new.vector,
+            embedding_model=new.embedding_model,
+            embedding_dim=len(new.vector) if new.vector else None,
+            index_state="pending",
+            expires_at=new.expires_at,
+        )
 
     @staticmethod
     def _id(scope: Scope, new: NewMemory, lineage_id: str, version: int) -> str:
         if not new.snapshot_id:
             return "mem-" + uuid.uuid4().hex[:24]
         # Extraction ids are derived from their inputs, so a redelivered write collides instead of duplicating.
-        raw = f"{scope.tenant}|{scope.user_id}|{new.type}|{new.key}|{new.snapshot_id}|{lineage_id}|{version}"
+        raw = f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}|{lineage_id}|{version}"
         return "mem-" + hashlib.sha256(raw.encode()).hexdigest()[:24]
 
     def _add(
@@ -268,58 +286,59 @@ class Reconciler:
     ) -> Outcome:
         lineage = "lin-" + (
             hashlib.sha256(
-                f"{scope.tenant}|{scope.user_id}|{new.type}|{new.key}|{new.snapshot_id}".encode()
+                f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}".encode()
             ).hexdigest()[:24]
             if new.snapshot_id
             else uuid.uuid4().hex[:24]
         )
-        doc = self._doc(
+        record = self._record(
             scope, new, lineage, 1, None, self._decision("ADD", reason, by, score, None, new, now), now
         )
-        self.store.insert(doc)
-        return Outcome("ADD", reason, doc, by, score, [doc["_id"]])
+        self.store.insert(record)
+        return Outcome("ADD", reason, record, by, score, [record.memory_id])
 
     def _update(
         self,
         scope: Scope,
         new: NewMemory,
-        old: dict[str, Any],
+        old: MemoryRecord,
         now: datetime,
         reason: str,
         by: str,
         score: float | None,
     ) -> Outcome:
-        payload = new.payload
-        if new.type == "taxonomic":
-            payload = (
-                _merged_payload(
-                    "taxonomic", {**new.payload, "aliases": old["payload"].get("aliases", [])}, new.payload
-                )
-                or new.payload
-            )
-        decision = self._decision("UPDATE", reason, by, score, old["_id"], new, now)
-        doc = self._doc(scope, new, old["lineage_id"], old["version"] + 1, old["_id"], decision, now, payload)
-        doc["reinforcement_count"] = 1
+        payload = new.kind.updated(old.payload, new.payload)
+        decision = self._decision("UPDATE", reason, by, score, old.memory_id, new, now)
+        record = self._record(
+            scope, new, old.lineage_id, old.version + 1, old.memory_id, decision, now, payload
+        )
         # Insert first, then supersede: a crash in between leaves two actives that the redelivery heals.
-        self.store.insert(doc)
-        self.store.supersede(scope, old["_id"], doc["_id"], now)
-        return Outcome("UPDATE", reason, doc, by, score, [doc["_id"], old["_id"]])
+        self.store.insert(record)
+        self.store.supersede(scope, old.memory_id, record.memory_id, now)
+        return Outcome("UPDATE", reason, record, by, score, [record.memory_id, old.memory_id])
 
     def _reinforce(
         self,
         scope: Scope,
         new: NewMemory,
-        target: dict[str, Any],
+        target: MemoryRecord,
         now: datetime,
         reason: str,
         by: str,
         score: float | None,
     ) -> Outcome:
-        decision = self._decision("REINFORCE", reason, by, score, target["_id"], new, now)
-        merged = _merged_payload(new.type, target["payload"], new.payload)
-        merge = {"payload": merged, "text": memory_text(new.type, merged)} if merged else None
-        doc = self.store.reinforce(scope, target["_id"], new.evidence, decision, now, merge)
-        if doc is None:  # this snapshot was already counted (or the target changed meanwhile)
-            current = self.store.get(scope, target["_id"]) or target
+        decision = self._decision("REINFORCE", reason, by, score, target.memory_id, new, now)
+        merged = new.kind.merged(target.payload, new.payload)
+        record = self.store.reinforce(
+            scope,
+            target.memory_id,
+            new.evidence,
+            decision,
+            now,
+            merged_payload=merged,
+            merged_text=new.kind.text(merged) if merged else None,
+        )
+        if record is None:  # this snapshot was already counted (or the target changed meanwhile)
+            current = self.store.get(scope, target.memory_id) or target
             return Outcome("NOOP", "restatement already counted", current, by, score)
-        return Outcome("REINFORCE", reason, doc, by, score, [doc["_id"]] if merge else [])
+        return Outcome("REINFORCE", reason, record, by, score, [record.memory_id] if merged else [])

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mongomem.adapters.mongo import MongoStore
 from mongomem.config import MemoryType
-from mongomem.extraction.registry import ExtractionResult, Extractor, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.models.common import Identifier, Scope, utcnow
 
 

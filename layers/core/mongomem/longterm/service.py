@@ -1,105 +1,87 @@
-"""Direct memory writes (same reconciliation as extraction), reads with history, lists, deletes."""
+"""Direct memory writes (the same commit step as extraction), reads with history, lists, deletes."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from pydantic import ValidationError
-
-from mongomem.adapters.memory_store import MemoryStore
 from mongomem.errors import InvalidInput, NotFound
-from mongomem.extraction.reconcile import NewMemory, Reconciler
-from mongomem.extraction.schemas import PAYLOADS
-from mongomem.models.common import Scope, as_utc, parse_utc_datetime, utcnow
+from mongomem.extraction.commit import Committer
+from mongomem.kinds import KindError, KindRegistry
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.models.common import Scope, parse_utc_datetime, utcnow
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
+    EvidenceRef,
     MemoryOut,
     MemoryPage,
+    MemoryRecord,
     MemoryWithHistory,
     PayloadFilter,
     WriteResult,
-    memory_key,
-    memory_text,
 )
-from mongomem.ports import EmbeddingProvider
 from mongomem.retrieval.indexing import MemoryIndexer
 
 
-def memory_out(doc: dict[str, Any]) -> MemoryOut:
-    embedding = doc.get("embedding") or {}
+def memory_out(record: MemoryRecord) -> MemoryOut:
     return MemoryOut(
-        memory_id=doc["_id"],
-        lineage_id=doc["lineage_id"],
-        version=doc["version"],
-        type=doc["type"],
-        status=doc["status"],
-        payload=doc["payload"],
-        text=doc["text"],
-        reinforcement_count=doc.get("reinforcement_count", 1),
-        last_reinforced_at=as_utc(doc["last_reinforced_at"]) if doc.get("last_reinforced_at") else None,
-        created_at=as_utc(doc["created_at"]),
-        supersedes=doc.get("supersedes"),
-        superseded_by=doc.get("superseded_by"),
-        evidence=doc.get("evidence") or [],
-        decisions=[{**d, "at": as_utc(d["at"])} for d in doc.get("decisions") or []],
-        embedding_model=embedding.get("model"),
-        embedding_dim=embedding.get("dim"),
-        index_state=doc.get("index_state"),
-        valid_from=doc.get("valid_from"),
-        valid_to=doc.get("valid_to"),
-        expires_at=as_utc(doc["expires_at"]) if doc.get("expires_at") else None,
+        memory_id=record.memory_id,
+        lineage_id=record.lineage_id,
+        version=record.version,
+        type=record.type,
+        status=record.status,
+        payload=record.payload,
+        text=record.text,
+        reinforcement_count=record.reinforcement_count,
+        last_reinforced_at=record.last_reinforced_at,
+        created_at=record.created_at,
+        supersedes=record.supersedes,
+        superseded_by=record.superseded_by,
+        evidence=record.evidence,
+        decisions=record.decisions,
+        embedding_model=record.embedding_model,
+        embedding_dim=record.embedding_dim,
+        index_state=record.index_state,
+        valid_from=record.valid_from,
+        valid_to=record.valid_to,
+        expires_at=record.expires_at,
     )
 
 
 class MemoryService:
     def __init__(
-        self, store: MemoryStore, reconciler: Reconciler, embedder: EmbeddingProvider, indexer: MemoryIndexer
+        self, store: MemoryRepository, kinds: KindRegistry, committer: Committer, indexer: MemoryIndexer
     ) -> None:
         self.store = store
-        self.reconciler = reconciler
-        self.embedder = embedder
+        self.kinds = kinds
+        self.committer = committer
         self.indexer = indexer
 
     def create(self, scope: Scope, request: CreateMemoryRequest) -> WriteResult:
-        model = PAYLOADS[request.type.value]
+        kind = self.kinds[request.type.value]
         try:
-            item = model.model_validate(request.payload)
-        except ValidationError as exc:
-            details = [
-                {"path": "payload." + ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
-                for e in exc.errors()
-            ]
-            raise InvalidInput(f"payload is not a valid {request.type.value} memory", details) from exc
-        payload = item.model_dump(exclude={"evidence_seqs"}, exclude_none=True)
-        text = memory_text(request.type.value, payload)
-        vector = self.embedder.embed([text], "document")[0]
-        outcome = self.reconciler.apply(
+            kind.validate(request.payload)
+        except KindError as exc:
+            details = [{**d, "path": f"payload.{d['path']}"} for d in exc.details]
+            raise InvalidInput(f"payload is not a valid {kind.name} memory", details) from exc
+        committed = self.committer.commit(
             scope,
-            NewMemory(
-                type=request.type.value,
-                payload=payload,
-                key=memory_key(request.type.value, payload),
-                text=text,
-                vector=vector,
-                evidence={"snapshot_id": None, "seqs": [], "source": "api"},
-                embedding_model=self.embedder.model,
-                expires_at=request.expires_at,
-            ),
+            kind,
+            [request.payload],
+            EvidenceRef(snapshot_id=None, seqs=[], source="api"),
             reconcile=request.reconcile,
+            expires_at=request.expires_at,
         )
-        if outcome.touched:
-            self.indexer.sync(self.store.get_many(scope, outcome.touched))
-        fresh = self.store.get(scope, outcome.doc["_id"]) or outcome.doc
+        outcome = committed.outcomes[0]
+        fresh = self.store.get(scope, outcome.record.memory_id) or outcome.record
         return WriteResult(decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh))
 
     def get(self, scope: Scope, memory_id: str, history: bool) -> MemoryWithHistory:
-        doc = self.store.get(scope, memory_id)
-        if doc is None:
+        record = self.store.get(scope, memory_id)
+        if record is None:
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
-        chain = [memory_out(d) for d in self.store.lineage(scope, doc["lineage_id"])] if history else None
-        return MemoryWithHistory(memory=memory_out(doc), history=chain)
+        chain = [memory_out(r) for r in self.store.lineage(scope, record.lineage_id)] if history else None
+        return MemoryWithHistory(memory=memory_out(record), history=chain)
 
     def list(
         self,
@@ -121,18 +103,18 @@ class MemoryService:
                 "subject, attribute and subject_prefix filter semantic facts: add type=semantic",
                 {"path": "type"},
             )
-        docs = self.store.list_page(scope, memory_type, status, limit + 1, before, payload)
-        more = len(docs) > limit
-        docs = docs[:limit]
+        records = self.store.list_page(scope, memory_type, status, limit + 1, before, payload)
+        more = len(records) > limit
+        records = records[:limit]
         return MemoryPage(
-            memories=[memory_out({**d, "vector": None}) for d in docs],
-            next_cursor=as_utc(docs[-1]["created_at"]).isoformat() if more and docs else None,
+            memories=[memory_out(r) for r in records],
+            next_cursor=records[-1].created_at.isoformat() if more and records else None,
         )
 
     def delete(self, scope: Scope, memory_id: str) -> DeleteResult:
-        doc = self.store.get(scope, memory_id)
-        if doc is None or doc["status"] == "deleted":
+        record = self.store.get(scope, memory_id)
+        if record is None or record.status == "deleted":
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
-        count = self.store.delete_lineage(scope, doc["lineage_id"], utcnow())
-        self.indexer.sync(self.store.lineage(scope, doc["lineage_id"]))
-        return DeleteResult(lineage_id=doc["lineage_id"], deleted_versions=count)
+        count = self.store.delete_lineage(scope, record.lineage_id, utcnow())
+        self.indexer.sync(self.store.lineage(scope, record.lineage_id))
+        return DeleteResult(lineage_id=record.lineage_id, deleted_versions=count)

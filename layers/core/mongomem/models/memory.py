@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -16,79 +14,11 @@ from mongomem.models.common import Identifier, SafeMapping, UtcDateTime
 Status = Literal["active", "superseded", "deleted"]
 Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP"]
 
-# Semantic attributes that hold many values at once: each value is its own memory, never an update.
-MULTI_VALUED = frozenset(
-    {
-        "likes",
-        "dislikes",
-        "interests",
-        "hobbies",
-        "hobby",
-        "allergy",
-        "allergies",
-        "skills",
-        "languages",
-        "pets",
-        "friends",
-        "children",
-        "visited",
-        "goals",
-        "plans",
-        "note",
-        "notes",
-    }
-)
-
-
-def norm(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form used for keys and equality."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return re.sub(r"[^a-z0-9]+", " ", folded).strip()
-
-
-def memory_key(memory_type: str, payload: dict[str, Any]) -> str:
-    """The exact-match key that reconciliation looks up (fact subject+attribute, term, name, ...)."""
-    if memory_type == "semantic":
-        attribute = norm(payload["attribute"])
-        key = f"{norm(payload['subject'])}|{attribute}"
-        return f"{key}|{norm(payload['value'])}" if attribute in MULTI_VALUED else key
-    if memory_type == "episodic":
-        return f"{norm(payload['title'])}|{(payload.get('occurred_at') or '')[:10]}"
-    if memory_type == "procedural":
-        return norm(payload["name"])
-    return norm(payload["term"])
-
-
-def memory_text(memory_type: str, payload: dict[str, Any]) -> str:
-    """The text that is embedded and indexed for search."""
-    if memory_type == "semantic":
-        quals = "; ".join(f"{k}: {v}" for k, v in (payload.get("qualifiers") or {}).items())
-        text = f"{payload['subject']} {payload['attribute']}: {payload['value']}"
-        return f"{text} ({quals})" if quals else text
-    if memory_type == "episodic":
-        extras = [
-            p
-            for p in (
-                payload.get("occurred_at"),
-                payload.get("place"),
-                ", ".join(payload.get("participants") or []),
-            )
-            if p
-        ]
-        text = f"{payload['title']}. {payload['summary']}"
-        return f"{text} ({'; '.join(extras)})" if extras else text
-    if memory_type == "procedural":
-        steps = " ".join(f"{i}. {s}" for i, s in enumerate(payload["steps"], 1))
-        return f"{payload['name']}: {payload['when_to_use']} Steps: {steps}"
-    aliases = ", ".join(payload.get("aliases") or [])
-    head = f"{payload['term']} ({aliases})" if aliases else payload["term"]
-    return f"{head}: {payload['definition']}"
-
 
 class EvidenceRef(BaseModel):
     snapshot_id: str | None = None
     seqs: list[int] = Field(default_factory=list)
-    source: Literal["extraction", "api"] = "extraction"
+    source: Literal["extraction", "api", "import"] = "extraction"
 
 
 class DecisionRecord(BaseModel):
@@ -99,6 +29,41 @@ class DecisionRecord(BaseModel):
     candidate_id: str | None = None
     snapshot_id: str | None = None
     at: datetime
+
+
+class MemoryRecord(BaseModel):
+    """One stored version of a memory, as the memory repository returns it (no storage formats)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    memory_id: str
+    lineage_id: str
+    version: int
+    tenant: str
+    user_id: str
+    type: str
+    key: str
+    payload: dict[str, Any]
+    text: str
+    status: Status = "active"
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    reinforcement_count: int = 1
+    last_reinforced_at: datetime | None = None
+    evidence: list[EvidenceRef] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    valid_from: str | None = None
+    valid_to: str | None = None
+    created_at: datetime
+    updated_at: datetime | None = None
+    vector: list[float] | None = None
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+    index_state: str | None = None
+    expires_at: datetime | None = None
+
+    def snapshot_ids(self) -> set[str]:
+        return {e.snapshot_id for e in self.evidence if e.snapshot_id}
 
 
 class MemoryOut(BaseModel):

@@ -9,7 +9,7 @@ what `mongomem memory apply` and the status endpoint report.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig
 from mongomem.ports import (
@@ -124,9 +124,9 @@ def llm_from_config(
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.script_file: {exc}") from exc
     if cfg.kind == "offline":
-        from mongomem.extraction.offline.llm_bridge import OfflineExtractor
+        from mongomem.providers.llm_offline import OfflineLLM
 
-        return cast(LLMProvider, OfflineExtractor())
+        return OfflineLLM()
     raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")
 
 

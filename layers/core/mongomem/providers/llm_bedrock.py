@@ -132,6 +132,8 @@ class BedrockLLM:
         self._credentials_ok = False
         # Models that reject a named tool choice still honour "any" when there is only one tool.
         self._tool_choice: str = "tool"
+        # Prompt caching (cachePoint blocks); switched off for a model that refuses them.
+        self._cache_points = True
         self.attempts = 0  # attempts made by the last call (for diagnostics and tests)
 
     @property
@@ -169,9 +171,16 @@ class BedrockLLM:
         inference: dict[str, Any] = {"maxTokens": request.max_tokens}
         if self.temperature is not None:
             inference["temperature"] = self.temperature
+        content: list[dict[str, Any]] = [{"text": request.prompt}]
+        if request.shared:
+            # the part the kinds' calls for one snapshot share: cached after the first of them
+            head: list[dict[str, Any]] = [{"text": request.shared}]
+            if self._cache_points:
+                head.append({"cachePoint": {"type": "default"}})
+            content = [*head, *content]
         params: dict[str, Any] = {
             "modelId": self.model_id,
-            "messages": [{"role": "user", "content": [{"text": request.prompt}]}],
+            "messages": [{"role": "user", "content": content}],
             "inferenceConfig": inference,
             "toolConfig": tool_config,
         }
@@ -196,6 +205,13 @@ class BedrockLLM:
                     and self._tool_choice != "auto"
                 ):
                     self._tool_choice = "any" if self._tool_choice == "tool" else "auto"
+                    continue
+                if (
+                    err.get("Code") == "ValidationException"
+                    and "cach" in message.lower()
+                    and self._cache_points
+                ):
+                    self._cache_points = False  # a model without prompt caching: ask without cache points
                     continue
                 raise LLMError(f"{self.name}: {aws_error_message(exc)}") from exc
 

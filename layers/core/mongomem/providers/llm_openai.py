@@ -97,7 +97,14 @@ class OpenAICompatibleLLM:
             ).lstrip()
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": request.prompt}],
+            # the shared part first: servers with automatic prefix caching reuse it across the kinds' calls
+            "messages": [
+                {"role": "system", "content": system},
+                {
+                    "role": "user",
+                    "content": f"{request.shared}\n\n{request.prompt}" if request.shared else request.prompt,
+                },
+            ],
             "response_format": response_format,
             self.token_param: request.max_tokens,
         }

@@ -9,59 +9,62 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
 
-from mongomem.adapters.memory_store import MemoryStore
+from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import utcnow
+from mongomem.models.memory import MemoryRecord
 from mongomem.observability import logger
-from mongomem.vectors.port import IndexDoc, IndexUnavailable, VectorIndex
+from mongomem.vectors.port import DimensionMismatch, IndexDoc, IndexUnavailable, VectorIndex
 
 
-def index_doc(doc: dict[str, Any]) -> IndexDoc:
-    created = doc.get("created_at")
+def index_doc(record: MemoryRecord) -> IndexDoc:
     return IndexDoc(
-        id=doc["_id"],
-        tenant=doc["tenant"],
-        user_id=doc["user_id"],
+        id=record.memory_id,
+        tenant=record.tenant,
+        user_id=record.user_id,
         kind="memory",
-        text=doc["text"],
-        vector=list(doc["vector"]),
+        text=record.text,
+        vector=list(record.vector or []),
         fields={
-            "type": doc["type"],
-            "status": doc["status"],
-            "lineage_id": doc["lineage_id"],
-            "created_at": created.isoformat() if created is not None else None,
-            "reinforcement_count": int(doc.get("reinforcement_count", 1)),
+            "type": record.type,
+            "status": record.status,
+            "lineage_id": record.lineage_id,
+            "created_at": record.created_at.isoformat(),
+            "reinforcement_count": record.reinforcement_count,
+            # candidates for reconciliation come only from vectors of the same embedding model
+            "model": record.embedding_model or "",
         },
     )
 
 
 class MemoryIndexer:
-    def __init__(self, store: MemoryStore, index: VectorIndex | None) -> None:
+    def __init__(self, store: MemoryRepository, index: VectorIndex | None) -> None:
         self.store = store
         self.index = index
 
-    def sync(self, docs: Iterable[dict[str, Any]]) -> int:
+    def sync(self, records: Iterable[MemoryRecord]) -> int:
         """Upsert active and superseded versions, remove deleted ones; returns how many were synced."""
         if self.index is None:
             return 0
-        docs = list(docs)
+        records = list(records)
         # Superseded versions stay indexed (with status) so include_superseded searches rank them too.
-        live = [d for d in docs if d["status"] != "deleted"]
-        gone = [d["_id"] for d in docs if d["status"] == "deleted"]
+        live = [r for r in records if r.status != "deleted" and r.vector]
+        gone = [r.memory_id for r in records if r.status == "deleted"]
         try:
             if live:
-                self.index.ensure(len(live[0]["vector"]))
-                self.index.upsert([index_doc(d) for d in live])
+                self.index.ensure(len(live[0].vector or []))
+                self.index.upsert([index_doc(r) for r in live])
             if gone:
                 self.index.delete(gone)
-        except IndexUnavailable:
+        except (IndexUnavailable, DimensionMismatch) as exc:
+            # a new embedding model (another dimension) leaves writes pending until `reindex --re-embed`
             logger.warning(
-                "vector index unavailable; left pending for index_sync", extra={"count": len(docs)}
+                "vector index unavailable; left pending for index_sync",
+                extra={"count": len(records), "reason": str(exc)},
             )
             return 0
-        self.store.set_index_state([d["_id"] for d in docs], "indexed", utcnow())
-        return len(docs)
+        self.store.set_index_state([r.memory_id for r in records], "indexed", utcnow())
+        return len(records)
 
     def sync_pending(self, older_than_seconds: float = 60.0, limit: int = 500) -> int:
         """Re-index what is still pending after `older_than_seconds` (the index_sync schedule)."""
@@ -84,10 +87,10 @@ class MemoryIndexer:
             return 0
         if drop:
             self.index.drop()
-        batch: list[dict[str, Any]] = []
+        batch: list[MemoryRecord] = []
         total = seen = 0
-        for doc in self.store.all_for_reindex():
-            batch.append(doc)
+        for record in self.store.all_versions():
+            batch.append(record)
             if len(batch) >= 500:
                 total += self.sync(batch)
                 seen += len(batch)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
-from mongomem.adapters.memory_store import MemoryStore
-from mongomem.models.common import Scope, as_utc, utcnow
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import MemoryRecord
 from mongomem.models.search import SearchRequest, SearchResponse, SearchResult, SearchSignals
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
@@ -36,7 +36,9 @@ def reinforcement_boost(count: int) -> float:
 class MemorySearch:
     """Hybrid (k-NN + BM25), k-NN or BM25 search over one user's long-term memories."""
 
-    def __init__(self, store: MemoryStore, index: VectorIndex | None, embedder: EmbeddingProvider) -> None:
+    def __init__(
+        self, store: MemoryRepository, index: VectorIndex | None, embedder: EmbeddingProvider
+    ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
@@ -72,17 +74,17 @@ class MemorySearch:
                 "the search index was built with another embedding model; run `mongomem reindex --drop`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
-        docs = {d["_id"]: d for d in self.store.get_many(scope, [h.id for h in hits])} if hits else {}
+        records = {r.memory_id: r for r in self.store.get_many(scope, [h.id for h in hits])}
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
         for hit in hits:
-            doc = docs.get(hit.id)
-            if doc is None or doc["status"] not in statuses or (types and doc["type"] not in types):
+            record = records.get(hit.id)
+            if record is None or record.status not in statuses or (types and record.type not in types):
                 continue
-            if doc.get("expires_at") is not None and as_utc(doc["expires_at"]) <= now:
+            if record.expires_at is not None and record.expires_at <= now:
                 continue
-            result = _result(doc, hit, request.mode == "hybrid")
-            ranked.append((result.score, doc["_id"], result))
+            result = _result(record, hit, request.mode == "hybrid")
+            ranked.append((result.score, record.memory_id, result))
         if len(ranked) < len(hits):
             # The index lags MongoDB (a write-through failed); index_sync will catch up.
             logger.info("search dropped stale index hits", extra={"stale": len(hits) - len(ranked)})
@@ -93,21 +95,21 @@ class MemorySearch:
         )
 
 
-def _result(doc: dict[str, Any], hit: Hit, hybrid: bool) -> SearchResult:
-    boost = reinforcement_boost(int(doc.get("reinforcement_count", 1)))
+def _result(record: MemoryRecord, hit: Hit, hybrid: bool) -> SearchResult:
+    boost = reinforcement_boost(record.reinforcement_count)
     # Dividing a negative cosine keeps "more reinforced ranks higher" true below zero as well.
     score = hit.score * boost if hit.score >= 0 else hit.score / boost
     sig = hit.signals
     return SearchResult(
-        memory_id=doc["_id"],
-        lineage_id=doc["lineage_id"],
-        type=doc["type"],
-        payload=doc["payload"],
-        text=doc["text"],
-        status=doc["status"],
-        version=doc["version"],
-        reinforcement_count=int(doc.get("reinforcement_count", 1)),
-        created_at=as_utc(doc["created_at"]),
+        memory_id=record.memory_id,
+        lineage_id=record.lineage_id,
+        type=record.type,
+        payload=record.payload,
+        text=record.text,
+        status=record.status,
+        version=record.version,
+        reinforcement_count=record.reinforcement_count,
+        created_at=record.created_at,
         score=score,
         signals=SearchSignals(
             knn_rank=int(sig["knn_rank"]) if "knn_rank" in sig else None,

@@ -16,7 +16,7 @@ PENDING_AFTER_SECONDS = 30.0
 
 def run_index_sync(svc: Services, older_than_seconds: float = PENDING_AFTER_SECONDS) -> dict[str, Any]:
     oldest = svc.memory_store.pending_index(utcnow(), 1)
-    lag = (utcnow() - as_utc(oldest[0]["updated_at"])).total_seconds() if oldest else 0.0
+    lag = (utcnow() - as_utc(oldest[0].updated_at or oldest[0].created_at)).total_seconds() if oldest else 0.0
     synced = svc.indexer.sync_pending(older_than_seconds)
     metrics.add_metric(name="IndexLagSeconds", unit=MetricUnit.Seconds, value=lag)
     metrics.add_metric(name="IndexSynced", unit=MetricUnit.Count, value=synced)

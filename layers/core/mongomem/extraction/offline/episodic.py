@@ -14,7 +14,7 @@ from mongomem.extraction.offline.text import capitalise, clip, hedged, squash, s
 from mongomem.extraction.offline.third_person import third_person, who
 from mongomem.extraction.offline.words import EVENT_VERBS, MONTH_WORDS, NOT_NAMES, RELATION_ALT, RELATIONS
 from mongomem.extraction.proposal import TurnView
-from mongomem.models.memory import norm
+from mongomem.kinds.base import norm
 
 # Objects that turn a verb into an idiom rather than an event ("went ahead", "had no idea").
 _IDIOM = re.compile(

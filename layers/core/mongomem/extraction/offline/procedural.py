@@ -12,7 +12,7 @@ from typing import Any
 from mongomem.extraction.offline.text import capitalise, clip, squash, strip_punct
 from mongomem.extraction.offline.words import IMPERATIVES
 from mongomem.extraction.proposal import TurnView
-from mongomem.models.memory import norm
+from mongomem.kinds.base import norm
 
 _STEP_PREFIX = re.compile(
     r"^(?i:(?:step\s*\d+\s*[:.)-]\s*)?(?:(?:first(?:ly)?|then|next|after\s+that|afterwards|finally|lastly|now|"

@@ -17,6 +17,7 @@ from mongomem.extraction.offline.third_person import third_person, who
 from mongomem.extraction.offline.words import (
     DIETS,
     LANGUAGES,
+    MULTI_VALUED,
     NOT_OCCUPATION_MODIFIERS,
     NP_STOP_FIRST,
     OCCUPATIONS,
@@ -24,7 +25,7 @@ from mongomem.extraction.offline.words import (
     RELATIONS,
 )
 from mongomem.extraction.proposal import TurnView
-from mongomem.models.memory import MULTI_VALUED, norm
+from mongomem.kinds.base import norm
 
 # Single-valued attributes: within one snapshot the latest statement wins.
 _ONE_AT_A_TIME = "name|preferred name|home city|hometown|home airport|employer|occupation|birthday|birth date"
@@ -451,6 +452,7 @@ def _merged(found: list[_Found], subject: str) -> list[dict[str, Any]]:
                 "subject": subj,
                 "attribute": attr,
                 "value": value,
+                "cardinality": "many" if attr in MULTI_VALUED else "one",
                 "qualifiers": qualifiers,
                 "valid_from": f.fact.valid_from,
                 "evidence_seqs": [f.seq],

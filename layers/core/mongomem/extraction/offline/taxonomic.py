@@ -12,7 +12,7 @@ from mongomem.extraction.offline.phrases import acronym_of, is_acronym
 from mongomem.extraction.offline.text import clip, statements, strip_punct
 from mongomem.extraction.offline.words import NOT_TERMS
 from mongomem.extraction.proposal import TurnView
-from mongomem.models.memory import norm
+from mongomem.kinds.base import norm
 
 _LEADIN = r"(?:(?i:here|in\s+\w+(?:\s+\w+)?|for\s+us|at\s+\w+|basically|so|ok|okay|fyi|note)\s*,\s*)?"
 _TERM = (

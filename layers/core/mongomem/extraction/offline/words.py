@@ -163,3 +163,11 @@ NOT_TERMS = frozenset(
 ABBREVIATIONS = frozenset(
     "e.g. i.e. dr. mr. mrs. ms. st. vs. approx. a.k.a. jr. sr. no. fig. mt. prof.".split()
 )
+
+
+# Attributes that hold many values at once ("likes", "languages"): the semantic rules propose each value
+# as a fact of cardinality "many" (its own memory, never an update of another).
+MULTI_VALUED = frozenset(
+    "likes dislikes interests hobbies hobby allergy allergies skills languages pets friends children "
+    "visited goals plans note notes".split()
+)

@@ -1,0 +1,95 @@
+"""The shared commit step: validate proposed items by their kind, embed, reconcile, store, index.
+
+Extraction (any proposer) and the API's direct writes both end here, so a memory is written one way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from mongomem.extraction.reconcile import NewMemory, Outcome, Reconciler
+from mongomem.kinds import KindError, MemoryKind
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.models.common import Scope
+from mongomem.models.memory import EvidenceRef
+from mongomem.observability import logger
+from mongomem.ports import EmbeddingProvider
+from mongomem.retrieval.indexing import MemoryIndexer
+
+
+@dataclass
+class Committed:
+    outcomes: list[Outcome] = field(default_factory=list)
+    refused: int = 0  # proposed items their kind did not accept
+
+    @property
+    def decisions(self) -> dict[str, int]:
+        return dict(Counter(o.decision for o in self.outcomes))
+
+
+class Committer:
+    def __init__(
+        self,
+        store: MemoryRepository,
+        reconciler: Reconciler,
+        embedder: EmbeddingProvider,
+        indexer: MemoryIndexer,
+    ) -> None:
+        self.store = store
+        self.reconciler = reconciler
+        self.embedder = embedder
+        self.indexer = indexer
+
+    def commit(
+        self,
+        scope: Scope,
+        kind: MemoryKind,
+        items: list[dict[str, Any]],
+        evidence: EvidenceRef,
+        seqs: set[int] | None = None,
+        *,
+        reconcile: bool = True,
+        expires_at: datetime | None = None,
+        deadline: float | None = None,
+    ) -> Committed:
+        """Write each valid item as ADD / UPDATE / REINFORCE; `seqs` are the turns evidence may cite."""
+        result = Committed()
+        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
+        for raw in items:
+            try:
+                payload, cited = kind.validate(raw)
+            except KindError as exc:
+                result.refused += 1
+                logger.info("proposed item refused", extra={"memory_type": kind.name, "details": exc.details})
+                continue
+            own = sorted({s for s in cited if seqs is None or s in seqs}) or sorted(seqs or [])
+            accepted.append((payload, evidence.model_copy(update={"seqs": own})))
+        if not accepted:
+            return result
+        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+        touched: list[str] = []
+        for (payload, proof), vector in zip(accepted, vectors, strict=True):
+            outcome = self.reconciler.apply(
+                scope,
+                NewMemory(kind, payload, vector, proof, self.embedder.model, expires_at),
+                reconcile=reconcile,
+                deadline=deadline,
+            )
+            result.outcomes.append(outcome)
+            touched.extend(outcome.touched)
+            logger.info(
+                "reconciled",
+                extra={
+                    "memory_type": kind.name,
+                    "decision": outcome.decision,
+                    "reason": outcome.reason,
+                    "memory_id": outcome.record.memory_id,
+                    "by": outcome.by,
+                },
+            )
+        if touched:
+            self.indexer.sync(self.store.get_many(scope, list(dict.fromkeys(touched))))
+        return result

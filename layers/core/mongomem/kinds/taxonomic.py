@@ -1,0 +1,51 @@
+"""Domain terms: a term, its definition and its aliases (abbreviations, synonyms)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from mongomem.kinds.base import Item, MemoryKind, add_unique, norm
+from mongomem.kinds.fields import Long, Short
+
+
+class TaxonomicItem(Item):
+    """A domain term with its definition and aliases."""
+
+    term: Short
+    definition: Long
+    aliases: list[Short] = Field(default_factory=list, max_length=50)
+
+
+class Taxonomic(MemoryKind):
+    name = "taxonomic"
+    item = TaxonomicItem
+    visibility = "org"
+    instructions = (
+        "Extract TERMS only: domain terms with their definitions and aliases (abbreviations, synonyms) as used "
+        "in this conversation."
+    )
+
+    def key(self, payload: dict[str, Any]) -> str:
+        return norm(payload["term"])
+
+    def text(self, payload: dict[str, Any]) -> str:
+        aliases = ", ".join(payload.get("aliases") or [])
+        head = f"{payload['term']} ({aliases})" if aliases else payload["term"]
+        return f"{head}: {payload['definition']}"
+
+    def value(self, payload: dict[str, Any]) -> str:
+        return str(payload["definition"])
+
+    def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+        aliases = list(old.get("aliases") or [])
+        grown = add_unique([*aliases, old["term"]], [*(new.get("aliases") or []), new["term"]])
+        if grown is None:
+            return None
+        return {**old, "aliases": [*aliases, *grown[len(aliases) + 1 :]]}
+
+    def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        # a new definition keeps the aliases the term was known by
+        merged = add_unique(list(new.get("aliases") or []), list(old.get("aliases") or []))
+        return {**new, "aliases": merged} if merged else new

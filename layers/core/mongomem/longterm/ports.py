@@ -1,0 +1,83 @@
+"""What long-term memory logic needs from storage: the memory repository (one document per version)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Protocol
+
+from mongomem.models.common import Scope
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, PayloadFilter
+
+
+class MemoryRepository(Protocol):
+    """Memory versions scoped by (tenant, user_id); every read and write names its scope."""
+
+    # -- writes
+    def insert(self, record: MemoryRecord) -> bool:
+        """Store a new version; False when that exact version exists already (a redelivery)."""
+        ...
+
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None: ...
+
+    def heal_lineage(
+        self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
+    ) -> None:
+        """Supersede older active versions a crash between insert and supersede left behind."""
+        ...
+
+    def reinforce(
+        self,
+        scope: Scope,
+        memory_id: str,
+        evidence: EvidenceRef,
+        decision: DecisionRecord,
+        at: datetime,
+        merged_payload: dict[str, Any] | None = None,
+        merged_text: str | None = None,
+    ) -> MemoryRecord | None:
+        """+1, evidence and decision appended (once per snapshot), payload merged; None if not applied."""
+        ...
+
+    def set_index_state(self, ids: list[str], state: str, at: datetime) -> None: ...
+
+    def set_embedding(self, scope: Scope, memory_id: str, vector: list[float], model: str) -> None:
+        """A version re-embedded with another model (`mongomem reindex --re-embed`)."""
+        ...
+
+    def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int: ...
+
+    # -- reads
+    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None: ...
+
+    def get_many(self, scope: Scope, ids: list[str]) -> list[MemoryRecord]: ...
+
+    def active_by_key(self, scope: Scope, kind: str, key: str) -> list[MemoryRecord]:
+        """The active versions with this match key, newest first."""
+        ...
+
+    def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
+        """A version of this key that already holds this snapshot's evidence (the redelivery check)."""
+        ...
+
+    def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]: ...
+
+    def list_page(
+        self,
+        scope: Scope,
+        kind: str | None,
+        status: str | None,
+        limit: int,
+        before: datetime | None,
+        payload: PayloadFilter | None = None,
+    ) -> list[MemoryRecord]: ...
+
+    def pending_index(self, older_than: datetime, limit: int) -> list[MemoryRecord]: ...
+
+    def all_versions(self, batch: int = 500) -> Iterator[MemoryRecord]:
+        """Every version that is not deleted (rebuilding the search index, re-embedding)."""
+        ...
+
+    def embedding_models(self) -> dict[tuple[str, int], int]:
+        """How many live versions were embedded with each (model, dimension)."""
+        ...
