@@ -60,4 +60,14 @@ def service_status(svc: Services, tenant: str | None) -> dict[str, Any]:
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
+        if report["embeddings"]["ready"]:
+            from mongomem.retrieval.reembed import drift
+
+            off = drift(svc.memory_store, svc.embedder, tenant)
+            if off is not None:
+                # writes go on (reconciled by key, index pending); search by meaning would mix models
+                report["ready"] = False
+                report["reasons"].append(off.reason())
+                report["embeddings"]["stored"] = [{"model": m, "dim": d} for m, d in off.others]
+                report["embeddings"]["versions_to_re_embed"] = off.versions
     return report

@@ -130,17 +130,27 @@ def _reindex(args: argparse.Namespace) -> int:
         last.update(synced=synced, seen=seen)
         print(f"  indexed {synced} of {seen} memory versions read from MongoDB", flush=True)
 
+    drop = args.drop or args.re_embed
     try:
+        if args.re_embed:
+            from mongomem.cli.progress import Bar
+            from mongomem.retrieval.reembed import re_embed
+
+            model, dim = svc.embedder.model, svc.embedder.dim
+            print(f"re-embedding memories with {model} ({dim} dims)", flush=True)
+            with Bar("re-embedded", "memory versions") as bar:
+                count = re_embed(svc.memory_store, svc.embedder, progress=bar.update)
+            print(f"re-embedded {count} memory versions", flush=True)
         print(f"{type(index).__name__}: {index.count()} documents before reindex", flush=True)
-        if args.drop:
+        if drop:
             print("dropping the index ...", flush=True)
-        svc.indexer.rebuild(drop=args.drop, progress=progress)
+        svc.indexer.rebuild(drop=drop, progress=progress)
         print(f"done: {last['synced']} memory versions indexed", flush=True)
-        if args.drop:
+        if drop:
             # the drop also removed the recalled-message entries: the next scans index those turns again
             print(f"{svc.turn_indexer.requeue()} turns queued for semantic recall indexing", flush=True)
     except DimensionMismatch as exc:
-        print(f"reindex failed: {exc} (run with --drop)", file=sys.stderr)
+        print(f"reindex failed: {exc} (run with --re-embed)", file=sys.stderr)
         return 1
     except MongomemError as exc:
         print(f"reindex failed: {exc.message}", file=sys.stderr)
@@ -196,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         "--drop",
         action="store_true",
         help="drop the index first (needed after changing the embedding model); otherwise upsert in place",
+    )
+    reindex.add_argument(
+        "--re-embed",
+        action="store_true",
+        help="after changing the embedding model: embed every stored memory again with the configured "
+        "model (resumable), then rebuild the index",
     )
     reindex.set_defaults(func=_reindex)
     migrate = sub.add_parser(

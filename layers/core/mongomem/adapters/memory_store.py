@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
@@ -80,6 +80,11 @@ class MemoryStore:
                         [("index_state", ASCENDING), ("updated_at", ASCENDING)],
                         name="index_outbox",
                         partialFilterExpression={"index_state": "pending"},
+                    ),
+                    # which embedding models the stored vectors come from (status), without a scan
+                    IndexModel(
+                        [("embedding.model", ASCENDING), ("embedding.dim", ASCENDING)],
+                        name="memory_embedding",
                     ),
                 ]
             )
@@ -156,19 +161,6 @@ class MemoryStore:
             doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
         return to_record(doc) if doc else None
 
-    def set_embedding(self, scope: Scope, memory_id: str, vector: list[float], model: str) -> None:
-        with translate_errors():
-            self.coll.update_one(
-                {"_id": memory_id, **scope.filter()},
-                {
-                    "$set": {
-                        "vector": vector,
-                        "embedding": {"model": model, "dim": len(vector)},
-                        "index_state": "pending",
-                    }
-                },
-            )
-
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
         if not ids:
             return
@@ -179,7 +171,16 @@ class MemoryStore:
         with translate_errors():
             result = self.coll.update_many(
                 {**scope.filter(), "lineage_id": lineage_id, "status": {"$ne": "deleted"}},
-                {"$set": {"status": "deleted", "deleted_at": at, "updated_at": at, "index_state": "pending"}},
+                {
+                    "$set": {
+                        "status": "deleted",
+                        "deleted_at": at,
+                        "updated_at": at,
+                        "index_state": "pending",
+                    },
+                    # a deleted version is never searched: its vector (a trace of the text) goes with it
+                    "$unset": {"vector": "", "embedding": ""},
+                },
             )
         return int(result.modified_count)
 
@@ -291,11 +292,59 @@ class MemoryStore:
             for doc in self.coll.find({"status": {"$ne": "deleted"}}).batch_size(batch):
                 yield to_record(doc)
 
-    def embedding_models(self) -> dict[tuple[str, int], int]:
-        pipeline: list[dict[str, Any]] = [
-            {"$match": {"status": {"$ne": "deleted"}}},
-            {"$group": {"_id": {"model": "$embedding.model", "dim": "$embedding.dim"}, "n": {"$sum": 1}}},
-        ]
+    def embedding_models(self) -> set[tuple[str, int]]:
+        found: set[tuple[str, int]] = set()
         with translate_errors():
-            rows = list(self.coll.aggregate(pipeline))
-        return {(str(r["_id"].get("model")), int(r["_id"].get("dim") or 0)): int(r["n"]) for r in rows}
+            for model in self.coll.distinct("embedding.model"):
+                if model is None:
+                    continue
+                for dim in self.coll.distinct("embedding.dim", {"embedding.model": model}):
+                    if dim is not None:
+                        found.add((str(model), int(dim)))
+        return found
+
+    @staticmethod
+    def _otherwise(model: str, dim: int, tenant: str | None = None) -> dict[str, Any]:
+        query: dict[str, Any] = {
+            "status": {"$ne": "deleted"},
+            "$nor": [{"embedding.model": model, "embedding.dim": dim}],
+        }
+        return {"tenant": tenant, **query} if tenant is not None else query
+
+    def count_embedded_otherwise(self, model: str, dim: int, tenant: str | None = None) -> int:
+        with translate_errors():
+            return int(self.coll.count_documents(self._otherwise(model, dim, tenant)))
+
+    def embedded_otherwise(self, model: str, dim: int, limit: int) -> list[MemoryRecord]:
+        with translate_errors():
+            return [to_record(d) for d in self.coll.find(self._otherwise(model, dim)).limit(limit)]
+
+    def set_embeddings(self, vectors: list[tuple[str, list[float]]], model: str, at: datetime) -> None:
+        if not vectors:
+            return
+        with translate_errors():
+            self.coll.bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": memory_id},
+                        {
+                            "$set": {
+                                "vector": vector,
+                                "embedding": {"model": model, "dim": len(vector)},
+                                "index_state": "pending",
+                                "updated_at": at,
+                            }
+                        },
+                    )
+                    for memory_id, vector in vectors
+                ],
+                ordered=False,
+            )
+
+    def forget_deleted_embeddings(self) -> int:
+        with translate_errors():
+            result = self.coll.update_many(
+                {"status": "deleted", "embedding": {"$exists": True}},
+                {"$unset": {"vector": "", "embedding": ""}},
+            )
+        return int(result.modified_count)

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from mongomem.errors import ExtractionFailed
 from mongomem.extraction.schemas import ReconcileAnswer, json_schema
 from mongomem.kinds import MemoryKind
+from mongomem.kinds.base import hard_anchors
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord
@@ -210,6 +211,13 @@ class Reconciler:
             # LLM's UPDATE of another key would supersede an unrelated memory, so it is refused.
             reason = (
                 f"LLM proposed to update {target.memory_id} (key {target.key!r}, not {new.key!r}): refused"
+            )
+            return self._add(scope, new, now, reason, "llm", score)
+        if hard_anchors(new.kind.value(target.payload)) != hard_anchors(new.kind.value(new.payload)):
+            # another number, time, date or a negation is a correction, whatever the model says: keeping
+            # only the old memory would drop it
+            reason = (
+                f"LLM proposed to reinforce {target.memory_id}, but the numbers or negations differ: refused"
             )
             return self._add(scope, new, now, reason, "llm", score)
         return self._reinforce(scope, new, target, now, f"LLM: {answer.reason}", "llm", score)

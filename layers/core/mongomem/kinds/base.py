@@ -54,6 +54,12 @@ def anchors(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def hard_anchors(text: str) -> frozenset[str]:
+    """The anchors no paraphrase changes: numbers, spelled-out numbers, negations, weekdays and months
+    (names are left out: "NYC" may restate "New York City")."""
+    return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a in _MEANINGFUL_WORDS)
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in norm(text).split() if len(w) > 2}
 

@@ -41,8 +41,12 @@ class MemoryRepository(Protocol):
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None: ...
 
-    def set_embedding(self, scope: Scope, memory_id: str, vector: list[float], model: str) -> None:
-        """A version re-embedded with another model (`mongomem reindex --re-embed`)."""
+    def set_embeddings(self, vectors: list[tuple[str, list[float]]], model: str, at: datetime) -> None:
+        """Versions re-embedded with another model (`mongomem reindex --re-embed`), index pending."""
+        ...
+
+    def forget_deleted_embeddings(self) -> int:
+        """Drop the vectors deleted versions still hold (older deployments kept them)."""
         ...
 
     def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int: ...
@@ -78,6 +82,12 @@ class MemoryRepository(Protocol):
         """Every version that is not deleted (rebuilding the search index, re-embedding)."""
         ...
 
-    def embedding_models(self) -> dict[tuple[str, int], int]:
-        """How many live versions were embedded with each (model, dimension)."""
+    def embedding_models(self) -> set[tuple[str, int]]:
+        """Every (model, dimension) a stored vector comes from (deleted versions hold none)."""
         ...
+
+    def count_embedded_otherwise(self, model: str, dim: int, tenant: str | None = None) -> int:
+        """Live versions whose vector is not from (model, dim): what `reindex --re-embed` has to do."""
+        ...
+
+    def embedded_otherwise(self, model: str, dim: int, limit: int) -> list[MemoryRecord]: ...

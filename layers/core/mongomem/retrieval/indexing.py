@@ -43,28 +43,44 @@ class MemoryIndexer:
         self.index = index
 
     def sync(self, records: Iterable[MemoryRecord]) -> int:
-        """Upsert active and superseded versions, remove deleted ones; returns how many were synced."""
+        """Upsert active and superseded versions, remove deleted ones; returns how many were synced.
+
+        Versions are written one vector dimension at a time: after a change of embedding model an
+        update supersedes an old-model version with a new-model one, and the group the index cannot
+        take stays pending (until `mongomem reindex --re-embed`) while the other is indexed.
+        """
         if self.index is None:
             return 0
         records = list(records)
         # Superseded versions stay indexed (with status) so include_superseded searches rank them too.
-        live = [r for r in records if r.status != "deleted" and r.vector]
+        groups: dict[int, list[MemoryRecord]] = {}
+        for r in records:
+            if r.status != "deleted" and r.vector:
+                groups.setdefault(len(r.vector), []).append(r)
         gone = [r.memory_id for r in records if r.status == "deleted"]
-        try:
-            if live:
-                self.index.ensure(len(live[0].vector or []))
+        done: list[str] = []
+        for dim, live in sorted(groups.items()):
+            try:
+                self.index.ensure(dim)
                 self.index.upsert([index_doc(r) for r in live])
-            if gone:
+            except (IndexUnavailable, DimensionMismatch) as exc:
+                logger.warning(
+                    "vector index cannot take these versions; left pending for index_sync",
+                    extra={"count": len(live), "dim": dim, "reason": str(exc)},
+                )
+                continue
+            done.extend(r.memory_id for r in live)
+        if gone:
+            try:
                 self.index.delete(gone)
-        except (IndexUnavailable, DimensionMismatch) as exc:
-            # a new embedding model (another dimension) leaves writes pending until `reindex --re-embed`
-            logger.warning(
-                "vector index unavailable; left pending for index_sync",
-                extra={"count": len(records), "reason": str(exc)},
-            )
-            return 0
-        self.store.set_index_state([r.memory_id for r in records], "indexed", utcnow())
-        return len(records)
+                done.extend(gone)
+            except IndexUnavailable as exc:
+                logger.warning(
+                    "vector index unavailable; deletions left pending for index_sync",
+                    extra={"count": len(gone), "reason": str(exc)},
+                )
+        self.store.set_index_state(done, "indexed", utcnow())
+        return len(done)
 
     def sync_pending(self, older_than_seconds: float = 60.0, limit: int = 500) -> int:
         """Re-index what is still pending after `older_than_seconds` (the index_sync schedule)."""

@@ -139,7 +139,7 @@ class Recall:
                 rankings.append([hit.id.rpartition("#")[0] for hit in self.index.search(query)])
         except DimensionMismatch as exc:
             raise IndexUnavailable(
-                "the search index was built with another embedding model; run `mongomem reindex --drop`",
+                "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
         ranks: dict[str, dict[str, int]] = {}

@@ -71,7 +71,7 @@ class MemorySearch:
             hits = self.index.search(query)
         except DimensionMismatch as exc:
             raise IndexUnavailable(
-                "the search index was built with another embedding model; run `mongomem reindex --drop`",
+                "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
         records = {r.memory_id: r for r in self.store.get_many(scope, [h.id for h in hits])}

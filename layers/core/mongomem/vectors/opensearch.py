@@ -352,7 +352,11 @@ class OpenSearchIndex:
         bodies: list[tuple[str, dict[str, Any]]] = []
         if q.vector is not None and q.mode != "bm25":
             if self._dim is not None and len(q.vector) != self._dim:
-                raise DimensionMismatch(self._dim, len(q.vector), f"index {self.index_name!r}")
+                # the index may have been rebuilt for another model since (`reindex --re-embed`): look again
+                with self._lock:
+                    self._dim = self._existing_dim()
+                if self._dim is not None and len(q.vector) != self._dim:
+                    raise DimensionMismatch(self._dim, len(q.vector), f"index {self.index_name!r}")
             k = max(window, self.knn_candidates)
             knn = {"vector": normalize(q.vector), "k": k, "filter": {"bool": {"filter": scope}}}
             bodies.append(("knn", _body(window, {"knn": {"vector": knn}})))
