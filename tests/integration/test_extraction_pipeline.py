@@ -331,13 +331,15 @@ def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
         "items": [
             {"subject": "user", "attribute": "diet"},  # no value
             "vegetarian",  # not an object
+            {"subject": "user", "attribute": "diet", "value": "unknown"},  # a placeholder
+            {"subject": "user", "attribute": "question", "value": "Where should I fly from?"},  # a question
             {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]},
         ]
     }
     svc = pipeline({"semantic": [answer]}, enabled=["semantic"])
     snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
     capsys.readouterr()
-    # When the answer holds two items the kind cannot store and one it can
+    # When the answer holds two malformed items, two that say nothing and one worth keeping
     assert run(extract_fn, ctx, snap, "semantic") == {"batchItemFailures": []}
     # Then the valid one is stored, the snapshot is done (no retry asks for all three again)
     assert [d["payload"]["value"] for d in active(svc, ANA, "semantic")] == ["LIS"]
@@ -348,7 +350,7 @@ def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
         for line in capsys.readouterr().out.splitlines()
         if '"ExtractionItemsRefused"' in line
     ]
-    assert [m["ExtractionItemsRefused"] for m in refused] == [[2.0]]
+    assert {m["reason"]: m["ExtractionItemsRefused"] for m in refused} == {"invalid": [2.0], "junk": [2.0]}
 
 
 def test_injected_instructions_cannot_write_for_another_user_or_add_fields(

@@ -61,7 +61,10 @@ def test_context_before_the_run_tools_during_and_turns_recorded_after(
     # Then each model request had mongomem's context in its instructions and the memory tools
     assert len(seen) == 2
     for request in seen:
-        assert '<memory source="mongomem">' in request["instructions"] and "Ana" in request["instructions"]
+        assert (
+            '<mongomem-memory source="context">' in request["instructions"]
+            and "Ana" in request["instructions"]
+        )
         assert "home airport: LIS" in request["instructions"] and "Be brief." in request["instructions"]
         assert {"search_memories", "recall_messages", "update_working_memory"} <= set(request["tools"])
     assert "LIS" in result.output

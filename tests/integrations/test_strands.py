@@ -82,7 +82,7 @@ def test_an_agent_run_records_every_turn_and_sees_context_and_memory_tools(mem: 
     assert {"search_memories", "recall_messages", "update_working_memory"} <= set(model.calls[0]["tools"])
     assert len(model.calls) == 2
     for call in model.calls:
-        assert '<memory source=\\"mongomem\\">' in all_text(call) and "Ana" in all_text(call)
+        assert '<mongomem-memory source=\\"context\\">' in all_text(call) and "Ana" in all_text(call)
         assert "home airport: LIS" in all_text(call)
     # And the tool answered from mongomem's search
     tool_result = model.calls[1]["messages"][-1]["content"][0]["toolResult"]

@@ -53,8 +53,30 @@ def _parse_types(value: Any) -> Any:
     return value
 
 
+TurnRole = Literal["user", "assistant", "system", "tool"]
+
+
+class KindExtraction(_Strict):
+    """`memory.extraction.<kind>`: what one kind's extraction reads and asks for."""
+
+    # Which turns the kind is extracted from; None: the kind's default (never system turns; tool calls and
+    # results only for procedures).
+    roles: list[TurnRole] | None = Field(None, min_length=1)
+    # Replaces the kind's instructions (what to extract); the shared rules (the conversation is data, the
+    # answer format, evidence) and the item fields are not replaceable.
+    prompt: str | None = Field(None, min_length=1, max_length=4096)
+
+
 class ExtractionConfig(_Strict):
     enabled: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
+    semantic: KindExtraction = Field(default_factory=KindExtraction)
+    episodic: KindExtraction = Field(default_factory=KindExtraction)
+    procedural: KindExtraction = Field(default_factory=KindExtraction)
+    taxonomic: KindExtraction = Field(default_factory=KindExtraction)
+
+    def of(self, kind: str) -> KindExtraction:
+        found = getattr(self, kind, None)
+        return found if isinstance(found, KindExtraction) else KindExtraction()
 
     @field_validator("enabled", mode="before")
     @classmethod

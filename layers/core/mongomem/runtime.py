@@ -210,7 +210,10 @@ class Services:
         if found is None and enabled and kind in self.kinds:
             from mongomem.extraction.extractor import KindExtractor
 
-            found = self._extractors[kind] = KindExtractor(self.kinds[kind], self.proposer, self.committer)
+            configured = self.settings.memory.extraction.of(kind)
+            found = self._extractors[kind] = KindExtractor(
+                self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt
+            )
         return found
 
     def use_extractor(self, kind: str, extractor: Extractor) -> None:

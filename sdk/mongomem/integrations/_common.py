@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from mongomem import markers
 from mongomem.client import AsyncMemoryClient, MemoryClient
 from mongomem.models.turns import RecordTurnsResponse
 
@@ -114,7 +115,8 @@ class TurnBuffer:
 def context_block(response: Mapping[str, Any]) -> str:
     """The /v1/context block wrapped in a tag the model can tell apart from the conversation."""
     text = str(response.get("context") or "").strip()
-    return f'<memory source="mongomem">\n{text}\n</memory>' if text else ""
+    # the service marks its block already (mongomem.markers): extraction never learns from an echo of it
+    return text if not text or markers.marked(text) else markers.wrap(text, "context")
 
 
 def search_text(response: Any) -> str:
@@ -122,7 +124,7 @@ def search_text(response: Any) -> str:
     results = getattr(response, "results", None) or []
     if not results:
         return "No matching memories."
-    return "\n".join(f"- ({hit.type}, {hit.score:.2f}) {hit.text}" for hit in results)
+    return markers.wrap("\n".join(f"- ({hit.type}, {hit.score:.2f}) {hit.text}" for hit in results), "search")
 
 
 def recall_text(response: Mapping[str, Any]) -> str:
@@ -132,4 +134,4 @@ def recall_text(response: Mapping[str, Any]) -> str:
         lines.append(f"## {thread.get('thread') or thread.get('session_id') or 'thread'}")
         for turn in thread.get("turns") or []:
             lines.append(f"- [{turn.get('role')}] {turn.get('content')}")
-    return "\n".join(lines) or "No matching messages."
+    return markers.wrap("\n".join(lines), "recall") if lines else "No matching messages."

@@ -23,7 +23,7 @@ from mongomem.retrieval.indexing import MemoryIndexer
 @dataclass
 class Committed:
     outcomes: list[Outcome] = field(default_factory=list)
-    refused: int = 0  # proposed items their kind did not accept
+    refused: Counter[str] = field(default_factory=Counter)  # items the kind refused, by reason
 
     @property
     def decisions(self) -> dict[str, int]:
@@ -62,8 +62,11 @@ class Committer:
             try:
                 payload, cited = kind.validate(raw)
             except KindError as exc:
-                result.refused += 1
-                logger.info("proposed item refused", extra={"memory_type": kind.name, "details": exc.details})
+                result.refused[exc.reason] += 1
+                logger.info(
+                    "proposed item refused",
+                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
+                )
                 continue
             own = sorted({s for s in cited if seqs is None or s in seqs}) or sorted(seqs or [])
             accepted.append((payload, evidence.model_copy(update={"seqs": own})))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mongomem import markers
 from mongomem.extraction.commit import Committer
 from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import MemoryKind
@@ -29,33 +32,66 @@ class ExtractionResult:
     note: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
-    refused: int = 0
+    refused: dict[str, int] = field(default_factory=dict)  # proposed items refused, by reason
 
 
 class Extractor(Protocol):
     def extract(self, item: SnapshotInput) -> ExtractionResult: ...
 
 
-def turn_views(turns: list[dict[str, Any]]) -> list[TurnView]:
-    return [
-        TurnView(t["seq"], t["role"], t.get("content") or "", as_utc(t["timestamp"]), t.get("name"))
-        for t in turns
-        if (t.get("content") or "").strip()
-    ]
+DEFAULT_ROLES = ("user", "assistant")
+
+
+def turn_views(turns: list[dict[str, Any]], roles: Collection[str] = DEFAULT_ROLES) -> list[TurnView]:
+    """The turns a kind is extracted from: only `roles`, and without any span mongomem handed the agent
+    (mongomem.markers: an echo of a context block or recalled message is never learnt again). Tool calls
+    are spelled out when tool turns are read (procedures learn which tools a task uses)."""
+    views = []
+    own_calls = {
+        c.get("id") for t in turns for c in t.get("tool_calls") or [] if c.get("name") in markers.OWN_TOOLS
+    }
+    for t in turns:
+        if t["role"] not in roles:
+            continue
+        if t["role"] == "tool" and (t.get("name") in markers.OWN_TOOLS or t.get("tool_call_id") in own_calls):
+            continue  # the result of one of mongomem's own tools: what memory already holds
+        content, _ = markers.strip(t.get("content") or "")
+        if "tool" in roles and t.get("tool_calls"):
+            calls = "; ".join(_call(c) for c in t["tool_calls"])
+            content = f"{content}\n[calls {calls}]".strip()
+        if content.strip():
+            views.append(TurnView(t["seq"], t["role"], content, as_utc(t["timestamp"]), t.get("name")))
+    return views
+
+
+def _call(call: dict[str, Any]) -> str:
+    arguments, _ = markers.strip(json.dumps(call.get("arguments") or {}, ensure_ascii=False, sort_keys=True))
+    return f"{call.get('name')}({arguments[:2000]})"
 
 
 class KindExtractor:
-    def __init__(self, kind: MemoryKind, proposer: Proposer, committer: Committer) -> None:
+    def __init__(
+        self,
+        kind: MemoryKind,
+        proposer: Proposer,
+        committer: Committer,
+        roles: Collection[str] | None = None,
+        instructions: str | None = None,
+    ) -> None:
         self.kind = kind
         self.proposer = proposer
         self.committer = committer
+        self.roles = tuple(roles or kind.roles)
+        self.instructions = instructions
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:
         snap = item.snapshot
-        turns = turn_views(item.turns)
+        turns = turn_views(item.turns, self.roles)
         if not turns:
-            return ExtractionResult(note="the snapshot holds no turns")
-        proposal = self.proposer.propose(self.kind, turns, snap["user_id"], item.deadline)
+            return ExtractionResult(note=f"the snapshot holds no {'/'.join(self.roles)} turns to read")
+        proposal = self.proposer.propose(
+            self.kind, turns, snap["user_id"], item.deadline, instructions=self.instructions
+        )
         usage = ExtractionResult(input_tokens=proposal.input_tokens, output_tokens=proposal.output_tokens)
         if not proposal.items:
             usage.note = "nothing of this kind in the snapshot"
@@ -68,5 +104,5 @@ class KindExtractor:
         )
         usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes]
         usage.decisions = committed.decisions
-        usage.refused = committed.refused
+        usage.refused = dict(committed.refused)
         return usage

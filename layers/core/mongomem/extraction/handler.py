@@ -64,7 +64,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
     emit("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, memory_type=kind)
     for decision, count in result.decisions.items():
         emit("ReconcileDecisions", MetricUnit.Count, count, memory_type=kind, decision=decision)
-    if result.refused:
-        # proposed items their kind refused (empty, placeholder, malformed): counted, never stored
-        emit("ExtractionItemsRefused", MetricUnit.Count, result.refused, memory_type=kind)
+    for reason, count in result.refused.items():
+        # proposed items their kind refused (malformed: invalid; placeholder, greeting ...: junk): never stored
+        emit("ExtractionItemsRefused", MetricUnit.Count, count, memory_type=kind, reason=reason)
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})

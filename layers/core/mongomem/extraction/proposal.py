@@ -40,7 +40,14 @@ class Proposer(Protocol):
     name: str
 
     def propose(
-        self, kind: MemoryKind, turns: Sequence[TurnView], user_id: str, deadline: float | None = None
+        self,
+        kind: MemoryKind,
+        turns: Sequence[TurnView],
+        user_id: str,
+        deadline: float | None = None,
+        *,
+        instructions: str | None = None,
     ) -> Proposal:
-        """Items of one memory kind, each with evidence_seqs; `deadline` bounds any model call."""
+        """Items of one memory kind, each with evidence_seqs; `deadline` bounds any model call;
+        `instructions` replaces the kind's own (the project's prompt override)."""
         ...

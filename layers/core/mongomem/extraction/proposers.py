@@ -31,13 +31,19 @@ class LLMProposer:
         self.name = str(getattr(llm, "name", "llm"))
 
     def propose(
-        self, kind: MemoryKind, turns: Sequence[TurnView], user_id: str, deadline: float | None = None
+        self,
+        kind: MemoryKind,
+        turns: Sequence[TurnView],
+        user_id: str,
+        deadline: float | None = None,
+        *,
+        instructions: str | None = None,
     ) -> Proposal:
         request = LLMRequest(
             task=kind.name,
             system=prompts.COMMON,
             shared=prompts.shared(turns),
-            prompt=prompts.kind_part(kind.name, kind.instructions, kind.item),
+            prompt=prompts.kind_part(kind.name, instructions or kind.instructions, kind.item),
             schema=ANSWER_TOOL,
             schema_name="memories",
             deadline=deadline,
@@ -78,6 +84,12 @@ class RulesProposer:
         self.rules = rules or OfflineProposer()
 
     def propose(
-        self, kind: MemoryKind, turns: Sequence[TurnView], user_id: str, deadline: float | None = None
+        self,
+        kind: MemoryKind,
+        turns: Sequence[TurnView],
+        user_id: str,
+        deadline: float | None = None,
+        *,
+        instructions: str | None = None,
     ) -> Proposal:
         return Proposal(self.rules.propose(kind.name, turns, user_id), model=self.rules.name)

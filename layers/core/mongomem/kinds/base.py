@@ -89,6 +89,95 @@ def restates(old: str, new: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
 
 
+# Values that say nothing: an LLM (or a rule) filling a field it had nothing for. Compared normalised.
+PLACEHOLDERS = frozenset(
+    norm(v)
+    for v in (
+        "unknown",
+        "n/a",
+        "na",
+        "none",
+        "null",
+        "nil",
+        "nothing",
+        "tbd",
+        "todo",
+        "undefined",
+        "unspecified",
+        "not specified",
+        "not mentioned",
+        "not provided",
+        "not stated",
+        "not given",
+        "not known",
+        "not available",
+        "no information",
+        "no info",
+        "no data",
+        "placeholder",
+        "various",
+        "something",
+        "anything",
+        "etc",
+        "same",
+        "see above",
+        "as above",
+    )
+) | {""}
+GREETINGS = frozenset(
+    norm(v)
+    for v in (
+        "hi",
+        "hello",
+        "hey",
+        "hiya",
+        "howdy",
+        "thanks",
+        "thank you",
+        "thank you so much",
+        "thx",
+        "bye",
+        "goodbye",
+        "good morning",
+        "good afternoon",
+        "good evening",
+        "good night",
+        "cheers",
+        "welcome",
+        "you are welcome",
+        "you re welcome",
+        "nice to meet you",
+        "how are you",
+        "see you",
+    )
+)
+_PERSONA = re.compile(
+    r"^\s*(you are (a|an|the) |you re (a|an|the) |as an ai\b|i am an ai\b|i m an ai\b|i am a (helpful |large )?"
+    r"(language model|assistant)\b|system prompt\b)",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^\s*(what|who|whom|whose|when|where|which|why|how|can|could|would|will|shall|should|do|does|did|is|are|"
+    r"am|was|were|may|might)\b.*\?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def junk_reason(text: str, *, value: bool = True) -> str | None:
+    """Why a field's text is not worth remembering, or None: a placeholder, a greeting, the assistant's own
+    persona (a system prompt), or - for a value - a question (the user's request restated as a fact)."""
+    plain = norm(text)
+    if plain in PLACEHOLDERS:
+        return "placeholder"
+    if plain in GREETINGS:
+        return "greeting"
+    if _PERSONA.search(text.replace("\u2019", "'").replace("'", " ")):
+        return "persona"
+    if value and _QUESTION_START.search(text):
+        return "question"
+    return None
+
+
 class Item(BaseModel):
     """What a proposer emits for a kind: the payload fields plus the turns they come from."""
 
@@ -100,11 +189,13 @@ class Item(BaseModel):
 
 
 class KindError(ValueError):
-    """A payload is not valid for its kind; `details` names each field."""
+    """A payload is not valid for its kind; `details` names each field. `reason` is what metrics count:
+    invalid (malformed) or junk (well-formed but saying nothing: placeholder, greeting, question ...)."""
 
-    def __init__(self, message: str, details: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, details: list[dict[str, Any]], reason: str = "invalid") -> None:
         super().__init__(message)
         self.details = details
+        self.reason = reason
 
 
 class MemoryKind:
@@ -116,6 +207,9 @@ class MemoryKind:
     instructions: ClassVar[str]
     # Who sees a memory of this kind by default: one user, or every user of the tenant.
     visibility: ClassVar[Visibility] = "private"
+    # The turns it is extracted from by default (memory.extraction.<kind>.roles overrides): never system
+    # turns (a system prompt is not knowledge about the user).
+    roles: ClassVar[tuple[str, ...]] = ("user", "assistant")
 
     # -- the payload -----------------------------------------------------------------------------
     def payload(self, item: BaseModel) -> dict[str, Any]:
@@ -132,7 +226,33 @@ class MemoryKind:
                 for e in exc.errors(include_url=False, include_input=False)
             ]
             raise KindError(f"not a valid {self.name} memory", details) from exc
-        return self.payload(item), list(getattr(item, "evidence_seqs", []) or [])
+        payload = self.payload(item)
+        junk = self.junk(payload)
+        if junk:
+            raise KindError(f"not a {self.name} memory worth keeping", junk, reason="junk")
+        return payload, list(getattr(item, "evidence_seqs", []) or [])
+
+    def junk(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """The fields of a well-formed payload that say nothing worth remembering (empty when none)."""
+        return [
+            {"path": path, "message": f"says nothing worth remembering ({why})"}
+            for path, text, is_value in self.meaningful(payload)
+            if (why := junk_reason(text, value=is_value))
+        ]
+
+    def meaningful(self, payload: dict[str, Any]) -> list[tuple[str, str, bool]]:
+        """(path, text, is a value) of the fields that must say something: by default every required text
+        field and every entry of a required text list; a question is junk only in a value."""
+        found: list[tuple[str, str, bool]] = []
+        for name, spec in self.item.model_fields.items():
+            if not spec.is_required():
+                continue
+            got = payload.get(name)
+            if isinstance(got, str):
+                found.append((name, got, True))
+            elif isinstance(got, list):
+                found.extend((f"{name}.{i}", v, True) for i, v in enumerate(got) if isinstance(v, str))
+        return found
 
     # -- identity and meaning --------------------------------------------------------------------
     def key(self, payload: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ class Procedural(MemoryKind):
     name = "procedural"
     item = ProceduralItem
     visibility = "org"
+    roles = ("user", "assistant", "tool")  # tool calls and results show how a task is done
     instructions = (
         "Extract PROCEDURES only: reusable procedures the conversation demonstrated or agreed on (name, when to "
         "use it, ordered steps). Skip one-off answers that are not reusable."

@@ -9,6 +9,27 @@ from pydantic import Field
 from mongomem.kinds.base import Item, MemoryKind, norm
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 
+# Attributes that record what the user asked, not what is true of them.
+QUESTION_ATTRIBUTES = frozenset(
+    norm(a)
+    for a in (
+        "question",
+        "questions",
+        "asked",
+        "asks",
+        "asked about",
+        "asking about",
+        "query",
+        "request",
+        "wants to know",
+        "wanted to know",
+        "inquiry",
+        "enquiry",
+        "current question",
+        "last question",
+    )
+)
+
 
 class SemanticItem(Item):
     """A labelled fact about the user or the world, self-contained."""
@@ -36,7 +57,7 @@ class Semantic(MemoryKind):
         "value, optional qualifiers). Use subject 'user' for the user. Say for each fact whether the attribute "
         "holds one value at a time (cardinality 'one') or several (cardinality 'many'). Resolve relative dates "
         "('last Saturday', 'yesterday') to absolute ISO dates using the time of the turn that says them. "
-        "Skip small talk and the assistant's own suggestions unless the user confirmed them."
+        "Skip small talk."
     )
 
     def payload(self, item: Any) -> dict[str, Any]:
@@ -44,6 +65,20 @@ class Semantic(MemoryKind):
         if data.get("cardinality") == "one":
             data.pop("cardinality")  # the default: stored payloads stay as they were
         return data
+
+    def junk(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        found = super().junk(payload)
+        if norm(payload["attribute"]) in QUESTION_ATTRIBUTES:
+            found.append({"path": "attribute", "message": "the user's question is not a fact about them"})
+        return found
+
+    def meaningful(self, payload: dict[str, Any]) -> list[tuple[str, str, bool]]:
+        # a subject or attribute may be a question word ("what to cook"); the value may not be a question
+        return [
+            ("subject", payload["subject"], False),
+            ("attribute", payload["attribute"], False),
+            ("value", payload["value"], True),
+        ]
 
     def key(self, payload: dict[str, Any]) -> str:
         key = f"{norm(payload['subject'])}|{norm(payload['attribute'])}"

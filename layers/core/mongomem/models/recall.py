@@ -112,6 +112,11 @@ class RecalledThread(BaseModel):
 
 class RecallResponse(BaseModel):
     threads: list[RecalledThread] = Field(description="grouped by thread, threads and turns in time order")
+    text: str = Field(
+        "",
+        description="the recalled messages ready for a prompt, inside mongomem's marker (extraction never "
+        "learns from a turn that echoes it)",
+    )
     matched: list[str] = Field(description="turn ids of the matches, best first")
     turn_ids: list[str] = Field(description="every returned turn id")
     took_ms: float

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mongomem import markers
 from mongomem.errors import MongomemError, NotFound
 from mongomem.models.common import Principal, Scope, as_utc
 from mongomem.models.recall import (
@@ -57,6 +58,10 @@ QUERY_LOOKBACK = 20
 def estimate_tokens(text: str) -> int:
     """About 4 characters a token, the rule shortterm.record.estimate_tokens uses."""
     return len(text) // 4 + 1
+
+
+# What the marker around the block costs of the budget.
+MARKER_TOKENS = estimate_tokens(markers.wrap(".", "context")) - estimate_tokens(".")
 
 
 @dataclass
@@ -141,8 +146,10 @@ class ContextBuilder:
             self._memories(scope, request, query),
             self._recalled(scope, request, query, [public_turn_id(d) for d in recent_docs]),
         ]
-        self._fit(sections, request.token_budget)
-        context = _render(sections)
+        # the block goes out inside mongomem's marker (an agent echoing it is never learnt from again)
+        self._fit(sections, request.token_budget - MARKER_TOKENS)
+        rendered = _render(sections)
+        context = markers.wrap(rendered, "context") if rendered else ""
         out = [
             ContextSection(
                 name=s.name,

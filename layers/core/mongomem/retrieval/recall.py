@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mongomem import markers
 from mongomem.adapters.mongo import MongoStore, session_key, turn_key
 from mongomem.config import RecallConfig
 from mongomem.errors import InvalidInput, MongomemError
@@ -222,7 +223,17 @@ def _response(
     threads.sort(key=lambda g: (g.turns[0].timestamp, g.thread))
     return RecallResponse(
         threads=threads,
+        text=recall_text(threads),
         matched=[public_turn_id(doc) for doc, _ in matches],
         turn_ids=[t.turn_id for g in threads for t in g.turns],
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+def recall_text(threads: list[RecalledThread]) -> str:
+    """The recalled messages as an agent reads them, inside mongomem's marker ("" when none)."""
+    lines = []
+    for group in threads:
+        lines.append(f"## thread {group.thread}")
+        lines.extend(f"[{t.timestamp.isoformat()}] {t.name or t.role}: {t.content}" for t in group.turns)
+    return markers.wrap("\n".join(lines), "recall") if lines else ""

@@ -7,6 +7,7 @@ import hashlib
 import json
 from typing import Any
 
+from mongomem import markers
 from mongomem.models.working_memory import STATE_ID, Delivery, ToolSpec, WorkingMemoryMode
 from mongomem.workingmemory.config import WorkingMemoryConfig
 
@@ -162,4 +163,4 @@ def instructions(config: WorkingMemoryConfig, value: Any, delivery: Delivery, re
             f"WORKING MEMORY DATA:\n<working_memory_data>\n{shown_data(config, value)}\n"
             "</working_memory_data>"
         )
-    return "\n\n".join(parts)
+    return markers.wrap("\n\n".join(parts), "working_memory")
