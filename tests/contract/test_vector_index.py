@@ -137,6 +137,26 @@ def test_filters_are_exact_matches_anded_and_lists_mean_any(index: VectorIndex, 
     assert index.search(query(tenant, "note", filters={"type": []})) == []
 
 
+def test_ranges_bound_timestamps_inside_every_mode(index: VectorIndex, tenant: str) -> None:
+    # Given memories observed at different times (ISO-8601 UTC, one format), and one without the field
+    times = ["2023-01-05T10:00:00+00:00", "2023-06-30T23:59:59+00:00", "2024-02-01T00:00:00+00:00"]
+    index.upsert([mem(f"m{i}", f"trip note {i}", tenant, observed_at=t) for i, t in enumerate(times)])
+    index.upsert([mem("undated", "trip note undated", tenant)])
+    expected = {
+        (times[1], None): {"m1", "m2"},  # from is inclusive
+        (None, times[1]): {"m0"},  # to is exclusive
+        ("2023-01-01T00:00:00+00:00", "2024-01-01T00:00:00+00:00"): {"m0", "m1"},
+        ("2025-01-01T00:00:00+00:00", None): set(),
+    }
+    for bounds, want in expected.items():
+        for mode in ("knn", "bm25", "hybrid"):
+            hits = index.search(query(tenant, "trip note", mode=mode, ranges={"observed_at": bounds}))
+            # Then only documents with the field inside the range come back, in every mode
+            assert set(ids(hits)) == want, (bounds, mode)
+    both = query(tenant, "trip note", filters={"kind_of": "x"}, ranges={"observed_at": (None, None)})
+    assert index.search(both) == []  # ranges AND filters
+
+
 def test_turns_filter_by_session_and_never_mix_with_memories(index: VectorIndex, tenant: str) -> None:
     # Given turns of two sessions and a memory with the same words
     turns = [

@@ -210,9 +210,18 @@ class Methods:
         subject: str | None = None,
         attribute: str | None = None,
         subject_prefix: str | None = None,
+        observed_after: str | datetime | None = None,
+        observed_before: str | datetime | None = None,
     ) -> Call[MemoryPage]:
-        """A page of memories, newest first; semantic facts can be filtered by exact subject/attribute."""
+        """A page of memories, newest first; semantic facts can be filtered by exact subject/attribute,
+        any memory by when it was first stated (observed_after <= observed_at < observed_before)."""
         query = {
+            "observed_after": observed_after.isoformat()
+            if isinstance(observed_after, datetime)
+            else observed_after,
+            "observed_before": (
+                observed_before.isoformat() if isinstance(observed_before, datetime) else observed_before
+            ),
             "user_id": user_id,
             "type": type,
             "status": status,
@@ -239,7 +248,8 @@ class Methods:
     ) -> Call[SearchResponse]:
         """Hybrid (vector + keyword) search over a user's memories: POST /v1/memories/search.
 
-        `options` are the request's other fields (mode, min_score, include_superseded).
+        `options` are the request's other fields (mode, min_score, include_superseded, observed_after,
+        observed_before).
         """
         body = {
             "user_id": user_id,
@@ -287,7 +297,8 @@ class Methods:
     ) -> Call[dict[str, Any]]:
         """Everything an agent's next turn needs (working memory, memories, recent turns) within a budget.
 
-        `options` are the request's other fields (recent_turns, memories_top_k, recall_top_k, message_range).
+        `options` are the request's other fields (recent_turns, memories_top_k, recall_top_k, message_range,
+        observed_after, observed_before).
         """
         body = {
             "user_id": user_id,

@@ -15,16 +15,20 @@ from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, PayloadFilter
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, ObservedRange, PayloadFilter
 
 
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
     embedding = doc.get("embedding") or {}
     data = {k: v for k, v in doc.items() if k not in ("_id", "embedding")}
-    for field in ("created_at", "updated_at", "last_reinforced_at", "expires_at"):
+    for field in ("created_at", "updated_at", "last_reinforced_at", "expires_at", "observed_at"):
         if data.get(field) is not None:
             data[field] = as_utc(data[field])
     data["decisions"] = [{**d, "at": as_utc(d["at"])} for d in doc.get("decisions") or []]
+    data["evidence"] = [
+        {**e, "observed_at": as_utc(e["observed_at"])} if e.get("observed_at") else e
+        for e in doc.get("evidence") or []
+    ]
     return MemoryRecord(
         memory_id=doc["_id"],
         embedding_model=embedding.get("model"),
@@ -146,7 +150,8 @@ class MemoryStore:
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
     ) -> MemoryRecord | None:
-        """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged."""
+        """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged; an
+        earlier observation moves observed_at back (it is the first time the memory was stated)."""
         query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": "active"}
         if evidence.snapshot_id:
             query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
@@ -155,6 +160,8 @@ class MemoryStore:
             "$set": {"last_reinforced_at": at, "updated_at": at},
             "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
         }
+        if evidence.observed_at is not None:
+            update["$min"] = {"observed_at": evidence.observed_at}
         if merged_payload is not None:
             update["$set"].update(payload=merged_payload, text=merged_text, index_state="pending")
         with translate_errors():
@@ -224,8 +231,14 @@ class MemoryStore:
         limit: int,
         before: datetime | None,
         payload: PayloadFilter | None = None,
+        observed: ObservedRange | None = None,
     ) -> list[MemoryRecord]:
         query: dict[str, Any] = {**scope.filter()}
+        if observed:
+            query["observed_at"] = {
+                **({"$gte": observed.after} if observed.after else {}),
+                **({"$lt": observed.before} if observed.before else {}),
+            }
         if memory_type:
             query["type"] = memory_type
         for field, value in (payload.exact if payload else {}).items():

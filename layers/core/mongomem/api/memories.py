@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
@@ -10,12 +11,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import UserQuery, request_scope
 from mongomem.config import MemoryType
-from mongomem.models.common import Scope
+from mongomem.errors import InvalidInput
+from mongomem.models.common import Scope, parse_utc_datetime
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
     MemoryPage,
     MemoryWithHistory,
+    ObservedRange,
     PayloadFilter,
     WriteResult,
 )
@@ -69,12 +72,32 @@ def list_memories(
     subject_prefix: Annotated[
         str | None, Query(min_length=1, max_length=512, description="semantic: subjects starting with this")
     ] = None,
+    observed_after: Annotated[
+        str | None, Query(max_length=64, description="ISO date-time: first stated at or after it")
+    ] = None,
+    observed_before: Annotated[
+        str | None, Query(max_length=64, description="ISO date-time: first stated before it")
+    ] = None,
 ) -> MemoryPage:
     exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
     payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
-    return services().memories.list(
-        _scope(user_id), type.value if type else None, status, limit, cursor, payload
+    observed = ObservedRange(
+        _when("observed_after", observed_after), _when("observed_before", observed_before)
     )
+    if observed.after and observed.before and observed.after >= observed.before:
+        raise InvalidInput("observed_after must be earlier than observed_before", {"path": "observed_after"})
+    return services().memories.list(
+        _scope(user_id), type.value if type else None, status, limit, cursor, payload, observed
+    )
+
+
+def _when(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_utc_datetime(value)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidInput(f"{name} is not an ISO 8601 date-time", {"path": name}) from exc
 
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")

@@ -49,13 +49,14 @@ class Committer:
         kind: MemoryKind,
         items: list[dict[str, Any]],
         evidence: EvidenceRef,
-        seqs: set[int] | None = None,
+        turn_times: dict[int, datetime] | None = None,
         *,
         reconcile: bool = True,
         expires_at: datetime | None = None,
         deadline: float | None = None,
     ) -> Committed:
-        """Write each valid item as ADD / UPDATE / REINFORCE; `seqs` are the turns evidence may cite."""
+        """Write each valid item as ADD / UPDATE / REINFORCE; `turn_times` are the turns evidence may cite
+        (seq -> when it was said): an item's evidence is observed when the latest turn it cites was said."""
         result = Committed()
         accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
         for raw in items:
@@ -68,8 +69,12 @@ class Committer:
                     extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
                 )
                 continue
-            own = sorted({s for s in cited if seqs is None or s in seqs}) or sorted(seqs or [])
-            accepted.append((payload, evidence.model_copy(update={"seqs": own})))
+            if turn_times is None:
+                accepted.append((payload, evidence))
+                continue
+            own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
+            observed = max((turn_times[s] for s in own), default=evidence.observed_at)
+            accepted.append((payload, evidence.model_copy(update={"seqs": own, "observed_at": observed})))
         if not accepted:
             return result
         vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")

@@ -100,7 +100,12 @@ class KindExtractor:
         scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
         evidence = EvidenceRef(snapshot_id=snap["_id"], source="extraction")
         committed = self.committer.commit(
-            scope, self.kind, proposal.items, evidence, {t.seq for t in turns}, deadline=item.deadline
+            scope,
+            self.kind,
+            proposal.items,
+            evidence,
+            {t.seq: t.timestamp for t in turns},
+            deadline=item.deadline,
         )
         usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes]
         usage.decisions = committed.decisions

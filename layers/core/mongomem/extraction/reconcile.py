@@ -71,6 +71,9 @@ class NewMemory:
     def snapshot_id(self) -> str | None:
         return self.evidence.snapshot_id
 
+    def observed(self, now: datetime) -> datetime:
+        return self.evidence.observed_at or now
+
 
 @dataclass
 class Outcome:
@@ -105,7 +108,8 @@ class Reconciler:
         if new.snapshot_id:
             prior = self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
             if prior is not None:
-                self.store.heal_lineage(scope, prior.lineage_id, prior.version, prior.memory_id, now)
+                if prior.status == "active":  # a version kept as history never supersedes anything
+                    self.store.heal_lineage(scope, prior.lineage_id, prior.version, prior.memory_id, now)
                 return Outcome("NOOP", "already applied from this snapshot", prior)
         if not reconcile:
             return self._add(scope, new, now, "reconciliation switched off by the caller", "api")
@@ -114,6 +118,9 @@ class Reconciler:
             target = by_key[0]
             if new.kind.same_content(target.payload, new.payload):
                 return self._reinforce(scope, new, target, now, "same key and the same value", "rule", None)
+            if target.observed_at is not None and new.observed(now) < target.observed_at:
+                # an older statement arriving late (history imported, snapshots extracted out of order)
+                return self._history(scope, new, target, now)
             return self._update(scope, new, target, now, "same key, another value", "rule", None)
         ranked = self._by_meaning(scope, new)
         if not ranked:
@@ -271,7 +278,8 @@ class Reconciler:
             last_reinforced_at=now,
             evidence=[new.evidence],
             decisions=[decision],
-            valid_from=body.get("valid_from") or now.date().isoformat(),
+            valid_from=body.get("valid_from") or new.observed(now).date().isoformat(),
+            observed_at=new.observed(now),
             created_at=now,
             updated_at=now,
             vector=new.vector,
@@ -317,13 +325,29 @@ class Reconciler:
     ) -> Outcome:
         payload = new.kind.updated(old.payload, new.payload)
         decision = self._decision("UPDATE", reason, by, score, old.memory_id, new, now)
-        record = self._record(
-            scope, new, old.lineage_id, old.version + 1, old.memory_id, decision, now, payload
-        )
+        # the next version number (a value kept as history may hold old.version + 1 already)
+        version = max([old.version, *(r.version for r in self.store.lineage(scope, old.lineage_id))]) + 1
+        record = self._record(scope, new, old.lineage_id, version, old.memory_id, decision, now, payload)
         # Insert first, then supersede: a crash in between leaves two actives that the redelivery heals.
         self.store.insert(record)
         self.store.supersede(scope, old.memory_id, record.memory_id, now)
         return Outcome("UPDATE", reason, record, by, score, [record.memory_id, old.memory_id])
+
+    def _history(self, scope: Scope, new: NewMemory, current: MemoryRecord, now: datetime) -> Outcome:
+        """Keep an older value than the current one in the lineage's history; the current one stays."""
+        when = new.observed(now).date().isoformat()
+        assert current.observed_at is not None
+        reason = (
+            f"same key, another value, but stated earlier ({when}) than the current one "
+            f"({current.observed_at.date().isoformat()}): kept as history"
+        )
+        decision = self._decision("UPDATE", reason, "rule", None, current.memory_id, new, now)
+        version = max(r.version for r in self.store.lineage(scope, current.lineage_id)) + 1
+        record = self._record(scope, new, current.lineage_id, version, None, decision, now).model_copy(
+            update={"status": "superseded", "superseded_by": current.memory_id}
+        )
+        self.store.insert(record)
+        return Outcome("UPDATE", reason, record, "rule", None, [record.memory_id])
 
     def _reinforce(
         self,

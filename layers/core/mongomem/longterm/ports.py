@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from mongomem.models.common import Scope
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, PayloadFilter
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, ObservedRange, PayloadFilter
 
 
 class MemoryRepository(Protocol):
@@ -74,6 +74,7 @@ class MemoryRepository(Protocol):
         limit: int,
         before: datetime | None,
         payload: PayloadFilter | None = None,
+        observed: ObservedRange | None = None,
     ) -> list[MemoryRecord]: ...
 
     def pending_index(self, older_than: datetime, limit: int) -> list[MemoryRecord]: ...

@@ -17,6 +17,7 @@ from mongomem.models.memory import (
     MemoryPage,
     MemoryRecord,
     MemoryWithHistory,
+    ObservedRange,
     PayloadFilter,
     WriteResult,
 )
@@ -34,6 +35,7 @@ def memory_out(record: MemoryRecord) -> MemoryOut:
         text=record.text,
         reinforcement_count=record.reinforcement_count,
         last_reinforced_at=record.last_reinforced_at,
+        observed_at=record.observed_at,
         created_at=record.created_at,
         supersedes=record.supersedes,
         superseded_by=record.superseded_by,
@@ -68,7 +70,7 @@ class MemoryService:
             scope,
             kind,
             [request.payload],
-            EvidenceRef(snapshot_id=None, seqs=[], source="api"),
+            EvidenceRef(snapshot_id=None, seqs=[], source="api", observed_at=request.observed_at or utcnow()),
             reconcile=request.reconcile,
             expires_at=request.expires_at,
         )
@@ -80,7 +82,12 @@ class MemoryService:
         record = self.store.get(scope, memory_id)
         if record is None:
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
-        chain = [memory_out(r) for r in self.store.lineage(scope, record.lineage_id)] if history else None
+        chain = None
+        if history:
+            # in the order the values held: an older observation written later sits where it belongs
+            versions = self.store.lineage(scope, record.lineage_id)
+            versions.sort(key=lambda r: (r.observed_at or r.created_at, r.version))
+            chain = [memory_out(r) for r in versions]
         return MemoryWithHistory(memory=memory_out(record), history=chain)
 
     def list(
@@ -91,6 +98,7 @@ class MemoryService:
         limit: int,
         cursor: str | None,
         payload: PayloadFilter | None = None,
+        observed: ObservedRange | None = None,
     ) -> MemoryPage:
         before: datetime | None = None
         if cursor:
@@ -103,7 +111,7 @@ class MemoryService:
                 "subject, attribute and subject_prefix filter semantic facts: add type=semantic",
                 {"path": "type"},
             )
-        records = self.store.list_page(scope, memory_type, status, limit + 1, before, payload)
+        records = self.store.list_page(scope, memory_type, status, limit + 1, before, payload, observed)
         more = len(records) > limit
         records = records[:limit]
         return MemoryPage(

@@ -19,6 +19,8 @@ class EvidenceRef(BaseModel):
     snapshot_id: str | None = None
     seqs: list[int] = Field(default_factory=list)
     source: Literal["extraction", "api", "import"] = "extraction"
+    # when it was said: the latest of the cited turns' timestamps (an API write: its observed_at, or now)
+    observed_at: datetime | None = None
 
 
 class DecisionRecord(BaseModel):
@@ -54,6 +56,8 @@ class MemoryRecord(BaseModel):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     valid_from: str | None = None
     valid_to: str | None = None
+    # when this version's knowledge was first stated (its evidence's turn time), not when it was stored
+    observed_at: datetime | None = None
     created_at: datetime
     updated_at: datetime | None = None
     vector: list[float] | None = None
@@ -76,6 +80,9 @@ class MemoryOut(BaseModel):
     text: str
     reinforcement_count: int
     last_reinforced_at: datetime | None = None
+    observed_at: datetime | None = Field(
+        None, description="when the memory was first stated in a conversation (its evidence's turn time)"
+    )
     created_at: datetime
     supersedes: str | None = None
     superseded_by: str | None = None
@@ -104,6 +111,11 @@ class CreateMemoryRequest(BaseModel):
     payload: SafeMapping
     reconcile: bool = True
     expires_at: UtcDateTime | None = None
+    observed_at: UtcDateTime | None = Field(
+        None,
+        description="when this was learnt (default: now); an older value than the current one is kept "
+        "as history and does not replace it",
+    )
 
 
 class WriteResult(BaseModel):
@@ -128,3 +140,14 @@ class PayloadFilter:
 
     exact: dict[str, str] = field(default_factory=dict)
     prefix: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ObservedRange:
+    """When memories were observed: after <= observed_at < before, either end open."""
+
+    after: datetime | None = None
+    before: datetime | None = None
+
+    def __bool__(self) -> bool:
+        return self.after is not None or self.before is not None

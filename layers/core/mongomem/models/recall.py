@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from mongomem.models.common import Identifier, ValidText
+from mongomem.models.common import Identifier, UtcDateTime, ValidText
 from mongomem.models.turns import Role
 
 MAX_QUERY_CHARS = 2000
@@ -135,6 +135,10 @@ class ContextRequest(BaseModel):
     token_budget: int = Field(default=4000, ge=256, le=32000)
     recent_turns: int = Field(default=10, ge=0, le=200)
     memories_top_k: int = Field(default=5, ge=0, le=50)
+    observed_after: UtcDateTime | None = Field(
+        None, description="memories first stated at or after this time"
+    )
+    observed_before: UtcDateTime | None = Field(None, description="memories first stated before this time")
     recall_top_k: int = Field(default=4, ge=0, le=50)
     message_range: int | MessageRange = Field(default=1)
 
@@ -144,6 +148,12 @@ class ContextRequest(BaseModel):
         if isinstance(value, int) and not 0 <= value <= MAX_RANGE:
             raise ValueError(f"message_range must be between 0 and {MAX_RANGE}")
         return value
+
+    @model_validator(mode="after")
+    def _observed(self) -> ContextRequest:
+        if self.observed_after and self.observed_before and self.observed_after >= self.observed_before:
+            raise ValueError("observed_after must be earlier than observed_before")
+        return self
 
 
 SectionName = Literal["working_memory", "recent_turns", "memories", "recalled"]

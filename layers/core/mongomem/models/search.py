@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mongomem.config import MemoryType
-from mongomem.models.common import Identifier, ValidText
+from mongomem.models.common import Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status
 
 SearchMode = Literal["hybrid", "knn", "bm25"]
@@ -30,6 +30,18 @@ class SearchRequest(BaseModel):
     min_score: float | None = Field(default=None, ge=-1.0, allow_inf_nan=False)
     include_superseded: bool = False
     mode: SearchMode = "hybrid"
+    observed_after: UtcDateTime | None = Field(
+        None, description="only memories first stated at or after this time (their evidence's turn time)"
+    )
+    observed_before: UtcDateTime | None = Field(
+        None, description="only memories first stated before this time"
+    )
+
+    @model_validator(mode="after")
+    def _range(self) -> SearchRequest:
+        if self.observed_after and self.observed_before and self.observed_after >= self.observed_before:
+            raise ValueError("observed_after must be earlier than observed_before")
+        return self
 
     @field_validator("query")
     @classmethod

@@ -210,7 +210,15 @@ class ContextBuilder:
             section.note = None if query else "no query: pass `query` or record a user turn first"
             return section
         try:
-            found = self.search.search(scope, SearchRequest(query=query[:2000], top_k=request.memories_top_k))
+            found = self.search.search(
+                scope,
+                SearchRequest(
+                    query=query[:2000],
+                    top_k=request.memories_top_k,
+                    observed_after=request.observed_after,
+                    observed_before=request.observed_before,
+                ),
+            )
         except MongomemError as exc:
             section.note = f"memories unavailable: {exc.message}"
             return section

@@ -14,7 +14,7 @@ from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import utcnow
 from mongomem.models.memory import MemoryRecord
 from mongomem.observability import logger
-from mongomem.vectors.port import DimensionMismatch, IndexDoc, IndexUnavailable, VectorIndex
+from mongomem.vectors.port import DimensionMismatch, IndexDoc, IndexUnavailable, VectorIndex, time_key
 
 
 def index_doc(record: MemoryRecord) -> IndexDoc:
@@ -31,6 +31,7 @@ def index_doc(record: MemoryRecord) -> IndexDoc:
             "lineage_id": record.lineage_id,
             "created_at": record.created_at.isoformat(),
             "reinforcement_count": record.reinforcement_count,
+            **({"observed_at": time_key(record.observed_at)} if record.observed_at else {}),
             # candidates for reconciliation come only from vectors of the same embedding model
             "model": record.embedding_model or "",
         },

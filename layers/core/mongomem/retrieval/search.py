@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+from datetime import datetime
 
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
@@ -15,7 +16,7 @@ from mongomem.models.memory import MemoryRecord
 from mongomem.models.search import SearchRequest, SearchResponse, SearchResult, SearchSignals
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
-from mongomem.vectors.port import DimensionMismatch, Hit, IndexUnavailable, SearchQuery, VectorIndex
+from mongomem.vectors.port import DimensionMismatch, Hit, IndexUnavailable, SearchQuery, VectorIndex, time_key
 
 __all__ = ["REINFORCEMENT_WEIGHT", "MemorySearch", "reinforcement_boost"]
 
@@ -64,6 +65,7 @@ class MemorySearch:
             vector=vector,
             top_k=min(request.top_k * OVERFETCH, MAX_FETCH),
             filters=filters,
+            ranges=observed_range(request.observed_after, request.observed_before),
             min_score=request.min_score,
             mode=request.mode,
         )
@@ -120,3 +122,12 @@ def _result(record: MemoryRecord, hit: Hit, hybrid: bool) -> SearchResult:
             reinforcement_boost=boost,
         ),
     )
+
+
+def observed_range(
+    after: datetime | None, before: datetime | None
+) -> dict[str, tuple[str | None, str | None]]:
+    """The index range on observed_at for an observed-time filter (none when both ends are open)."""
+    if after is None and before is None:
+        return {}
+    return {"observed_at": (time_key(after) if after else None, time_key(before) if before else None)}

@@ -118,6 +118,25 @@ class _Partition:
                 return set()
         return allowed
 
+    def within(self, ranges: dict[str, tuple[str | None, str | None]], allowed: set[str] | None) -> set[str]:
+        """The ids of `allowed` (None: all) whose string fields lie in every range (from <= v < to)."""
+        out: set[str] = set()
+        for doc_id in self.ids if allowed is None else allowed:
+            fields = self.fields[self.row_of[doc_id]]
+            ok = True
+            for name, (low, high) in ranges.items():
+                value = fields.get(name)
+                if (
+                    not isinstance(value, str)
+                    or (low is not None and value < low)
+                    or (high is not None and value >= high)
+                ):
+                    ok = False
+                    break
+            if ok:
+                out.add(doc_id)
+        return out
+
 
 class EmbeddedIndex:
     """Thread-safe in-process VectorIndex; `path` is a directory for the sqlite3 file (None: memory only)."""
@@ -281,6 +300,8 @@ class EmbeddedIndex:
                 return []
             window = candidate_window(q)
             allowed = part.allowed(q.filters)
+            if q.ranges:
+                allowed = part.within(q.ranges, allowed)
             knn = bm25 = None
             if wants_knn and q.vector is not None:
                 knn = self._knn(part, normalize(q.vector), allowed, window)

@@ -348,7 +348,7 @@ class OpenSearchIndex:
     def query_bodies(self, q: SearchQuery) -> list[tuple[str, dict[str, Any]]]:
         """The request bodies `search` sends, as (leg, body); exposed for benchmarks and docs."""
         window = candidate_window(q)
-        scope = _scope_terms(q.tenant, q.user_id, q.kind) + _filter_terms(q.filters)
+        scope = _scope_terms(q.tenant, q.user_id, q.kind) + _filter_terms(q.filters) + _range_terms(q.ranges)
         bodies: list[tuple[str, dict[str, Any]]] = []
         if q.vector is not None and q.mode != "bm25":
             if self._dim is not None and len(q.vector) != self._dim:
@@ -429,6 +429,15 @@ def _filter_terms(filters: dict[str, Any]) -> list[dict[str, Any]]:
             clauses.append({"terms": {name: [term_of(v) for v in value]}})
         else:
             clauses.append({"term": {name: term_of(value)}})
+    return clauses
+
+
+def _range_terms(ranges: dict[str, tuple[str | None, str | None]]) -> list[dict[str, Any]]:
+    clauses: list[dict[str, Any]] = []
+    for name, (low, high) in sorted(ranges.items()):
+        bounds = {**({"gte": low} if low is not None else {}), **({"lt": high} if high is not None else {})}
+        if bounds:
+            clauses.append({"range": {name: bounds}})
     return clauses
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from mongomem.errors import MongomemError
@@ -32,6 +33,7 @@ __all__ = [
     "fuse",
     "normalize",
     "term_of",
+    "time_key",
 ]
 
 Kind = Literal["memory", "turn"]
@@ -86,7 +88,9 @@ class IndexDoc:
 
 @dataclass(slots=True)
 class SearchQuery:
-    """A scoped search; `filters` are exact matches (a list means any of), ANDed together."""
+    """A scoped search; `filters` are exact matches (a list means any of), ANDed together; `ranges` bound
+    string fields as (from, to): from <= value < to, either end open (None). ISO-8601 UTC timestamps in one
+    format compare in time order."""
 
     tenant: str
     user_id: str
@@ -95,6 +99,7 @@ class SearchQuery:
     vector: list[float] | None
     top_k: int = 10
     filters: dict[str, FilterValue] = field(default_factory=dict)
+    ranges: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     # knn/hybrid: minimum cosine similarity of a vector match; bm25: minimum BM25 score.
     min_score: float | None = None
     mode: Mode = "hybrid"
@@ -104,7 +109,7 @@ class SearchQuery:
             raise ValueError("top_k must be at least 1")
         if self.mode == "knn" and self.vector is None:
             raise ValueError("mode 'knn' needs a query vector")
-        clash = RESERVED_FIELDS.intersection(self.filters)
+        clash = RESERVED_FIELDS.intersection({*self.filters, *self.ranges})
         if clash:
             raise ValueError(f"filters may not use reserved names (scope is implicit): {sorted(clash)}")
 
@@ -154,6 +159,13 @@ class VectorIndex(Protocol):
     def ping(self) -> bool:
         """True when the index answers."""
         ...
+
+
+def time_key(value: datetime) -> str:
+    """A timestamp as index fields hold it: UTC, microseconds always written, so that strings compare in
+    time order (SearchQuery.ranges)."""
+    utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def normalize(vector: Sequence[float]) -> list[float]:
