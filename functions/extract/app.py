@@ -3,10 +3,11 @@
 The same code backs one function resource per memory type; MONGOMEM_EXTRACTION_TYPE says which.
 """
 
+import functools
+
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from mongomem.extraction import builtin
 from mongomem.extraction.handler import process_record
 from mongomem.observability import logger, metrics
 from mongomem.runtime import Services, lambda_runtime
@@ -16,7 +17,6 @@ root = lambda_runtime()
 # A batch whose every record failed (e.g. no time left for any) is still a partial response: the records
 # go back to the queue one by one and the invocation does not count as a function error.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-builtin.install()
 
 
 @logger.inject_lambda_context
@@ -24,6 +24,5 @@ builtin.install()
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    return process_partial_response(
-        event=event, record_handler=process_record, processor=processor, context=context
-    )
+    handler = functools.partial(process_record, svc=svc)  # each record extracted with the root's services
+    return process_partial_response(event=event, record_handler=handler, processor=processor, context=context)

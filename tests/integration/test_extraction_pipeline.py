@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from mongomem.config import parse_project_config
-from mongomem.extraction import builtin, registry
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope
@@ -17,7 +16,6 @@ from mongomem.models.turns import RecordTurnsRequest
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
@@ -118,16 +116,13 @@ def pipeline(make_settings: Any, tmp_path: Path) -> Any:
             queue_factory=local_queue_factory,
         )
         configure(svc)
-        registry.clear()
-        builtin.install()
         made.append(svc)
         return svc
 
     yield build
     configure(None)
-    registry.clear()
     for svc in made:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +132,10 @@ def extract_fn() -> Any:
 
 def promote(svc: Services, scope: Scope, session: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
     req = RecordTurnsRequest.model_validate({"turns": [{"role": r, "content": c} for r, c in turns]})
-    record_turns(svc.store, svc.settings.memory, scope, session, req)
-    return svc.promoter.flush(scope, session)[0]
+    svc.recorder.record(scope, session, req)
+    cut = svc.promoter.flush(scope, session)[0]
+    doc: dict[str, Any] = svc.db["snapshots"].find_one(cut.snapshot_id)  # the snapshot as stored
+    return doc
 
 
 def run(extract_fn: Any, ctx: Any, snap: dict[str, Any], memory_type: str) -> dict[str, Any]:
@@ -186,10 +183,10 @@ def test_each_type_extracts_its_memories_once(
         or d["payload"]["term"]
         for d in docs
     } == {i.get("value") or i.get("title") or i.get("name") or i.get("term") for i in expected}
-    assert svc.store.get_snapshot(snap["_id"])["extraction"][memory_type]["status"] == "done"
+    assert svc.db["snapshots"].find_one(snap["_id"])["extraction"][memory_type]["status"] == "done"
     # When the same snapshot is extracted again (status reset, same answer): the state does not change
     before = state(svc)
-    svc.store.snapshots.update_one(
+    svc.db["snapshots"].update_one(
         {"_id": snap["_id"]}, {"$set": {f"extraction.{memory_type}.status": "queued"}}
     )
     assert run(extract_fn, ctx, snap, memory_type) == {"batchItemFailures": []}
@@ -314,7 +311,7 @@ def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
 ) -> None:
     svc = pipeline({"semantic": [answer] * 3}, enabled=["semantic"])
     snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
-    queue = LocalQueue(svc.store.db)
+    queue = LocalQueue(svc.db)
     received = drain(
         queue,
         "extract-semantic",
@@ -323,7 +320,7 @@ def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
     )
     assert received == 3
     assert queue.depth("extract-semantic-dlq") == 1
-    status = svc.store.get_snapshot(snap["_id"])["extraction"]["semantic"]
+    status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["semantic"]
     assert status["status"] == "failed" and status["attempts"] == 3 and "schema" in status["error"]
     assert svc.memory_store.coll.count_documents({}) == 0
 

@@ -76,7 +76,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_recording_only_queues_turns_and_the_scan_indexes_two_documents_each(
     ]
     record(record_fn, ctx, "ana", "chat", turns)
     # Then recording embedded nothing: the conversation turns are only queued
-    docs = {d["seq"]: d for d in svc.store.turns.find({"session_id": "chat"})}
+    docs = {d["seq"]: d for d in svc.db["turns"].find({"session_id": "chat"})}
     assert [docs[s].get("recall_indexed") for s in (1, 2, 3, 4)] == [None, False, False, None]
     assert svc.vector_index is not None and svc.vector_index.count(kind="turn") == 0
     # When the scheduled scan runs
@@ -181,7 +181,7 @@ def test_recording_only_queues_turns_and_the_scan_indexes_two_documents_each(
     # Then each user/assistant turn has an own-text and a context document, and is marked indexed
     assert report["recall"]["turns"] == 2
     assert svc.vector_index.count(tenant="default", user_id="ana", kind="turn") == 4
-    assert svc.store.turns.count_documents({"recall_indexed": False}) == 0
+    assert svc.db["turns"].count_documents({"recall_indexed": False}) == 0
     # and a second scan has nothing left to do
     assert scan(scan_fn, ctx)["recall"]["turns"] == 0
 
@@ -382,7 +382,7 @@ def test_disabled_recall_embeds_nothing_and_answers_409(
         report = scan(scan_fn, ctx)
         # Then nothing is queued or embedded
         assert "recall" not in report
-        assert services.store.turns.count_documents({"recall_indexed": {"$exists": True}}) == 0
+        assert services.db["turns"].count_documents({"recall_indexed": {"$exists": True}}) == 0
         assert index.count() == 0
         # And recall says clearly that it is disabled
         status, body = call(api, ctx, {"user_id": "ana", "query": "puppy"})
@@ -391,7 +391,7 @@ def test_disabled_recall_embeds_nothing_and_answers_409(
         assert "memory.recall.enabled" in body["error"]["message"]
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()
 
 
 # -- OpenSearch --------------------------------------------------------------------------------------
@@ -424,4 +424,4 @@ def test_recall_on_opensearch(
         assert edge["matched"] == ["s1:5"] and returned(edge) == ["s1:3", "s1:4", "s1:5"]
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()

@@ -63,7 +63,7 @@ def svc(request: pytest.FixtureRequest, make_settings: Any, tmp_path: Path) -> I
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -334,5 +334,5 @@ def test_without_a_vector_index_search_answers_503(make_settings: Any, api: Any,
         status, body = call(api, ctx, "memory_search.json", {"user_id": USER, "query": "airport"})
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()
     assert status == 503 and body["error"]["code"] == "index_unavailable"

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope
+from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.config import MemoryType
 from mongomem.models.common import Scope
 from mongomem.models.memory import (
@@ -20,7 +20,6 @@ from mongomem.models.memory import (
     WriteResult,
 )
 from mongomem.observability import emit, logger
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
@@ -40,7 +39,7 @@ def _scope(user_id: str | None) -> Scope:
     },
 )
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
-    result = services().memories.create(_scope(request.user_id), request)
+    result = services_of(router).memories.create(_scope(request.user_id), request)
     emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type.value, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
     return result, 201 if result.decision in ("ADD", "UPDATE") else 200
@@ -50,7 +49,7 @@ def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) ->
 def get_memory(
     memory_id: MemoryId, user_id: UserQuery = None, history: Annotated[bool, Query()] = False
 ) -> MemoryWithHistory:
-    return services().memories.get(_scope(user_id), memory_id, history)
+    return services_of(router).memories.get(_scope(user_id), memory_id, history)
 
 
 @router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
@@ -72,11 +71,11 @@ def list_memories(
 ) -> MemoryPage:
     exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
     payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
-    return services().memories.list(
+    return services_of(router).memories.list(
         _scope(user_id), type.value if type else None, status, limit, cursor, payload
     )
 
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")
 def delete_memory(memory_id: MemoryId, user_id: UserQuery = None) -> DeleteResult:
-    return services().memories.delete(_scope(user_id), memory_id)
+    return services_of(router).memories.delete(_scope(user_id), memory_id)

@@ -1,8 +1,11 @@
-"""A pluggable registry of extractors, one per memory type."""
+"""What an extractor is: the interface the composition root builds one of per memory type.
+
+mongomem.runtime.Services.extractor(kind) builds the kind's extractor (the LLM-backed one by default);
+`Services(extractors={kind: factory})` replaces it (tests, custom kinds).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,27 +35,3 @@ class Extractor(Protocol):
     memory_type: MemoryType
 
     def extract(self, item: SnapshotInput) -> ExtractionResult: ...
-
-
-ExtractorFactory = Callable[[], Extractor]
-
-_REGISTRY: dict[MemoryType, ExtractorFactory] = {}
-
-
-def register(memory_type: MemoryType, factory: ExtractorFactory) -> None:
-    """Install (or replace) the extractor factory for a memory type."""
-    _REGISTRY[memory_type] = factory
-
-
-def get_extractor(memory_type: MemoryType) -> Extractor | None:
-    """The registered extractor for a type, or None when there is none."""
-    factory = _REGISTRY.get(memory_type)
-    return factory() if factory is not None else None
-
-
-def registered() -> list[MemoryType]:
-    return sorted(_REGISTRY, key=lambda t: t.value)
-
-
-def clear() -> None:
-    _REGISTRY.clear()

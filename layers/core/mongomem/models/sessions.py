@@ -1,4 +1,4 @@
-"""Sessions and snapshots."""
+"""Sessions and snapshots: as the API returns them, and as the short-term repositories hand them to logic."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ class TypeStatus(BaseModel):
     memories: int | None = None
 
 
+class TypeStatusUpdate(BaseModel):
+    """A change to one kind's extraction status: only the fields set are written."""
+
+    status: ExtractionState | None = None
+    updated_at: datetime | None = None
+    error: str | None = None
+    memories: int | None = None
+
+
 class Snapshot(BaseModel):
     snapshot_id: str
     tenant: str
@@ -35,6 +44,54 @@ class Snapshot(BaseModel):
     created_at: datetime
     fanned_out: bool = False
     extraction: dict[str, TypeStatus] = Field(default_factory=dict)
+
+
+class StoredSnapshot(Snapshot):
+    """A snapshot as the snapshot repository returns it (the API shows the `Snapshot` part)."""
+
+    tokens: int = 0  # estimated tokens of its turns
+    turns_expire_at: datetime | None = None  # set once every kind is extracted (retention)
+
+    def public(self) -> Snapshot:
+        return Snapshot.model_validate(self.model_dump(include=set(Snapshot.model_fields)))
+
+
+class NewSnapshot(BaseModel):
+    """A seq range to cut into a snapshot; the repository gives it its (deterministic) id."""
+
+    tenant: str
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    from_seq: int
+    to_seq: int
+    turn_count: int
+    missing_seqs: list[int] = Field(default_factory=list)
+    tokens: int = 0
+    reason: SnapshotReason
+    created_at: datetime
+    extraction: dict[str, TypeStatus] = Field(default_factory=dict)
+
+
+class Session(BaseModel):
+    """A session's counters as the session repository returns them (no client tokens, no lease)."""
+
+    tenant: str
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    created_at: datetime
+    last_turn_at: datetime | None = None  # None only between the session's creation and its first turn
+    last_seq: int = 0  # seqs allocated so far (a batch's turns get consecutive seqs)
+    promoted_through_seq: int = 0
+    pending: int = 0  # allocated seqs not yet promoted
+    unpromoted_tokens: int = 0
+    idle_due_at: datetime | None = None  # when the idle rule makes it due (None: nothing to promote)
+    deleted_ranges: list[tuple[int, int]] = Field(default_factory=list)  # unpromoted seqs deleted on request
+
+    @property
+    def unpromoted(self) -> int:
+        return self.last_seq - self.promoted_through_seq
 
 
 class SessionState(BaseModel):

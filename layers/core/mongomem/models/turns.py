@@ -1,4 +1,4 @@
-"""Turns (short-term memory) as the API accepts and returns them."""
+"""Turns (short-term memory): as the API accepts and returns them, and as the turn repository stores them."""
 
 from __future__ import annotations
 
@@ -98,3 +98,59 @@ class TurnPage(BaseModel):
     session_id: str
     turns: list[TurnOut]
     next_before_seq: int | None = None
+
+
+RecallState = bool | Literal["failed"]
+
+
+class NewTurn(BaseModel):
+    """A turn to store under its seq (the repository gives it its id)."""
+
+    seq: int
+    role: Role
+    content: str
+    timestamp: datetime
+    recorded_at: datetime
+    tokens: int
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = None
+    client_token: str | None = None
+    # a client token's batch: every turn knows its place, so any one of them locates the whole batch
+    batch_index: int | None = None
+    batch_size: int | None = None
+    # False: queued for the recall indexer; None: not recallable (never queued)
+    recall_indexed: RecallState | None = None
+
+
+class Turn(NewTurn):
+    """A stored turn. `id` is the repository's opaque key (also the recall index's reference to it)."""
+
+    id: str
+    tenant: str
+    user_id: str
+    session_id: str
+    snapshot_id: str | None = None
+    recall_ctx_next: bool | None = None  # its context text in the recall index includes the next turn
+    recall_attempts: int = 0
+
+    @property
+    def public_id(self) -> str:
+        """`session_id:seq`, the id the record API hands out."""
+        return f"{self.session_id}:{self.seq}"
+
+
+class StoredBatch(BaseModel):
+    """What is stored of one client token's batch: where it starts, its size, how many turns exist."""
+
+    first_seq: int
+    size: int | None  # None: recorded before batches carried their size
+    stored: int
+
+
+class DeletedTurns(BaseModel):
+    """Turns removed from a session on request: how many, and the (seq, tokens) of each found."""
+
+    deleted: int
+    seqs: list[tuple[int, int]]

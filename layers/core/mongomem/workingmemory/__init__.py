@@ -1,6 +1,6 @@
 """Working memory: a per-user (resource) or per-thread scratchpad in template or schema mode, as in Mastra."""
 
-from mongomem.workingmemory.config import DEFAULT_TEMPLATE, WorkingMemoryConfig, current, set_current
+from mongomem.workingmemory.config import DEFAULT_TEMPLATE, WorkingMemoryConfig, parse_working_memory_config
 from mongomem.workingmemory.merge import deep_merge, schema_errors
 from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
 
@@ -8,9 +8,8 @@ __all__ = [
     "DEFAULT_TEMPLATE",
     "WorkingMemoryConfig",
     "WorkingMemoryService",
-    "current",
     "deep_merge",
+    "parse_working_memory_config",
     "resolve_key",
     "schema_errors",
-    "set_current",
 ]
