@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from mongomem.errors import Conflict
+from mongomem.errors import Conflict, InvalidInput
 from mongomem.models.common import Scope
 from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
@@ -22,6 +22,19 @@ def _now() -> datetime:
     # the MongoDB adapter keeps milliseconds (BSON dates); so does this one
     now = datetime.now(UTC)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _storable(value: Any) -> None:
+    """What BSON cannot hold is refused, as the MongoDB adapter refuses it (integers beyond 64 bits)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63:
+            raise InvalidInput("working memory holds a value the store cannot keep", {"path": "data"})
 
 
 class InMemoryWorkingMemory:
@@ -51,6 +64,7 @@ class InMemoryWorkingMemory:
         return found
 
     def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
+        _storable(value)
         with self.lock:
             found = self.docs.get(self._id(key))
             if found is None and key.scope == "thread" and key.thread_id is not None:

@@ -107,7 +107,7 @@ def edges(known: dict[str, Path]) -> list[Edge]:
                 resolved = _resolve(target, known)
                 if resolved is not None and resolved != source:
                     out.append(Edge(source, resolved, node.lineno, guarded))
-    return out
+    return list(dict.fromkeys(out))  # `from x import a, b` is one import of x
 
 
 def cycles(known: dict[str, Path], found: list[Edge]) -> list[list[str]]:

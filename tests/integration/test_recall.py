@@ -21,6 +21,7 @@ from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex
 from mongomem.vectors.port import SearchQuery
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 DAY = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -95,9 +96,7 @@ def scan_fn() -> Any:
 
 
 def _authorize(event: dict[str, Any], tenant: str | None) -> None:
-    if tenant is not None:
-        context = {"tenant": tenant, "kind": "memory_service", "key_id": "key-test"}
-        event["requestContext"]["authorizer"] = {"lambda": context}
+    helpers.authorize(event, tenant)
 
 
 def record(
@@ -128,11 +127,7 @@ def scan(scan_fn: Any, ctx: Any) -> dict[str, Any]:
 
 
 def call(api: Any, ctx: Any, body: Any, tenant: str | None = None) -> tuple[int, Any]:
-    event = load_event("recall.json")
-    event["body"] = body if isinstance(body, str) else json.dumps(body)
-    _authorize(event, tenant)
-    response = api.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.call(api, ctx, "recall.json", body, tenant=tenant)
 
 
 def recall(

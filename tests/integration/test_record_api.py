@@ -10,6 +10,7 @@ import pytest
 
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import utcnow
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 
@@ -21,13 +22,7 @@ def record_fn() -> Any:
 def call(
     record_fn: Any, ctx: Any, name: str, body: Any = None, raw: str | None = None, **changes: Any
 ) -> tuple[int, Any]:
-    event = load_event(name, **changes)
-    if raw is not None:
-        event["body"] = raw
-    elif body is not None:
-        event["body"] = json.dumps(body)
-    response = record_fn.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.call(record_fn, ctx, name, body, raw=raw, **changes)
 
 
 def post(
@@ -43,8 +38,7 @@ def post(
     event = load_event("record_turns_post.json", **changes)
     event["requestContext"]["http"]["path"] = path
     event["body"] = raw if raw is not None else json.dumps(body)
-    response = record_fn.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.invoke(record_fn, ctx, event)
 
 
 def turn_count(services: Any) -> int:
