@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 # Defined with the other errors so that modules validating parts of the config need not import this one.
 from mongomem.errors import ConfigError
+from mongomem.models.base import Model
 
 
 class MemoryType(StrEnum):
@@ -30,7 +31,7 @@ ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
 _M = TypeVar("_M", bound=BaseModel)
 
 
-class _Strict(BaseModel):
+class _Strict(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

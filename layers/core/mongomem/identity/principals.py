@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mongomem.errors import Unauthorized
 from mongomem.models.common import Principal
-from mongomem.models.keys import ApiKey
+
+if TYPE_CHECKING:  # the record path resolves principals but never reads keys
+    from mongomem.models.keys import ApiKey
 
 IAM_KIND = "iam"
 

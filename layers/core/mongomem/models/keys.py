@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from mongomem.models.base import Model
 
 
-class ApiKey(BaseModel):
+class ApiKey(Model):
     key_id: str  # `mm_<key id>_<secret>`: the lookup part of the key
     tenant: str
     kind: str  # identity.keys.KINDS; kept as stored so that an unknown kind is refused, not unreadable

@@ -5,15 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from mongomem.config import MemoryType
+from mongomem.models.base import Model
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
 ExtractionState = Literal["queued", "running", "done", "failed", "skipped"]
 
 
-class TypeStatus(BaseModel):
+class TypeStatus(Model):
     status: ExtractionState = "queued"
     attempts: int = 0
     updated_at: datetime | None = None
@@ -21,7 +22,7 @@ class TypeStatus(BaseModel):
     memories: int | None = None
 
 
-class TypeStatusUpdate(BaseModel):
+class TypeStatusUpdate(Model):
     """A change to one kind's extraction status: only the fields set are written."""
 
     status: ExtractionState | None = None
@@ -30,7 +31,7 @@ class TypeStatusUpdate(BaseModel):
     memories: int | None = None
 
 
-class Snapshot(BaseModel):
+class Snapshot(Model):
     snapshot_id: str
     tenant: str
     user_id: str
@@ -56,7 +57,7 @@ class StoredSnapshot(Snapshot):
         return Snapshot.model_validate(self.model_dump(include=set(Snapshot.model_fields)))
 
 
-class NewSnapshot(BaseModel):
+class NewSnapshot(Model):
     """A seq range to cut into a snapshot; the repository gives it its (deterministic) id."""
 
     tenant: str
@@ -73,7 +74,7 @@ class NewSnapshot(BaseModel):
     extraction: dict[str, TypeStatus] = Field(default_factory=dict)
 
 
-class Session(BaseModel):
+class Session(Model):
     """A session's counters as the session repository returns them (no client tokens, no lease)."""
 
     tenant: str
@@ -94,7 +95,7 @@ class Session(BaseModel):
         return self.last_seq - self.promoted_through_seq
 
 
-class SessionState(BaseModel):
+class SessionState(Model):
     session_id: str
     user_id: str
     agent_id: str | None = None
@@ -107,19 +108,19 @@ class SessionState(BaseModel):
     snapshots: list[Snapshot] = Field(default_factory=list)
 
 
-class FlushResponse(BaseModel):
+class FlushResponse(Model):
     session_id: str
     snapshot: Snapshot | None
     message: str
 
 
-class DeleteTurnsResponse(BaseModel):
+class DeleteTurnsResponse(Model):
     session_id: str
     from_seq: int | None = None  # None: every turn of the session
     deleted: int  # turns removed (seqs are never reused; promotion steps over the gap)
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(Model):
     """One of a user's sessions, as the session list shows it (no turns, no snapshots)."""
 
     session_id: str
@@ -131,13 +132,13 @@ class SessionSummary(BaseModel):
     promoted_through_seq: int
 
 
-class SessionPage(BaseModel):
+class SessionPage(Model):
     user_id: str
     sessions: list[SessionSummary] = Field(description="most recently active first")
     next_cursor: str | None = None
 
 
-class RetryRequest(BaseModel):
+class RetryRequest(Model):
     """Extract one kind of a snapshot again (its last attempt failed, or its message was lost)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -145,7 +146,7 @@ class RetryRequest(BaseModel):
     type: MemoryType = Field(description="the memory kind to extract again")
 
 
-class RetryResult(BaseModel):
+class RetryResult(Model):
     snapshot: Snapshot = Field(description="the snapshot, with the kind's status back to queued")
     type: MemoryType
     previous: TypeStatus = Field(description="the kind's status before the retry")

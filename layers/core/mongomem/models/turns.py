@@ -5,15 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from mongomem.models.base import Model
 from mongomem.models.common import Identifier, SafeMapping, Text, UtcDateTime, ValidText
 
 Role = Literal["user", "assistant", "system", "tool"]
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256), ValidText]
 
 
-class ToolCall(BaseModel):
+class ToolCall(Model):
     model_config = ConfigDict(extra="forbid")
 
     id: Identifier
@@ -21,7 +22,7 @@ class ToolCall(BaseModel):
     arguments: SafeMapping = Field(default_factory=dict)
 
 
-class TurnIn(BaseModel):
+class TurnIn(Model):
     """One conversation turn to record."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +46,7 @@ class TurnIn(BaseModel):
         return self
 
 
-class RecordTurnsRequest(BaseModel):
+class RecordTurnsRequest(Model):
     """A batch `{"turns": [...]}` or a single turn `{"role", "content", ...}`; both may carry a client token."""
 
     model_config = ConfigDict(extra="forbid")
@@ -67,7 +68,7 @@ class RecordTurnsRequest(BaseModel):
         return data
 
 
-class TurnOut(BaseModel):
+class TurnOut(Model):
     turn_id: str
     session_id: str
     seq: int
@@ -82,19 +83,19 @@ class TurnOut(BaseModel):
     snapshot_id: str | None = None
 
 
-class RecordedTurn(BaseModel):
+class RecordedTurn(Model):
     turn_id: str
     seq: int
 
 
-class RecordTurnsResponse(BaseModel):
+class RecordTurnsResponse(Model):
     session_id: str
     user_id: str
     turns: list[RecordedTurn]
     replayed: bool = False
 
 
-class TurnPage(BaseModel):
+class TurnPage(Model):
     session_id: str
     turns: list[TurnOut]
     next_before_seq: int | None = None
@@ -103,7 +104,7 @@ class TurnPage(BaseModel):
 RecallState = bool | Literal["failed"]
 
 
-class NewTurn(BaseModel):
+class NewTurn(Model):
     """A turn to store under its seq (the repository gives it its id)."""
 
     seq: int
@@ -141,7 +142,7 @@ class Turn(NewTurn):
         return f"{self.session_id}:{self.seq}"
 
 
-class StoredBatch(BaseModel):
+class StoredBatch(Model):
     """What is stored of one client token's batch: where it starts, its size, how many turns exist."""
 
     first_seq: int
@@ -149,7 +150,7 @@ class StoredBatch(BaseModel):
     stored: int
 
 
-class DeletedTurns(BaseModel):
+class DeletedTurns(Model):
     """Turns removed from a session on request: how many, and the (seq, tokens) of each found."""
 
     deleted: int

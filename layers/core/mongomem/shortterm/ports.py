@@ -7,12 +7,14 @@ to the behaviour described here.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from mongomem.models.common import Scope
-from mongomem.models.sessions import NewSnapshot, Session, StoredSnapshot, TypeStatusUpdate
-from mongomem.models.turns import DeletedTurns, NewTurn, RecallState, StoredBatch, Turn
+if TYPE_CHECKING:  # annotations only: importing the ports costs no model
+    from datetime import datetime
+
+    from mongomem.models.common import Scope
+    from mongomem.models.sessions import NewSnapshot, Session, StoredSnapshot, TypeStatusUpdate
+    from mongomem.models.turns import DeletedTurns, NewTurn, RecallState, StoredBatch, Turn
 
 # How many recent client tokens a session remembers: only a fast path for retries (what makes a token
 # once-only is TurnRepository.insert_new's (session, token, batch_index) uniqueness).
