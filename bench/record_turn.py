@@ -1,7 +1,8 @@
 """Benchmark: recording a turn through the real handler vs the bare driver commands it cannot avoid.
 
 Every side runs against the same local MongoDB-compatible server (SecantusDB), with the same indexes
-and the stores' durable write concern, interleaved in several rounds; figures are medians of rounds.
+and the stores' durable write concern; the sides take turns every 10 writes (a shared machine's load
+changes hit them alike), and figures are medians of several rounds.
 
 - one writer: the handler (API Gateway event in, response out), a bare `insert_one`, and the bare
   two-command floor (`findAndModify $inc` on a session + `insert_one`): `ratio_handler_vs_floor`
@@ -43,6 +44,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 CONTENT = "turn {i}: I'd like a window seat on the 9am flight."
+CHUNK = 10  # writes of one side before the next side takes over
 HANDLER_IMPORT = (
     "import importlib.util as u; s=u.spec_from_file_location('a','functions/record_turns/app.py'); "
     "m=u.module_from_spec(s); s.loader.exec_module(m)"
@@ -164,12 +166,12 @@ class Sides:
         copy_indexes(database["turns"], self.bare)
         copy_indexes(database["sessions"], self.rec_sessions)  # the record-commands side's sessions
 
-    def handler(self, session: str, n: int) -> list[float]:
+    def handler(self, session: str, n: int, start: int = 0) -> list[float]:
         times = []
         event = json.loads(json.dumps(self.template))
         event["rawPath"] = f"/v1/sessions/{session}/turns"
         event["requestContext"]["http"]["path"] = event["rawPath"]
-        for i in range(n):
+        for i in range(start, start + n):
             event["body"] = json.dumps(
                 {"user_id": "bench-user", "role": "user", "content": CONTENT.format(i=i)}
             )
@@ -182,37 +184,37 @@ class Sides:
             self.sink.truncate()
         return times
 
-    def bare_insert(self, session: str, n: int) -> list[float]:
+    def bare_insert(self, session: str, n: int, start: int = 0) -> list[float]:
         times = []
-        for i in range(n):
+        for i in range(start, start + n):
             doc = bare_doc(session, i)
             t = time.perf_counter()
             self.bare.insert_one(doc)
             times.append(time.perf_counter() - t)
         return times
 
-    def record_commands(self, session: str, n: int) -> list[float]:
+    def record_commands(self, session: str, n: int, start: int = 0) -> list[float]:
         """The record path's own two commands, sent from bare pymongo (no validation, logging, metrics)."""
         from datetime import UTC, datetime, timedelta
 
         from pymongo import ReturnDocument
 
         key = f"default|bench-user|{session}"
-        now = datetime.now(UTC)
-        self.rec_sessions.insert_one(
-            {
-                "_id": key,
-                "tenant": "default",
-                "user_id": "bench-user",
-                "session_id": session,
-                "agent_id": None,
-                "created_at": now,
-                "last_seq": 0,
-                "pending": 0,
-                "promoted_through_seq": 0,
-                "unpromoted_tokens": 0,
-            }
-        )
+        if start == 0:  # the session exists before its first turn, as the record path's does
+            self.rec_sessions.insert_one(
+                {
+                    "_id": key,
+                    "tenant": "default",
+                    "user_id": "bench-user",
+                    "session_id": session,
+                    "agent_id": None,
+                    "created_at": datetime.now(UTC),
+                    "last_seq": 0,
+                    "pending": 0,
+                    "promoted_through_seq": 0,
+                    "unpromoted_tokens": 0,
+                }
+            )
         times = []
         for _ in range(n):
             t = time.perf_counter()
@@ -236,10 +238,10 @@ class Sides:
             times.append(time.perf_counter() - t)
         return times
 
-    def floor(self, session: str, n: int) -> list[float]:
+    def floor(self, session: str, n: int, start: int = 0) -> list[float]:
         """The two commands the record path cannot avoid, bare: a session $inc and the turn insert."""
         times = []
-        for i in range(n):
+        for i in range(start, start + n):
             doc = bare_doc(session, i)
             t = time.perf_counter()
             self.bare_sessions.find_one_and_update({"_id": session}, {"$inc": {"last_seq": 1}}, upsert=True)
@@ -334,10 +336,17 @@ def main() -> None:
         sides.record_commands("warmup-r", 50)
         medians_h, medians_b, medians_f, medians_r, rate_h, rate_b = [], [], [], [], [], []
         for r in range(args.rounds):
-            h = sides.handler(f"h{r}", args.turns)
-            b = sides.bare_insert(f"b{r}", args.turns)
-            f = sides.floor(f"f{r}", args.turns)
-            c = sides.record_commands(f"r{r}", args.turns)
+            h: list[float] = []
+            b: list[float] = []
+            f: list[float] = []
+            c: list[float] = []
+            # the sides take turns every few writes, so a shared machine's load changes hit all of them alike
+            for start in range(0, args.turns, CHUNK):
+                n = min(CHUNK, args.turns - start)
+                h += sides.handler(f"h{r}", n, start)
+                b += sides.bare_insert(f"b{r}", n, start)
+                f += sides.floor(f"f{r}", n, start)
+                c += sides.record_commands(f"r{r}", n, start)
             medians_h.append(statistics.median(h))
             medians_b.append(statistics.median(b))
             medians_f.append(statistics.median(f))
