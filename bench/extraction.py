@@ -96,7 +96,6 @@ def main() -> None:
     from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
     from mongomem.runtime import Services, configure
-    from mongomem.shortterm.record import record_turns
     from mongomem.vectors.embedded import EmbeddedIndex
     from tests.conftest import Ctx, load_event, load_function
 
@@ -139,14 +138,12 @@ def main() -> None:
                 }
                 for k in range(10)
             ]
-            record_turns(
-                svc.store,
-                svc.settings.memory,
+            svc.recorder.record(
                 scope,
                 f"s{i}",
                 RecordTurnsRequest.model_validate({"turns": turns}),
             )
-            snaps.append(svc.promoter.flush(scope, f"s{i}")[0]["_id"])
+            snaps.append(svc.promoter.flush(scope, f"s{i}")[0].snapshot_id)
         times = []
         wall_started = time.perf_counter()
         for snap in snaps:
@@ -160,7 +157,7 @@ def main() -> None:
             sink.truncate()
         wall = time.perf_counter() - wall_started
         configure(None)
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
         return times, wall, llm.spent
 
     fast_medians, fast_rates, shares, slow_medians = [], [], [], []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 import uuid
@@ -22,6 +21,7 @@ if str(TOOLS) not in sys.path:
 from opensearch_node import OpenSearchNode, OpenSearchNodeError  # noqa: E402
 
 from mongomem.local.queue import local_queue_factory  # noqa: E402
+from tests.helpers import installed, load_event  # noqa: E402
 
 # Powertools reads these itself; tests want quiet, local behaviour.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
@@ -60,19 +60,13 @@ def make_settings(mongo_server: Any, db_name: str) -> Any:
 @pytest.fixture
 def services(make_settings: Any) -> Iterator[Any]:
     """Process services bound to a fresh database, installed as the handlers' runtime."""
-    from mongomem.runtime import Services, configure
+    from mongomem.runtime import Services
 
-    svc = Services(make_settings(), queue_factory=local_queue_factory)
-    configure(svc)
-    yield svc
-    configure(None)
-    svc.store.client.drop_database(svc.store.db.name)
+    with installed(Services(make_settings(), queue_factory=local_queue_factory)) as svc:
+        yield svc
 
 
-def load_event(name: str, **changes: Any) -> dict[str, Any]:
-    event: dict[str, Any] = json.loads((EVENTS / name).read_text())
-    event.update(changes)
-    return event
+__all__ = ["ROOT", "Ctx", "load_event", "load_function", "start_opensearch"]
 
 
 def load_function(name: str) -> Any:

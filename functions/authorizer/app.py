@@ -7,7 +7,6 @@ No Tracer: like the record path, this runs before every uncached request.
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.identity.authorizer import authorize
-from mongomem.identity.runtime import keys_store
 from mongomem.observability import logger, metrics
 from mongomem.runtime import Services, lambda_runtime
 
@@ -18,6 +17,6 @@ root = lambda_runtime()
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    result = authorize(event, keys_store(svc))
+    result = authorize(event, svc.api_keys)
     logger.info("authorized" if result["isAuthorized"] else "denied", extra=result["context"])
     return result

@@ -3,6 +3,8 @@
 The same code backs one function resource per memory type; MONGOMEM_EXTRACTION_TYPE says which.
 """
 
+import functools
+
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -22,6 +24,5 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    return process_partial_response(
-        event=event, record_handler=process_record, processor=processor, context=context
-    )
+    handler = functools.partial(process_record, svc=svc)  # each record extracted with the root's services
+    return process_partial_response(event=event, record_handler=handler, processor=processor, context=context)

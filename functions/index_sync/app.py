@@ -15,4 +15,4 @@ root = lambda_runtime()
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    return run_index_sync(svc)
+    return run_index_sync(svc.memory_store, svc.indexer)

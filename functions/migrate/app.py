@@ -4,7 +4,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from mongomem.migrate import custom_resource, migrate
+from mongomem.adapters.cfn_response import custom_resource
+from mongomem.migrate import migrate
 from mongomem.observability import logger
 from mongomem.runtime import Services, lambda_runtime
 
@@ -14,4 +15,4 @@ root = lambda_runtime()
 @logger.inject_lambda_context
 @root.handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext, svc: Services) -> dict[str, Any]:
-    return custom_resource(event, lambda: migrate(svc, progress=logger.info))
+    return custom_resource(event, lambda: migrate(svc.for_migration(), progress=logger.info))

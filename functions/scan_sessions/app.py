@@ -15,4 +15,9 @@ root = lambda_runtime()
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    return run_scan(svc, deadline_ms=context.get_remaining_time_in_millis)
+    return run_scan(
+        svc.promoter,
+        svc.turn_indexing,
+        svc.settings.scan_batch,
+        deadline_ms=context.get_remaining_time_in_millis,
+    )

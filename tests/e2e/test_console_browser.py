@@ -24,13 +24,13 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.keys_store import KeysStore
 from mongomem.api.console import CSP
 from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.identity.service import create_key
 from mongomem.local.queue import QueuePolicy
 from mongomem.local.stack import LocalStack
+from mongomem.runtime import configure
 from tests.e2e.browser import Tab, api, rows, sign_in
 
 CONFIG = "memory:\n  snapshot: {max_messages: 50, idle_seconds: 3600}\n"
@@ -129,7 +129,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         queue_policy=QueuePolicy(visibility_timeout=0.5, max_receive_count=1),
     ).start()
     try:
-        store = KeysStore(stack.keys.coll.database)
+        store = stack.keys
         keys = {
             "acme": create_key(store, "acme", "memory_service", name="console test")[0],
             "globex": create_key(store, "globex", "memory_service")[0],
@@ -140,9 +140,10 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         # Given: the LLM is down for procedural extraction while Ana's first conversation is extracted
         down = {"procedural"}
         assert stack.services is not None
-        real = stack.services.extractor(MemoryType.procedural)
-        assert real is not None
-        stack.services.use_extractor(MemoryType.procedural, Outage(real, down))
+        outage = {
+            MemoryType.procedural: lambda svc: Outage(svc.builtin_extractor(MemoryType.procedural), down)
+        }
+        configure(stack.services.replaced(extractors=outage))
         world.ids["trip-1"] = converse(stack, acme, "ana", "trip-1", TRIP_1)
         assert world.ids["trip-1"]["extraction"]["procedural"]["status"] == "failed"
         assert world.ids["trip-1"]["extraction"]["semantic"]["status"] == "done"

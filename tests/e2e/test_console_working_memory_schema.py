@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from mongomem.adapters.keys_store import KeysStore
 from mongomem.identity.service import create_key
 from mongomem.local.stack import LocalStack
 from tests.e2e.browser import Tab, api, sign_in
@@ -38,7 +37,7 @@ def schema_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Loc
     )
     stack = LocalStack(data_dir=root / "data", port=0, scan_seconds=3600, config_file=config).start()
     try:
-        key = create_key(KeysStore(stack.keys.coll.database), "acme", "memory_service")[0]
+        key = create_key(stack.keys, "acme", "memory_service")[0]
         yield stack, key
     finally:
         stack.stop()

@@ -22,7 +22,6 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from mongomem.adapters.keys_store import KeysStore
 from mongomem.identity.service import create_key
 from mongomem.local.stack import LocalStack
 from tests.integration.hostile import extreme_datetimes
@@ -98,14 +97,12 @@ def fuzz(stack: LocalStack, key: str, examples: int) -> dict[str, Any]:
 
 
 def test_no_5xx_and_no_response_outside_the_spec(stack: LocalStack, tmp_path: Path) -> None:
-    db = stack.keys.coll.database
+    keys = stack.keys
     # a service account (every request has a memory scope, so requests reach the stores) and a memory
     # service (user_id must be named: exercises the 400s)
     runs = [
-        fuzz(
-            stack, create_key(KeysStore(db), "fuzz", "service_account", "fuzzer")[0], EXAMPLES_PER_OPERATION
-        ),
-        fuzz(stack, create_key(KeysStore(db), "fuzz", "memory_service")[0], EXAMPLES_PER_OPERATION // 2),
+        fuzz(stack, create_key(keys, "fuzz", "service_account", "fuzzer")[0], EXAMPLES_PER_OPERATION),
+        fuzz(stack, create_key(keys, "fuzz", "memory_service")[0], EXAMPLES_PER_OPERATION // 2),
     ]
     examples = sum(r["examples"] for r in runs)
     server_errors = sum(r["server_errors"] for r in runs)
@@ -126,7 +123,7 @@ def test_oversized_bodies_are_refused_before_parsing(stack: LocalStack) -> None:
     import urllib.error
     import urllib.request
 
-    key, _ = create_key(KeysStore(stack.keys.coll.database), "fuzz", "memory_service")
+    key, _ = create_key(stack.keys, "fuzz", "memory_service")
     for size in (5 * 1024 * 1024,):  # over the function's 4 MiB limit, under API Gateway's 10 MiB
         body = b'{"user_id": "u", "query": "' + b"x" * size + b'"}'
         request = urllib.request.Request(
@@ -156,7 +153,7 @@ def test_without_a_key_everything_is_401_json(stack: LocalStack) -> None:
 
 def test_success_answers_match_the_spec_too(stack: LocalStack) -> None:
     """Valid requests (which random data rarely produces) answer with documented statuses and bodies."""
-    key, _ = create_key(KeysStore(stack.keys.coll.database), "fuzz", "memory_service")
+    key, _ = create_key(stack.keys, "fuzz", "memory_service")
     schema = schemathesis.openapi.from_dict(api_spec(stack))
     fact = {
         "user_id": "ana",

@@ -82,10 +82,8 @@ def post(path: str, body: bytes, length: str | None = None, extra: str = "") -> 
 
 
 def turns(stack: LocalStack, session: str) -> int:
-    assert stack.settings is not None
-    from mongomem.runtime import services
-
-    return services().store.turns.count_documents({"session_id": session})
+    assert stack.services is not None
+    return int(stack.services.db["turns"].count_documents({"session_id": session}))
 
 
 def test_a_content_length_longer_than_the_body_times_out_and_records_nothing(stack: LocalStack) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from mongomem.config import parse_project_config
-from mongomem.local.http import to_event
 from mongomem.local.queue import local_queue_factory
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
+from tests import helpers
 from tests.conftest import Ctx, load_function
 
 TENANT = "acme"
@@ -44,15 +44,9 @@ class Gateway:
         self, method: str, target: str, body: bytes | None = None, user_id: str | None = USER
     ) -> tuple[int, dict[str, Any]]:
         headers = {"content-type": "application/json", "host": "api.test"}
-        event = to_event(method, target, headers, body or b"", "203.0.113.9")
-        event["requestContext"]["authorizer"] = {
-            "lambda": {"tenant": TENANT, "kind": "memory_service", "key_id": "k-hostile"}
-        }
-        path = event["rawPath"]
-        function = self.record if path.startswith("/v1/sessions") else self.memory
-        response = function.lambda_handler(event, self.ctx)
-        text = response.get("body") or "null"
-        return int(response["statusCode"]), json.loads(text)
+        event = helpers.http_event(method, target, body or b"", TENANT, "k-hostile", headers)
+        function = self.record if event["rawPath"].startswith("/v1/sessions") else self.memory
+        return helpers.invoke(function, self.ctx, event)
 
     def json(self, method: str, target: str, body: Any) -> tuple[int, dict[str, Any]]:
         return self.call(method, target, json.dumps(body).encode())
@@ -84,7 +78,7 @@ def fingerprint(svc: Services) -> str:
 
     (Empty collections do not count: a store creates its collection and indexes on first use.)
     """
-    db = svc.store.db
+    db = svc.db
     digest = hashlib.sha256()
     for name in sorted(db.list_collection_names()):
         docs = list(db[name].find({}).sort("_id", 1))
@@ -96,7 +90,7 @@ def fingerprint(svc: Services) -> str:
 
 
 def session_counters(svc: Services) -> dict[str, Any]:
-    doc = svc.store.sessions.find_one({"session_id": SESSION}) or {}
+    doc = svc.db["sessions"].find_one({"session_id": SESSION}) or {}
     return {k: doc.get(k) for k in ("last_seq", "pending", "unpromoted_tokens", "promoted_through_seq")}
 
 

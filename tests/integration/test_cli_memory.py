@@ -16,8 +16,6 @@ from mongomem.local.queue import LocalQueue
 from mongomem.local.stack import LocalStack
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.runtime import services
-from mongomem.shortterm.record import record_turns
 
 BASE = """
 memory:
@@ -125,9 +123,8 @@ def test_local_status_shows_readiness_backlog_and_queue_depths(
     MemoryClient(stack.url).record_turn("s-1", "ana", "user", "hello")
     # and a session of another tenant, which the API's status never shows the caller
     other = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "elsewhere"}]})
-    record_turns(
-        services().store, services().settings.memory, Scope(tenant="other", user_id="bo"), "s-9", other
-    )
+    assert stack.services is not None
+    stack.services.recorder.record(Scope(tenant="other", user_id="bo"), "s-9", other)
     # When the status is shown
     code, out, _ = run(capsys, "memory", "status", "--base-url", stack.url, "--data-dir", str(data), "--json")
     report = json.loads(out)

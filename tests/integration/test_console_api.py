@@ -41,13 +41,16 @@ class SwitchableQueue:
         self.inner.send_extraction(memory_type, body)
 
 
-def build(make_settings: Any, tmp_path: Path, index: bool = True, **settings: Any) -> Services:
+def build(
+    make_settings: Any, tmp_path: Path, index: bool = True, extractors: Any = None, **settings: Any
+) -> Services:
     services = Services(
         make_settings(**settings),
         llm=ScriptedLLM({}),
         embedder=HashingEmbedder(dim=64),
         vector_index=EmbeddedIndex(tmp_path / "v") if index else None,
         queue_factory=lambda s: SwitchableQueue(local_queue_factory(s)),
+        extractors=extractors,
     )
     configure(services)
     return services
@@ -58,7 +61,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Any:
     services = build(make_settings, tmp_path)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 def call(gw: Gateway, method: str, path: str, key: str, body: Any = None, **query: Any) -> tuple[int, Any]:
@@ -185,18 +188,19 @@ class Broken:
 
 
 @pytest.fixture
-def outage(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Semantic extraction fails on whichever services the handlers run with, while it holds anything."""
-    down = {"semantic"}
-    broken, real = Broken(MemoryType.semantic, down), Services.extractor
-    monkeypatch.setattr(Services, "extractor", lambda s, k: broken if k == "semantic" else real(s, k))
-    return down
+def outage() -> set[str]:
+    return {"semantic"}
+
+
+def broken(outage: set[str]) -> dict[MemoryType, Any]:
+    """The extractors of a deployment whose semantic extraction provider is down during `outage`."""
+    return {MemoryType.semantic: lambda _svc: Broken(MemoryType.semantic, outage)}
 
 
 def test_retry_queues_a_failed_kind_again_and_refuses_what_cannot_be_retried(
     make_settings: Any, tmp_path: Path, outage: set[str]
 ) -> None:
-    svc = build(make_settings, tmp_path, enabled_extractions=["semantic"])
+    svc = build(make_settings, tmp_path, extractors=broken(outage), enabled_extractions=["semantic"])
     try:
         gw = Gateway()
         acme = new_key(svc, "acme", "memory_service")
@@ -204,7 +208,7 @@ def test_retry_queues_a_failed_kind_again_and_refuses_what_cannot_be_retried(
         snap = flush(gw, acme, "ana", "s1")
         sid = snap["snapshot_id"]
         # Given the semantic extraction failed and its message went to the DLQ
-        queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=1)
+        queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=1)
         extract = load_function("extract").lambda_handler
         drain(queue, "extract-semantic", extract, policy)
         _, failed = call(gw, "GET", f"/v1/snapshots/{sid}", acme, user_id="ana")
@@ -245,15 +249,17 @@ def test_retry_queues_a_failed_kind_again_and_refuses_what_cannot_be_retried(
         assert queue.depth("extract-semantic") == 0 and queue.depth("extract-procedural") == 0
     finally:
         configure(None)
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 def test_a_retry_the_queue_refuses_leaves_the_kind_as_it_was(svc: Any, outage: set[str]) -> None:
+    svc = svc.replaced(extractors=broken(outage))
+    configure(svc)
     gw = Gateway()
     acme = new_key(svc, "acme", "memory_service")
     record(gw, acme, "ana", "s1", "I live in Lisbon")
     sid = flush(gw, acme, "ana", "s1")["snapshot_id"]
-    queue = LocalQueue(svc.store.db)
+    queue = LocalQueue(svc.db)
     drain(queue, "extract-semantic", load_function("extract").lambda_handler, QueuePolicy(0.0, 1))
     svc.queue.down = True
     status, body = call(gw, "POST", f"/v1/snapshots/{sid}/retry", acme, {"type": "semantic"}, user_id="ana")
@@ -331,7 +337,7 @@ def test_pipeline_health_counts_only_the_callers_tenant(make_settings: Any, tmp_
         assert call(gw, "GET", "/v1/pipeline", acme, user_id="bo")[1]["promotion"]["sessions_waiting"] == 0
     finally:
         configure(None)
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 # -- the console's files ----------------------------------------------------------------------------

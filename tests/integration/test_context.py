@@ -13,7 +13,6 @@ import pytest
 from mongomem.retrieval.context import TITLES, estimate_tokens
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
-from mongomem.workingmemory import config as wm_config
 from tests.conftest import load_event, load_function
 from tests.integration.test_recall import call as recall_call
 from tests.integration.test_recall import make_services, record, scan
@@ -60,12 +59,11 @@ def scan_fn() -> Any:
 
 @pytest.fixture
 def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
-    wm_config.set_current(None)
     services = make_services(make_settings, EmbeddedIndex(tmp_path / "vectors"))
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 def memory_api_call(
@@ -209,7 +207,7 @@ def test_with_recall_disabled_the_context_still_builds(
         assert status == 409
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()
 
 
 @pytest.mark.parametrize(

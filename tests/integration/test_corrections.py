@@ -75,7 +75,7 @@ def build(make_settings: Any, tmp_path: Path, embedder: LocalEmbedderProvider) -
     yield make
     configure(None)
     for svc in made:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.db.client.drop_database(svc.db.name)
 
 
 def fact(attribute: str, value: str) -> CreateMemoryRequest:

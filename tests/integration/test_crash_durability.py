@@ -30,7 +30,7 @@ from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services
-from mongomem.shortterm.record import record_turns
+from mongomem.shortterm.record import TurnRecorder
 
 WRITERS = 6
 SESSIONS = 4
@@ -56,6 +56,8 @@ class Ledger:
 def writer(index: int, svc: Services, ledger: Ledger, stop: threading.Event) -> None:
     rnd = random.Random(index)
     scope = Scope(tenant="crash", user_id="u1")
+    # settle: this writer's earlier attempt has returned, so it is over
+    recorder = TurnRecorder(svc.sessions, svc.turns, svc.settings.memory, settle_seconds=0.5)
     n = 0
     while not stop.is_set():
         token, session = f"w{index}-{n}", f"s{rnd.randrange(SESSIONS)}"
@@ -69,10 +71,7 @@ def writer(index: int, svc: Services, ledger: Ledger, stop: threading.Event) -> 
         while seqs is None or (attempts < 2 and rnd.random() < 0.15):
             attempts += 1
             try:
-                # settle: this writer's earlier attempt has returned, so it is over
-                out = record_turns(
-                    svc.store, svc.settings.memory, scope, session, request, settle_seconds=0.5
-                )
+                out = recorder.record(scope, session, request)
             except StoreUnavailable:
                 with ledger.lock:
                     ledger.unavailable += 1
@@ -117,7 +116,8 @@ def test_acknowledged_turns_survive_sigkill_of_the_database(make_settings: Any, 
             make_settings(mongodb_uri=server.uri, project=cfg, hole_grace_seconds=1, lease_seconds=5),
             queue_factory=local_queue_factory,
         )
-        assert svc.store.db.write_concern.document.get("j") is True
+        assert svc.db.write_concern.document.get("j") is True
+        assert svc.sessions and svc.turns  # the repositories and their indexes exist before any writer runs
         ledger, stop = Ledger(), threading.Event()
         threads = [
             threading.Thread(target=writer, args=(i, svc, ledger, stop), name=f"writer-{i}")
@@ -140,7 +140,7 @@ def test_acknowledged_turns_survive_sigkill_of_the_database(make_settings: Any, 
 
         # Then every acknowledged turn is there exactly once, under its acknowledged seq
         stored: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        for doc in svc.store.turns.find({"tenant": "crash"}, {"content": 1, "seq": 1, "session_id": 1}):
+        for doc in svc.db["turns"].find({"tenant": "crash"}, {"content": 1, "seq": 1, "session_id": 1}):
             stored[doc["content"]].append((doc["session_id"], doc["seq"]))
         acknowledged = found = lost = duplicated = wrong_seq = 0
         acked_seqs: dict[str, list[int]] = defaultdict(list)
@@ -168,7 +168,7 @@ def test_acknowledged_turns_survive_sigkill_of_the_database(make_settings: Any, 
         assert (lost, duplicated, wrong_seq, reused, unacknowledged) == (0, 0, 0, 0, 0)
         assert found == acknowledged > 0 and ledger.unavailable > 0  # the kills did hit writes
         for session, seqs in acked_seqs.items():
-            doc = svc.store.sessions.find_one({"tenant": "crash", "session_id": session})
+            doc = svc.db["sessions"].find_one({"tenant": "crash", "session_id": session})
             assert doc is not None and doc["last_seq"] >= max(seqs)  # the counter never went back
 
         # And after promotion every turn is in exactly one snapshot, ranges contiguous and non-overlapping
@@ -177,17 +177,17 @@ def test_acknowledged_turns_survive_sigkill_of_the_database(make_settings: Any, 
             if svc.promoter.scan().sessions == 0:
                 break
         snaps: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for snap in svc.store.snapshots.find({"tenant": "crash"}):
+        for snap in svc.db["snapshots"].find({"tenant": "crash"}):
             snaps[snap["session_id"]].append(snap)
         holes = 0
         for session in acked_seqs:
             ranges = sorted(snaps[session], key=lambda s: s["from_seq"])
-            last = svc.store.sessions.find_one({"tenant": "crash", "session_id": session})["last_seq"]
+            last = svc.db["sessions"].find_one({"tenant": "crash", "session_id": session})["last_seq"]
             assert ranges and ranges[0]["from_seq"] == 1 and ranges[-1]["to_seq"] == last
             for a, b in pairwise(ranges):
                 assert b["from_seq"] == a["to_seq"] + 1
             holes += sum(len(s["missing_seqs"]) for s in ranges)
-            for doc in svc.store.turns.find({"tenant": "crash", "session_id": session}):
+            for doc in svc.db["turns"].find({"tenant": "crash", "session_id": session}):
                 owners = [s for s in ranges if s["from_seq"] <= doc["seq"] <= s["to_seq"]]
                 assert len(owners) == 1 and doc.get("snapshot_id") == owners[0]["_id"]
                 assert doc["seq"] not in owners[0]["missing_seqs"]

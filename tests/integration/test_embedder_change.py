@@ -74,7 +74,7 @@ def deploy(
 
     yield start
     configure(None)
-    made[0].store.client.drop_database(db_name)
+    made[0].db.client.drop_database(db_name)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import pytest
 from mongomem.config import MemoryType, parse_project_config
 from mongomem.erasure import erase_user
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
-from mongomem.local.http import to_event
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope, utcnow
@@ -22,6 +21,7 @@ from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.port import IndexDoc, SearchQuery
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 FIGURES = {"leftovers": 0, "places_checked": 0}
@@ -45,12 +45,10 @@ def svc(request: pytest.FixtureRequest, make_settings: Any, tmp_path: Path) -> A
         vector_index=index,
         queue_factory=local_queue_factory,
     )
-    configure(services)
-    yield services
-    configure(None)
+    with helpers.installed(services):
+        yield services
     if request.param == "opensearch":
         index.drop()
-    services.store.client.drop_database(services.store.db.name)
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +59,8 @@ def fns() -> dict[str, Any]:
 def call(
     fns: dict[str, Any], ctx: Any, method: str, target: str, body: Any = None, tenant: str = "default"
 ) -> Any:
-    event = to_event(
-        method,
-        target,
-        {"content-type": "application/json"},
-        json.dumps(body).encode() if body else b"",
-        "203.0.113.10",
-    )
-    event["requestContext"]["authorizer"] = {
-        "lambda": {"tenant": tenant, "kind": "memory_service", "key_id": "k"}
-    }
     fn = fns["record_turns"] if target.startswith("/v1/sessions") else fns["memory_api"]
-    response = fn.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.invoke(fn, ctx, helpers.http_event(method, target, body, tenant))
 
 
 def seed_user(
@@ -127,7 +114,7 @@ def seed_user(
 
 def everything_of(svc: Any, tenant: str, user: str, marker: str) -> dict[str, int]:
     """Where the user's data still is: scoped documents, documents holding the marker, index entries, queue."""
-    db = svc.store.db
+    db = svc.db
     found: dict[str, int] = {}
     for name in db.list_collection_names():
         FIGURES["places_checked"] += 1
@@ -209,13 +196,13 @@ def test_erase_user_removes_everything_and_nothing_else(svc: Any, fns: dict[str,
 def test_queued_extraction_of_an_erased_user_is_dropped(svc: Any, fns: dict[str, Any], ctx: Any) -> None:
     # Given a snapshot whose extraction message is still on a (deployed, not erasable) queue
     seed_user(fns, ctx, svc, "user-7", "M")
-    body = LocalQueue(svc.store.db).bodies("extract-semantic")[0]
-    erase_user(svc.store.db, svc.vector_index, Scope(tenant="default", user_id="user-7"))
+    body = LocalQueue(svc.db).bodies("extract-semantic")[0]
+    erase_user(svc.erasure, svc.vector_index, Scope(tenant="default", user_id="user-7"))
     record = dict(load_event("extract_sqs.json")["Records"][0], messageId="m-1", body=body)
     # When the message is delivered anyway
     assert fns["extract"].lambda_handler({"Records": [record]}, ctx) == {"batchItemFailures": []}
     # Then nothing of the user comes back
-    assert svc.store.db["memories"].count_documents({"user_id": "user-7"}) == 0
+    assert svc.db["memories"].count_documents({"user_id": "user-7"}) == 0
 
 
 def test_service_account_may_erase_only_itself(svc: Any, fns: dict[str, Any], ctx: Any) -> None:
@@ -241,26 +228,32 @@ class Quick:
 @pytest.mark.parametrize("svc", ["embedded"], indirect=True)
 def test_turns_expire_only_after_every_type_is_extracted(svc: Any, fns: dict[str, Any], ctx: Any) -> None:
     # Given TTL indexes on turns.expire_at and memories.expires_at
-    turn_ttl = {i["name"]: i for i in svc.store.turns.list_indexes()}["turn_expiry"]
+    assert svc.turns is not None  # builds the turn repository and its indexes
+    turn_ttl = {i["name"]: i for i in svc.db["turns"].list_indexes()}["turn_expiry"]
     assert dict(turn_ttl["key"]) == {"expire_at": 1} and turn_ttl["expireAfterSeconds"] == 0
     assert svc.memory_store is not None  # builds the memory store and its retention index
-    mem_ttl = {i["name"]: i for i in svc.store.db["memories"].list_indexes()}["memory_expiry"]
+    mem_ttl = {i["name"]: i for i in svc.db["memories"].list_indexes()}["memory_expiry"]
     assert mem_ttl["expireAfterSeconds"] == 0
-    for t in (MemoryType.semantic, MemoryType.episodic):
-        svc.use_extractor(t, Quick(t))
-    seed_user(fns, ctx, svc, "user-7", "M")  # s1 promoted (2 turns), s2 not
-    queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0)
-    # When only one of the two types is extracted, no turn has an expiry
-    drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)
-    assert svc.store.turns.count_documents({"expire_at": {"$exists": True}}) == 0
-    # When the second type is done too, the snapshot's turns expire after ttl_days
-    drain(queue, "extract-episodic", fns["extract"].lambda_handler, policy)
-    expiring = list(svc.store.turns.find({"expire_at": {"$exists": True}}))
+    quick = svc.replaced(
+        extractors={t: lambda _svc, t=t: Quick(t) for t in (MemoryType.semantic, MemoryType.episodic)}
+    )
+    configure(quick)
+    try:
+        seed_user(fns, ctx, svc, "user-7", "M")  # s1 promoted (2 turns), s2 not
+        queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
+        # When only one of the two types is extracted, no turn has an expiry
+        drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)
+        assert svc.db["turns"].count_documents({"expire_at": {"$exists": True}}) == 0
+        # When the second type is done too, the snapshot's turns expire after ttl_days
+        drain(queue, "extract-episodic", fns["extract"].lambda_handler, policy)
+    finally:
+        configure(svc)
+    expiring = list(svc.db["turns"].find({"expire_at": {"$exists": True}}))
     assert {(d["session_id"], d["seq"]) for d in expiring} == {("s1", 1), ("s1", 2)}
     ttl = timedelta(days=svc.settings.memory.snapshot.ttl_days)
     assert all(abs(d["expire_at"] - (utcnow() + ttl)) < timedelta(minutes=1) for d in expiring)
     # unpromoted turns never expire
-    assert svc.store.turns.count_documents({"session_id": "s2", "expire_at": {"$exists": True}}) == 0
+    assert svc.db["turns"].count_documents({"session_id": "s2", "expire_at": {"$exists": True}}) == 0
 
 
 def test_zz_report_figures() -> None:

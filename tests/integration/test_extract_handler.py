@@ -13,7 +13,7 @@ from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.local.worker import deliver_batch, drain
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.shortterm.record import record_turns
+from mongomem.runtime import configure
 from tests.conftest import load_event, load_function
 
 SCOPE = Scope(tenant="default", user_id="user-7")
@@ -38,8 +38,9 @@ class Counting:
 def extractor(services: Any) -> Any:
     calls: list[str] = []
     fail_for: set[str] = set()
-    services.use_extractor(MemoryType.semantic, Counting(calls, fail_for))
+    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: Counting(calls, fail_for)}))
     yield calls, fail_for
+    configure(services)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,8 @@ def promote(services: Any, session: str) -> str:
     req = RecordTurnsRequest.model_validate(
         {"turns": [{"role": "user", "content": "I live in Porto"}, {"role": "assistant", "content": "Noted"}]}
     )
-    record_turns(services.store, services.settings.memory, SCOPE, session, req)
-    return services.promoter.flush(SCOPE, session)[0]["_id"]
+    services.recorder.record(SCOPE, session, req)
+    return services.promoter.flush(SCOPE, session)[0].snapshot_id
 
 
 def sqs_event(*snapshot_ids: str, memory_type: str = "semantic") -> dict[str, Any]:
@@ -72,8 +73,8 @@ def test_only_the_failed_message_is_reported(
     fail_for.add("bad")
     response = extract_fn.lambda_handler(sqs_event(good, bad), ctx)
     assert response == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
-    assert services.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
-    failed = services.store.get_snapshot(bad)["extraction"]["semantic"]
+    assert services.db["snapshots"].find_one(good)["extraction"]["semantic"]["status"] == "done"
+    failed = services.db["snapshots"].find_one(bad)["extraction"]["semantic"]
     assert failed["status"] == "failed" and "not valid JSON" in failed["error"] and failed["attempts"] == 1
 
 
@@ -83,7 +84,7 @@ def test_redelivery_does_not_extract_twice(services: Any, extractor: Any, extrac
     assert extract_fn.lambda_handler(sqs_event(snap), ctx) == {"batchItemFailures": []}
     assert extract_fn.lambda_handler(sqs_event(snap), ctx) == {"batchItemFailures": []}
     assert calls == [snap]
-    status = services.store.get_snapshot(snap)["extraction"]["semantic"]
+    status = services.db["snapshots"].find_one(snap)["extraction"]["semantic"]
     assert status["status"] == "done" and status["memories"] == 2 and status["attempts"] == 1
 
 
@@ -103,7 +104,7 @@ def test_a_kind_the_project_turned_off_is_marked_skipped_not_failed(
     assert extract_fn.lambda_handler(sqs_event(snap, memory_type="episodic"), ctx) == {
         "batchItemFailures": []
     }
-    assert services.store.get_snapshot(snap)["extraction"]["episodic"]["status"] == "skipped"
+    assert services.db["snapshots"].find_one(snap)["extraction"]["episodic"]["status"] == "skipped"
 
 
 def test_failing_message_reaches_the_dlq_after_max_receive_count(
@@ -112,21 +113,21 @@ def test_failing_message_reaches_the_dlq_after_max_receive_count(
     _, fail_for = extractor
     fail_for.add("bad")
     good, bad = promote(services, "good"), promote(services, "bad")
-    queue = LocalQueue(services.store.db)
+    queue = LocalQueue(services.db)
     policy = QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
     received = drain(queue, "extract-semantic", extract_fn.lambda_handler, policy)
     # the good one once, the bad one three times, then it is moved to the DLQ
     assert received == 4
     assert queue.depth("extract-semantic") == 0
     assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
-    status = services.store.get_snapshot(bad)["extraction"]["semantic"]
+    status = services.db["snapshots"].find_one(bad)["extraction"]["semantic"]
     assert status["status"] == "failed" and status["attempts"] == 3
-    assert services.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
+    assert services.db["snapshots"].find_one(good)["extraction"]["semantic"]["status"] == "done"
     # the DLQ can be re-driven once the cause is fixed
     fail_for.clear()
     assert queue.redrive("extract-semantic-dlq") == 1
     drain(queue, "extract-semantic", extract_fn.lambda_handler, policy)
-    assert services.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "done"
+    assert services.db["snapshots"].find_one(bad)["extraction"]["semantic"]["status"] == "done"
 
 
 def test_invisible_messages_wait_for_the_visibility_timeout(
@@ -135,7 +136,7 @@ def test_invisible_messages_wait_for_the_visibility_timeout(
     _, fail_for = extractor
     fail_for.add("bad")
     promote(services, "bad")
-    queue = LocalQueue(services.store.db)
+    queue = LocalQueue(services.db)
     policy = QueuePolicy(visibility_timeout=60.0, max_receive_count=3)
     first = deliver_batch(queue, "extract-semantic", extract_fn.lambda_handler, policy)
     again = deliver_batch(queue, "extract-semantic", extract_fn.lambda_handler, policy)

@@ -17,7 +17,7 @@ from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.ports import LLMError, LLMRequest
-from mongomem.shortterm.record import record_turns
+from mongomem.runtime import configure
 from tests.conftest import load_event, load_function
 
 SCOPE = Scope(tenant="default", user_id="user-7")
@@ -100,20 +100,25 @@ def test_a_record_without_time_left_is_a_batch_item_failure_and_is_not_started(s
     import json
 
     extractor = Recording()
-    services.use_extractor(MemoryType.semantic, extractor)
-    req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I live in Porto"}]})
-    record_turns(services.store, services.settings.memory, SCOPE, "s1", req)
-    snap = services.promoter.flush(SCOPE, "s1")[0]["_id"]
-    record = dict(load_event("extract_sqs.json")["Records"][0], messageId="m-1")
-    record["body"] = json.dumps({"snapshot_id": snap, "type": "semantic"})
-    handler = load_function("extract").lambda_handler
-    # When the invocation has 10 s left (the record needs at least 15 s)
-    assert handler({"Records": [record]}, Ctx(10_000)) == {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
-    # Then nothing was started: the snapshot's kind is still queued, no attempt counted
-    status = services.store.get_snapshot(snap)["extraction"]["semantic"]
-    assert status["status"] == "queued" and status["attempts"] == 0 and extractor.deadlines == []
-    # With 100 s left it runs, and its work is bounded by the invocation's remaining time
-    before = time.monotonic()
-    assert handler({"Records": [record]}, Ctx(100_000)) == {"batchItemFailures": []}
-    deadline = extractor.deadlines[0]
-    assert deadline is not None and before + 90 < deadline < before + 100
+    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: extractor}))
+    try:
+        req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I live in Porto"}]})
+        services.recorder.record(SCOPE, "s1", req)
+        snap = services.promoter.flush(SCOPE, "s1")[0].snapshot_id
+        record = dict(load_event("extract_sqs.json")["Records"][0], messageId="m-1")
+        record["body"] = json.dumps({"snapshot_id": snap, "type": "semantic"})
+        handler = load_function("extract").lambda_handler
+        # When the invocation has 10 s left (the record needs at least 15 s)
+        assert handler({"Records": [record]}, Ctx(10_000)) == {
+            "batchItemFailures": [{"itemIdentifier": "m-1"}]
+        }
+        # Then nothing was started: the snapshot's kind is still queued, no attempt counted
+        status = services.db["snapshots"].find_one(snap)["extraction"]["semantic"]
+        assert status["status"] == "queued" and status["attempts"] == 0 and extractor.deadlines == []
+        # With 100 s left it runs, and its work is bounded by the invocation's remaining time
+        before = time.monotonic()
+        assert handler({"Records": [record]}, Ctx(100_000)) == {"batchItemFailures": []}
+        deadline = extractor.deadlines[0]
+        assert deadline is not None and before + 90 < deadline < before + 100
+    finally:
+        configure(services)

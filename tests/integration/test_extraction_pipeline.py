@@ -16,7 +16,6 @@ from mongomem.models.turns import RecordTurnsRequest
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
@@ -123,7 +122,7 @@ def pipeline(make_settings: Any, tmp_path: Path) -> Any:
     yield build
     configure(None)
     for svc in made:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +132,10 @@ def extract_fn() -> Any:
 
 def promote(svc: Services, scope: Scope, session: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
     req = RecordTurnsRequest.model_validate({"turns": [{"role": r, "content": c} for r, c in turns]})
-    record_turns(svc.store, svc.settings.memory, scope, session, req)
-    return svc.promoter.flush(scope, session)[0]
+    svc.recorder.record(scope, session, req)
+    cut = svc.promoter.flush(scope, session)[0]
+    doc: dict[str, Any] = svc.db["snapshots"].find_one(cut.snapshot_id)  # the snapshot as stored
+    return doc
 
 
 def run(extract_fn: Any, ctx: Any, snap: dict[str, Any], memory_type: str) -> dict[str, Any]:
@@ -182,10 +183,10 @@ def test_each_type_extracts_its_memories_once(
         or d["payload"]["term"]
         for d in docs
     } == {i.get("value") or i.get("title") or i.get("name") or i.get("term") for i in expected}
-    assert svc.store.get_snapshot(snap["_id"])["extraction"][memory_type]["status"] == "done"
+    assert svc.db["snapshots"].find_one(snap["_id"])["extraction"][memory_type]["status"] == "done"
     # When the same snapshot is extracted again (status reset, same answer): the state does not change
     before = state(svc)
-    svc.store.snapshots.update_one(
+    svc.db["snapshots"].update_one(
         {"_id": snap["_id"]}, {"$set": {f"extraction.{memory_type}.status": "queued"}}
     )
     assert run(extract_fn, ctx, snap, memory_type) == {"batchItemFailures": []}
@@ -310,7 +311,7 @@ def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
 ) -> None:
     svc = pipeline({"semantic": [answer] * 3}, enabled=["semantic"])
     snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
-    queue = LocalQueue(svc.store.db)
+    queue = LocalQueue(svc.db)
     received = drain(
         queue,
         "extract-semantic",
@@ -319,7 +320,7 @@ def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
     )
     assert received == 3
     assert queue.depth("extract-semantic-dlq") == 1
-    status = svc.store.get_snapshot(snap["_id"])["extraction"]["semantic"]
+    status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["semantic"]
     assert status["status"] == "failed" and status["attempts"] == 3 and "items list" in status["error"]
     assert svc.memory_store.coll.count_documents({}) == 0
 
@@ -343,7 +344,7 @@ def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
     assert run(extract_fn, ctx, snap, "semantic") == {"batchItemFailures": []}
     # Then the valid one is stored, the snapshot is done (no retry asks for all three again)
     assert [d["payload"]["value"] for d in active(svc, ANA, "semantic")] == ["LIS"]
-    assert svc.store.get_snapshot(snap["_id"])["extraction"]["semantic"]["status"] == "done"
+    assert svc.db["snapshots"].find_one(snap["_id"])["extraction"]["semantic"]["status"] == "done"
     # and the refusals are counted in the function's metrics
     refused = [
         json.loads(line)

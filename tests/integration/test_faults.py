@@ -22,11 +22,11 @@ from mongomem.local.mongod import EmbeddedMongo, free_port
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope, utcnow
+from mongomem.models.sessions import TypeStatusUpdate
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
 from mongomem.ops.redrive import retry_sqs
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
 
 PASSED: list[str] = []
@@ -89,36 +89,35 @@ def test_mongodb_down_during_record_gives_503_and_the_retry_records_once(
     status, _, body = post(record_fn, ctx, "tok-2")
     assert status == 201 and [t["seq"] for t in body["turns"]] == [3, 4]
     assert post(record_fn, ctx, "tok-2")[0] == 200  # and a second retry is a replay
-    assert sorted(d["seq"] for d in svc.store.turns.find({})) == [1, 2, 3, 4]
+    assert sorted(d["seq"] for d in svc.db["turns"].find({})) == [1, 2, 3, 4]
     PASSED.append("record: MongoDB down before the call")
 
 
 def test_mongodb_dying_between_the_two_writes_leaves_no_turn_and_the_retry_is_safe(
     server: Any, svc: Any, record_fn: Any, ctx: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mongomem.adapters.mongo import MongoStore
+    turns = svc.turns  # the turn repository the record function's services use
+    original = turns.insert_new
 
-    original = MongoStore.insert_new_turns
-
-    def die_first(self: Any, docs: list[dict[str, Any]]) -> bool:
+    def die_first(*args: Any) -> bool:
         server.kill()  # the session update is journaled; the turns never reach the server
-        return original(self, docs)
+        return bool(original(*args))
 
-    monkeypatch.setattr(MongoStore, "insert_new_turns", die_first)
+    monkeypatch.setattr(turns, "insert_new", die_first)
     assert_clean_503(*post(record_fn, ctx, "tok-1"))
-    monkeypatch.setattr(MongoStore, "insert_new_turns", original)
+    monkeypatch.setattr(turns, "insert_new", original)
     restart(server)
     # Then no turn of the batch is visible (the allocated seqs are a hole the scanner skips)
-    assert svc.store.turns.count_documents({}) == 0
+    assert svc.db["turns"].count_documents({}) == 0
     # An immediate retry is told to wait: the first attempt might still be writing
     status, _, body = post(record_fn, ctx, "tok-1")
     assert status == 409 and body["error"]["details"]["retry_after_seconds"] > 0
     # After the settle time the retry records the batch exactly once
-    svc.store.sessions.update_one({}, {"$set": {"tokens.0.at": utcnow() - timedelta(minutes=1)}})
+    svc.db["sessions"].update_one({}, {"$set": {"tokens.0.at": utcnow() - timedelta(minutes=1)}})
     status, _, body = post(record_fn, ctx, "tok-1")
     assert status == 200 and len(body["turns"]) == 2
     assert post(record_fn, ctx, "tok-1")[2]["turns"] == body["turns"]
-    assert svc.store.turns.count_documents({}) == 2
+    assert svc.db["turns"].count_documents({}) == 2
     PASSED.append("record: MongoDB dies between session update and turn insert")
 
 
@@ -131,10 +130,9 @@ def test_memory_api_with_mongodb_down_is_a_clean_503(server: Any, svc: Any, ctx:
 
 
 def test_authorizer_without_mongodb_fails_closed_and_caches_nothing(server: Any, svc: Any) -> None:
-    from mongomem.adapters.keys_store import KeysStore
     from mongomem.identity.service import create_key
 
-    key, _ = create_key(KeysStore(svc.store.db), "acme", "memory_service")
+    key, _ = create_key(svc.api_keys, "acme", "memory_service")
     functions = find_functions_dir(Path(__file__))
     auth = LocalAuthorizer(lambda: load_handler(functions, "authorizer"), keys_required=lambda: True)
     event = to_event("GET", "/v1/memories?user_id=u", {"x-api-key": key}, b"", "127.0.0.1")
@@ -171,35 +169,40 @@ def cli_report(out: str) -> dict[str, Any]:
 def promote(svc: Any, session: str) -> str:
     scope = Scope(tenant="default", user_id="u1")
     req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "hello"}]})
-    record_turns(svc.store, svc.settings.memory, scope, session, req)
-    return str(svc.promoter.flush(scope, session)[0]["_id"])
+    svc.recorder.record(scope, session, req)
+    return str(svc.promoter.flush(scope, session)[0].snapshot_id)
 
 
 def test_crash_mid_batch_dead_letters_and_snapshots_retry_redrives(
     svc: Any, server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = {"bad"}
-    svc.use_extractor(MemoryType.semantic, Flaky(broken))
+    configure(svc.replaced(extractors={MemoryType.semantic: lambda _svc: Flaky(broken)}))
     extract = load_function("extract").lambda_handler
-    good, bad = promote(svc, "good"), promote(svc, "bad")
-    queue, policy = LocalQueue(svc.store.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
-    drain(queue, "extract-semantic", extract, policy)
-    # Then only the failed message went round again, and after maxReceiveCount it sits in the DLQ
-    assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
-    assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "failed"
-    assert svc.store.get_snapshot(good)["extraction"]["semantic"]["status"] == "done"
-    # When the cause is fixed and the operator re-drives (the CLI finds the running stack's database)
-    broken.clear()
-    data = tmp_path / "local"
-    data.mkdir()
-    (data / "stack.json").write_text(json.dumps({"mongodb_uri": server.uri, "db_name": svc.settings.db_name}))
-    assert cli_main(["snapshots", "retry", "--type", "semantic", "--local", "--data-dir", str(data)]) == 0
-    report = cli_report(capsys.readouterr().out)
-    assert report == {"type": "semantic", "messages": 1, "snapshots_requeued": 1}
-    assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "queued"
-    assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 1
-    drain(queue, "extract-semantic", extract, policy)
-    assert svc.store.get_snapshot(bad)["extraction"]["semantic"]["status"] == "done"
+    try:
+        good, bad = promote(svc, "good"), promote(svc, "bad")
+        queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=3)
+        drain(queue, "extract-semantic", extract, policy)
+        # Then only the failed message went round again, and after maxReceiveCount it sits in the DLQ
+        assert [json.loads(b)["snapshot_id"] for b in queue.bodies("extract-semantic-dlq")] == [bad]
+        assert svc.db["snapshots"].find_one(bad)["extraction"]["semantic"]["status"] == "failed"
+        assert svc.db["snapshots"].find_one(good)["extraction"]["semantic"]["status"] == "done"
+        # When the cause is fixed and the operator re-drives (the CLI finds the running stack's database)
+        broken.clear()
+        data = tmp_path / "local"
+        data.mkdir()
+        (data / "stack.json").write_text(
+            json.dumps({"mongodb_uri": server.uri, "db_name": svc.settings.db_name})
+        )
+        assert cli_main(["snapshots", "retry", "--type", "semantic", "--local", "--data-dir", str(data)]) == 0
+        report = cli_report(capsys.readouterr().out)
+        assert report == {"type": "semantic", "messages": 1, "snapshots_requeued": 1}
+        assert svc.db["snapshots"].find_one(bad)["extraction"]["semantic"]["status"] == "queued"
+        assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 1
+        drain(queue, "extract-semantic", extract, policy)
+    finally:
+        configure(svc)
+    assert svc.db["snapshots"].find_one(bad)["extraction"]["semantic"]["status"] == "done"
     PASSED.append("extraction: crash mid-batch -> DLQ -> snapshots retry --local")
 
 
@@ -234,7 +237,7 @@ def stubbed_clients() -> tuple[Any, Any, Stubber, Stubber]:
 def test_deployed_retry_starts_an_sqs_move_task_and_requeues_failed_snapshots(svc: Any) -> None:
     # Given a snapshot whose semantic extraction failed for good
     bad = promote(svc, "bad")
-    svc.store.set_extraction_status(bad, "semantic", {"status": "failed", "error": "boom"})
+    svc.snapshots.set_extraction(bad, "semantic", TypeStatusUpdate(status="failed", error="boom"))
     sqs, cfn, sqs_stub, cfn_stub = stubbed_clients()
     cfn_stub.add_response("describe_stacks", STACK_OUTPUTS, {"StackName": "mongomem-prod"})
     dlq_arn = "arn:aws:sqs:eu-west-1:1:sem-dlq"
@@ -252,10 +255,10 @@ def test_deployed_retry_starts_an_sqs_move_task_and_requeues_failed_snapshots(sv
         redrive = SqsRedrive(sqs, cfn)
         urls = redrive.dlq_urls("mongomem-prod")
         assert set(urls) == {"semantic", "episodic"}
-        report = retry_sqs(redrive, urls, SnapshotStatuses(svc.store.db), "semantic")
+        report = retry_sqs(redrive, urls, SnapshotStatuses(svc.db), "semantic")
         sqs_stub.assert_no_pending_responses()
     assert (report.messages, report.snapshots_requeued, report.task) == (3, 1, "task-123")
-    status = svc.store.get_snapshot(bad)["extraction"]["semantic"]
+    status = svc.db["snapshots"].find_one(bad)["extraction"]["semantic"]
     assert status["status"] == "queued" and status["error"] is None
     PASSED.append("extraction: snapshots retry --stack (SQS move task)")
 

@@ -24,7 +24,6 @@ from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_offline import OfflineLLM
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
@@ -51,30 +50,29 @@ def build(make_settings: Any, tmp_path: Path) -> Iterator[Any]:
     yield make
     configure(None)
     for svc in made:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.db.client.drop_database(svc.db.name)
 
 
 @pytest.fixture(scope="module")
-def fns() -> dict[str, Any]:
+def fns() -> Any:
     return {name: load_function(name) for name in ("memory_api", "extract")}
 
 
-def converse(svc: Services, session: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
-    record_turns(
-        svc.store, svc.settings.memory, ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
+def converse(svc: Services, session: str, turns: list[dict[str, Any]]) -> Any:
+    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
     )
     return svc.promoter.flush(ANA, session)[0]
 
 
-def extract(fns: dict[str, Any], ctx: Any, snap: dict[str, Any]) -> None:
+def extract(fns: dict[str, Any], ctx: Any, snap: Any) -> None:
     record = load_event("extract_sqs.json")["Records"][0]
-    body = json.dumps({"snapshot_id": snap["_id"], "type": "semantic"})
+    body = json.dumps({"snapshot_id": snap.snapshot_id, "type": "semantic"})
     assert fns["extract"].lambda_handler({"Records": [dict(record, body=body)]}, ctx) == {
         "batchItemFailures": []
     }
 
 
-def api(fns: dict[str, Any], ctx: Any, event: str, body: dict[str, Any]) -> dict[str, Any]:
+def api(fns: dict[str, Any], ctx: Any, event: str, body: dict[str, Any]) -> Any:
     response = fns["memory_api"].lambda_handler(load_event(event, body=json.dumps(body)), ctx)
     assert response["statusCode"] == 200, response["body"]
     return dict(json.loads(response["body"]))

@@ -279,7 +279,7 @@ def world(make_settings: Any, tmp_path: Path) -> Iterator[tuple[Gateway, Service
     ids = gw.seed()
     yield gw, svc, ids
     configure(None)
-    svc.store.client.drop_database(svc.store.db.name)
+    svc.database.drop()
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[f"{e.label}#{i}" for i, e in enumerate(ENDPOINTS)])

@@ -186,7 +186,7 @@ def gateway(make_settings: Any, tmp_path: Path) -> Iterator[tuple[Gateway, Servi
     gw.seed()
     yield gw, svc
     configure(None)
-    svc.store.client.drop_database(svc.store.db.name)
+    svc.database.drop()
 
 
 @pytest.mark.parametrize(("label", "method", "target", "raw"), CASES, ids=[c[0] for c in CASES])
@@ -254,4 +254,4 @@ def test_what_can_be_stored_faithfully_still_is(gateway: tuple[Gateway, Services
         },
     }
     assert gw.json("POST", "/v1/memories", fact)[0] == 201
-    assert svc.store.turns.count_documents({}) == 5
+    assert svc.db["turns"].count_documents({}) == 5

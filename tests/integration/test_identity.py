@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 
 import pytest
 
-from mongomem.adapters.keys_store import KeysStore
 from mongomem.identity import keys
 from mongomem.identity.authorizer import verify
 from mongomem.identity.service import create_key, revoke_key
@@ -45,7 +44,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Any:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 class Gateway:
@@ -77,16 +76,16 @@ def gateway(svc: Any) -> Gateway:
 
 
 def new_key(svc: Any, tenant: str, kind: str, user: str | None = None) -> str:
-    plaintext, _ = create_key(KeysStore(svc.store.db), tenant, kind, user)
+    plaintext, _ = create_key(svc.api_keys, tenant, kind, user)
     return plaintext
 
 
 # -- keys ---------------------------------------------------------------------------------------
 def test_keys_are_stored_hashed_and_verified_by_id_and_hash(svc: Any) -> None:
-    store = KeysStore(svc.store.db)
+    store = svc.api_keys
     plaintext, record = create_key(store, "acme", "service_account", "agent-7")
     assert plaintext.startswith(f"mm_{record['_id']}_") and len(plaintext) > 50
-    stored = store.coll.find_one({"_id": record["_id"]})
+    stored = svc.db["api_keys"].find_one({"_id": record["_id"]})
     # Then the secret is nowhere in the database, only its SHA-256
     assert plaintext not in json.dumps(stored, default=str) and stored["hash"] == keys.hash_key(plaintext)
     principal = verify(plaintext, store)
@@ -105,7 +104,7 @@ def test_keys_are_stored_hashed_and_verified_by_id_and_hash(svc: Any) -> None:
 
 
 def test_service_account_without_user_gets_a_stable_identity_of_its_own(svc: Any) -> None:
-    store = KeysStore(svc.store.db)
+    store = svc.api_keys
     _, record = create_key(store, "acme", "service_account")
     assert record["fixed_user_id"] == f"sa-{record['_id']}"
     with pytest.raises(Exception, match="service accounts only"):
@@ -136,7 +135,7 @@ def test_missing_invalid_and_revoked_keys_get_401_json(svc: Any) -> None:
     for bad in (None, "mm_nope", key[:-1] + "Q"):
         status, _, body = gw.call("GET", path, bad, user_id="u1")
         assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
-    revoke_key(KeysStore(svc.store.db), keys.key_id_of(key) or "")
+    revoke_key(svc.api_keys, keys.key_id_of(key) or "")
     assert gw.call("GET", path, key, user_id="u1")[0] == 401
 
 
@@ -146,7 +145,7 @@ def test_authorizer_results_are_cached_per_key_like_api_gateway(svc: Any, gatewa
         assert gateway.call("GET", "/v1/memories", key, user_id="u1")[0] == 200
     assert gateway.authorizer.invocations == 1
     # within the TTL a revoked key keeps working (API Gateway behaves the same; documented)
-    revoke_key(KeysStore(svc.store.db), keys.key_id_of(key) or "")
+    revoke_key(svc.api_keys, keys.key_id_of(key) or "")
     assert gateway.call("GET", "/v1/memories", key, user_id="u1")[0] == 200
 
 
@@ -156,7 +155,7 @@ def test_service_account_is_its_own_memory_user_and_says_so(svc: Any, gateway: G
     status, headers, answer = gateway.call("POST", "/v1/sessions/s1/turns", key, body)
     assert status == 201 and json.loads(answer)["user_id"] == "travel-agent"
     assert headers["x-mongomem-user-id"] == "travel-agent"
-    stored = svc.store.turns.find_one({})
+    stored = svc.db["turns"].find_one({})
     assert (stored["tenant"], stored["user_id"]) == ("acme", "travel-agent")
     # every call through the account shares the one scope, whatever user_id it sends
     status, headers, page = gateway.call("GET", "/v1/sessions/s1/turns", key, user_id="another")
@@ -176,7 +175,7 @@ def test_memory_service_must_name_user_and_acts_within_its_tenant(svc: Any, gate
         "POST", "/v1/sessions/s1/turns", key, {"user_id": "bo", "turns": [{"role": "user", "content": "x"}]}
     )
     assert status == 201 and headers["x-mongomem-user-id"] == "bo"
-    assert svc.store.turns.find_one({})["tenant"] == "acme"
+    assert svc.db["turns"].find_one({})["tenant"] == "acme"
 
 
 def test_iam_callers_resolve_to_the_default_tenant(svc: Any) -> None:
@@ -314,7 +313,7 @@ def covered(method: str, template: str, table: list[tuple[str, str, Any, dict[st
 
 def a_fingerprint(svc: Any, tenant: str, user: str) -> dict[str, Any]:
     """Everything tenant A's user has, to compare before and after the probes."""
-    db = svc.store.db
+    db = svc.db
     scope = {"tenant": tenant, "user_id": user}
     found = {
         name: sorted(json.dumps(d, default=str, sort_keys=True) for d in db[name].find(scope))
@@ -429,6 +428,4 @@ def test_local_stack_runs_open_until_a_key_exists_then_requires_keys(
 
 
 def svc_turn_tenant(stack: Any) -> str:
-    from mongomem.runtime import services
-
-    return str(services().store.turns.find_one({})["tenant"])
+    return str(stack.services.db["turns"].find_one({})["tenant"])

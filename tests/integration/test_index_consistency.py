@@ -5,7 +5,6 @@ Runs on its own OpenSearch node (killed and restarted here), never on the sessio
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
@@ -22,6 +21,7 @@ from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.opensearch import OpenSearchIndex
 from mongomem.vectors.port import IndexDoc, IndexUnavailable, SearchQuery
+from tests import helpers
 from tests.conftest import load_event, load_function, start_opensearch
 
 pytestmark = pytest.mark.opensearch
@@ -56,7 +56,7 @@ def svc(node: Any, make_settings: Any) -> Iterator[Services]:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +67,12 @@ def api() -> Any:
 def call(
     api: Any, ctx: Any, name: str, body: Any = None, memory_id: str | None = None, user: str | None = None
 ) -> tuple[int, Any]:
-    event = load_event(name)
-    if body is not None:
-        event["body"] = json.dumps(body)
-    if memory_id is not None:
-        event["rawPath"] = event["requestContext"]["http"]["path"] = f"/v1/memories/{memory_id}"
-        event["pathParameters"] = {"memory_id": memory_id}
-        event["queryStringParameters"] = {"user_id": user}
-    response = api.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    if memory_id is None:
+        return helpers.call(api, ctx, name, body)
+    path, parameters = f"/v1/memories/{memory_id}", {"memory_id": memory_id}
+    return helpers.call(
+        api, ctx, name, body, path=path, path_parameters=parameters, query={"user_id": user or ""}
+    )
 
 
 def fact(i: int) -> dict[str, Any]:

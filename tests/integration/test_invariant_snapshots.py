@@ -17,7 +17,6 @@ from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services
 from mongomem.shortterm.promotion import Promoter
-from mongomem.shortterm.record import record_turns
 
 TURNS = 10_000
 SESSIONS = 200
@@ -32,7 +31,6 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
         make_settings(project=cfg, lease_seconds=30, hole_grace_seconds=30, scan_batch=25),
         queue_factory=local_queue_factory,
     )
-    store = svc.store
     sessions = [(Scope(tenant="default", user_id=f"user-{i % 40}"), f"session-{i}") for i in range(SESSIONS)]
     plan: list[list[int]] = [[] for _ in range(WRITERS)]
     remaining, rnd = TURNS, random.Random(7)
@@ -56,13 +54,15 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
                         "turns": [{"role": "user", "content": f"w{index} {k}"} for k in range(size)],
                     }
                 )
-                out = record_turns(store, svc.settings.memory, scope, sid, req)
+                out = svc.recorder.record(scope, sid, req)
                 recorded.append(len(out.turns))
         except BaseException as exc:  # surfaced below
             errors.append(exc)
 
     def scanner(index: int) -> None:
-        promoter = Promoter(store, svc.queue, svc.settings, owner=f"scanner-{index}")
+        promoter = Promoter(
+            svc.sessions, svc.turns, svc.snapshots, svc.queue, svc.settings, owner=f"scanner-{index}"
+        )
         try:
             while writing.is_set():
                 promoter.scan()
@@ -82,17 +82,19 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
         t.join()
     assert not errors, errors
     # a final scan by a fresh scanner picks up whatever the racing ones left
-    Promoter(store, svc.queue, svc.settings, owner="final").scan(max_sessions=10 * SESSIONS)
+    Promoter(svc.sessions, svc.turns, svc.snapshots, svc.queue, svc.settings, owner="final").scan(
+        max_sessions=10 * SESSIONS
+    )
 
     assert sum(recorded) == TURNS
-    assert store.turns.count_documents({}) == TURNS
+    assert svc.db["turns"].count_documents({}) == TURNS
     ranges: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for snap in store.snapshots.find({}):
+    for snap in svc.db["snapshots"].find({}):
         assert snap["missing_seqs"] == []
         ranges[snap["tenant"] + "|" + snap["user_id"] + "|" + snap["session_id"]].append(
             (snap["from_seq"], snap["to_seq"])
         )
-    for session in store.sessions.find({}):
+    for session in svc.db["sessions"].find({}):
         key = session["_id"]
         spans = sorted(ranges[key])
         # contiguous, non-overlapping, starting at 1 and covering every allocated seq
@@ -101,8 +103,8 @@ def test_concurrent_writers_and_scanners_lose_nothing(make_settings: Any) -> Non
             assert nxt_from == prev_to + 1
         assert all(to - frm + 1 <= 20 for frm, to in spans)
     # every turn carries the id of the one snapshot whose range holds it
-    snap_of = {s["_id"]: s for s in store.snapshots.find({})}
-    for turn in store.turns.find({}, {"seq": 1, "snapshot_id": 1, "session_id": 1}):
+    snap_of = {s["_id"]: s for s in svc.db["snapshots"].find({})}
+    for turn in svc.db["turns"].find({}, {"seq": 1, "snapshot_id": 1, "session_id": 1}):
         snap = snap_of[turn["snapshot_id"]]
         assert snap["session_id"] == turn["session_id"] and snap["from_seq"] <= turn["seq"] <= snap["to_seq"]
-    store.client.drop_database(store.db.name)
+    svc.database.drop()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +12,14 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
-from mongomem.runtime import Services, configure
+from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
-from tests.conftest import load_event, load_function
+from tests import helpers
+from tests.conftest import load_function
 
 
 @pytest.fixture
-def svc(make_settings: Any, tmp_path: Path) -> Any:
+def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     # semantic extraction is switched off: the API must still accept semantic memories
     cfg = parse_project_config({"memory": {"extraction": {"enabled": ["episodic"]}}})
     services = Services(
@@ -28,10 +29,8 @@ def svc(make_settings: Any, tmp_path: Path) -> Any:
         vector_index=EmbeddedIndex(tmp_path / "v"),
         queue_factory=local_queue_factory,
     )
-    configure(services)
-    yield services
-    configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    with helpers.installed(services):
+        yield services
 
 
 @pytest.fixture(scope="module")
@@ -47,16 +46,12 @@ def call(
     memory_id: str | None = None,
     query: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
-    event = load_event(name)
-    if body is not None:
-        event["body"] = json.dumps(body) if not isinstance(body, str) else body
-    if memory_id is not None:
-        event["rawPath"] = event["requestContext"]["http"]["path"] = f"/v1/memories/{memory_id}"
-        event["pathParameters"] = {"memory_id": memory_id}
-    if query is not None:
-        event["queryStringParameters"] = query
-    response = api.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    if memory_id is None:
+        return helpers.call(api, ctx, name, body, query=query)
+    path = f"/v1/memories/{memory_id}"
+    return helpers.call(
+        api, ctx, name, body, path=path, path_parameters={"memory_id": memory_id}, query=query
+    )
 
 
 def fact(value: str, user: str = "user-7", **extra: Any) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from mongomem.models.turns import RecordTurnsRequest
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_offline import OfflineLLM
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
@@ -44,26 +43,25 @@ def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.db.client.drop_database(services.db.name)
 
 
 @pytest.fixture(scope="module")
-def fns() -> dict[str, Any]:
+def fns() -> Any:
     return {name: load_function(name) for name in ("memory_api", "extract")}
 
 
-def converse(svc: Services, session: str, when: datetime, *lines: str) -> dict[str, Any]:
+def converse(svc: Services, session: str, when: datetime, *lines: str) -> Any:
     turns = [{"role": "user", "content": line, "timestamp": when.isoformat()} for line in lines]
-    record_turns(
-        svc.store, svc.settings.memory, ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
+    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
     )
     return svc.promoter.flush(ANA, session)[0]
 
 
-def extract(fns: dict[str, Any], ctx: Any, snap: dict[str, Any], *kinds: str) -> None:
+def extract(fns: dict[str, Any], ctx: Any, snap: Any, *kinds: str) -> None:
     record = load_event("extract_sqs.json")["Records"][0]
     for kind in kinds:
-        body = json.dumps({"snapshot_id": snap["_id"], "type": kind})
+        body = json.dumps({"snapshot_id": snap.snapshot_id, "type": kind})
         assert fns["extract"].lambda_handler({"Records": [dict(record, body=body)]}, ctx) == {
             "batchItemFailures": []
         }
@@ -125,7 +123,7 @@ def test_an_older_statement_extracted_late_never_replaces_the_newer_one(
     memory = svc.memories.get(ANA, homes["Porto"]["_id"], history=True)
     assert [m.payload["value"] for m in memory.history or []] == ["Lisbon", "Porto"]
     # and redelivering the late snapshot changes nothing
-    svc.store.snapshots.update_one({"_id": old["_id"]}, {"$set": {"extraction.semantic.status": "queued"}})
+    svc.db["snapshots"].update_one({"_id": old.snapshot_id}, {"$set": {"extraction.semantic.status": "queued"}})
     before = sorted((d["_id"], d["status"]) for d in svc.memory_store.coll.find({}))
     extract(fns, ctx, old, "semantic")
     assert sorted((d["_id"], d["status"]) for d in svc.memory_store.coll.find({})) == before

@@ -42,21 +42,21 @@ def test_building_the_document_leaves_the_live_routers_bound_to_their_functions(
     assert sessions_router.api_resolver is before is api.app
 
 
-def get(api: MemoryApi, path: str, ctx: Any) -> dict[str, Any]:
+def get(api: MemoryApi, path: str, ctx: Any, svc: Any) -> dict[str, Any]:
     event = load_event("memory_list.json")
     event["rawPath"] = event["requestContext"]["http"]["path"] = path
     event["routeKey"] = event["requestContext"]["routeKey"] = f"GET {path}"
     event.pop("queryStringParameters", None)
     event["rawQueryString"] = ""
-    return api.handle(event, ctx)
+    return api.handle(event, ctx, svc)
 
 
 def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any) -> None:
     api = MemoryApi(status_router)
     enable_docs(api)
-    spec = get(api, "/v1/openapi.json", ctx)
+    spec = get(api, "/v1/openapi.json", ctx, services)
     assert spec["statusCode"] == 200 and "json" in spec["headers"]["Content-Type"]
     assert "/v1/memories" in json.loads(spec["body"])["paths"]
-    page = get(api, "/v1/docs", ctx)
+    page = get(api, "/v1/docs", ctx, services)
     assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
     assert "SwaggerUIBundle" in page["body"] and "/v1/sessions/{session_id}/turns" in page["body"]

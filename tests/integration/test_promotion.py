@@ -15,7 +15,6 @@ from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services, configure
 from mongomem.shortterm.promotion import Promoter
-from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
 
 SCOPE = Scope(tenant="default", user_id="user-1")
@@ -56,18 +55,18 @@ def svc_factory(make_settings: Any) -> Any:
     yield build
     configure(None)
     for svc in made[:1]:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 def record(svc: Services, session: str, n: int, scope: Scope = SCOPE) -> None:
     req = RecordTurnsRequest.model_validate(
         {"turns": [{"role": "user", "content": f"turn {i}"} for i in range(n)]}
     )
-    record_turns(svc.store, svc.settings.memory, scope, session, req)
+    svc.recorder.record(scope, session, req)
 
 
 def snapshots(svc: Services, session: str) -> list[dict[str, Any]]:
-    return list(svc.store.snapshots.find({"session_id": session}).sort("from_seq", 1))
+    return list(svc.db["snapshots"].find({"session_id": session}).sort("from_seq", 1))
 
 
 def test_size_due_session_is_cut_in_a_series_of_full_snapshots(svc_factory: Any) -> None:
@@ -78,9 +77,9 @@ def test_size_due_session_is_cut_in_a_series_of_full_snapshots(svc_factory: Any)
     # 12 turns with max 5: two full snapshots by size; the last 2 wait for idle
     assert [(s["from_seq"], s["to_seq"], s["reason"]) for s in snaps] == [(1, 5, "size"), (6, 10, "size")]
     assert report.reasons == {"size": 2}
-    session = svc.store.sessions.find_one({"session_id": "s1"})
+    session = svc.db["sessions"].find_one({"session_id": "s1"})
     assert session["promoted_through_seq"] == 10 and session["pending"] == 2
-    assert all(t["snapshot_id"] == snaps[0]["_id"] for t in svc.store.turns.find({"seq": {"$lte": 5}}))
+    assert all(t["snapshot_id"] == snaps[0]["_id"] for t in svc.db["turns"].find({"seq": {"$lte": 5}}))
 
 
 def test_not_due_session_is_left_alone(svc_factory: Any) -> None:
@@ -98,7 +97,7 @@ def test_idle_session_is_promoted_after_idle_seconds(svc_factory: Any) -> None:
     svc.promoter.scan()
     snaps = snapshots(svc, "s1")
     assert [(s["from_seq"], s["to_seq"], s["reason"]) for s in snaps] == [(1, 3, "idle")]
-    assert "idle_due_at" not in svc.store.sessions.find_one({"session_id": "s1"})
+    assert "idle_due_at" not in svc.db["sessions"].find_one({"session_id": "s1"})
 
 
 def test_fan_out_sends_one_message_per_enabled_type(svc_factory: Any) -> None:
@@ -106,7 +105,7 @@ def test_fan_out_sends_one_message_per_enabled_type(svc_factory: Any) -> None:
     record(svc, "s1", 2)
     svc.promoter.scan()
     snap = snapshots(svc, "s1")[0]
-    queue = LocalQueue(svc.store.db)
+    queue = LocalQueue(svc.db)
     assert [json.loads(b) for b in queue.bodies("extract-semantic")] == [
         {"snapshot_id": snap["_id"], "type": "semantic", "tenant": "default", "user_id": "user-1"}
     ]
@@ -119,8 +118,8 @@ def test_a_leased_session_is_skipped_until_the_lease_expires(svc_factory: Any) -
     svc = svc_factory(max_messages=2)
     record(svc, "s1", 2)
     # a scanner claims it and crashes (never releases)
-    crashed = Promoter(svc.store, svc.queue, svc.settings, owner="crashed")
-    assert crashed.store.claim_due("crashed", utcnow(), 5, crashed.policy) is not None
+    crashed = Promoter(svc.sessions, svc.turns, svc.snapshots, svc.queue, svc.settings, owner="crashed")
+    assert crashed.claim_due(utcnow()) is not None
     assert svc.promoter.scan().sessions == 0
     # after the lease runs out another scanner takes over
     svc.promoter.scan(now=utcnow() + timedelta(seconds=6))
@@ -131,25 +130,26 @@ def test_scanner_crash_after_cutting_is_finished_by_the_next_one(svc_factory: An
     svc = svc_factory(max_messages=3)
     record(svc, "s1", 3)
     # Given a scanner that inserted the snapshot and died before moving the session's promotion point
-    dying = Promoter(svc.store, svc.queue, svc.settings, owner="dying")
-    session = svc.store.claim_due("dying", utcnow(), 5, dying.policy)
-    snap = dying._cut_one(session, "size", utcnow())
-    assert snap is not None and svc.store.sessions.find_one({})["promoted_through_seq"] == 0
+    dying = Promoter(svc.sessions, svc.turns, svc.snapshots, svc.queue, svc.settings, owner="dying")
+    session = dying.claim_due(utcnow())
+    assert session is not None
+    snap = dying.cut_one(session, "size", utcnow())
+    assert snap is not None and svc.db["sessions"].find_one({})["promoted_through_seq"] == 0
     # When another scanner runs after the lease expired
     svc.promoter.scan(now=utcnow() + timedelta(seconds=6))
     # Then the same snapshot is completed, not a second one, and it is fanned out
     snaps = snapshots(svc, "s1")
-    assert len(snaps) == 1 and snaps[0]["_id"] == snap["_id"] and snaps[0]["fanned_out"] is True
-    assert svc.store.sessions.find_one({})["promoted_through_seq"] == 3
+    assert len(snaps) == 1 and snaps[0]["_id"] == snap.snapshot_id and snaps[0]["fanned_out"] is True
+    assert svc.db["sessions"].find_one({})["promoted_through_seq"] == 3
 
 
 def test_unfanned_snapshot_is_resent_by_the_outbox_sweep(svc_factory: Any) -> None:
     svc = svc_factory(max_messages=2, enabled=["semantic"])
     record(svc, "s1", 2)
     svc.promoter.scan()
-    queue = LocalQueue(svc.store.db)
+    queue = LocalQueue(svc.db)
     queue.coll.delete_many({})
-    svc.store.snapshots.update_many({}, {"$set": {"fanned_out": False}})
+    svc.db["snapshots"].update_many({}, {"$set": {"fanned_out": False}})
     report = svc.promoter.scan(now=utcnow() + timedelta(seconds=10))
     assert report.resent == 1 and queue.depth("extract-semantic") == 1
 
@@ -158,7 +158,7 @@ def test_a_hole_waits_for_its_writer_then_is_skipped_when_quiet(svc_factory: Any
     svc = svc_factory(max_messages=50)
     record(svc, "s1", 4)
     # seq 3 was allocated but its insert never landed (a writer died between its two writes)
-    svc.store.turns.delete_one({"seq": 3})
+    svc.db["turns"].delete_one({"seq": 3})
     svc.promoter.flush(SCOPE, "s1")
     assert [(s["from_seq"], s["to_seq"]) for s in snapshots(svc, "s1")] == [(1, 2)]
     time.sleep(1.1)  # hole_grace_seconds=1
@@ -182,10 +182,10 @@ def test_other_users_sessions_stay_separate(svc_factory: Any) -> None:
     record(svc, "shared-id", 2)
     record(svc, "shared-id", 2, scope=other)
     svc.promoter.scan()
-    owners = sorted(s["user_id"] for s in svc.store.snapshots.find({}))
+    owners = sorted(s["user_id"] for s in svc.db["snapshots"].find({}))
     assert owners == ["user-1", "user-2"]
-    for snap in svc.store.snapshots.find({}):
-        users = {t["user_id"] for t in svc.store.turns.find({"snapshot_id": snap["_id"]})}
+    for snap in svc.db["snapshots"].find({}):
+        users = {t["user_id"] for t in svc.db["turns"].find({"snapshot_id": snap["_id"]})}
         assert users == {snap["user_id"]}
 
 

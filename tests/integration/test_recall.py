@@ -21,6 +21,7 @@ from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex
 from mongomem.vectors.port import SearchQuery
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 DAY = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -76,7 +77,7 @@ def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +96,7 @@ def scan_fn() -> Any:
 
 
 def _authorize(event: dict[str, Any], tenant: str | None) -> None:
-    if tenant is not None:
-        context = {"tenant": tenant, "kind": "memory_service", "key_id": "key-test"}
-        event["requestContext"]["authorizer"] = {"lambda": context}
+    helpers.authorize(event, tenant)
 
 
 def record(
@@ -128,11 +127,7 @@ def scan(scan_fn: Any, ctx: Any) -> dict[str, Any]:
 
 
 def call(api: Any, ctx: Any, body: Any, tenant: str | None = None) -> tuple[int, Any]:
-    event = load_event("recall.json")
-    event["body"] = body if isinstance(body, str) else json.dumps(body)
-    _authorize(event, tenant)
-    response = api.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.call(api, ctx, "recall.json", body, tenant=tenant)
 
 
 def recall(
@@ -173,7 +168,7 @@ def test_recording_only_queues_turns_and_the_scan_indexes_two_documents_each(
     ]
     record(record_fn, ctx, "ana", "chat", turns)
     # Then recording embedded nothing: the conversation turns are only queued
-    docs = {d["seq"]: d for d in svc.store.turns.find({"session_id": "chat"})}
+    docs = {d["seq"]: d for d in svc.db["turns"].find({"session_id": "chat"})}
     assert [docs[s].get("recall_indexed") for s in (1, 2, 3, 4)] == [None, False, False, None]
     assert svc.vector_index is not None and svc.vector_index.count(kind="turn") == 0
     # When the scheduled scan runs
@@ -181,7 +176,7 @@ def test_recording_only_queues_turns_and_the_scan_indexes_two_documents_each(
     # Then each user/assistant turn has an own-text and a context document, and is marked indexed
     assert report["recall"]["turns"] == 2
     assert svc.vector_index.count(tenant="default", user_id="ana", kind="turn") == 4
-    assert svc.store.turns.count_documents({"recall_indexed": False}) == 0
+    assert svc.db["turns"].count_documents({"recall_indexed": False}) == 0
     # and a second scan has nothing left to do
     assert scan(scan_fn, ctx)["recall"]["turns"] == 0
 
@@ -382,7 +377,7 @@ def test_disabled_recall_embeds_nothing_and_answers_409(
         report = scan(scan_fn, ctx)
         # Then nothing is queued or embedded
         assert "recall" not in report
-        assert services.store.turns.count_documents({"recall_indexed": {"$exists": True}}) == 0
+        assert services.db["turns"].count_documents({"recall_indexed": {"$exists": True}}) == 0
         assert index.count() == 0
         # And recall says clearly that it is disabled
         status, body = call(api, ctx, {"user_id": "ana", "query": "puppy"})
@@ -391,7 +386,7 @@ def test_disabled_recall_embeds_nothing_and_answers_409(
         assert "memory.recall.enabled" in body["error"]["message"]
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()
 
 
 # -- OpenSearch --------------------------------------------------------------------------------------
@@ -424,4 +419,4 @@ def test_recall_on_opensearch(
         assert edge["matched"] == ["s1:5"] and returned(edge) == ["s1:3", "s1:4", "s1:5"]
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()

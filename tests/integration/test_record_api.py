@@ -10,6 +10,7 @@ import pytest
 
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import utcnow
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 
@@ -21,13 +22,7 @@ def record_fn() -> Any:
 def call(
     record_fn: Any, ctx: Any, name: str, body: Any = None, raw: str | None = None, **changes: Any
 ) -> tuple[int, Any]:
-    event = load_event(name, **changes)
-    if raw is not None:
-        event["body"] = raw
-    elif body is not None:
-        event["body"] = json.dumps(body)
-    response = record_fn.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.call(record_fn, ctx, name, body, raw=raw, **changes)
 
 
 def post(
@@ -43,12 +38,11 @@ def post(
     event = load_event("record_turns_post.json", **changes)
     event["requestContext"]["http"]["path"] = path
     event["body"] = raw if raw is not None else json.dumps(body)
-    response = record_fn.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.invoke(record_fn, ctx, event)
 
 
 def turn_count(services: Any) -> int:
-    return services.store.turns.count_documents({})
+    return services.db["turns"].count_documents({})
 
 
 def test_batch_gets_consecutive_seqs_and_session_counters(services: Any, record_fn: Any, ctx: Any) -> None:
@@ -64,7 +58,7 @@ def test_batch_gets_consecutive_seqs_and_session_counters(services: Any, record_
     status, state = call(record_fn, ctx, "get_session.json")
     assert status == 200
     assert state["turn_count"] == 3 and state["unpromoted_count"] == 3 and state["snapshots"] == []
-    stored = services.store.turns.find_one({"seq": 3})
+    stored = services.db["turns"].find_one({"seq": 3})
     assert stored["metadata"] == {"channel": "web"} and stored["tenant"] == "default"
 
 
@@ -75,7 +69,7 @@ def test_retry_with_same_client_token_records_nothing_new(services: Any, record_
     assert again[1]["replayed"] is True
     assert [t["turn_id"] for t in again[1]["turns"]] == [t["turn_id"] for t in first[1]["turns"]]
     assert turn_count(services) == 2
-    assert services.store.sessions.find_one({})["last_seq"] == 2
+    assert services.db["sessions"].find_one({})["last_seq"] == 2
 
 
 def test_retry_after_a_partly_failed_insert_completes_the_write(
@@ -83,28 +77,28 @@ def test_retry_after_a_partly_failed_insert_completes_the_write(
 ) -> None:
     # Given a request whose session update landed but one of whose turns was not stored
     call(record_fn, ctx, "record_turns_post.json")
-    services.store.turns.delete_one({"seq": 2})
+    services.db["turns"].delete_one({"seq": 2})
     # When the client retries with the same token
     status, body = call(record_fn, ctx, "record_turns_post.json")
     # Then the original seqs are filled in, not new ones
     assert status == 200 and [t["seq"] for t in body["turns"]] == [1, 2]
-    assert sorted(d["seq"] for d in services.store.turns.find({})) == [1, 2]
+    assert sorted(d["seq"] for d in services.db["turns"].find({})) == [1, 2]
 
 
 def test_retry_after_a_lost_insert_records_once(services: Any, record_fn: Any, ctx: Any) -> None:
     # Given a request whose session update landed but none of whose turns were stored
     call(record_fn, ctx, "record_turns_post.json")
-    services.store.turns.delete_many({})
+    services.db["turns"].delete_many({})
     # When the client retries at once, it is told to wait (the first attempt may still be writing)
     status, body = call(record_fn, ctx, "record_turns_post.json")
     assert status == 409 and body["error"]["details"]["retry_after_seconds"] > 0
-    assert services.store.turns.count_documents({}) == 0
+    assert services.db["turns"].count_documents({}) == 0
     # When it retries after the first attempt is surely over
-    services.store.sessions.update_one({}, {"$set": {"tokens.0.at": utcnow() - timedelta(minutes=1)}})
+    services.db["sessions"].update_one({}, {"$set": {"tokens.0.at": utcnow() - timedelta(minutes=1)}})
     status, body = call(record_fn, ctx, "record_turns_post.json")
     # Then the turns are recorded exactly once, under fresh seqs (the abandoned ones become a hole)
     assert status == 200 and [t["seq"] for t in body["turns"]] == [3, 4]
-    assert services.store.turns.count_documents({}) == 2
+    assert services.db["turns"].count_documents({}) == 2
     again = call(record_fn, ctx, "record_turns_post.json")
     assert again[0] == 200 and [t["seq"] for t in again[1]["turns"]] == [3, 4]
 
@@ -132,7 +126,7 @@ def test_a_client_token_is_honoured_however_many_batches_follow(
     # Then it is a replay with the original seq, and the turn is stored once
     assert status == 200 and again["replayed"] is True
     assert again["turns"] == first[1]["turns"]
-    assert services.store.turns.count_documents({"content": "A"}) == 1
+    assert services.db["turns"].count_documents({"content": "A"}) == 1
     assert turn_count(services) == 251
     # and reusing a later token for a batch of another size is still a conflict
     status, _ = post(record_fn, ctx, batch("later-3", "x", size=2))
@@ -243,7 +237,7 @@ def test_bad_input_gets_a_clear_4xx_and_writes_nothing(
     assert set(answer["error"]) == {"code", "message", "details"}
     assert answer["error"]["message"]
     assert turn_count(services) == 0
-    assert services.store.sessions.count_documents({}) == 0
+    assert services.db["sessions"].count_documents({}) == 0
 
 
 @pytest.mark.parametrize("raw", ["{bad json", '{"user_id": "u", "turns": [', "\x00\x01"])
@@ -290,9 +284,9 @@ def test_tool_calls_are_stored_as_structured_fields(services: Any, record_fn: An
         ],
     }
     assert post(record_fn, ctx, body)[0] == 201
-    first = services.store.turns.find_one({"seq": 1})
+    first = services.db["turns"].find_one({"seq": 1})
     assert first["tool_calls"][0]["arguments"] == {"from": "LIS", "to": "JFK"}
-    assert services.store.turns.find_one({"seq": 2})["tool_call_id"] == "call_1"
+    assert services.db["turns"].find_one({"seq": 2})["tool_call_id"] == "call_1"
 
 
 def test_store_down_gives_503_with_retry_hint(make_settings: Any, record_fn: Any, ctx: Any) -> None:

@@ -111,7 +111,7 @@ def svc(env: Env, make_settings: Any) -> Iterator[Services]:
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 def write_memories(svc: Services) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex
+from tests import helpers
 from tests.conftest import load_event, load_function
 
 USER = "user-7"
@@ -63,7 +63,7 @@ def svc(request: pytest.FixtureRequest, make_settings: Any, tmp_path: Path) -> I
     configure(services)
     yield services
     configure(None)
-    services.store.client.drop_database(services.store.db.name)
+    services.database.drop()
 
 
 @pytest.fixture(scope="module")
@@ -74,15 +74,7 @@ def api() -> Any:
 def call(
     api: Any, ctx: Any, name: str, body: Any, tenant: str | None = None, fixed_user: str | None = None
 ) -> tuple[int, Any]:
-    event = load_event(name)
-    event["body"] = body if isinstance(body, str) else json.dumps(body)
-    if tenant is not None:
-        context = {"tenant": tenant, "kind": "memory_service", "key_id": "key-test"}
-        if fixed_user is not None:
-            context.update(kind="service_account", fixed_user_id=fixed_user)
-        event["requestContext"]["authorizer"] = {"lambda": context}
-    response = api.lambda_handler(event, ctx)
-    return response["statusCode"], json.loads(response["body"])
+    return helpers.call(api, ctx, name, body, tenant=tenant, fixed_user=fixed_user)
 
 
 def remember(api: Any, ctx: Any, type_: str, payload: dict[str, Any], user: str = USER, **extra: Any) -> Any:
@@ -334,5 +326,5 @@ def test_without_a_vector_index_search_answers_503(make_settings: Any, api: Any,
         status, body = call(api, ctx, "memory_search.json", {"user_id": USER, "query": "airport"})
     finally:
         configure(None)
-        services.store.client.drop_database(services.store.db.name)
+        services.database.drop()
     assert status == 503 and body["error"]["code"] == "index_unavailable"

@@ -12,7 +12,6 @@ from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from tests.conftest import load_event, load_function
 
 ALL = [t.value for t in ALL_TYPES]
@@ -47,7 +46,7 @@ HASHING = {"memory": {"providers": {"embeddings": {"kind": "hashing", "dim": 64}
 
 def record(svc: Services, tenant: str, session: str) -> None:
     request = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": f"hi from {tenant}"}]})
-    record_turns(svc.store, svc.settings.memory, Scope(tenant=tenant, user_id="u"), session, request)
+    svc.recorder.record(Scope(tenant=tenant, user_id="u"), session, request)
 
 
 def test_status_shows_only_the_callers_tenants_backlog(make_settings: Any, api: Any, ctx: Any) -> None:
@@ -71,7 +70,7 @@ def test_status_shows_only_the_callers_tenants_backlog(make_settings: Any, api: 
         c["recall"]["pending_turns"],
         c["snapshots_pending_extraction"],
     ) == (0, 0, {})
-    svc.store.client.drop_database(svc.store.db.name)
+    svc.database.drop()
 
 
 def test_in_lambda_a_request_without_an_authorizer_context_is_refused(
@@ -88,7 +87,7 @@ def test_in_lambda_a_request_without_an_authorizer_context_is_refused(
         response = record_fn.lambda_handler(load_event("record_turns_post.json"), ctx)
         assert response["statusCode"] == 401
         assert json.loads(response["body"])["error"]["code"] == "unauthorized"
-        assert svc.store.turns.count_documents({}) == 0 and svc.store.sessions.count_documents({}) == 0
+        assert svc.db["turns"].count_documents({}) == 0 and svc.db["sessions"].count_documents({}) == 0
         assert api.lambda_handler(status_event(), ctx)["statusCode"] == 401
         # the public API document needs no caller; a request with the authorizer's context is served
         assert api.lambda_handler(status_event(path="/v1/openapi.json"), ctx)["statusCode"] == 200
@@ -96,10 +95,10 @@ def test_in_lambda_a_request_without_an_authorizer_context_is_refused(
         event = load_event("record_turns_post.json")
         event["requestContext"]["authorizer"] = {"lambda": {"tenant": "acme", "kind": "memory_service"}}
         assert record_fn.lambda_handler(event, ctx)["statusCode"] == 201
-        assert svc.store.turns.find_one({})["tenant"] == "acme"
+        assert svc.db["turns"].find_one({})["tenant"] == "acme"
     finally:
         configure(None)
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.database.drop()
 
 
 def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(

@@ -23,7 +23,6 @@ from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_offline import OfflineLLM
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
-from mongomem.shortterm.record import record_turns
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
@@ -61,7 +60,7 @@ def build(make_settings: Any, tmp_path: Path) -> Iterator[Any]:
     yield make
     configure(None)
     for svc in made:
-        svc.store.client.drop_database(svc.store.db.name)
+        svc.db.client.drop_database(svc.db.name)
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +69,12 @@ def extract_fn() -> Any:
 
 
 def run(svc: Services, extract_fn: Any, ctx: Any, turns: list[dict[str, Any]], kinds: list[str]) -> None:
-    record_turns(
-        svc.store, svc.settings.memory, ANA, "s1", RecordTurnsRequest.model_validate({"turns": turns})
+    svc.recorder.record(ANA, "s1", RecordTurnsRequest.model_validate({"turns": turns})
     )
     snap = svc.promoter.flush(ANA, "s1")[0]
     record = load_event("extract_sqs.json")["Records"][0]
     for kind in kinds:
-        body = json.dumps({"snapshot_id": snap["_id"], "type": kind})
+        body = json.dumps({"snapshot_id": snap.snapshot_id, "type": kind})
         assert extract_fn.lambda_handler({"Records": [dict(record, body=body)]}, ctx) == {
             "batchItemFailures": []
         }

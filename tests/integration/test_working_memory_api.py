@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
+from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 from mongomem.api.app import MemoryApi
 from mongomem.api.working_memory import router
 from mongomem.config import settings_from_env
@@ -20,12 +18,11 @@ from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Principal
 from mongomem.models.working_memory import WorkingMemoryWrite
-from mongomem.runtime import Services, configure, services
-from mongomem.workingmemory import config as wm_config
+from mongomem.runtime import Services
 from mongomem.workingmemory.config import DEFAULT_TEMPLATE, WorkingMemoryConfig
 from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
+from tests import helpers
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
 PROFILE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -44,25 +41,34 @@ PROFILE_SCHEMA: dict[str, Any] = {
 def mongo(mongo_server: EmbeddedMongo) -> Iterator[Services]:
     """The session's SecantusDB server (tests/conftest.py), a fresh database for this module."""
     env = {"MONGOMEM_MONGODB_URI": mongo_server.uri, "MONGOMEM_DB_NAME": f"wm_test_{uuid.uuid4().hex[:12]}"}
-    configure(Services(settings_from_env(env), queue_factory=local_queue_factory))
-    svc = services()
-    try:
+    with helpers.installed(Services(settings_from_env(env), queue_factory=local_queue_factory)) as svc:
         yield svc
-    finally:
-        configure(None)
-        svc.store.client.drop_database(svc.store.db.name)
+
+
+class WorkingMemoryApi:
+    """The working-memory routes in a MemoryApi, served with services on the module's database."""
+
+    def __init__(self, mongo: Services) -> None:
+        self.mongo = mongo
+        self.api = MemoryApi(router)
+        self.use(None)
+
+    def use(self, config: WorkingMemoryConfig | None) -> None:
+        """Serve with this working-memory config from now on (None: the project config's, the default)."""
+        self.svc = Services(self.mongo.settings, working_memory_config=config)
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self.api.handle(event, None, self.svc)
 
 
 @pytest.fixture
-def api(mongo: Services) -> Iterator[MemoryApi]:
-    wm_config.set_current(None)
-    yield MemoryApi(router)
-    wm_config.set_current(None)
+def api(mongo: Services) -> WorkingMemoryApi:
+    return WorkingMemoryApi(mongo)
 
 
 @pytest.fixture
-def schema_mode(api: MemoryApi) -> MemoryApi:
-    wm_config.set_current(WorkingMemoryConfig(schema=PROFILE_SCHEMA))
+def schema_mode(api: WorkingMemoryApi) -> WorkingMemoryApi:
+    api.use(WorkingMemoryConfig(schema=PROFILE_SCHEMA))
     return api
 
 
@@ -72,7 +78,7 @@ def user() -> str:
 
 
 def call(
-    api: MemoryApi,
+    api: WorkingMemoryApi,
     method: str,
     path: str,
     query: dict[str, str] | None = None,
@@ -80,25 +86,14 @@ def call(
     tenant: str | None = None,
 ) -> tuple[int, Any]:
     """Send an API Gateway HTTP API (v2) event built from the recorded sample; return (status, JSON body)."""
-    event = copy.deepcopy(json.loads((EVENTS / "get_session.json").read_text()))
-    event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {path}"
-    event["rawPath"] = event["requestContext"]["http"]["path"] = path
-    event["requestContext"]["http"]["method"] = method
-    event["queryStringParameters"] = query or {}
-    event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in (query or {}).items())
-    event.pop("pathParameters", None)
-    if tenant:
-        event["requestContext"]["authorizer"] = {"lambda": {"tenant": tenant}}
-    if body is not None:
-        event["body"] = body if isinstance(body, str) else json.dumps(body)
-    response = api.handle(event, None)
+    response = api.handle(helpers.route_event(method, path, query, body, tenant))
     return response["statusCode"], json.loads(response["body"])
 
 
 WM = "/v1/working-memory"
 
 
-def test_template_mode_put_replaces_and_get_returns_it(api: MemoryApi, user: str) -> None:
+def test_template_mode_put_replaces_and_get_returns_it(api: WorkingMemoryApi, user: str) -> None:
     status, empty = call(api, "GET", WM, {"user_id": user})
     assert (status, empty["mode"], empty["content"], empty["version"]) == (200, "template", None, 0)
 
@@ -113,7 +108,9 @@ def test_template_mode_put_replaces_and_get_returns_it(api: MemoryApi, user: str
     assert got["content"] == "# User\n- Name: Ada" and got["updated_at"] == patched["updated_at"]
 
 
-def test_an_empty_template_over_content_is_refused_and_nothing_changes(api: MemoryApi, user: str) -> None:
+def test_an_empty_template_over_content_is_refused_and_nothing_changes(
+    api: WorkingMemoryApi, user: str
+) -> None:
     call(api, "PUT", WM, {"user_id": user}, {"content": "- **Location**: Lisbon"})
 
     status, body = call(api, "PATCH", WM, {"user_id": user}, {"content": DEFAULT_TEMPLATE})
@@ -123,7 +120,7 @@ def test_an_empty_template_over_content_is_refused_and_nothing_changes(api: Memo
     assert (got["content"], got["version"]) == ("- **Location**: Lisbon", 1)
 
 
-def test_delete_clears_on_purpose(api: MemoryApi, user: str) -> None:
+def test_delete_clears_on_purpose(api: WorkingMemoryApi, user: str) -> None:
     call(api, "PUT", WM, {"user_id": user}, {"content": "- Name: Ada"})
     status, cleared = call(api, "DELETE", WM, {"user_id": user})
     assert (status, cleared["content"]) == (200, None)
@@ -131,7 +128,7 @@ def test_delete_clears_on_purpose(api: MemoryApi, user: str) -> None:
 
 
 def test_schema_mode_patch_deep_merges_deletes_with_null_and_replaces_arrays(
-    schema_mode: MemoryApi, user: str
+    schema_mode: WorkingMemoryApi, user: str
 ) -> None:
     q = {"user_id": user}
     status, _ = call(schema_mode, "PUT", WM, q, {"data": {"name": "Ada", "airports": ["LHR", "LIS"]}})
@@ -151,7 +148,7 @@ def test_schema_mode_patch_deep_merges_deletes_with_null_and_replaces_arrays(
     assert call(schema_mode, "GET", WM, q)[1]["data"] == body["data"]
 
 
-def test_an_invalid_merge_is_refused_with_the_failing_path(schema_mode: MemoryApi, user: str) -> None:
+def test_an_invalid_merge_is_refused_with_the_failing_path(schema_mode: WorkingMemoryApi, user: str) -> None:
     q = {"user_id": user}
     call(schema_mode, "PUT", WM, q, {"data": {"name": "Ada"}})
 
@@ -163,7 +160,9 @@ def test_an_invalid_merge_is_refused_with_the_failing_path(schema_mode: MemoryAp
     assert (got["data"], got["version"]) == ({"name": "Ada"}, 1)
 
 
-def test_a_write_that_does_not_fit_the_mode_is_a_clear_error(schema_mode: MemoryApi, user: str) -> None:
+def test_a_write_that_does_not_fit_the_mode_is_a_clear_error(
+    schema_mode: WorkingMemoryApi, user: str
+) -> None:
     status, body = call(schema_mode, "PUT", WM, {"user_id": user}, {"content": "# notes"})
     assert (status, body["error"]["code"]) == (400, "working_memory_mode_mismatch")
 
@@ -178,21 +177,23 @@ def test_a_write_that_does_not_fit_the_mode_is_a_clear_error(schema_mode: Memory
     ],
 )
 def test_bad_bodies_get_a_clear_error_and_write_nothing(
-    api: MemoryApi, user: str, body: Any, status: int, code: str
+    api: WorkingMemoryApi, user: str, body: Any, status: int, code: str
 ) -> None:
     answer = call(api, "PUT", WM, {"user_id": user}, body)
     assert (answer[0], answer[1]["error"]["code"]) == (status, code)
     assert call(api, "GET", WM, {"user_id": user})[1]["version"] == 0
 
 
-def test_resource_scope_without_a_user_is_refused(api: MemoryApi) -> None:
+def test_resource_scope_without_a_user_is_refused(api: WorkingMemoryApi) -> None:
     status, body = call(api, "GET", WM, {"scope": "resource"})
     assert status == 400 and "resource-scoped working memory needs a user" in body["error"]["message"]
     status, body = call(api, "PUT", WM, {"scope": "thread", "user_id": "u1"}, {"content": "x"})
     assert (status, body["error"]["details"]["path"]) == (400, "thread_id")
 
 
-def test_threads_seed_their_own_memory_and_scopes_do_not_see_each_other(api: MemoryApi, user: str) -> None:
+def test_threads_seed_their_own_memory_and_scopes_do_not_see_each_other(
+    api: WorkingMemoryApi, user: str
+) -> None:
     seed = {
         "thread_id": "trip-1",
         "user_id": user,
@@ -217,14 +218,14 @@ def test_threads_seed_their_own_memory_and_scopes_do_not_see_each_other(api: Mem
     assert got["metadata"] == {"workingMemory": "- Topic: Lisbon"}
 
 
-def test_the_configured_scope_is_the_default(api: MemoryApi, user: str) -> None:
-    wm_config.set_current(WorkingMemoryConfig(scope="thread"))
+def test_the_configured_scope_is_the_default(api: WorkingMemoryApi, user: str) -> None:
+    api.use(WorkingMemoryConfig(scope="thread"))
     call(api, "PUT", WM, {"user_id": user, "thread_id": "t-9"}, {"content": "- thread note"})
     assert call(api, "GET", WM, {"user_id": user, "scope": "resource"})[1]["content"] is None
     assert call(api, "GET", WM, {"user_id": user, "thread_id": "t-9"})[1]["scope"] == "thread"
 
 
-def test_read_only_requests_read_but_cannot_write(api: MemoryApi, user: str) -> None:
+def test_read_only_requests_read_but_cannot_write(api: WorkingMemoryApi, user: str) -> None:
     call(api, "PUT", WM, {"user_id": user}, {"content": "- Name: Ada"})
     ro = {"user_id": user, "readOnly": "true"}
 
@@ -237,7 +238,7 @@ def test_read_only_requests_read_but_cannot_write(api: MemoryApi, user: str) -> 
 
 
 def test_the_tool_route_describes_the_template_tool_and_shows_current_memory(
-    api: MemoryApi, user: str
+    api: WorkingMemoryApi, user: str
 ) -> None:
     call(api, "PUT", WM, {"user_id": user}, {"content": "- Name: Ada"})
 
@@ -250,7 +251,7 @@ def test_the_tool_route_describes_the_template_tool_and_shows_current_memory(
 
 
 def test_the_schema_tool_accepts_partial_updates_that_patch_then_applies(
-    schema_mode: MemoryApi, user: str
+    schema_mode: WorkingMemoryApi, user: str
 ) -> None:
     _, context = call(schema_mode, "GET", f"{WM}/tool", {"user_id": user})
     memory_schema = context["tool"]["input_schema"]["properties"]["memory"]
@@ -263,7 +264,9 @@ def test_the_schema_tool_accepts_partial_updates_that_patch_then_applies(
     assert (status, body["data"]) == (200, {"name": "Ada", "airports": ["LIS"]})
 
 
-def test_state_delivery_sends_a_snapshot_once_until_it_changes(schema_mode: MemoryApi, user: str) -> None:
+def test_state_delivery_sends_a_snapshot_once_until_it_changes(
+    schema_mode: WorkingMemoryApi, user: str
+) -> None:
     q = {"user_id": user, "delivery": "state"}
     call(schema_mode, "PUT", WM, {"user_id": user}, {"data": {"name": "Ada"}})
 
@@ -285,7 +288,7 @@ def test_state_delivery_sends_a_snapshot_once_until_it_changes(schema_mode: Memo
 
 
 def test_tenants_are_isolated_and_every_document_carries_its_identity(
-    api: MemoryApi, mongo: Services
+    api: WorkingMemoryApi, mongo: Services
 ) -> None:
     user = f"user-{uuid.uuid4().hex[:10]}"
     call(api, "PUT", WM, {"user_id": user}, {"content": "- tenant A"}, tenant="tenant-a")
@@ -300,7 +303,7 @@ def test_tenants_are_isolated_and_every_document_carries_its_identity(
 
     assert call(api, "GET", WM, {"user_id": user}, tenant="tenant-b")[1]["content"] is None
     assert call(api, "GET", WM, {"user_id": user}, tenant="tenant-a")[1]["content"] == "- tenant A"
-    db = mongo.store.db
+    db = mongo.db
     for collection in (db["resources"], db["threads"]):
         docs = list(collection.find({"user_id": user}))
         assert docs and all(d["tenant"] == "tenant-a" and d["user_id"] == user for d in docs)
@@ -309,7 +312,7 @@ def test_tenants_are_isolated_and_every_document_carries_its_identity(
 def test_two_writers_patching_different_fields_fifty_times_each_both_survive(mongo: Services) -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     service = WorkingMemoryService(
-        MongoWorkingMemoryStore(mongo.store.db), WorkingMemoryConfig(schema=schema)
+        MongoWorkingMemoryRepository(mongo.database), WorkingMemoryConfig(schema=schema)
     )
     key = resolve_key(Principal(tenant="t1"), "resource", f"user-{uuid.uuid4().hex[:10]}", None)
     errors: list[BaseException] = []

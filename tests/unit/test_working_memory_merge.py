@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import threading
-import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,10 +13,9 @@ from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from mongomem.config import ConfigError
-from mongomem.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from mongomem.errors import InvalidInput, NotFound, PayloadTooLarge
 from mongomem.models.common import Principal, Scope
 from mongomem.models.working_memory import ThreadCreate, Unchanged, WorkingMemoryKey, WorkingMemoryWrite
-from mongomem.workingmemory import config as wm_config
 from mongomem.workingmemory.config import DEFAULT_TEMPLATE, WorkingMemoryConfig, parse_working_memory_config
 from mongomem.workingmemory.errors import (
     ConcurrentUpdate,
@@ -32,6 +28,7 @@ from mongomem.workingmemory.merge import deep_merge, has_content, is_template, s
 from mongomem.workingmemory.ports import Stored
 from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
 from mongomem.workingmemory.tool import empty_from_schema, instructions, partial_schema, tool_spec
+from tests.fakes import InMemoryWorkingMemory
 
 PROFILE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,61 +46,6 @@ PROFILE_SCHEMA: dict[str, Any] = {
 }
 SCHEMA_CONFIG = WorkingMemoryConfig(schema=PROFILE_SCHEMA)
 TEMPLATE_CONFIG = WorkingMemoryConfig()
-
-
-class FakeStore:
-    """In-memory WorkingMemoryPort with the same compare-and-set contract as the MongoDB adapter."""
-
-    def __init__(self, load_delay: float = 0.0) -> None:
-        self.docs: dict[tuple[Any, ...], Stored] = {}
-        self.threads: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.lock = threading.Lock()
-        self.load_delay = load_delay
-        self.saves = 0
-        self.lost_races = 0
-
-    @staticmethod
-    def _id(key: WorkingMemoryKey) -> tuple[Any, ...]:
-        return (key.scope, key.tenant, key.user_id, key.thread_id)
-
-    def load(self, key: WorkingMemoryKey) -> Stored | None:
-        with self.lock:
-            found = self.docs.get(self._id(key))
-            found = Stored(copy.deepcopy(found.value), found.version, found.updated_at) if found else None
-        # Widen the read-to-write window so concurrent writers really interleave.
-        time.sleep(self.load_delay)
-        return found
-
-    def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
-        with self.lock:
-            found = self.docs.get(self._id(key))
-            if (found.version if found else 0) != expected_version:
-                self.lost_races += 1
-                return None
-            self.saves += 1
-            saved = Stored(copy.deepcopy(value), expected_version + 1, datetime.now(UTC))
-            self.docs[self._id(key)] = saved
-            return saved
-
-    def create_thread(
-        self, scope: Scope, thread_id: str, title: str | None, metadata: dict[str, Any]
-    ) -> dict[str, Any]:
-        with self.lock:
-            tid = (scope.tenant, scope.user_id, thread_id)
-            if tid in self.threads:
-                raise Conflict("exists")
-            now = datetime.now(UTC)
-            doc = {"thread_id": thread_id, "user_id": scope.user_id, "title": title, "metadata": metadata}
-            self.threads[tid] = {**doc, "created_at": now, "updated_at": now}
-            if metadata.get("workingMemory") is not None:
-                wm_key = WorkingMemoryKey(
-                    scope="thread", tenant=scope.tenant, user_id=scope.user_id, thread_id=thread_id
-                )
-                self.docs[self._id(wm_key)] = Stored(metadata["workingMemory"], 1, now)
-            return self.threads[tid]
-
-    def get_thread(self, scope: Scope, thread_id: str) -> dict[str, Any] | None:
-        return self.threads.get((scope.tenant, scope.user_id, thread_id))
 
 
 def _key(scope: str = "resource", user: str | None = None, thread: str | None = None) -> WorkingMemoryKey:
@@ -273,13 +215,15 @@ def test_an_unusable_schema_is_a_configuration_error(schema: dict[str, Any], mes
         WorkingMemoryConfig(schema=schema)
 
 
-def test_the_process_wide_config_defaults_and_can_be_replaced() -> None:
-    try:
-        wm_config.set_current(SCHEMA_CONFIG)
-        assert wm_config.current().mode == "schema"
-    finally:
-        wm_config.set_current(None)
-    assert wm_config.current() == WorkingMemoryConfig()
+def test_the_root_reads_the_config_from_the_project_config_defaults_and_can_be_replaced() -> None:
+    from mongomem.config import parse_project_config, settings_from_env
+    from mongomem.runtime import Services
+
+    project = parse_project_config({"memory": {"working_memory": {"schema": PROFILE_SCHEMA}}})
+    assert Services(settings_from_env({}, project=project)).working_memory_config.mode == "schema"
+    assert Services(settings_from_env({})).working_memory_config == WorkingMemoryConfig()
+    replaced = Services(settings_from_env({}), working_memory_config=SCHEMA_CONFIG)
+    assert replaced.working_memory_config.mode == "schema"
 
 
 # -- scope keys ----------------------------------------------------------------------------------
@@ -298,14 +242,14 @@ def test_thread_scope_needs_a_thread_id_and_a_service_account_is_its_own_user() 
 
 # -- template mode -------------------------------------------------------------------------------
 def test_template_mode_replaces_the_whole_text_on_put_and_patch() -> None:
-    service, key = WorkingMemoryService(FakeStore(), TEMPLATE_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), TEMPLATE_CONFIG), _key()
     service.replace(key, _content("# User\n- Name: Ada\n- Location: Lisbon"))
     state = service.merge(key, _content("# User\n- Name: Ada"))
     assert state.content == "# User\n- Name: Ada" and state.version == 2
 
 
 def test_an_empty_template_over_existing_content_is_refused_and_nothing_changes() -> None:
-    store = FakeStore()
+    store = InMemoryWorkingMemory()
     service, key = WorkingMemoryService(store, TEMPLATE_CONFIG), _key()
     service.replace(key, _content("- **Location**: Lisbon"))
     with pytest.raises(EmptyTemplateRefused):
@@ -316,7 +260,7 @@ def test_an_empty_template_over_existing_content_is_refused_and_nothing_changes(
 
 
 def test_the_empty_template_is_accepted_when_nothing_is_stored_and_delete_clears() -> None:
-    service, key = WorkingMemoryService(FakeStore(), TEMPLATE_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), TEMPLATE_CONFIG), _key()
     assert service.replace(key, _content(DEFAULT_TEMPLATE)).content == DEFAULT_TEMPLATE
     service.replace(key, _content("- Name: Ada"))
     assert service.clear(key).content is None
@@ -325,19 +269,19 @@ def test_the_empty_template_is_accepted_when_nothing_is_stored_and_delete_clears
 
 def test_sending_schema_data_in_template_mode_is_refused() -> None:
     with pytest.raises(ModeMismatch, match="template mode"):
-        WorkingMemoryService(FakeStore(), TEMPLATE_CONFIG).replace(_key(), _data({"name": "Ada"}))
+        WorkingMemoryService(InMemoryWorkingMemory(), TEMPLATE_CONFIG).replace(_key(), _data({"name": "Ada"}))
 
 
 # -- schema mode ---------------------------------------------------------------------------------
 def test_schema_mode_patch_merges_deletes_and_replaces_arrays() -> None:
-    service, key = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada", "age": 36, "airports": ["LHR", "LIS"]}))
     state = service.merge(key, _data({"age": None, "airports": ["OPO"], "preferences": {"seat": "aisle"}}))
     assert state.data == {"name": "Ada", "airports": ["OPO"], "preferences": {"seat": "aisle"}}
 
 
 def test_an_invalid_merge_is_refused_with_the_failing_path_and_nothing_changes() -> None:
-    service, key = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada", "preferences": {"seat": "aisle"}}))
     with pytest.raises(SchemaMismatch) as info:
         service.merge(key, _data({"preferences": {"seat": "middle"}}))
@@ -349,7 +293,7 @@ def test_an_invalid_merge_is_refused_with_the_failing_path_and_nothing_changes()
 
 
 def test_put_in_schema_mode_replaces_the_whole_document_after_validation() -> None:
-    service, key = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada", "age": 36}))
     assert service.replace(key, _data({"name": "Grace"})).data == {"name": "Grace"}
     with pytest.raises(SchemaMismatch):
@@ -357,20 +301,20 @@ def test_put_in_schema_mode_replaces_the_whole_document_after_validation() -> No
 
 
 def test_tool_arguments_are_accepted_verbatim_even_as_a_json_string() -> None:
-    service, key = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada"}))
     state = service.merge(key, WorkingMemoryWrite(memory='{"age": 36}'))
     assert state.data == {"name": "Ada", "age": 36}
 
 
 def test_keys_mongodb_would_read_as_operators_are_refused_even_inside_a_json_string() -> None:
-    service = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG)
+    service = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG)
     with pytest.raises(InvalidInput, match="key"):
         service.merge(_key(), WorkingMemoryWrite(memory='{"name": "Ada", "x": {"$set": 1}}'))
 
 
 def test_a_merge_over_text_left_from_template_mode_replaces_it() -> None:
-    store = FakeStore()
+    store = InMemoryWorkingMemory()
     key = _key()
     WorkingMemoryService(store, TEMPLATE_CONFIG).replace(key, _content("# notes"))
     schema_service = WorkingMemoryService(store, SCHEMA_CONFIG)
@@ -379,14 +323,17 @@ def test_a_merge_over_text_left_from_template_mode_replaces_it() -> None:
 
 
 def test_working_memory_larger_than_the_limit_is_refused() -> None:
-    service = WorkingMemoryService(FakeStore(), WorkingMemoryConfig(max_bytes=256))
+    service = WorkingMemoryService(InMemoryWorkingMemory(), WorkingMemoryConfig(max_bytes=256))
     with pytest.raises(PayloadTooLarge):
         service.replace(_key(), _content("x" * 300))
 
 
 # -- scopes, read-only, threads ------------------------------------------------------------------
 def test_resource_and_thread_scopes_do_not_see_each_other() -> None:
-    service, user = WorkingMemoryService(FakeStore(), TEMPLATE_CONFIG), f"u-{uuid.uuid4().hex[:8]}"
+    service, user = (
+        WorkingMemoryService(InMemoryWorkingMemory(), TEMPLATE_CONFIG),
+        f"u-{uuid.uuid4().hex[:8]}",
+    )
     service.replace(_key("resource", user), _content("- Name: Ada"))
     service.replace(_key("thread", user, "th-1"), _content("- Topic: flights"))
     assert service.get(_key("thread", user, "th-2")).content is None
@@ -396,7 +343,7 @@ def test_resource_and_thread_scopes_do_not_see_each_other() -> None:
 
 
 def test_read_only_requests_read_but_every_write_is_refused() -> None:
-    store = FakeStore()
+    store = InMemoryWorkingMemory()
     service, key = WorkingMemoryService(store, SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada"}))
     for write in (service.replace, service.merge):
@@ -409,7 +356,7 @@ def test_read_only_requests_read_but_every_write_is_refused() -> None:
 
 
 def test_a_thread_seed_is_validated_and_becomes_its_working_memory() -> None:
-    service = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG)
+    service = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG)
     scope = Scope(tenant="t1", user_id="u1")
     with pytest.raises(SchemaMismatch):
         service.create_thread(scope, ThreadCreate(thread_id="th", metadata={"workingMemory": {"age": 3}}))
@@ -422,7 +369,7 @@ def test_a_thread_seed_is_validated_and_becomes_its_working_memory() -> None:
 
 def test_disabled_working_memory_answers_not_found() -> None:
     with pytest.raises(NotFound, match="not enabled"):
-        WorkingMemoryService(FakeStore(), WorkingMemoryConfig(enabled=False)).get(_key())
+        WorkingMemoryService(InMemoryWorkingMemory(), WorkingMemoryConfig(enabled=False)).get(_key())
 
 
 # -- tool, instructions, delivery ----------------------------------------------------------------
@@ -474,14 +421,14 @@ def test_system_instructions_show_the_template_and_the_current_data() -> None:
 
 
 def test_read_only_context_has_no_tool_and_says_so() -> None:
-    service, key = WorkingMemoryService(FakeStore(), TEMPLATE_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), TEMPLATE_CONFIG), _key()
     context = service.context(key, read_only=True)
     assert not isinstance(context, Unchanged)
     assert context.tool is None and "READ-ONLY" in context.instructions
 
 
 def test_state_delivery_sends_the_data_as_a_signal_and_skips_an_unchanged_snapshot() -> None:
-    service, key = WorkingMemoryService(FakeStore(), SCHEMA_CONFIG), _key()
+    service, key = WorkingMemoryService(InMemoryWorkingMemory(), SCHEMA_CONFIG), _key()
     service.replace(key, _data({"name": "Ada"}))
     context = service.context(key, delivery="state")
     assert not isinstance(context, Unchanged) and context.state is not None and context.tool is not None
@@ -502,7 +449,7 @@ def test_state_delivery_sends_the_data_as_a_signal_and_skips_an_unchanged_snapsh
 # -- concurrency ---------------------------------------------------------------------------------
 def test_two_writers_patching_different_fields_fifty_times_each_both_survive() -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
-    store = FakeStore(load_delay=0.0005)
+    store = InMemoryWorkingMemory(load_delay=0.0005)
     service, key = WorkingMemoryService(store, WorkingMemoryConfig(schema=schema), max_attempts=500), _key()
     errors: list[BaseException] = []
 
@@ -526,7 +473,7 @@ def test_two_writers_patching_different_fields_fifty_times_each_both_survive() -
     assert store.lost_races > 0  # the writers really did collide and retry
 
 
-class _AlwaysLoses(FakeStore):
+class _AlwaysLoses(InMemoryWorkingMemory):
     def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
         return None
 

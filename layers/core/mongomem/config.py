@@ -13,6 +13,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+# Defined with the other errors so that modules validating parts of the config need not import this one.
+from mongomem.errors import ConfigError
+from mongomem.models.base import Model
+
 
 class MemoryType(StrEnum):
     semantic = "semantic"
@@ -27,16 +31,7 @@ ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
 _M = TypeVar("_M", bound=BaseModel)
 
 
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names every bad field by its path."""
-
-    def one_line(self) -> str:
-        """The message on one line (a CLI's error line): the source, then each field's problem."""
-        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
-        return " ".join(lines[:1]) + (" " + "; ".join(lines[1:]) if len(lines) > 1 else "")
-
-
-class _Strict(BaseModel):
+class _Strict(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

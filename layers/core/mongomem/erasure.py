@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Protocol
 
 from pydantic import BaseModel
 
-from mongomem.adapters.erasure_store import ErasureStore
 from mongomem.models.common import Scope, utcnow
+from mongomem.models.sessions import StoredSnapshot
+from mongomem.shortterm.ports import SnapshotRepository
 from mongomem.vectors.port import VectorIndex
+
+# A kind whose extraction ended: its turns are no longer needed for it.
+TERMINAL = frozenset({"done", "skipped"})
 
 
 class ErasureResult(BaseModel):
@@ -21,23 +25,44 @@ class ErasureResult(BaseModel):
     total: int
 
 
-def ensure_indexes(db: Any) -> None:
-    """The memory expiry TTL index (turns' TTL index lives with the turns' other indexes)."""
-    ErasureStore(db).ensure_retention_indexes()
+class ErasureRepository(Protocol):
+    """Operations across every collection of a user (the adapter knows which collections hold user data)."""
+
+    def expire_turns(self, snapshot: StoredSnapshot, expire_at: datetime) -> int:
+        """Give the snapshot's turns that have no expiry yet `expire_at` (the store deletes them then)."""
+        ...
+
+    def erase(self, scope: Scope) -> dict[str, int]:
+        """Delete every document of the scope, everywhere; how many per place."""
+        ...
 
 
-def expire_after_extraction(db: Any, snapshot_id: str, ttl_days: int, now: datetime | None = None) -> int:
-    """Start the turns' retention clock once the snapshot is fully extracted; unextracted turns never expire."""
-    at = (now or utcnow()) + timedelta(days=ttl_days)
-    return ErasureStore(db).expire_turns_if_extracted(snapshot_id, at)
+def expire_after_extraction(
+    snapshots: SnapshotRepository,
+    store: ErasureRepository,
+    snapshot_id: str,
+    ttl_days: int,
+    now: datetime | None = None,
+) -> int:
+    """Start the turns' retention clock once every kind of the snapshot is extracted (done or skipped).
+
+    Unextracted turns never expire. Returns how many turns got an expiry.
+    """
+    snapshot = snapshots.get(snapshot_id)
+    if snapshot is None:
+        return 0
+    statuses = [s.status for s in snapshot.extraction.values()]
+    if not statuses or any(s not in TERMINAL for s in statuses):
+        return 0
+    return store.expire_turns(snapshot, (now or utcnow()) + timedelta(days=ttl_days))
 
 
-def erase_user(db: Any, index: VectorIndex | None, scope: Scope) -> ErasureResult:
+def erase_user(store: ErasureRepository, index: VectorIndex | None, scope: Scope) -> ErasureResult:
     """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries.
 
     Idempotent: run it again after a failure (or concurrent activity) to finish the job.
     """
-    erased = ErasureStore(db).erase(scope)
+    erased = store.erase(scope)
     # MongoDB first: the index is derived, and index_sync cannot resurrect what MongoDB no longer has.
     erased["index_entries"] = index.delete_user(scope.tenant, scope.user_id) if index is not None else 0
     return ErasureResult(

@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names every bad field by its path."""
+
+    def one_line(self) -> str:
+        """The message on one line (a CLI's error line): the source, then each field's problem."""
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        return " ".join(lines[:1]) + (" " + "; ".join(lines[1:]) if len(lines) > 1 else "")
+
+
 class MongomemError(Exception):
     """Base of every domain error; `code` is the stable machine-readable error code."""
 

@@ -1,41 +1,54 @@
 """Deploy-time migration: every MongoDB index and the search index, created once per deploy.
 
 Deployed functions never create indexes on a cold start; the stack's `Migration` custom resource
-runs this on every deploy that changes it (creating an existing index is a no-op), and
-`mongomem migrate` runs it by hand. The search index is created for the configured embedding
+(mongomem.adapters.cfn_response.custom_resource) runs this on every deploy that changes it (creating an
+existing index is a no-op), and `mongomem migrate` runs it by hand. The search index is created for the configured embedding
 dimension; an existing index of another dimension is reported (reindex with --re-embed).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from mongomem.config import Settings
 from mongomem.errors import MongomemError
-from mongomem.runtime import Services
-from mongomem.vectors.port import DimensionMismatch, IndexUnavailable
+from mongomem.ports import EmbeddingProvider
+from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, VectorIndex
 
 # OpenSearch Serverless applies a new data-access policy within a minute or two: keep asking.
 SEARCH_READY_SECONDS = 300
 
 
+class Migratable(Protocol):
+    """What the migration works on: the composition root built for it (Services.for_migration())."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def vector_index(self) -> VectorIndex | None: ...
+    @property
+    def embedder(self) -> EmbeddingProvider: ...
+
+    def ensure_short_term_indexes(self) -> None:
+        """Sessions, turns, snapshots."""
+        ...
+
+    def ensure_other_indexes(self) -> None:
+        """Memories, retention, API keys."""
+        ...
+
+
 def migrate(
-    svc: Services, progress: Callable[[str], None] | None = None, search_wait: float = SEARCH_READY_SECONDS
+    full: Migratable, progress: Callable[[str], None] | None = None, search_wait: float = SEARCH_READY_SECONDS
 ) -> dict[str, Any]:
     """Create the indexes; returns what was done (for the custom resource's Data and the CLI)."""
     say = progress or (lambda _line: None)
-    settings = svc.settings.model_copy(update={"ensure_indexes": True, "create_search_index": True})
-    full = Services(settings, mongodb_uri=svc.mongodb_uri)
-    from mongomem.adapters.keys_store import KeysStore
-    from mongomem.erasure import ensure_indexes as ensure_retention_indexes
-
-    full.store.ensure_indexes()
+    settings = full.settings
+    full.ensure_short_term_indexes()
     say(f"MongoDB {settings.db_name}: sessions, turns, snapshots indexes ready")
-    full.memory_store.ensure_indexes()
-    ensure_retention_indexes(full.store.db)
-    KeysStore(full.store.db).ensure_indexes()
+    full.ensure_other_indexes()
     say(f"MongoDB {settings.db_name}: memories, retention and api_keys indexes ready")
     report: dict[str, Any] = {"database": settings.db_name, "search_index": None}
     index = full.vector_index
@@ -66,33 +79,3 @@ def migrate(
     report["search_index"] = {"name": settings.opensearch_index, "dim": int(dim)}
     say(f"search index {settings.opensearch_index} ready (dimension {dim})")
     return report
-
-
-def custom_resource(event: dict[str, Any], run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The CloudFormation custom-resource protocol around `run`: always answers, never leaves a stack hanging.
-
-    Delete does nothing (data outlives the stack); Create and Update run the migration.
-    """
-    from mongomem.adapters.cfn_response import send
-    from mongomem.observability import logger
-
-    stack = str(event.get("StackId") or "").split("/")[1:2] or ["stack"]
-    physical = event.get("PhysicalResourceId") or f"mongomem-migration-{stack[0]}"
-    status, reason, data = "SUCCESS", "", {}
-    if event.get("RequestType") in ("Create", "Update"):
-        try:
-            data = {k: v if isinstance(v, str) else json.dumps(v) for k, v in run().items()}
-        except Exception as exc:  # the stack must hear about any failure, not time out waiting
-            logger.exception("migration failed")
-            status, reason = "FAILED", f"{type(exc).__name__}: {exc}"[:1000]
-    body = {
-        "Status": status,
-        "Reason": reason or f"see CloudWatch log stream {getattr(logger, 'name', 'mongomem')}",
-        "PhysicalResourceId": physical,
-        "StackId": event.get("StackId"),
-        "RequestId": event.get("RequestId"),
-        "LogicalResourceId": event.get("LogicalResourceId"),
-        "Data": data,
-    }
-    send(str(event["ResponseURL"]), body)
-    return body

@@ -7,9 +7,8 @@ on the caller's tenant (and user, for a service account), so no figure reveals a
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Protocol
 
-from mongomem.adapters.memory_store import MemoryStore
-from mongomem.adapters.pipeline_store import PipelineStore
 from mongomem.config import Settings
 from mongomem.models.common import as_utc, utcnow
 from mongomem.models.stats import (
@@ -22,25 +21,31 @@ from mongomem.models.stats import (
     ProviderHealth,
     RecallBacklog,
 )
-from mongomem.ports import EmbeddingProvider, LLMProvider
+from mongomem.status import BacklogRepository
 from mongomem.vectors.port import VectorIndex
 
 
+class IndexBacklog(Protocol):
+    """Memory versions still waiting to be written to the vector index (the memory repository's)."""
+
+    def index_backlog(self, tenant: str, user_id: str | None) -> tuple[int, datetime | None]:
+        """(how many, when the oldest was last written)."""
+        ...
+
+
 def pipeline_health(
-    pipeline: PipelineStore,
-    memories: MemoryStore,
-    llm: LLMProvider,
-    embedder: EmbeddingProvider,
+    readiness: dict[str, Any],
+    pipeline: BacklogRepository,
+    memories: IndexBacklog,
     index: VectorIndex | None,
     settings: Settings,
     tenant: str,
     user_id: str | None,
     now: datetime | None = None,
 ) -> PipelineHealth:
-    from mongomem.providers.factory import readiness
-
+    """`readiness` is the providers' report (mongomem.runtime.Services.readiness)."""
     now = now or utcnow()
-    report = readiness(llm, embedder)
+    report = readiness
     reachable = bool(index.ping()) if index is not None else False
     reasons = list(report["reasons"])
     if index is not None and not reachable:
@@ -48,7 +53,7 @@ def pipeline_health(
     pending, oldest = memories.index_backlog(tenant, user_id)
     enabled = [t.value for t in settings.enabled_extractions]
     backlog = pipeline.extraction_backlog(tenant, user_id)
-    kinds = {kind: KindBacklog.model_validate(backlog.get(kind, {})) for kind in sorted({*enabled, *backlog})}
+    kinds = {kind: backlog.get(kind) or KindBacklog() for kind in sorted({*enabled, *backlog})}
     llm_state, emb_state = report["llm"], report["embeddings"]
     return PipelineHealth(
         tenant=tenant,

@@ -7,7 +7,8 @@ invocation goes through `Runtime.handler`, which
 - re-reads the stack's applied project config when its max age has passed and rebuilds the services
   when it changed,
 - on a MongoDB authentication failure refetches the secret once (a rotated password) and retries.
-Tests and the local stack install their own `Services` with `configure()`.
+Tests and the local stack install their own `Services` with `configure()`: every `Runtime` of the
+process then hands those to its handlers.
 """
 
 from __future__ import annotations
@@ -23,11 +24,27 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mongomem.config import ConfigError, ProjectConfig, Settings, parse_project_config, settings_from_env
+# Every function talks to MongoDB: the driver, the record path's repositories and its logic load with the
+# function (its init phase), not on its first request. Everything else is imported where it is built.
+from mongomem.adapters.mongo.driver import MongoDatabase, get_client, write_concern_for
+from mongomem.adapters.mongo.sessions import MongoSessionRepository
+from mongomem.adapters.mongo.turns import MongoTurnRepository
+from mongomem.config import (
+    ConfigError,
+    MemoryType,
+    ProjectConfig,
+    Settings,
+    parse_project_config,
+    settings_from_env,
+)
+from mongomem.shortterm.record import TurnRecorder
 
 if TYPE_CHECKING:
     from mongomem.adapters.memory_store import MemoryStore
-    from mongomem.adapters.mongo import MongoStore
+    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+    from mongomem.adapters.mongo.erasure import MongoErasureRepository
+    from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
+    from mongomem.directory import DirectoryRepository
     from mongomem.extraction.commit import Committer
     from mongomem.extraction.extractor import Extractor
     from mongomem.extraction.proposal import Proposer
@@ -35,15 +52,27 @@ if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
     from mongomem.longterm.service import MemoryService
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
+    from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
+    from mongomem.retrieval.recall import Recall
+    from mongomem.retrieval.search import MemorySearch
     from mongomem.retrieval.turn_indexing import TurnIndexer
+    from mongomem.shortterm.history import History
+    from mongomem.shortterm.policy import PromotionPolicy
     from mongomem.shortterm.promotion import Promoter
+    from mongomem.status import BacklogRepository
     from mongomem.vectors.port import VectorIndex
+    from mongomem.workingmemory.config import WorkingMemoryConfig
+    from mongomem.workingmemory.ports import WorkingMemoryPort
+    from mongomem.workingmemory.service import WorkingMemoryService
 
 R = TypeVar("R")
 CONTROL_KEY = "mongomem_control"
 # Set while an invocation runs again after refetching the MongoDB secret: a second failure is final.
 _auth_retry: ContextVar[bool] = ContextVar("mongomem_auth_retry", default=False)
+# Builds a memory kind's extractor from the services (Services(extractors=...) replaces the default;
+# None there: the kind has no extractor, its snapshots' status becomes `skipped`). Keys are kind names.
+ExtractorFactory = Callable[["Services"], "Extractor"] | None
 
 
 def store_auth_final() -> bool:
@@ -52,7 +81,13 @@ def store_auth_final() -> bool:
 
 
 class Services:
-    """Everything a handler needs, each piece built on first use (the record path builds only `store`)."""
+    """The composition root: every repository and service of one process, each built on first use.
+
+    Nothing else builds them: handlers receive this object from `Runtime.handler`, API routes read it
+    from the resolver's context (mongomem.api.app.services_of), logic gets the pieces it needs passed
+    in. The record path builds only `database`, `sessions`, `turns` and `recorder`. Tests build their
+    own, replacing any collaborator through the constructor.
+    """
 
     def __init__(
         self,
@@ -63,7 +98,8 @@ class Services:
         embedder: EmbeddingProvider | None = None,
         vector_index: VectorIndex | None = None,
         mongodb_uri: str | None = None,
-        extractors: Mapping[str, Extractor] | None = None,
+        extractors: Mapping[str, ExtractorFactory] | None = None,
+        working_memory_config: WorkingMemoryConfig | None = None,
     ) -> None:
         self.settings = settings
         self._queue = queue
@@ -72,8 +108,32 @@ class Services:
         self._embedder = embedder
         self._vector_index = vector_index
         self._mongodb_uri = mongodb_uri
-        self._extractors: dict[str, Extractor] = dict(extractors or {})
+        self._extractors: dict[str, ExtractorFactory] = {str(k): f for k, f in (extractors or {}).items()}
+        self._built: dict[str, Extractor | None] = {}
+        self._working_memory_config = working_memory_config
 
+    def replaced(self, **changes: Any) -> Services:
+        """A new root with the same constructor arguments except `changes` (e.g. other extractors)."""
+        args: dict[str, Any] = {
+            "settings": self.settings,
+            "queue": self._queue,
+            "queue_factory": self._queue_factory,
+            "llm": self._llm,
+            "embedder": self._embedder,
+            "vector_index": self._vector_index,
+            "mongodb_uri": self._mongodb_uri,
+            "extractors": self._extractors,
+            "working_memory_config": self._working_memory_config,
+        }
+        args.update(changes)
+        return Services(**args)
+
+    def for_migration(self) -> Services:
+        """The same deployment with index creation on (what `migrate` runs with)."""
+        settings = self.settings.model_copy(update={"ensure_indexes": True, "create_search_index": True})
+        return Services(settings, mongodb_uri=self.mongodb_uri)
+
+    # -- MongoDB -------------------------------------------------------------------------------
     @cached_property
     def mongodb_uri(self) -> str:
         if self._mongodb_uri:
@@ -85,19 +145,94 @@ class Services:
         return self.settings.mongodb_uri
 
     @cached_property
-    def store(self) -> MongoStore:
-        from mongomem.adapters.mongo import MongoStore, get_client, write_concern_for
-
+    def database(self) -> MongoDatabase:
         s = self.settings
         client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
-        # A 2xx means kept: every write through this store is journaled (and majority-replicated
+        # A 2xx means kept: every write through these repositories is journaled (and majority-replicated
         # where the deployment replicates), see docs/decisions.md "Durability".
-        concern = write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
-        store = MongoStore(client, s.db_name, concern)
-        if s.ensure_indexes:
+        return MongoDatabase(
+            client, s.db_name, write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
+        )
+
+    @property
+    def db(self) -> Any:
+        """The raw pymongo database (for tools and tests; logic uses the repositories)."""
+        return self.database.db
+
+    def _indexed(self, repository: R) -> R:
+        if self.settings.ensure_indexes:
+            repository.ensure_indexes()  # type: ignore[attr-defined]
+        return repository
+
+    @cached_property
+    def sessions(self) -> MongoSessionRepository:
+        return self._indexed(MongoSessionRepository(self.database))
+
+    @cached_property
+    def turns(self) -> MongoTurnRepository:
+        return self._indexed(MongoTurnRepository(self.database))
+
+    @cached_property
+    def snapshots(self) -> MongoSnapshotRepository:
+        from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
+
+        return self._indexed(MongoSnapshotRepository(self.database))
+
+    @cached_property
+    def api_keys(self) -> MongoApiKeyRepository:
+        from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+
+        return self._indexed(MongoApiKeyRepository(self.database))
+
+    @cached_property
+    def working_memory_store(self) -> WorkingMemoryPort:
+        from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
+
+        return MongoWorkingMemoryRepository(self.database)
+
+    @cached_property
+    def erasure(self) -> MongoErasureRepository:
+        from mongomem.adapters.mongo.erasure import MongoErasureRepository
+
+        return self._indexed(MongoErasureRepository(self.database))
+
+    @cached_property
+    def backlog(self) -> BacklogRepository:
+        from mongomem.adapters.mongo.figures import MongoBacklogRepository
+
+        return MongoBacklogRepository(self.database)
+
+    @cached_property
+    def directory(self) -> DirectoryRepository:
+        from mongomem.adapters.mongo.directory import MongoDirectoryRepository
+
+        return MongoDirectoryRepository(self.database)
+
+    @cached_property
+    def memory_store(self) -> MemoryStore:
+        from mongomem.adapters.memory_store import MemoryStore
+
+        store = MemoryStore(self.database.db)
+        if self.settings.ensure_indexes:
             store.ensure_indexes()
+            _ = self.erasure  # the memories' retention index
         return store
 
+    def ensure_short_term_indexes(self) -> None:
+        """Every index of sessions, turns and snapshots (the migration; `ensure_indexes` does it on use)."""
+        for repository in (self.sessions, self.turns, self.snapshots):
+            repository.ensure_indexes()
+
+    def ensure_other_indexes(self) -> None:
+        """Every index of memories, retention and API keys."""
+        self.memory_store.ensure_indexes()
+        self.erasure.ensure_indexes()
+        self.api_keys.ensure_indexes()
+
+    def store_reachable(self) -> bool:
+        return self.database.ping()
+
+    # -- queue, providers, index -----------------------------------------------------------------
     @cached_property
     def queue(self) -> QueuePort:
         if self._queue is not None:
@@ -138,6 +273,12 @@ class Services:
             env["AWS_REGION"] = self.settings.aws_region
         return env
 
+    def readiness(self) -> dict[str, Any]:
+        """Whether an LLM and an embedding provider are usable, and why not (no network calls)."""
+        from mongomem.providers.factory import readiness
+
+        return readiness(self.llm, self.embedder)
+
     @cached_property
     def vector_index(self) -> VectorIndex | None:
         if self._vector_index is not None:
@@ -158,29 +299,48 @@ class Services:
             return EmbeddedIndex(Path(s.vector_index_path))
         return None
 
+    # -- short-term memory -----------------------------------------------------------------------
     @cached_property
-    def memory_store(self) -> MemoryStore:
-        from mongomem.adapters.memory_store import MemoryStore
+    def recorder(self) -> TurnRecorder:
+        return TurnRecorder(self.sessions, self.turns, self.settings.memory)
 
-        store = MemoryStore(self.store.db)
-        if self.settings.ensure_indexes:
-            store.ensure_indexes()
-            from mongomem.erasure import ensure_indexes as ensure_retention_indexes
+    @cached_property
+    def policy(self) -> PromotionPolicy:
+        from mongomem.shortterm.policy import PromotionPolicy
 
-            ensure_retention_indexes(self.store.db)
-        return store
+        return PromotionPolicy.from_config(self.settings.memory)
 
+    @cached_property
+    def promoter(self) -> Promoter:
+        from mongomem.shortterm.promotion import Promoter
+
+        return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings)
+
+    @cached_property
+    def history(self) -> History:
+        from mongomem.shortterm.history import History
+
+        return History(self.sessions, self.turns, self.snapshots, self.promoter, self.policy)
+
+    @cached_property
+    def turn_indexer(self) -> TurnIndexer:
+        from mongomem.retrieval.turn_indexing import TurnIndexer
+
+        return TurnIndexer(self.turns, self.vector_index, self.embedder, self.settings.memory.recall)
+
+    @property
+    def turn_indexing(self) -> Callable[[], TurnIndexer] | None:
+        """What the scan runs after promotion: the recall indexer, built when it runs (None: recall off)."""
+        if not self.settings.memory.recall.enabled:
+            return None
+        return lambda: self.turn_indexer
+
+    # -- long-term memory, retrieval ------------------------------------------------------------
     @cached_property
     def indexer(self) -> MemoryIndexer:
         from mongomem.retrieval.indexing import MemoryIndexer
 
         return MemoryIndexer(self.memory_store, self.vector_index)
-
-    @cached_property
-    def kinds(self) -> KindRegistry:
-        from mongomem.kinds import builtin_registry
-
-        return builtin_registry()
 
     @cached_property
     def reconciler(self) -> Reconciler:
@@ -190,6 +350,12 @@ class Services:
         # the offline setting has no LLM: ambiguous matches are decided by rules
         llm = None if getattr(self.llm, "offline", False) else self.llm
         return Reconciler(self.memory_store, self.vector_index, llm, reinforce_at, ambiguous_from)
+
+    @cached_property
+    def kinds(self) -> KindRegistry:
+        from mongomem.kinds import builtin_registry
+
+        return builtin_registry()
 
     @cached_property
     def committer(self) -> Committer:
@@ -203,23 +369,6 @@ class Services:
 
         return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm)
 
-    def extractor(self, kind: str) -> Extractor | None:
-        """The extractor of a memory kind (None for a kind nobody knows or the project turned off)."""
-        found = self._extractors.get(kind)
-        enabled = kind in {t.value for t in self.settings.enabled_extractions}
-        if found is None and enabled and kind in self.kinds:
-            from mongomem.extraction.extractor import KindExtractor
-
-            configured = self.settings.memory.extraction.of(kind)
-            found = self._extractors[kind] = KindExtractor(
-                self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt
-            )
-        return found
-
-    def use_extractor(self, kind: str, extractor: Extractor) -> None:
-        """Replace a kind's extractor on these services (tests, demos); nothing global changes."""
-        self._extractors[kind] = extractor
-
     @cached_property
     def memories(self) -> MemoryService:
         from mongomem.longterm.service import MemoryService
@@ -227,16 +376,61 @@ class Services:
         return MemoryService(self.memory_store, self.kinds, self.committer, self.indexer)
 
     @cached_property
-    def turn_indexer(self) -> TurnIndexer:
-        from mongomem.retrieval.turn_indexing import TurnIndexer
+    def search(self) -> MemorySearch:
+        from mongomem.retrieval.search import MemorySearch
 
-        return TurnIndexer(self.store, self.vector_index, self.embedder, self.settings.memory.recall)
+        return MemorySearch(self.memory_store, self.vector_index, self.embedder)
 
     @cached_property
-    def promoter(self) -> Promoter:
-        from mongomem.shortterm.promotion import Promoter
+    def recall(self) -> Recall:
+        from mongomem.retrieval.recall import Recall
 
-        return Promoter(self.store, self.queue, self.settings)
+        return Recall(self.turns, self.vector_index, self.embedder, self.settings.memory.recall)
+
+    @cached_property
+    def context_builder(self) -> ContextBuilder:
+        from mongomem.retrieval.context import ContextBuilder
+
+        wm = self.working_memory_config
+        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall)
+
+    # -- working memory --------------------------------------------------------------------------
+    @cached_property
+    def working_memory_config(self) -> WorkingMemoryConfig:
+        if self._working_memory_config is not None:
+            return self._working_memory_config
+        from mongomem.workingmemory.config import parse_working_memory_config
+
+        return parse_working_memory_config(self.settings.memory.working_memory)
+
+    @cached_property
+    def working_memory(self) -> WorkingMemoryService:
+        from mongomem.workingmemory.service import WorkingMemoryService
+
+        return WorkingMemoryService(self.working_memory_store, self.working_memory_config)
+
+    # -- extraction ------------------------------------------------------------------------------
+    def extractor(self, kind: str) -> Extractor | None:
+        """The kind's extractor: the factory `extractors` names (None: none), else the built-in one
+        (None for a kind nobody knows or the project turned off). Built once per kind."""
+        kind = str(getattr(kind, "value", kind))
+        if kind not in self._built:
+            if kind in self._extractors:
+                factory = self._extractors[kind]
+                self._built[kind] = factory(self) if factory is not None else None
+            else:
+                enabled = kind in {t.value for t in self.settings.enabled_extractions}
+                self._built[kind] = self.builtin_extractor(kind) if enabled and kind in self.kinds else None
+        return self._built[kind]
+
+    def builtin_extractor(self, kind: str) -> Extractor:
+        """The extractor every known kind has: its proposer, then the one commit step (what
+        `extractors` may wrap or replace)."""
+        from mongomem.extraction.extractor import KindExtractor
+
+        kind = str(getattr(kind, "value", kind))
+        configured = self.settings.memory.extraction.of(kind)
+        return KindExtractor(self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt)
 
 
 def _appname(settings: Settings) -> str:
@@ -378,9 +572,7 @@ class Runtime:
     def control(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Answer a control invocation: the config this function runs and whether it is ready."""
         svc = self.services(force_config=bool(request.get("refresh")))
-        from mongomem.providers.factory import readiness
-
-        report = readiness(svc.llm, svc.embedder)
+        report = svc.readiness()
         config = self.config_report()
         if config.get("error"):
             report["ready"] = False
@@ -436,12 +628,6 @@ def lambda_runtime() -> Runtime:
         if _root is None:
             _root = Runtime()
         return _root
-
-
-def services() -> Services:
-    """The process's services: the installed ones, else the composition root's."""
-    installed = _installed
-    return installed if installed is not None else lambda_runtime().services()
 
 
 def configure(new: Services | None) -> None:

@@ -2,51 +2,60 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from mongomem.runtime import Services
+from mongomem.config import Settings
+from mongomem.models.stats import KindBacklog
+from mongomem.vectors.port import VectorIndex
 
-if TYPE_CHECKING:
-    from mongomem.adapters.mongo import MongoStore
+
+class BacklogRepository(Protocol):
+    """Work waiting in the store, for one tenant (optionally one user) or, with tenant None, every tenant."""
+
+    def sessions_waiting(self, tenant: str | None, user_id: str | None = None) -> int:
+        """Sessions with turns not yet promoted to a snapshot."""
+        ...
+
+    def extraction_backlog(self, tenant: str | None, user_id: str | None = None) -> dict[str, KindBacklog]:
+        """Per kind: snapshots queued, running and failed, and when the oldest waiting one was cut."""
+        ...
+
+    def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:
+        """Turns recorded but not yet embedded for recall."""
+        ...
 
 
-def backlog(store: MongoStore, tenant: str | None) -> dict[str, Any]:
+def backlog(store: BacklogRepository, tenant: str | None) -> dict[str, Any]:
     """Work waiting in MongoDB, for one tenant (what the API shows a caller) or all (operators' CLI)."""
-    scope: dict[str, Any] = {} if tenant is None else {"tenant": tenant}
-    pending = store.snapshots.aggregate(
-        [
-            *([{"$match": scope}] if scope else []),
-            {"$project": {"e": {"$objectToArray": {"$ifNull": ["$extraction", {}]}}}},
-            {"$unwind": "$e"},
-            {"$match": {"e.v.status": {"$in": ["queued", "running", "failed"]}}},
-            {"$group": {"_id": {"type": "$e.k", "status": "$e.v.status"}, "n": {"$sum": 1}}},
-        ]
-    )
-    snapshots: dict[str, dict[str, int]] = {}
-    for row in pending:
-        snapshots.setdefault(row["_id"]["type"], {})[row["_id"]["status"]] = row["n"]
+    snapshots = {
+        kind: {status: n for status in ("queued", "running", "failed") if (n := getattr(figures, status))}
+        for kind, figures in store.extraction_backlog(tenant).items()
+    }
     return {
-        "snapshots_pending_extraction": snapshots,
-        "sessions_pending_promotion": store.sessions.count_documents({**scope, "pending": {"$gt": 0}}),
+        "snapshots_pending_extraction": {kind: counts for kind, counts in snapshots.items() if counts},
+        "sessions_pending_promotion": store.sessions_waiting(tenant),
         # Turns recorded but not yet embedded for recall (the recall indexer's partial index).
-        "recall_pending_turns": store.turns.count_documents({**scope, "recall_indexed": False}),
+        "recall_pending_turns": store.recall_pending(tenant),
     }
 
 
-def service_status(svc: Services, tenant: str | None) -> dict[str, Any]:
-    """Ready only when both an LLM and an embedding provider are usable; says which and why not.
+def service_status(
+    readiness: dict[str, Any],
+    settings: Settings,
+    index: VectorIndex | None,
+    store_up: bool,
+    store: BacklogRepository,
+    tenant: str | None,
+) -> dict[str, Any]:
+    """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
 
-    The backlog figures are the given tenant's only (None: every tenant, for operators).
+    `readiness` is the providers' report (mongomem.runtime.Services.readiness). The backlog figures are
+    the given tenant's only (None: every tenant, for operators).
     """
-    from mongomem.providers.factory import readiness
-
-    settings = svc.settings
-    report = readiness(svc.llm, svc.embedder)
-    store_ok = svc.store.ping()
-    if not store_ok:
+    report = {**readiness, "reasons": list(readiness["reasons"])}
+    if not store_up:
         report["ready"] = False
         report["reasons"].append("store: MongoDB is unreachable")
-    index = svc.vector_index
     report["vector_index"] = {
         "kind": type(index).__name__ if index is not None else None,
         "reachable": bool(index.ping()) if index is not None else False,
@@ -54,8 +63,8 @@ def service_status(svc: Services, tenant: str | None) -> dict[str, Any]:
     report["config"] = {"sha256": settings.config_sha256, "source": settings.config_source}
     report["extraction"] = {"enabled": [t.value for t in settings.enabled_extractions]}
     report["recall"] = {"enabled": settings.memory.recall.enabled}
-    if store_ok:
-        figures = backlog(svc.store, tenant)
+    if store_up:
+        figures = backlog(store, tenant)
         report["snapshots_pending_extraction"] = figures["snapshots_pending_extraction"]
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]

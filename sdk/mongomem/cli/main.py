@@ -171,7 +171,8 @@ def _migrate(args: argparse.Namespace) -> int:
     from mongomem.runtime import Services
 
     try:
-        report = migrate(Services(settings_from_env()), progress=lambda line: print(f"  {line}", flush=True))
+        target = Services(settings_from_env()).for_migration()
+        report = migrate(target, progress=lambda line: print(f"  {line}", flush=True))
     except ConfigError as exc:
         print(f"migrate: {exc}", file=sys.stderr)
         return 2

@@ -189,12 +189,14 @@ class LocalTarget:
         from pymongo import MongoClient
         from pymongo.errors import PyMongoError
 
-        from mongomem.adapters.mongo import MongoStore
+        from mongomem.adapters.mongo import MongoDatabase
+        from mongomem.adapters.mongo.figures import MongoBacklogRepository
         from mongomem.status import backlog
 
         client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)
         try:
-            figures = backlog(MongoStore(client, self.running.get("db_name") or "mongomem"), None)
+            database = MongoDatabase(client, self.running.get("db_name") or "mongomem")
+            figures = backlog(MongoBacklogRepository(database), None)
             return {"scope": "all tenants", **figures}
         except PyMongoError as exc:
             return {"error": f"cannot read the backlog at {uri}: {type(exc).__name__}"}
@@ -314,8 +316,9 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
             "config_source": "file",
         }
     )
-    configure(Services(settings, queue_factory=local_queue_factory))
-    stack.settings = settings
+    services = Services(settings, queue_factory=local_queue_factory)
+    configure(services)
+    stack.settings, stack.services = settings, services
     stack.config_file = config_file
     polled = {t.thread.name for t in stack.threads}
     for t in settings.enabled_extractions:

@@ -67,7 +67,7 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
 
     env = None if local_only else _deployed_env(args)
     if env is not None:
-        yield Services(settings_from_env(env)).store.db
+        yield Services(settings_from_env(env)).db
         return
     from mongomem.local.mongod import EmbeddedMongo
 
@@ -128,19 +128,20 @@ def _keys_deployed(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from mongomem.adapters.keys_store import KeysStore
+    from mongomem.adapters.mongo import MongoDatabase
+    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
     from mongomem.identity.service import create_key, revoke_key
 
     if getattr(args, "stack", None):
         return _keys_deployed(args)
     with open_db(args) as db:
-        store = KeysStore(db)
+        store = MongoApiKeyRepository(MongoDatabase.wrap(db))
         store.ensure_indexes()
         if args.keys_command == "create":
             plaintext, record = create_key(store, args.tenant, args.kind, args.user, args.name)
             _print_key(record, plaintext)
         elif args.keys_command == "list":
-            rows = store.list(args.tenant)
+            rows = [key.public() for key in store.list(args.tenant)]
             if not rows:
                 print("no API keys (the local stack runs open until one exists)")
             for r in rows:

@@ -153,4 +153,4 @@ class LocalExtractionQueue:
 
 def local_queue_factory(services: Services) -> QueuePort:
     """For `Services(queue_factory=...)`: the local queues in the services' own database."""
-    return LocalExtractionQueue(services.store.db, services.settings.queue_urls)
+    return LocalExtractionQueue(services.db, services.settings.queue_urls)

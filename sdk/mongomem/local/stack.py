@@ -66,9 +66,9 @@ class LocalStack:
         self.server: Any = None
         self.threads: list[Every] = []
         self.settings: Settings | None = None
-        self.services: Services | None = None
+        self.services: Services | None = None  # the composition root the stack's functions serve with
         self.queue: LocalQueue | None = None
-        self.keys: Any = None  # the api_keys store (mongomem.adapters.keys_store.KeysStore)
+        self.keys: Any = None  # the API key repository (mongomem.identity.ports.ApiKeyRepository)
         self.authorizer: LocalAuthorizer | None = None
 
     def start(self) -> LocalStack:
@@ -98,11 +98,9 @@ class LocalStack:
         self.settings = settings_from_env(env)
         services = self.services = Services(self.settings, queue_factory=local_queue_factory)
         configure(services)
-        self.queue = LocalQueue(services.store.db)
+        self.queue = LocalQueue(services.db)
         functions = find_functions_dir()
-        from mongomem.identity.runtime import keys_store
-
-        self.keys = keys_store()
+        self.keys = services.api_keys
         self.authorizer = LocalAuthorizer(
             _loader(functions, "authorizer"),
             self.keys.any,

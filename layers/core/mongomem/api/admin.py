@@ -12,13 +12,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from mongomem.api.identity import caller
+from mongomem.api.identity import caller, services_of
 from mongomem.errors import Forbidden
 from mongomem.identity.principals import is_operator
-from mongomem.identity.runtime import keys_store
 from mongomem.identity.service import create_key, revoke_key
 from mongomem.models.common import ID_PATTERN, Identifier
-from mongomem.runtime import services
 from mongomem.status import service_status
 
 router = APIGatewayHttpRouter()
@@ -35,20 +33,25 @@ class CreateKeyRequest(BaseModel):
 
 def _operator() -> None:
     principal = caller(router)
-    if not is_operator(principal, services().settings):
+    if not is_operator(principal, services_of(router).settings):
         raise Forbidden("operator routes need an IAM-signed request (SigV4) from the deploying account")
 
 
 @router.get("/v1/admin/status", summary="Readiness and backlog of every tenant (operators)")
 def admin_status() -> dict[str, Any]:
     _operator()
-    return service_status(services(), None)  # every tenant: operators only
+    svc = services_of(router)
+    # every tenant: operators only
+    return service_status(
+        svc.readiness(), svc.settings, svc.vector_index, svc.store_reachable(), svc.backlog, None
+    )
 
 
 @router.post("/v1/admin/keys", summary="Create an API key; the key is shown once (operators)")
 def admin_create_key(request: Annotated[CreateKeyRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     _operator()
-    plaintext, record = create_key(keys_store(), request.tenant, request.kind, request.user, request.name)
+    keys = services_of(router).api_keys
+    plaintext, record = create_key(keys, request.tenant, request.kind, request.user, request.name)
     return {"api_key": plaintext, "key": record}, 201
 
 
@@ -57,11 +60,11 @@ def admin_list_keys(
     tenant: Annotated[str | None, Query(pattern=ID_PATTERN)] = None,
 ) -> dict[str, Any]:
     _operator()
-    return {"keys": keys_store().list(tenant)}
+    return {"keys": [key.public() for key in services_of(router).api_keys.list(tenant)]}
 
 
 @router.delete("/v1/admin/keys/<key_id>", summary="Revoke an API key (operators)")
 def admin_revoke_key(key_id: str) -> dict[str, Any]:
     _operator()
-    revoke_key(keys_store(), key_id)
+    revoke_key(services_of(router).api_keys, key_id)
     return {"revoked": key_id, "note": "cached authorizer answers expire within 300 s"}

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.api.body import BodyRefused, read_json
 from mongomem.api.errors import install_error_handlers
-from mongomem.api.identity import USER_HEADER, acting_user_of, begin_request
+from mongomem.api.identity import SERVICES, USER_HEADER, acting_user_of, begin_request
 from mongomem.errors import StoreAuthFailed
-from mongomem.runtime import Services, services, store_auth_final
+from mongomem.runtime import store_auth_final
+
+if TYPE_CHECKING:
+    from mongomem.runtime import Services
 
 _UNSET: Any = object()
 # The body the guard read for the request being served; Powertools' JSON deserializer returns it.
@@ -49,11 +52,12 @@ class MemoryApi:
     def __init__(self, *routers: APIGatewayHttpRouter) -> None:
         self.app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=_deserialize)
         install_error_handlers(self.app)
+        self.routers = routers
         for router in routers:
             self.app.include_router(router)
 
-    def handle(self, event: dict[str, Any], context: Any, svc: Services | None = None) -> dict[str, Any]:
-        svc = svc or services()
+    def handle(self, event: dict[str, Any], context: Any, svc: Services) -> dict[str, Any]:
+        """Serve one API Gateway event with these services (routes read them: api.identity.services_of)."""
         body = event.get("body") or ""
         limit = svc.settings.memory.limits.max_body_bytes
         # base64 grows the body by 4/3; compare the decoded size without decoding
@@ -80,6 +84,12 @@ class MemoryApi:
                     del headers[key]
                 headers["content-type"] = "application/json"
         begin_request()
+        # A router belongs to the resolver that included it last; more than one MemoryApi may hold the
+        # same module-level routers (functions loaded twice in one process): this one serves now.
+        for router in self.routers:
+            router.api_resolver = self.app
+        # Powertools' own request context: the routes find the services there, it is cleared after resolve.
+        self.app.append_context(**{SERVICES: svc})
         token = _parsed.set(parsed)
         try:
             response = self.app.resolve(event, context)
@@ -90,7 +100,7 @@ class MemoryApi:
         finally:
             _parsed.reset(token)
         # Tell the caller which memory identity served the request (a service account's user_id is ignored).
-        user = acting_user_of(event)
+        user = acting_user_of(event, svc.settings)
         if user and isinstance(response, dict):
             response.setdefault("headers", {})[USER_HEADER] = user
         return response

@@ -8,11 +8,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import caller, scope_for
+from mongomem.api.identity import caller, scope_for, services_of
 from mongomem.models.recall import ContextRequest, ContextResponse
 from mongomem.observability import metrics
-from mongomem.retrieval.context import ContextBuilder
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
@@ -22,9 +20,8 @@ router = APIGatewayHttpRouter()
     summary="Working memory, recent turns, relevant memories and recalled messages within a token budget",
 )
 def build_context(request: Annotated[ContextRequest, Body(embed=False)]) -> ContextResponse:
-    svc = services()
     principal = caller(router)
     scope = scope_for(principal, request.user_id)
-    result = ContextBuilder.from_services(svc).build(principal, scope, request)
+    result = services_of(router).context_builder.build(principal, scope, request)
     metrics.add_metric(name="ContextTokens", unit=MetricUnit.Count, value=result.tokens)
     return result

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from mongomem.config import Settings
 from mongomem.errors import Forbidden, InvalidInput, Unauthorized
 from mongomem.identity.principals import principal_from_authorizer
 from mongomem.models.common import ID_PATTERN, Principal, Scope
-from mongomem.runtime import services
+
+if TYPE_CHECKING:
+    from mongomem.runtime import Services
 
 # The `user_id` query parameter every user-scoped route takes.
 UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The memory user")]
@@ -30,15 +33,29 @@ def principal_from_event(
     return principal_from_authorizer(authorizer, default_tenant, allow_default)
 
 
-def event_principal(raw_event: dict[str, Any]) -> Principal:
+SERVICES = "services"
+
+
+def services_of(router: APIGatewayHttpRouter) -> Services:
+    """The composition root's services for the request the router is serving.
+
+    MemoryApi.handle puts them into the resolver's context (Powertools' `append_context`), which the
+    routers of that resolver share and which is cleared after every request.
+    """
+    svc: Services | None = router.context.get(SERVICES)
+    if svc is None:
+        raise RuntimeError("no services in the request context: serve requests through MemoryApi.handle")
+    return svc
+
+
+def event_principal(raw_event: dict[str, Any], settings: Settings) -> Principal:
     """The caller of an event; in Lambda one without an authorizer context is refused (401)."""
-    settings = services().settings
     return principal_from_event(raw_event, settings.tenant_default, allow_default=not settings.in_lambda)
 
 
 def caller(router: APIGatewayHttpRouter) -> Principal:
     """The principal of the request the router is serving."""
-    return event_principal(router.current_event.raw_event)
+    return event_principal(router.current_event.raw_event, services_of(router).settings)
 
 
 def request_scope(router: APIGatewayHttpRouter, user_id: str | None) -> Scope:
@@ -84,9 +101,9 @@ def acting_user(principal: Principal) -> str | None:
     return principal.fixed_user_id or _acting_user.get()
 
 
-def acting_user_of(raw_event: dict[str, Any]) -> str | None:
+def acting_user_of(raw_event: dict[str, Any], settings: Settings) -> str | None:
     """The memory user an answered request acted as (None when its caller was refused)."""
     try:
-        return acting_user(event_principal(raw_event))
+        return acting_user(event_principal(raw_event, settings))
     except Unauthorized:
         return None

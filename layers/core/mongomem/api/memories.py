@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope
+from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.config import MemoryType
 from mongomem.errors import InvalidInput
 from mongomem.models.common import Scope, parse_utc_datetime
@@ -23,7 +23,6 @@ from mongomem.models.memory import (
     WriteResult,
 )
 from mongomem.observability import emit, logger
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
@@ -43,7 +42,7 @@ def _scope(user_id: str | None) -> Scope:
     },
 )
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
-    result = services().memories.create(_scope(request.user_id), request)
+    result = services_of(router).memories.create(_scope(request.user_id), request)
     emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type.value, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
     return result, 201 if result.decision in ("ADD", "UPDATE") else 200
@@ -53,7 +52,7 @@ def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) ->
 def get_memory(
     memory_id: MemoryId, user_id: UserQuery = None, history: Annotated[bool, Query()] = False
 ) -> MemoryWithHistory:
-    return services().memories.get(_scope(user_id), memory_id, history)
+    return services_of(router).memories.get(_scope(user_id), memory_id, history)
 
 
 @router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
@@ -86,7 +85,7 @@ def list_memories(
     )
     if observed.after and observed.before and observed.after >= observed.before:
         raise InvalidInput("observed_after must be earlier than observed_before", {"path": "observed_after"})
-    return services().memories.list(
+    return services_of(router).memories.list(
         _scope(user_id), type.value if type else None, status, limit, cursor, payload, observed
     )
 
@@ -102,4 +101,4 @@ def _when(name: str, value: str | None) -> datetime | None:
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")
 def delete_memory(memory_id: MemoryId, user_id: UserQuery = None) -> DeleteResult:
-    return services().memories.delete(_scope(user_id), memory_id)
+    return services_of(router).memories.delete(_scope(user_id), memory_id)

@@ -8,11 +8,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import request_scope
+from mongomem.api.identity import request_scope, services_of
 from mongomem.models.recall import RecallRequest, RecallResponse
 from mongomem.observability import logger, metrics
-from mongomem.retrieval.recall import Recall
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
@@ -26,12 +24,9 @@ router = APIGatewayHttpRouter()
     },
 )
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> RecallResponse:
-    svc = services()
     scope = request_scope(router, request.user_id)
     logger.debug("recall request", extra={"scope": request.scope, "top_k": request.top_k})
-    result = Recall(svc.store, svc.vector_index, svc.embedder, svc.settings.memory.recall).recall(
-        scope, request
-    )
+    result = services_of(router).recall.recall(scope, request)
     metrics.add_metric(name="RecallMatches", unit=MetricUnit.Count, value=len(result.matched))
     metrics.add_metric(name="RecallLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
     return result

@@ -8,21 +8,18 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import request_scope
+from mongomem.api.identity import request_scope, services_of
 from mongomem.models.search import SearchRequest, SearchResponse
 from mongomem.observability import logger, metrics
-from mongomem.retrieval.search import MemorySearch
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
 
 @router.post("/v1/memories/search", summary="Search a user's memories (hybrid k-NN + BM25 by default)")
 def search_memories(request: Annotated[SearchRequest, Body(embed=False)]) -> SearchResponse:
-    svc = services()
     scope = request_scope(router, request.user_id)
     logger.debug("memory search", extra={"mode": request.mode, "top_k": request.top_k})
-    result = MemorySearch(svc.memory_store, svc.vector_index, svc.embedder).search(scope, request)
+    result = services_of(router).search.search(scope, request)
     metrics.add_metric(name="SearchResults", unit=MetricUnit.Count, value=len(result.results))
     metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
     return result

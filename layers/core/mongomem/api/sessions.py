@@ -8,13 +8,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope
+from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.models.common import ID_PATTERN, Scope
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnPage
 from mongomem.observability import emit, logger, metrics
-from mongomem.runtime import services
-from mongomem.shortterm import history, record
 
 router = APIGatewayHttpRouter()
 
@@ -42,8 +40,7 @@ def post_turns(
     user_id: UserQuery = None,
 ) -> tuple[RecordTurnsResponse, int]:
     scope = _scope(request.user_id or user_id)
-    svc = services()
-    result = record.record_turns(svc.store, svc.settings.memory, scope, session_id, request)
+    result = services_of(router).recorder.record(scope, session_id, request)
     logger.info(
         "turns recorded",
         extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed},
@@ -61,8 +58,7 @@ def get_turns(
     # bounded: MongoDB integers are 64-bit, a larger value must be a 422, not a driver error
     before_seq: Annotated[int | None, Query(ge=1, le=2**62)] = None,
 ) -> TurnPage:
-    svc = services()
-    return history.turn_page(svc.store, _scope(user_id), session_id, limit, before_seq)
+    return services_of(router).history.turn_page(_scope(user_id), session_id, limit, before_seq)
 
 
 @router.delete(
@@ -74,8 +70,7 @@ def delete_turns(
     user_id: UserQuery = None,
     from_seq: Annotated[int | None, Query(ge=1, le=2**62)] = None,
 ) -> DeleteTurnsResponse:
-    svc = services()
-    result = history.delete_turns(svc.store, _scope(user_id), session_id, from_seq)
+    result = services_of(router).history.delete_turns(_scope(user_id), session_id, from_seq)
     logger.info(
         "turns deleted", extra={"session_id": session_id, "from_seq": from_seq, "count": result.deleted}
     )
@@ -84,16 +79,12 @@ def delete_turns(
 
 @router.get("/v1/sessions/<session_id>", summary="Session state: counts, activity, snapshots, extraction")
 def get_session(session_id: SessionId, user_id: UserQuery = None) -> SessionState:
-    svc = services()
-    return history.session_state(
-        svc.store, record.policy_for(svc.settings.memory), _scope(user_id), session_id
-    )
+    return services_of(router).history.session_state(_scope(user_id), session_id)
 
 
 @router.post("/v1/sessions/<session_id>/flush", summary="Promote the session's unpromoted turns now")
 def flush(session_id: SessionId, user_id: UserQuery = None) -> FlushResponse:
-    svc = services()
-    result = history.flush(svc.store, svc.promoter, _scope(user_id), session_id)
+    result = services_of(router).history.flush(_scope(user_id), session_id)
     if result.snapshot:
         emit("SnapshotsPromoted", MetricUnit.Count, 1, reason="manual")
     return result

@@ -8,12 +8,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope
+from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.extraction.retry import retry_extraction
 from mongomem.models.sessions import RetryRequest, RetryResult, Snapshot
 from mongomem.observability import logger, metrics
-from mongomem.runtime import services
-from mongomem.shortterm.history import snapshot
 
 router = APIGatewayHttpRouter()
 
@@ -22,7 +20,7 @@ SnapshotId = Annotated[str, Path(pattern=r"^snap-[a-f0-9]{24}$", description="A 
 
 @router.get("/v1/snapshots/<snapshot_id>", summary="A snapshot: its session, seq range, reason, extraction")
 def get_snapshot(snapshot_id: SnapshotId, user_id: UserQuery = None) -> Snapshot:
-    return snapshot(services().store, request_scope(router, user_id), snapshot_id)
+    return services_of(router).history.snapshot(request_scope(router, user_id), snapshot_id)
 
 
 @router.post(
@@ -33,9 +31,9 @@ def get_snapshot(snapshot_id: SnapshotId, user_id: UserQuery = None) -> Snapshot
 def retry_snapshot(
     snapshot_id: SnapshotId, request: Annotated[RetryRequest, Body(embed=False)], user_id: UserQuery = None
 ) -> RetryResult:
-    svc = services()
+    svc = services_of(router)
     scope = request_scope(router, user_id)
-    result = retry_extraction(svc.store, svc.queue, svc.settings, scope, snapshot_id, request.type)
+    result = retry_extraction(svc.snapshots, svc.queue, svc.settings, scope, snapshot_id, request.type)
     logger.info("extraction retried", extra={"snapshot_id": snapshot_id, "memory_type": request.type.value})
     metrics.add_metric(name="ExtractionRetries", unit=MetricUnit.Count, value=1)
     return result

@@ -7,12 +7,10 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from mongomem.adapters.pipeline_store import PipelineStore
-from mongomem.api.identity import UserQuery, caller, listing_user
+from mongomem.api.identity import UserQuery, caller, listing_user, services_of
 from mongomem.longterm.stats import memory_activity
 from mongomem.models.stats import MemoryActivity, PipelineHealth
 from mongomem.pipeline import pipeline_health
-from mongomem.runtime import services
 
 router = APIGatewayHttpRouter()
 
@@ -25,7 +23,8 @@ def get_memory_stats(
     user_id: UserQuery = None, days: Annotated[int, Query(ge=1, le=366)] = 30
 ) -> MemoryActivity:
     principal = caller(router)
-    return memory_activity(services().memory_store, principal.tenant, listing_user(principal, user_id), days)
+    store = services_of(router).memory_store
+    return memory_activity(store, principal.tenant, listing_user(principal, user_id), days)
 
 
 @router.get(
@@ -33,13 +32,12 @@ def get_memory_stats(
     summary="Readiness, the tenant's promotion and extraction backlog, index lag and the config version",
 )
 def get_pipeline(user_id: UserQuery = None) -> PipelineHealth:
-    svc = services()
+    svc = services_of(router)
     principal = caller(router)
     return pipeline_health(
-        PipelineStore(svc.store.db),
+        svc.readiness(),
+        svc.backlog,
         svc.memory_store,
-        svc.llm,
-        svc.embedder,
         svc.vector_index,
         svc.settings,
         principal.tenant,

@@ -10,8 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from mongomem.api.identity import caller
-from mongomem.runtime import services
+from mongomem.api.identity import caller, services_of
 from mongomem.status import service_status
 
 router = APIGatewayHttpRouter()
@@ -19,4 +18,12 @@ router = APIGatewayHttpRouter()
 
 @router.get("/v1/status", summary="Readiness, configured providers and the caller's extraction backlog")
 def get_status() -> dict[str, Any]:
-    return service_status(services(), tenant=caller(router).tenant)
+    svc = services_of(router)
+    return service_status(
+        svc.readiness(),
+        svc.settings,
+        svc.vector_index,
+        svc.store_reachable(),
+        svc.backlog,
+        caller(router).tenant,
+    )

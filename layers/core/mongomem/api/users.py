@@ -8,16 +8,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.adapters.directory_store import DirectoryStore
-from mongomem.api.identity import caller, path_user_scope
+from mongomem.api.identity import caller, path_user_scope, services_of
 from mongomem.directory import user_page
 from mongomem.erasure import ErasureResult, erase_user
 from mongomem.models.common import ID_PATTERN
 from mongomem.models.sessions import SessionPage
 from mongomem.models.users import UserPage
 from mongomem.observability import logger, metrics
-from mongomem.runtime import services
-from mongomem.shortterm.history import session_page
 
 router = APIGatewayHttpRouter()
 
@@ -32,7 +29,7 @@ def list_users(
         str | None, Query(pattern=ID_PATTERN, description="next_cursor of the last page")
     ] = None,
 ) -> UserPage:
-    return user_page(DirectoryStore(services().store.db), caller(router), limit, cursor)
+    return user_page(services_of(router).directory, caller(router), limit, cursor)
 
 
 @router.get("/v1/users/<user_id>/sessions", summary="A user's sessions, most recently active first")
@@ -42,7 +39,7 @@ def list_user_sessions(
     cursor: Annotated[str | None, Query(max_length=200, description="next_cursor of the last page")] = None,
 ) -> SessionPage:
     scope = path_user_scope(caller(router), user_id)
-    return session_page(services().store, scope, limit, cursor)
+    return services_of(router).history.session_page(scope, limit, cursor)
 
 
 @router.delete(
@@ -50,10 +47,10 @@ def list_user_sessions(
     summary="Erase a user: turns, sessions, snapshots, memories and versions, working memory, index entries",
 )
 def delete_user(user_id: UserId) -> ErasureResult:
-    svc = services()
+    svc = services_of(router)
     # A service account is one memory user: it may erase itself, never someone it names.
     scope = path_user_scope(caller(router), user_id)
-    result = erase_user(svc.store.db, svc.vector_index, scope)
+    result = erase_user(svc.erasure, svc.vector_index, scope)
     logger.info("user erased", extra={"erased": result.erased})
     metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
     return result

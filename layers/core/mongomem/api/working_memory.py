@@ -8,8 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
-from mongomem.api.identity import UserQuery, caller, request_scope
+from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.models.common import ID_PATTERN, Scope
 from mongomem.models.working_memory import (
     Delivery,
@@ -23,8 +22,6 @@ from mongomem.models.working_memory import (
     WorkingMemoryWrite,
 )
 from mongomem.observability import logger, metrics
-from mongomem.runtime import services
-from mongomem.workingmemory import config as wm_config
 from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
 
 router = APIGatewayHttpRouter()
@@ -44,11 +41,12 @@ ThreadId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation
 
 
 def _service() -> WorkingMemoryService:
-    return WorkingMemoryService(MongoWorkingMemoryStore(services().store.db), wm_config.current())
+    return services_of(router).working_memory
 
 
 def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
-    return resolve_key(caller(router), scope or wm_config.current().scope, user_id, thread_id)
+    configured = services_of(router).working_memory_config.scope
+    return resolve_key(caller(router), scope or configured, user_id, thread_id)
 
 
 def _user_scope(user_id: str | None) -> Scope:

@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from mongomem.erasure import expire_after_extraction
+from mongomem.config import Settings
+from mongomem.erasure import ErasureRepository, expire_after_extraction
+from mongomem.extraction.extractor import Extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
 from mongomem.observability import emit, logger
-from mongomem.runtime import services
+from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 # Time kept back at the end of an invocation (status writes, the batch response, metrics).
 SAFETY_MS = 5_000
 # A record is started only with at least this much time left; otherwise it goes back to the queue at once.
 MIN_RECORD_MS = 15_000
+
+
+class ExtractionServices(Protocol):
+    """What extracting a record needs; the composition root (mongomem.runtime.Services) provides it."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def snapshots(self) -> SnapshotRepository: ...
+    @property
+    def turns(self) -> TurnRepository: ...
+    @property
+    def erasure(self) -> ErasureRepository: ...
+
+    def extractor(self, kind: str) -> Extractor | None:
+        """The kind's extractor (None: the kind has none; its status becomes `skipped`)."""
+        ...
 
 
 class NoTimeLeft(Exception):
@@ -34,9 +53,8 @@ def record_deadline(lambda_context: Any) -> float | None:
     return time.monotonic() + (left_ms - SAFETY_MS) / 1000
 
 
-def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
+def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: ExtractionServices) -> None:
     """Extract one message; raising marks it failed so only it returns to the queue."""
-    svc = services()
     deadline = record_deadline(lambda_context)
     message = ExtractionMessage.model_validate_json(record.body)
     expected = svc.settings.extraction_type
@@ -45,7 +63,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
     logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
     started = time.perf_counter()
     try:
-        result = run_extraction(svc.store, svc.extractor(message.type.value), message, deadline)
+        result = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type.value), message, deadline)
     except SnapshotGone:
         logger.warning("snapshot no longer exists; message dropped")
         return
@@ -53,7 +71,9 @@ def process_record(record: SQSRecord, lambda_context: Any = None) -> None:
         logger.remove_keys(["snapshot_id", "memory_type"])
     # Retention: the turns' clock starts once every type of the snapshot is extracted (also on a
     # redelivery, in case the first attempt failed after extracting).
-    expire_after_extraction(svc.store.db, message.snapshot_id, svc.settings.memory.snapshot.ttl_days)
+    expire_after_extraction(
+        svc.snapshots, svc.erasure, message.snapshot_id, svc.settings.memory.snapshot.ttl_days
+    )
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return

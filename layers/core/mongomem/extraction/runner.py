@@ -6,10 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mongomem.adapters.mongo import MongoStore
 from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.models.common import Identifier, Scope, utcnow
+from mongomem.models.sessions import StoredSnapshot, TypeStatusUpdate
+from mongomem.models.turns import Turn
+from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 
 class ExtractionMessage(BaseModel):
@@ -26,42 +28,59 @@ class SnapshotGone(Exception):
 
 
 def run_extraction(
-    store: MongoStore, extractor: Extractor | None, message: ExtractionMessage, deadline: float | None = None
+    snapshots: SnapshotRepository,
+    turns: TurnRepository,
+    extractor: Extractor | None,
+    message: ExtractionMessage,
+    deadline: float | None = None,
 ) -> ExtractionResult | None:
     """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery)."""
-    snap = store.get_snapshot(message.snapshot_id)
+    snap = snapshots.get(message.snapshot_id)
     if snap is None:
         raise SnapshotGone(message.snapshot_id)
     key = message.type.value
-    status = snap.get("extraction", {}).get(key, {})
-    if status.get("status") == "done":
+    status = snap.extraction.get(key)
+    if status is not None and status.status == "done":
         return None
     if extractor is None:
-        store.set_extraction_status(
-            snap["_id"],
+        snapshots.set_extraction(
+            snap.snapshot_id,
             key,
-            {"status": "skipped", "error": "no extractor registered", "updated_at": utcnow()},
+            TypeStatusUpdate(status="skipped", error="no extractor registered", updated_at=utcnow()),
         )
         return ExtractionResult(note="no extractor registered for this type")
-    store.set_extraction_status(
-        snap["_id"], key, {"status": "running", "updated_at": utcnow()}, inc_attempts=True
+    snapshots.set_extraction(
+        snap.snapshot_id, key, TypeStatusUpdate(status="running", updated_at=utcnow()), inc_attempts=True
     )
     # The snapshot's owner scopes everything, never the message body or the LLM's answer.
-    scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
-    turns = store.turns_in_range(scope, snap["session_id"], snap["from_seq"], snap["to_seq"])
+    scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
+    stored = turns.in_range(scope, snap.session_id, snap.from_seq, snap.to_seq)
+    item = SnapshotInput(
+        snapshot=_snapshot_view(snap), turns=[_turn_view(t) for t in stored], deadline=deadline
+    )
     try:
-        result = extractor.extract(SnapshotInput(snapshot=snap, turns=turns, deadline=deadline))
+        result = extractor.extract(item)
     except Exception as exc:
-        store.set_extraction_status(
-            snap["_id"], key, {"status": "failed", "error": _short(exc), "updated_at": utcnow()}
+        snapshots.set_extraction(
+            snap.snapshot_id, key, TypeStatusUpdate(status="failed", error=_short(exc), updated_at=utcnow())
         )
         raise
-    store.set_extraction_status(
-        snap["_id"],
+    snapshots.set_extraction(
+        snap.snapshot_id,
         key,
-        {"status": "done", "memories": len(result.memories), "error": None, "updated_at": utcnow()},
+        TypeStatusUpdate(status="done", memories=len(result.memories), error=None, updated_at=utcnow()),
     )
     return result
+
+
+# Extractors still read snapshots and turns as mappings (`snap["_id"]`, `t["seq"]`) until they take the
+# typed models; these views keep that shape.
+def _snapshot_view(snap: StoredSnapshot) -> dict[str, Any]:
+    return {"_id": snap.snapshot_id, **snap.model_dump(exclude={"snapshot_id"})}
+
+
+def _turn_view(turn: Turn) -> dict[str, Any]:
+    return {"_id": turn.id, **turn.model_dump(exclude={"id"})}
 
 
 def _short(exc: Exception) -> str:

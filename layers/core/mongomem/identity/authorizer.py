@@ -6,18 +6,15 @@ record path itself never pays for key verification.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from mongomem.identity import keys
-from mongomem.identity.principals import authorizer_context, principal_for_record
+from mongomem.identity.ports import KeyLookup
+from mongomem.identity.principals import authorizer_context, principal_for_key
 from mongomem.models.common import Principal
 
 HEADER = "x-api-key"
 RESULT_TTL_SECONDS = 300
-
-
-class KeyLookup(Protocol):
-    def get(self, key_id: str) -> dict[str, Any] | None: ...
 
 
 def presented_key(event: dict[str, Any]) -> str | None:
@@ -38,11 +35,11 @@ def verify(presented: str | None, lookup: KeyLookup) -> Principal | None:
     if key_id is None:
         return None
     record = lookup.get(key_id)
-    if record is None or record.get("revoked_at") is not None or record.get("kind") not in keys.KINDS:
+    if record is None or record.revoked_at is not None or record.kind not in keys.KINDS:
         return None
-    if not keys.matches(presented, str(record.get("hash", ""))):
+    if not keys.matches(presented, record.hash or ""):
         return None
-    return principal_for_record(record)
+    return principal_for_key(record)
 
 
 def simple_response(principal: Principal | None) -> dict[str, Any]:

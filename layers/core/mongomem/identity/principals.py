@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mongomem.errors import Unauthorized
 from mongomem.models.common import Principal
+
+if TYPE_CHECKING:  # the record path resolves principals but never reads keys
+    from mongomem.models.keys import ApiKey
 
 IAM_KIND = "iam"
 
@@ -15,10 +18,10 @@ def fixed_user_for(key_id: str, user_id: str | None) -> str:
     return user_id or f"sa-{key_id}"
 
 
-def principal_for_record(record: dict[str, Any]) -> Principal:
+def principal_for_key(key: ApiKey) -> Principal:
     """The principal of a stored (verified, unrevoked) key."""
-    fixed = record.get("fixed_user_id") if record["kind"] == "service_account" else None
-    return Principal(tenant=record["tenant"], kind=record["kind"], key_id=record["_id"], fixed_user_id=fixed)
+    fixed = key.fixed_user_id if key.kind == "service_account" else None
+    return Principal(tenant=key.tenant, kind=key.kind, key_id=key.key_id, fixed_user_id=fixed)
 
 
 def authorizer_context(principal: Principal) -> dict[str, str]:

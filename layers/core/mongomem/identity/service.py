@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mongomem.adapters.keys_store import KeysStore
 from mongomem.errors import InvalidInput, NotFound
 from mongomem.identity import keys
+from mongomem.identity.ports import ApiKeyRepository
 from mongomem.identity.principals import fixed_user_for
 from mongomem.models.common import ID_PATTERN, utcnow
+from mongomem.models.keys import ApiKey
 
 
 def _check_id(name: str, value: str) -> None:
@@ -19,9 +20,9 @@ def _check_id(name: str, value: str) -> None:
 
 
 def create_key(
-    store: KeysStore, tenant: str, kind: str, user_id: str | None = None, name: str | None = None
+    store: ApiKeyRepository, tenant: str, kind: str, user_id: str | None = None, name: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Store a new key's hash; returns the plaintext (shown once) and the stored record."""
+    """Store a new key's hash; returns the plaintext (shown once) and the record as the API shows it."""
     _check_id("tenant", tenant)
     if kind not in keys.KINDS:
         raise InvalidInput(f"kind must be one of {', '.join(keys.KINDS)}")
@@ -30,22 +31,20 @@ def create_key(
             raise InvalidInput("--user applies to service accounts only (a memory service names its users)")
         _check_id("user", user_id)
     new = keys.generate()
-    record: dict[str, Any] = {
-        "_id": new.key_id,
-        "tenant": tenant,
-        "kind": kind,
-        "hash": new.hash,
-        "name": name,
-        "created_at": utcnow(),
-        "revoked_at": None,
-    }
-    if kind == "service_account":
-        record["fixed_user_id"] = fixed_user_for(new.key_id, user_id)
-    store.insert(record)
-    return new.plaintext, {k: v for k, v in record.items() if k != "hash"}
+    key = ApiKey(
+        key_id=new.key_id,
+        tenant=tenant,
+        kind=kind,
+        hash=new.hash,
+        name=name,
+        created_at=utcnow(),
+        fixed_user_id=fixed_user_for(new.key_id, user_id) if kind == "service_account" else None,
+    )
+    store.insert(key)
+    return new.plaintext, key.public()
 
 
-def revoke_key(store: KeysStore, key_id: str) -> None:
+def revoke_key(store: ApiKeyRepository, key_id: str) -> None:
     if store.get(key_id) is None:
         raise NotFound(f"no key {key_id!r}")
     store.revoke(key_id, utcnow())

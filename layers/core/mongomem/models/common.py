@@ -7,7 +7,9 @@ import re
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, ConfigDict, StringConstraints
+
+from mongomem.models.base import Model
 
 ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
 
@@ -170,7 +172,7 @@ def as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-class Principal(BaseModel):
+class Principal(Model):
     """Who is calling: the tenant always comes from here, never from the request body."""
 
     model_config = ConfigDict(frozen=True)
@@ -182,7 +184,7 @@ class Principal(BaseModel):
     fixed_user_id: str | None = None
 
 
-class Scope(BaseModel):
+class Scope(Model):
     """The memory identity every read and write is filtered by."""
 
     model_config = ConfigDict(frozen=True)

@@ -1,19 +1,20 @@
-"""Sessions and snapshots."""
+"""Sessions and snapshots: as the API returns them, and as the short-term repositories hand them to logic."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from mongomem.config import MemoryType
+from mongomem.models.base import Model
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
 ExtractionState = Literal["queued", "running", "done", "failed", "skipped"]
 
 
-class TypeStatus(BaseModel):
+class TypeStatus(Model):
     status: ExtractionState = "queued"
     attempts: int = 0
     updated_at: datetime | None = None
@@ -21,7 +22,16 @@ class TypeStatus(BaseModel):
     memories: int | None = None
 
 
-class Snapshot(BaseModel):
+class TypeStatusUpdate(Model):
+    """A change to one kind's extraction status: only the fields set are written."""
+
+    status: ExtractionState | None = None
+    updated_at: datetime | None = None
+    error: str | None = None
+    memories: int | None = None
+
+
+class Snapshot(Model):
     snapshot_id: str
     tenant: str
     user_id: str
@@ -37,7 +47,55 @@ class Snapshot(BaseModel):
     extraction: dict[str, TypeStatus] = Field(default_factory=dict)
 
 
-class SessionState(BaseModel):
+class StoredSnapshot(Snapshot):
+    """A snapshot as the snapshot repository returns it (the API shows the `Snapshot` part)."""
+
+    tokens: int = 0  # estimated tokens of its turns
+    turns_expire_at: datetime | None = None  # set once every kind is extracted (retention)
+
+    def public(self) -> Snapshot:
+        return Snapshot.model_validate(self.model_dump(include=set(Snapshot.model_fields)))
+
+
+class NewSnapshot(Model):
+    """A seq range to cut into a snapshot; the repository gives it its (deterministic) id."""
+
+    tenant: str
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    from_seq: int
+    to_seq: int
+    turn_count: int
+    missing_seqs: list[int] = Field(default_factory=list)
+    tokens: int = 0
+    reason: SnapshotReason
+    created_at: datetime
+    extraction: dict[str, TypeStatus] = Field(default_factory=dict)
+
+
+class Session(Model):
+    """A session's counters as the session repository returns them (no client tokens, no lease)."""
+
+    tenant: str
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    created_at: datetime
+    last_turn_at: datetime | None = None  # None only between the session's creation and its first turn
+    last_seq: int = 0  # seqs allocated so far (a batch's turns get consecutive seqs)
+    promoted_through_seq: int = 0
+    pending: int = 0  # allocated seqs not yet promoted
+    unpromoted_tokens: int = 0
+    idle_due_at: datetime | None = None  # when the idle rule makes it due (None: nothing to promote)
+    deleted_ranges: list[tuple[int, int]] = Field(default_factory=list)  # unpromoted seqs deleted on request
+
+    @property
+    def unpromoted(self) -> int:
+        return self.last_seq - self.promoted_through_seq
+
+
+class SessionState(Model):
     session_id: str
     user_id: str
     agent_id: str | None = None
@@ -50,19 +108,19 @@ class SessionState(BaseModel):
     snapshots: list[Snapshot] = Field(default_factory=list)
 
 
-class FlushResponse(BaseModel):
+class FlushResponse(Model):
     session_id: str
     snapshot: Snapshot | None
     message: str
 
 
-class DeleteTurnsResponse(BaseModel):
+class DeleteTurnsResponse(Model):
     session_id: str
     from_seq: int | None = None  # None: every turn of the session
     deleted: int  # turns removed (seqs are never reused; promotion steps over the gap)
 
 
-class SessionSummary(BaseModel):
+class SessionSummary(Model):
     """One of a user's sessions, as the session list shows it (no turns, no snapshots)."""
 
     session_id: str
@@ -74,13 +132,13 @@ class SessionSummary(BaseModel):
     promoted_through_seq: int
 
 
-class SessionPage(BaseModel):
+class SessionPage(Model):
     user_id: str
     sessions: list[SessionSummary] = Field(description="most recently active first")
     next_cursor: str | None = None
 
 
-class RetryRequest(BaseModel):
+class RetryRequest(Model):
     """Extract one kind of a snapshot again (its last attempt failed, or its message was lost)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -88,7 +146,7 @@ class RetryRequest(BaseModel):
     type: MemoryType = Field(description="the memory kind to extract again")
 
 
-class RetryResult(BaseModel):
+class RetryResult(Model):
     snapshot: Snapshot = Field(description="the snapshot, with the kind's status back to queued")
     type: MemoryType
     previous: TypeStatus = Field(description="the kind's status before the retry")

@@ -1,19 +1,20 @@
-"""Turns (short-term memory) as the API accepts and returns them."""
+"""Turns (short-term memory): as the API accepts and returns them, and as the turn repository stores them."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
+from mongomem.models.base import Model
 from mongomem.models.common import Identifier, SafeMapping, Text, UtcDateTime, ValidText
 
 Role = Literal["user", "assistant", "system", "tool"]
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256), ValidText]
 
 
-class ToolCall(BaseModel):
+class ToolCall(Model):
     model_config = ConfigDict(extra="forbid")
 
     id: Identifier
@@ -21,7 +22,7 @@ class ToolCall(BaseModel):
     arguments: SafeMapping = Field(default_factory=dict)
 
 
-class TurnIn(BaseModel):
+class TurnIn(Model):
     """One conversation turn to record."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +46,7 @@ class TurnIn(BaseModel):
         return self
 
 
-class RecordTurnsRequest(BaseModel):
+class RecordTurnsRequest(Model):
     """A batch `{"turns": [...]}` or a single turn `{"role", "content", ...}`; both may carry a client token."""
 
     model_config = ConfigDict(extra="forbid")
@@ -67,7 +68,7 @@ class RecordTurnsRequest(BaseModel):
         return data
 
 
-class TurnOut(BaseModel):
+class TurnOut(Model):
     turn_id: str
     session_id: str
     seq: int
@@ -82,19 +83,75 @@ class TurnOut(BaseModel):
     snapshot_id: str | None = None
 
 
-class RecordedTurn(BaseModel):
+class RecordedTurn(Model):
     turn_id: str
     seq: int
 
 
-class RecordTurnsResponse(BaseModel):
+class RecordTurnsResponse(Model):
     session_id: str
     user_id: str
     turns: list[RecordedTurn]
     replayed: bool = False
 
 
-class TurnPage(BaseModel):
+class TurnPage(Model):
     session_id: str
     turns: list[TurnOut]
     next_before_seq: int | None = None
+
+
+RecallState = bool | Literal["failed"]
+
+
+class NewTurn(Model):
+    """A turn to store under its seq (the repository gives it its id)."""
+
+    seq: int
+    role: Role
+    content: str
+    timestamp: datetime
+    recorded_at: datetime
+    tokens: int
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    metadata: dict[str, Any] | None = None
+    client_token: str | None = None
+    # a client token's batch: every turn knows its place, so any one of them locates the whole batch
+    batch_index: int | None = None
+    batch_size: int | None = None
+    # False: queued for the recall indexer; None: not recallable (never queued)
+    recall_indexed: RecallState | None = None
+
+
+class Turn(NewTurn):
+    """A stored turn. `id` is the repository's opaque key (also the recall index's reference to it)."""
+
+    id: str
+    tenant: str
+    user_id: str
+    session_id: str
+    snapshot_id: str | None = None
+    recall_ctx_next: bool | None = None  # its context text in the recall index includes the next turn
+    recall_attempts: int = 0
+
+    @property
+    def public_id(self) -> str:
+        """`session_id:seq`, the id the record API hands out."""
+        return f"{self.session_id}:{self.seq}"
+
+
+class StoredBatch(Model):
+    """What is stored of one client token's batch: where it starts, its size, how many turns exist."""
+
+    first_seq: int
+    size: int | None  # None: recorded before batches carried their size
+    stored: int
+
+
+class DeletedTurns(Model):
+    """Turns removed from a session on request: how many, and the (seq, tokens) of each found."""
+
+    deleted: int
+    seqs: list[tuple[int, int]]

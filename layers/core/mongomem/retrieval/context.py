@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mongomem import markers
 from mongomem.errors import MongomemError, NotFound
@@ -32,14 +32,14 @@ from mongomem.models.recall import (
     span_of,
 )
 from mongomem.models.search import SearchRequest
+from mongomem.models.turns import Turn
 from mongomem.observability import logger
-from mongomem.retrieval.recall import Recall, RecallDisabled, public_turn_id
+from mongomem.retrieval.recall import Recall, RecallDisabled
+from mongomem.shortterm.ports import TurnRepository
 
 if TYPE_CHECKING:
-    from mongomem.adapters.mongo import MongoStore
     from mongomem.models.working_memory import WorkingMemoryScope
     from mongomem.retrieval.search import MemorySearch
-    from mongomem.runtime import Services
     from mongomem.workingmemory.service import WorkingMemoryService
 
 __all__ = ["PRIORITY", "TITLES", "ContextBuilder", "estimate_tokens"]
@@ -92,59 +92,40 @@ def _render(sections: list[_Section]) -> str:
     return "\n\n".join(f"{TITLES[s.name]}\n{s.text()}" for s in sections if s.items)
 
 
-def _line(doc: dict[str, Any]) -> str:
-    ts = as_utc(doc["timestamp"])
-    who = doc.get("name") or doc["role"]
-    return f"[{ts:%Y-%m-%d %H:%M}] {who}: {doc.get('content', '')}"
+def _line(turn: Turn) -> str:
+    ts = as_utc(turn.timestamp)
+    return f"[{ts:%Y-%m-%d %H:%M}] {turn.name or turn.role}: {turn.content}"
 
 
 class ContextBuilder:
     def __init__(
         self,
-        store: MongoStore,
+        turns: TurnRepository,
         working: WorkingMemoryService | None,
         working_scope: WorkingMemoryScope,
         search: MemorySearch,
         recall: Recall,
     ) -> None:
-        self.store = store
+        self.turns = turns
         self.working = working
         self.working_scope = working_scope
         self.search = search
         self.recall = recall
 
-    @classmethod
-    def from_services(cls, svc: Services) -> ContextBuilder:
-        from mongomem.adapters.workingmemory_store import MongoWorkingMemoryStore
-        from mongomem.retrieval.search import MemorySearch
-        from mongomem.workingmemory import config as wm_config
-        from mongomem.workingmemory.service import WorkingMemoryService
-
-        wm = wm_config.current()
-        return cls(
-            svc.store,
-            WorkingMemoryService(MongoWorkingMemoryStore(svc.store.db), wm),
-            wm.scope,
-            MemorySearch(svc.memory_store, svc.vector_index, svc.embedder),
-            Recall(svc.store, svc.vector_index, svc.embedder, svc.settings.memory.recall),
-        )
-
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
         """Collect every section, then drop lowest-priority items until the block fits the budget."""
-        recent_docs = self.store.list_turns(
-            scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK)
-        )
+        recent_docs = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
         query = request.query if request.query and request.query.strip() else _latest_user_text(recent_docs)
         recent_docs = recent_docs[-request.recent_turns :] if request.recent_turns else []
         sections = [
             self._working_memory(principal, scope, request),
             _Section(
                 "recent_turns",
-                [_Item([public_turn_id(d)], _line(d)) for d in recent_docs],
+                [_Item([d.public_id], _line(d)) for d in recent_docs],
                 drop_front=True,
             ),
             self._memories(scope, request, query),
-            self._recalled(scope, request, query, [public_turn_id(d) for d in recent_docs]),
+            self._recalled(scope, request, query, [d.public_id for d in recent_docs]),
         ]
         # the block goes out inside mongomem's marker (an agent echoing it is never learnt from again)
         self._fit(sections, request.token_budget - MARKER_TOKENS)
@@ -290,10 +271,10 @@ class ContextBuilder:
             section.dropped += 1
 
 
-def _latest_user_text(docs: list[dict[str, Any]]) -> str | None:
-    for doc in reversed(docs):
-        if doc.get("role") == "user" and str(doc.get("content") or "").strip():
-            return str(doc["content"])
+def _latest_user_text(turns: list[Turn]) -> str | None:
+    for turn in reversed(turns):
+        if turn.role == "user" and turn.content.strip():
+            return turn.content
     return None
 
 

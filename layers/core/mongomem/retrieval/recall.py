@@ -10,17 +10,17 @@ read from MongoDB, scoped by tenant and user, so a stale or foreign index entry 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from mongomem import markers
-from mongomem.adapters.mongo import MongoStore, session_key, turn_key
 from mongomem.config import RecallConfig
 from mongomem.errors import InvalidInput, MongomemError
-from mongomem.models.common import Scope, as_utc
+from mongomem.models.common import Scope
 from mongomem.models.recall import RecalledThread, RecalledTurn, RecallRequest, RecallResponse
+from mongomem.models.turns import Turn
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.retrieval.lexical import rrf_fuse
+from mongomem.shortterm.ports import TurnRepository
 from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, Mode, SearchQuery, VectorIndex
 
 __all__ = ["CHANNELS", "Recall", "RecallDisabled", "public_turn_id"]
@@ -37,26 +37,31 @@ class RecallDisabled(MongomemError):
     status = 409
 
 
-def public_turn_id(doc: dict[str, Any]) -> str:
+def public_turn_id(turn: Turn) -> str:
     """`session_id:seq`, the id the record API hands out."""
-    return f"{doc['session_id']}:{doc['seq']}"
+    return turn.public_id
 
 
-def _key_of_public(scope: Scope, turn_id: str, index: int) -> str:
+def _public_id(turn_id: str, index: int) -> str:
+    """A turn id as the record API hands it out (`session_id:seq`, the seq without leading zeros)."""
     session, _, seq = turn_id.rpartition(":")
     if not session or not seq.isdigit():
         raise InvalidInput(
             f"exclude_recent[{index}] is not a turn id (session_id:seq)",
             {"path": f"exclude_recent.{index}", "value": turn_id[:160]},
         )
-    return turn_key(session_key(scope, session), int(seq))
+    return f"{session}:{int(seq)}"
 
 
 class Recall:
     def __init__(
-        self, store: MongoStore, index: VectorIndex | None, embedder: EmbeddingProvider, config: RecallConfig
+        self,
+        turns: TurnRepository,
+        index: VectorIndex | None,
+        embedder: EmbeddingProvider,
+        config: RecallConfig,
     ) -> None:
-        self.store = store
+        self.turns = turns
         self.index = index
         self.embedder = embedder
         self.config = config
@@ -105,11 +110,12 @@ class Recall:
             )
 
     def _excluded(self, scope: Scope, request: RecallRequest) -> set[str]:
+        """The public ids (`session_id:seq`) of the turns the caller already has."""
         recent = request.exclude_recent
         if isinstance(recent, list):
-            return {_key_of_public(scope, t, i) for i, t in enumerate(recent)}
+            return {_public_id(t, i) for i, t in enumerate(recent)}
         if recent and request.thread:
-            return {d["_id"] for d in self.store.list_turns(scope, request.thread, recent)}
+            return {t.public_id for t in self.turns.latest(scope, request.thread, recent)}
         return set()
 
     def _rank(
@@ -152,19 +158,20 @@ class Recall:
 
     def _matches(
         self, scope: Scope, request: RecallRequest, ranked: list[tuple[str, float]], excluded: set[str]
-    ) -> list[tuple[dict[str, Any], float]]:
-        candidates = [(key, score) for key, score in ranked if key not in excluded]
-        found: list[tuple[dict[str, Any], float]] = []
+    ) -> list[tuple[Turn, float]]:
+        found: list[tuple[Turn, float]] = []
         step = max(2 * request.top_k, 10)
-        for start in range(0, len(candidates), step):
-            chunk = candidates[start : start + step]
-            docs = {d["_id"]: d for d in self.store.turns_by_ids(scope, [k for k, _ in chunk])}
+        for start in range(0, len(ranked), step):
+            chunk = ranked[start : start + step]
+            turns = {t.id: t for t in self.turns.by_ids(scope, [k for k, _ in chunk])}
             for key, score in chunk:
-                doc = docs.get(key)
+                turn = turns.get(key)
                 # The index may lag MongoDB (an erased or expired turn): MongoDB decides.
-                if doc is None or (request.scope == "thread" and doc["session_id"] != request.thread):
+                if turn is None or (request.scope == "thread" and turn.session_id != request.thread):
                     continue
-                found.append((doc, score))
+                if turn.public_id in excluded:
+                    continue
+                found.append((turn, score))
                 if len(found) == request.top_k:
                     return found
         return found
@@ -173,35 +180,33 @@ class Recall:
         self,
         scope: Scope,
         request: RecallRequest,
-        matches: list[tuple[dict[str, Any], float]],
+        matches: list[tuple[Turn, float]],
         excluded: set[str],
         ranks: dict[str, dict[str, int]],
     ) -> dict[str, RecalledTurn]:
         before, after = request.span()
         turns: dict[str, RecalledTurn] = {}
-        for rank, (doc, score) in enumerate(matches, start=1):
-            turns[doc["_id"]] = _turn(doc, rank, score, ranks.get(doc["_id"]))
+        for rank, (turn, score) in enumerate(matches, start=1):
+            turns[turn.id] = _turn(turn, rank, score, ranks.get(turn.id))
         if before or after:
-            ranges = [
-                (doc["session_id"], max(1, doc["seq"] - before), doc["seq"] + after) for doc, _ in matches
-            ]
-            for doc in self.store.turns_in_ranges(scope, ranges):
-                if doc["_id"] not in turns and doc["_id"] not in excluded:
-                    turns[doc["_id"]] = _turn(doc, None, None)
+            ranges = [(t.session_id, max(1, t.seq - before), t.seq + after) for t, _ in matches]
+            for turn in self.turns.in_ranges(scope, ranges):
+                if turn.id not in turns and turn.public_id not in excluded:
+                    turns[turn.id] = _turn(turn, None, None)
         return turns
 
 
 def _turn(
-    doc: dict[str, Any], rank: int | None, score: float | None, signals: dict[str, int] | None = None
+    turn: Turn, rank: int | None, score: float | None, signals: dict[str, int] | None = None
 ) -> RecalledTurn:
     return RecalledTurn(
-        turn_id=public_turn_id(doc),
-        seq=doc["seq"],
-        role=doc["role"],
-        name=doc.get("name"),
-        content=doc.get("content", ""),
-        timestamp=as_utc(doc["timestamp"]),
-        metadata=doc.get("metadata"),
+        turn_id=turn.public_id,
+        seq=turn.seq,
+        role=turn.role,
+        name=turn.name,
+        content=turn.content,
+        timestamp=turn.timestamp,
+        metadata=turn.metadata,
         matched=rank is not None,
         rank=rank,
         score=score,
@@ -210,7 +215,7 @@ def _turn(
 
 
 def _response(
-    turns: dict[str, RecalledTurn], matches: list[tuple[dict[str, Any], float]], started: float
+    turns: dict[str, RecalledTurn], matches: list[tuple[Turn, float]], started: float
 ) -> RecallResponse:
     by_thread: dict[str, list[RecalledTurn]] = {}
     for turn in turns.values():
@@ -224,7 +229,7 @@ def _response(
     return RecallResponse(
         threads=threads,
         text=recall_text(threads),
-        matched=[public_turn_id(doc) for doc, _ in matches],
+        matched=[turn.public_id for turn, _ in matches],
         turn_ids=[t.turn_id for g in threads for t in g.turns],
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )

@@ -18,11 +18,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from mongomem.adapters.mongo import MongoStore
 from mongomem.config import RecallConfig
 from mongomem.models.common import Scope, as_utc
+from mongomem.models.turns import Turn
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingError, EmbeddingProvider
+from mongomem.shortterm.ports import TurnRepository
 from mongomem.shortterm.record import RECALL_ROLES
 from mongomem.vectors.port import IndexDoc, IndexUnavailable, VectorIndex
 
@@ -44,9 +45,9 @@ NEIGHBOUR_WINDOW = 6
 CHANNELS = ("own", "ctx")
 
 
-def speaker(turn: dict[str, Any]) -> str:
+def speaker(turn: Turn) -> str:
     """Who spoke: the turn's `name` when set (LoCoMo speakers), else its role."""
-    return str(turn.get("name") or turn["role"])
+    return str(turn.name or turn.role)
 
 
 def short_date(ts: datetime) -> str:
@@ -55,36 +56,36 @@ def short_date(ts: datetime) -> str:
     return f"{ts.day} {ts:%B} {ts.year}"
 
 
-def _base(turn: dict[str, Any]) -> str:
-    return f"{speaker(turn)}: {turn['content']}"
+def _base(turn: Turn) -> str:
+    return f"{speaker(turn)}: {turn.content}"
 
 
-def own_text(turn: dict[str, Any]) -> str:
-    return f"({short_date(turn['timestamp'])}) {_base(turn)}"
+def own_text(turn: Turn) -> str:
+    return f"({short_date(turn.timestamp)}) {_base(turn)}"
 
 
-def context_text(turn: dict[str, Any], prev: dict[str, Any] | None, nxt: dict[str, Any] | None) -> str:
+def context_text(turn: Turn, prev: Turn | None, nxt: Turn | None) -> str:
     around = [_base(t) for t in (prev, nxt) if t is not None]
     own = own_text(turn)
     return f"{own} (context: {' '.join(around)})" if around else own
 
 
-def recallable(turn: dict[str, Any]) -> bool:
-    return turn.get("role") in RECALL_ROLES and bool(str(turn.get("content") or "").strip())
+def recallable(turn: Turn) -> bool:
+    return turn.role in RECALL_ROLES and bool(turn.content.strip())
 
 
 def doc_id(turn_key: str, channel: str) -> str:
     return f"{turn_key}#{channel}"
 
 
-def _fields(turn: dict[str, Any], channel: str) -> dict[str, Any]:
+def _fields(turn: Turn, channel: str) -> dict[str, Any]:
     return {
         "channel": channel,
-        "turn_key": turn["_id"],
-        "session_id": turn["session_id"],
-        "seq": int(turn["seq"]),
-        "role": turn["role"],
-        "created_at": as_utc(turn["timestamp"]).isoformat(),
+        "turn_key": turn.id,
+        "session_id": turn.session_id,
+        "seq": int(turn.seq),
+        "role": turn.role,
+        "created_at": as_utc(turn.timestamp).isoformat(),
     }
 
 
@@ -92,9 +93,13 @@ class TurnIndexer:
     """Embeds turns whose `recall_indexed` is false, a bounded batch at a time, oldest first."""
 
     def __init__(
-        self, store: MongoStore, index: VectorIndex | None, embedder: EmbeddingProvider, config: RecallConfig
+        self,
+        turns: TurnRepository,
+        index: VectorIndex | None,
+        embedder: EmbeddingProvider,
+        config: RecallConfig,
     ) -> None:
-        self.store = store
+        self.turns = turns
         self.index = index
         self.embedder = embedder
         self.config = config
@@ -109,7 +114,7 @@ class TurnIndexer:
             if deadline_ms is not None and deadline_ms() < safety_ms:
                 break
             limit = min(self.config.index_batch, self.config.index_max_per_run - totals["turns"])
-            batch = self.store.unindexed_turns(limit)
+            batch = self.turns.unindexed(limit)
             if not batch:
                 break
             done = self.index_batch(batch)
@@ -129,11 +134,11 @@ class TurnIndexer:
 
     def requeue(self) -> int:
         """After the index was dropped (`mongomem reindex --drop`): the next scans index every turn again."""
-        return self.store.requeue_recall() if self.config.enabled else 0
+        return self.turns.requeue_recall() if self.config.enabled else 0
 
-    def index_batch(self, batch: list[dict[str, Any]]) -> int | None:
+    def index_batch(self, batch: list[Turn]) -> int | None:
         """Index one batch; returns how many earlier turns got their context rewritten (None: failed)."""
-        ids = [t["_id"] for t in batch]
+        ids = [t.id for t in batch]
         try:
             docs, complete, partial, reindexed = self._documents(batch)
             if docs:
@@ -143,55 +148,53 @@ class TurnIndexer:
             self._failed(batch, exc)
             return None
         # Turns that are no longer recallable (content edited away) simply leave the queue.
-        self.store.set_recall_state(complete, {"recall_indexed": True, "recall_ctx_next": True})
-        self.store.set_recall_state(partial, {"recall_indexed": True, "recall_ctx_next": False})
-        self.store.set_recall_state(reindexed, {"recall_ctx_next": True})
+        self.turns.set_recall_state(complete, indexed=True, ctx_next=True)
+        self.turns.set_recall_state(partial, indexed=True, ctx_next=False)
+        self.turns.set_recall_state(reindexed, ctx_next=True)
         skipped = set(ids) - set(complete) - set(partial)
-        self.store.set_recall_state(sorted(skipped), {"recall_indexed": True})
+        self.turns.set_recall_state(sorted(skipped), indexed=True)
         return len(reindexed)
 
-    def _documents(
-        self, batch: list[dict[str, Any]]
-    ) -> tuple[list[IndexDoc], list[str], list[str], list[str]]:
-        in_batch = {t["_id"] for t in batch}
+    def _documents(self, batch: list[Turn]) -> tuple[list[IndexDoc], list[str], list[str], list[str]]:
+        in_batch = {t.id for t in batch}
         spans: dict[tuple[str, str, str], list[int]] = {}
         for t in batch:
-            key = (t["tenant"], t["user_id"], t["session_id"])
-            lo_hi = spans.setdefault(key, [t["seq"], t["seq"]])
-            lo_hi[0], lo_hi[1] = min(lo_hi[0], t["seq"]), max(lo_hi[1], t["seq"])
+            key = (t.tenant, t.user_id, t.session_id)
+            lo_hi = spans.setdefault(key, [t.seq, t.seq])
+            lo_hi[0], lo_hi[1] = min(lo_hi[0], t.seq), max(lo_hi[1], t.seq)
         by_user: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
         for (tenant, user, session), (lo, hi) in spans.items():
             by_user.setdefault((tenant, user), []).append(
                 (session, max(1, lo - NEIGHBOUR_WINDOW), hi + NEIGHBOUR_WINDOW)
             )
         # (turn, prev, next, write own text?) for every document to write
-        jobs: list[tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None, bool]] = []
+        jobs: list[tuple[Turn, Turn | None, Turn | None, bool]] = []
         complete: list[str] = []
         partial: list[str] = []
         reindexed: list[str] = []
         for (tenant, user), ranges in by_user.items():
-            window = self.store.turns_in_ranges(Scope(tenant=tenant, user_id=user), ranges)
-            sessions: dict[str, list[dict[str, Any]]] = {}
+            window = self.turns.in_ranges(Scope(tenant=tenant, user_id=user), ranges)
+            sessions: dict[str, list[Turn]] = {}
             for t in window:
                 if recallable(t):
-                    sessions.setdefault(t["session_id"], []).append(t)
+                    sessions.setdefault(t.session_id, []).append(t)
             for turns in sessions.values():
                 for i, t in enumerate(turns):
                     prev = turns[i - 1] if i > 0 else None
                     nxt = turns[i + 1] if i + 1 < len(turns) else None
-                    if t["_id"] in in_batch:
+                    if t.id in in_batch:
                         jobs.append((t, prev, nxt, True))
-                        (complete if nxt is not None else partial).append(t["_id"])
+                        (complete if nxt is not None else partial).append(t.id)
                     elif (
                         nxt is not None
-                        and nxt["_id"] in in_batch
-                        and t.get("recall_indexed") is True
-                        and not t.get("recall_ctx_next")
+                        and nxt.id in in_batch
+                        and t.recall_indexed is True
+                        and not t.recall_ctx_next
                     ):
                         jobs.append((t, prev, nxt, False))
-                        reindexed.append(t["_id"])
+                        reindexed.append(t.id)
         texts: list[str] = []
-        slots: list[tuple[dict[str, Any], str]] = []
+        slots: list[tuple[Turn, str]] = []
         for t, prev, nxt, with_own in jobs:
             if with_own:
                 texts.append(own_text(t))
@@ -203,9 +206,9 @@ class TurnIndexer:
         vectors = self.embedder.embed(texts, "document")
         docs = [
             IndexDoc(
-                id=doc_id(t["_id"], channel),
-                tenant=t["tenant"],
-                user_id=t["user_id"],
+                id=doc_id(t.id, channel),
+                tenant=t.tenant,
+                user_id=t.user_id,
                 kind="turn",
                 text=text,
                 vector=vector,
@@ -215,11 +218,11 @@ class TurnIndexer:
         ]
         return docs, complete, partial, reindexed
 
-    def _failed(self, batch: list[dict[str, Any]], exc: Exception) -> None:
-        ids = [t["_id"] for t in batch]
-        parked = [t["_id"] for t in batch if int(t.get("recall_attempts", 0)) + 1 >= MAX_ATTEMPTS]
-        self.store.set_recall_state(ids, {"recall_error": f"{type(exc).__name__}: {exc}"[:500]}, True)
-        self.store.set_recall_state(parked, {"recall_indexed": "failed"})
+    def _failed(self, batch: list[Turn], exc: Exception) -> None:
+        ids = [t.id for t in batch]
+        parked = [t.id for t in batch if t.recall_attempts + 1 >= MAX_ATTEMPTS]
+        self.turns.note_recall_failure(ids, f"{type(exc).__name__}: {exc}"[:500])
+        self.turns.set_recall_state(parked, indexed="failed")
         logger.warning(
             "recall indexing failed; the turns stay queued",
             extra={"turns": len(ids), "parked": len(parked), "error": type(exc).__name__},

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from datetime import datetime
 
-from mongomem.adapters.mongo import MongoStore, PromotionPolicy, TokenSeen, session_key, turn_key
 from mongomem.config import MemoryConfig
 from mongomem.errors import Conflict, InvalidInput, PayloadTooLarge
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.turns import RecordedTurn, RecordTurnsRequest, RecordTurnsResponse, TurnIn
+from mongomem.models.turns import (
+    NewTurn,
+    RecordedTurn,
+    RecordTurnsRequest,
+    RecordTurnsResponse,
+    StoredBatch,
+    TurnIn,
+)
+from mongomem.shortterm.policy import PromotionPolicy
+from mongomem.shortterm.ports import SessionRepository, TokenSeen, TurnRepository
 
 
 def estimate_tokens(turn: TurnIn) -> int:
@@ -19,11 +27,6 @@ def estimate_tokens(turn: TurnIn) -> int:
     if turn.tool_calls:
         size += sum(len(c.name) + len(json.dumps(c.arguments)) for c in turn.tool_calls)
     return size // 4 + 1
-
-
-def policy_for(memory: MemoryConfig) -> PromotionPolicy:
-    snap = memory.snapshot
-    return PromotionPolicy(snap.max_messages, snap.max_tokens, snap.idle_seconds)
 
 
 def check_limits(request: RecordTurnsRequest, memory: MemoryConfig) -> None:
@@ -43,35 +46,25 @@ def check_limits(request: RecordTurnsRequest, memory: MemoryConfig) -> None:
             )
 
 
-def _turn_doc(
-    scope: Scope, session_id: str, seq: int, turn: TurnIn, token: str | None, now: Any, recall: bool = False
-) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "_id": turn_key(session_key(scope, session_id), seq),
-        "tenant": scope.tenant,
-        "user_id": scope.user_id,
-        "session_id": session_id,
-        "seq": seq,
-        "role": turn.role,
-        "content": turn.content,
-        "timestamp": turn.timestamp or now,
-        "recorded_at": now,
-        "tokens": estimate_tokens(turn),
-    }
-    if turn.tool_calls:
-        doc["tool_calls"] = [c.model_dump() for c in turn.tool_calls]
-    if turn.tool_call_id:
-        doc["tool_call_id"] = turn.tool_call_id
-    if turn.name:
-        doc["name"] = turn.name
-    if turn.metadata:
-        doc["metadata"] = turn.metadata
-    if token:
-        doc["client_token"] = token
-    if recall and turn.role in RECALL_ROLES and turn.content.strip():
+def new_turn(seq: int, turn: TurnIn, token: str | None, now: datetime, recall: bool = False) -> NewTurn:
+    """The turn as stored under its seq (`recall`: queue it for the recall indexer when it qualifies)."""
+    return NewTurn.model_construct(
+        seq=seq,
+        role=turn.role,
+        content=turn.content,
+        timestamp=turn.timestamp or now,
+        recorded_at=now,
+        tokens=estimate_tokens(turn),
+        tool_calls=[c.model_dump() for c in turn.tool_calls] if turn.tool_calls else None,
+        tool_call_id=turn.tool_call_id or None,
+        name=turn.name or None,
+        metadata=turn.metadata or None,
+        client_token=token,
+        batch_index=None,
+        batch_size=None,
         # Queued for the scan job's recall indexer (a partial index holds only these); no embedding here.
-        doc["recall_indexed"] = False
-    return doc
+        recall_indexed=False if recall and turn.role in RECALL_ROLES and turn.content.strip() else None,
+    )
 
 
 # A retry may re-record turns whose first attempt stored none only after that attempt is surely over
@@ -82,47 +75,106 @@ RETRY_SETTLE_SECONDS = 15
 RECALL_ROLES = frozenset({"user", "assistant"})
 
 
-def record_turns(
-    store: MongoStore,
-    memory: MemoryConfig,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    settle_seconds: float = RETRY_SETTLE_SECONDS,
-) -> RecordTurnsResponse:
-    """Store a batch of turns with consecutive seqs: one session update, one insert.
+class TurnRecorder:
+    """Stores a batch of turns with consecutive seqs: one session update, one insert (docs/decisions.md)."""
 
-    `settle_seconds`: how long after a first attempt that stored nothing a retry is told to wait
-    (that attempt may still be writing); it must exceed the record function's timeout.
-    """
-    check_limits(request, memory)
-    token = request.client_token
-    try:
-        first = _allocate(store, memory, scope, session_id, request, token)
-    except TokenSeen:
-        assert token is not None
-        return _replay(store, memory, scope, session_id, request, token, settle_seconds)
-    if not _insert_new(store, scope, session_id, request, first, token, memory.recall.enabled):
-        # The token's batch is already stored: a retry from beyond the session's recent-token window.
-        # The seqs just allocated become a hole the scanner skips; the answer is the original batch.
-        assert token is not None
-        return _replay_stored(store, memory, scope, session_id, request, token)
-    return _response(scope, session_id, first, len(request.turns), replayed=False)
+    def __init__(
+        self,
+        sessions: SessionRepository,
+        turns: TurnRepository,
+        memory: MemoryConfig,
+        settle_seconds: float = RETRY_SETTLE_SECONDS,
+    ) -> None:
+        """`settle_seconds`: how long after a first attempt that stored nothing a retry is told to wait
+        (that attempt may still be writing); it must exceed the record function's timeout."""
+        self.sessions = sessions
+        self.turns = turns
+        self.memory = memory
+        self.policy = PromotionPolicy.from_config(memory)
+        self.settle_seconds = settle_seconds
 
+    def record(self, scope: Scope, session_id: str, request: RecordTurnsRequest) -> RecordTurnsResponse:
+        check_limits(request, self.memory)
+        token = request.client_token
+        try:
+            first = self._allocate(scope, session_id, request, token)
+        except TokenSeen:
+            assert token is not None
+            return self._replay(scope, session_id, request, token)
+        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token)):
+            # The token's batch is already stored: a retry from beyond the session's recent-token window.
+            # The seqs just allocated become a hole the scanner skips; the answer is the original batch.
+            assert token is not None
+            return self._replay_stored(scope, session_id, request, token)
+        return _response(scope, session_id, first, len(request.turns), replayed=False)
 
-def _allocate(
-    store: MongoStore,
-    memory: MemoryConfig,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    token: str | None,
-) -> int:
-    tokens = sum(estimate_tokens(t) for t in request.turns)
-    session = store.allocate(
-        scope, session_id, request.agent_id, len(request.turns), tokens, token, policy_for(memory), utcnow()
-    )
-    return int(session["last_seq"]) - len(request.turns) + 1
+    def _allocate(self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str | None) -> int:
+        tokens = sum(estimate_tokens(t) for t in request.turns)
+        now = utcnow()
+        count = len(request.turns)
+        last = self.sessions.allocate(
+            scope, session_id, request.agent_id, count, tokens, token, self.policy.idle_due_at(now), now
+        )
+        return last - count + 1
+
+    def _new_turns(self, request: RecordTurnsRequest, first: int, token: str | None) -> list[NewTurn]:
+        now = utcnow()
+        recall = self.memory.recall.enabled
+        turns = [new_turn(first + i, t, token, now, recall) for i, t in enumerate(request.turns)]
+        if token:
+            # lets a retry find the whole batch's seqs from any one of its turns; (token, batch_index) is
+            # unique per session, so a batch is recorded once whenever its retry comes
+            for i, turn in enumerate(turns):
+                turn.batch_index, turn.batch_size = i, len(turns)
+        return turns
+
+    def _replay(
+        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str
+    ) -> RecordTurnsResponse:
+        """A retried request: answer with the original seqs, finishing the insert if it had failed."""
+        stored = self.turns.token_batch(scope, session_id, token)
+        if stored is not None:
+            return self._finish(scope, session_id, request, token, stored)
+        # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
+        seen_at = self.sessions.token_seen_at(scope, session_id, token)
+        if seen_at is not None and (utcnow() - seen_at).total_seconds() < self.settle_seconds:
+            raise Conflict(
+                "the first request with this client_token may still be in progress; retry shortly",
+                {"client_token": token, "retry_after_seconds": math.ceil(self.settle_seconds)},
+            )
+        # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
+        first = self._allocate(scope, session_id, request, None)
+        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token)):
+            # another attempt with this token stored the batch meanwhile: its seqs are the answer
+            return self._replay_stored(scope, session_id, request, token)
+        return _response(scope, session_id, first, len(request.turns), replayed=True)
+
+    def _replay_stored(
+        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str
+    ) -> RecordTurnsResponse:
+        stored = self.turns.token_batch(scope, session_id, token)
+        if stored is None:  # removed in between (erasure, retention): nothing to answer with
+            raise Conflict(
+                "this client_token's batch changed while retrying; retry shortly", {"client_token": token}
+            )
+        return self._finish(scope, session_id, request, token, stored)
+
+    def _finish(
+        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str, stored: StoredBatch
+    ) -> RecordTurnsResponse:
+        """Answer with the stored batch's seqs, inserting its missing turns at their original seqs."""
+        size = len(request.turns)
+        if stored.size != size:
+            raise Conflict(
+                "client_token was already used for a different batch",
+                {"client_token": token, "original_turns": stored.size},
+            )
+        if stored.stored < size:
+            session = self.sessions.get(scope, session_id)
+            if stored.first_seq <= (session.promoted_through_seq if session else 0):
+                raise Conflict("this retry came too late: the session was promoted without these turns")
+            self.turns.insert_missing(scope, session_id, self._new_turns(request, stored.first_seq, token))
+        return _response(scope, session_id, stored.first_seq, size, replayed=True)
 
 
 def _response(scope: Scope, session_id: str, first: int, count: int, replayed: bool) -> RecordTurnsResponse:
@@ -132,118 +184,3 @@ def _response(scope: Scope, session_id: str, first: int, count: int, replayed: b
         turns=[RecordedTurn(turn_id=f"{session_id}:{first + i}", seq=first + i) for i in range(count)],
         replayed=replayed,
     )
-
-
-def _docs(
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    first: int,
-    token: str | None,
-    recall: bool,
-) -> list[dict[str, Any]]:
-    now = utcnow()
-    size = len(request.turns)
-    docs = [
-        _turn_doc(scope, session_id, first + i, t, token, now, recall) for i, t in enumerate(request.turns)
-    ]
-    if token:
-        # lets a retry find the whole batch's seqs from any one of its turns; (token, batch_index) is
-        # unique per session, so a batch is recorded once whenever its retry comes
-        for i, doc in enumerate(docs):
-            doc["batch_index"], doc["batch_size"] = i, size
-    return docs
-
-
-def _insert_new(
-    store: MongoStore,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    first: int,
-    token: str | None,
-    recall: bool,
-) -> bool:
-    return store.insert_new_turns(_docs(scope, session_id, request, first, token, recall))
-
-
-def _insert(
-    store: MongoStore,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    first: int,
-    token: str | None,
-    recall: bool,
-) -> None:
-    store.insert_turns(_docs(scope, session_id, request, first, token, recall))
-
-
-def _replay(
-    store: MongoStore,
-    memory: MemoryConfig,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    token: str,
-    settle_seconds: float,
-) -> RecordTurnsResponse:
-    """A retried request: answer with the original seqs, finishing the insert if it had failed."""
-    size = len(request.turns)
-    stored = store.turns_by_token(scope, session_id, token)
-    if stored:
-        return _finish(store, memory, scope, session_id, request, token, stored)
-    # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
-    seen_at = store.token_seen_at(scope, session_id, token)
-    if seen_at is not None and (utcnow() - seen_at).total_seconds() < settle_seconds:
-        raise Conflict(
-            "the first request with this client_token may still be in progress; retry shortly",
-            {"client_token": token, "retry_after_seconds": math.ceil(settle_seconds)},
-        )
-    # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
-    first = _allocate(store, memory, scope, session_id, request, None)
-    if not _insert_new(store, scope, session_id, request, first, token, memory.recall.enabled):
-        # another attempt with this token stored the batch meanwhile: its seqs are the answer
-        return _replay_stored(store, memory, scope, session_id, request, token)
-    return _response(scope, session_id, first, size, replayed=True)
-
-
-def _replay_stored(
-    store: MongoStore,
-    memory: MemoryConfig,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    token: str,
-) -> RecordTurnsResponse:
-    stored = store.turns_by_token(scope, session_id, token)
-    if not stored:  # removed in between (erasure, retention): nothing to answer with
-        raise Conflict(
-            "this client_token's batch changed while retrying; retry shortly", {"client_token": token}
-        )
-    return _finish(store, memory, scope, session_id, request, token, stored)
-
-
-def _finish(
-    store: MongoStore,
-    memory: MemoryConfig,
-    scope: Scope,
-    session_id: str,
-    request: RecordTurnsRequest,
-    token: str,
-    stored: list[dict[str, Any]],
-) -> RecordTurnsResponse:
-    """Answer with the stored batch's seqs, inserting its missing turns at their original seqs."""
-    size = len(request.turns)
-    if stored[0].get("batch_size") != size:
-        raise Conflict(
-            "client_token was already used for a different batch",
-            {"client_token": token, "original_turns": stored[0].get("batch_size")},
-        )
-    first = stored[0]["seq"] - stored[0].get("batch_index", 0)
-    if len(stored) < size:
-        session = store.get_session(scope, session_id) or {}
-        if first <= session.get("promoted_through_seq", 0):
-            raise Conflict("this retry came too late: the session was promoted without these turns")
-        _insert(store, scope, session_id, request, first, token, memory.recall.enabled)
-    return _response(scope, session_id, first, size, replayed=True)

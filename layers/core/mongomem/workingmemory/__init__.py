@@ -1,16 +1,6 @@
-"""Working memory: a per-user (resource) or per-thread scratchpad in template or schema mode, as in Mastra."""
+"""Working memory: a per-user (resource) or per-thread scratchpad in template or schema mode, as in Mastra.
 
-from mongomem.workingmemory.config import DEFAULT_TEMPLATE, WorkingMemoryConfig, current, set_current
-from mongomem.workingmemory.merge import deep_merge, schema_errors
-from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
-
-__all__ = [
-    "DEFAULT_TEMPLATE",
-    "WorkingMemoryConfig",
-    "WorkingMemoryService",
-    "current",
-    "deep_merge",
-    "resolve_key",
-    "schema_errors",
-    "set_current",
-]
+config (the project config's part, validated on every cold start: no jsonschema unless a schema is
+set), service (read, replace, merge, clear with compare-and-set), merge and tool, ports (the store).
+Nothing is imported here: validating the project config must not pull in the service and jsonschema.
+"""

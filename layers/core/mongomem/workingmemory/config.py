@@ -1,17 +1,16 @@
 """Working-memory configuration: scope, mode (template or schema) and limits.
 
 It lives under `memory.working_memory` in project-config.yaml (validated with the rest of the file);
-`current()` returns it for the process, unless a test installed its own with `set_current()`.
+the composition root (mongomem.runtime.Services) parses it once per settings and hands it to the service.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mongomem.config import ConfigError
+from mongomem.errors import ConfigError
 from mongomem.models.working_memory import Delivery, WorkingMemoryMode, WorkingMemoryScope
 
 DEFAULT_TEMPLATE = """# User Information
@@ -74,31 +73,3 @@ def parse_working_memory_config(data: Any, source: str = "memory.working_memory"
     except ValidationError as exc:
         lines = [f"  {'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()]
         raise ConfigError(f"invalid configuration in {source}:\n" + "\n".join(lines)) from exc
-
-
-_current: WorkingMemoryConfig | None = None
-_lock = threading.Lock()
-_parsed: dict[str, WorkingMemoryConfig] = {}
-
-
-def current() -> WorkingMemoryConfig:
-    """The process's working-memory config: an installed one, else project-config's, else the default."""
-    with _lock:
-        if _current is not None:
-            return _current
-    from mongomem.runtime import services
-
-    raw = services().settings.memory.working_memory
-    key = repr(sorted(raw.items()))
-    cached = _parsed.get(key)
-    if cached is None:
-        cached = parse_working_memory_config(raw)
-        _parsed[key] = cached
-    return cached
-
-
-def set_current(config: WorkingMemoryConfig | None) -> None:
-    """Install a config (tests, local stack, project-config wiring); None resets to the default."""
-    global _current
-    with _lock:
-        _current = config

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from mongomem.models.common import Scope
-from mongomem.models.working_memory import WorkingMemoryKey
+from mongomem.models.working_memory import Thread, WorkingMemoryKey
 
 
-class Stored(NamedTuple):
+class Stored(BaseModel):
     """A scope key's working memory (None when never written) and the version a save must match."""
+
+    model_config = ConfigDict(frozen=True)
 
     value: Any
     version: int
-    updated_at: datetime | None
+    updated_at: datetime | None = None
 
 
 class WorkingMemoryPort(Protocol):
@@ -25,14 +29,15 @@ class WorkingMemoryPort(Protocol):
     def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
         """Write `value` (None clears) if the version is still `expected_version` (0: record absent).
 
-        Returns the new state, or None when another writer got there first.
+        Returns the new state, or None when another writer got there first. A value the store cannot
+        keep (e.g. an integer beyond 64 bits) raises InvalidInput and changes nothing.
         """
         ...
 
     def create_thread(
         self, scope: Scope, thread_id: str, title: str | None, metadata: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> Thread:
         """Insert a thread; raises Conflict when the user already has one with this id."""
         ...
 
-    def get_thread(self, scope: Scope, thread_id: str) -> dict[str, Any] | None: ...
+    def get_thread(self, scope: Scope, thread_id: str) -> Thread | None: ...

@@ -162,14 +162,13 @@ class WorkingMemoryService:
                 )
             self._check_size(seed)
             metadata[SEED_KEY] = seed
-        doc = self.store.create_thread(scope, request.thread_id, request.title, metadata)
-        return _thread(doc)
+        return self.store.create_thread(scope, request.thread_id, request.title, metadata)
 
     def get_thread(self, scope: Scope, thread_id: str) -> Thread:
-        doc = self.store.get_thread(scope, thread_id)
-        if doc is None:
+        thread = self.store.get_thread(scope, thread_id)
+        if thread is None:
             raise NotFound(f"thread {thread_id!r} not found for this user", {"thread_id": thread_id})
-        return _thread(doc)
+        return thread
 
     # -- internals -----------------------------------------------------------------------------
     def _check_enabled(self) -> None:
@@ -286,14 +285,3 @@ class WorkingMemoryService:
             cache_key=tool.cache_key(self.config.mode, data if data is not None else content),
             read_only=read_only,
         )
-
-
-def _thread(doc: dict[str, Any]) -> Thread:
-    return Thread(
-        thread_id=doc["thread_id"],
-        user_id=doc["user_id"],
-        title=doc.get("title"),
-        metadata=doc.get("metadata") or {},
-        created_at=as_utc(doc["created_at"]),
-        updated_at=as_utc(doc["updated_at"]),
-    )

@@ -1,4 +1,4 @@
-"""MongoDB adapter for the user directory: a tenant's users, found where their data is.
+"""The user directory: a tenant's users, found where their data is.
 
 There is no users collection: a user exists once something was recorded for them. Each page is one
 grouped query per collection holding users (sessions, memories, working memory), merged by user_id.
@@ -11,22 +11,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pymongo.database import Database
+from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.models.common import as_utc
+from mongomem.models.users import UserSummary
 
-from mongomem.adapters.mongo import translate_errors
 
+class MongoDirectoryRepository:
+    """Implements directory.DirectoryRepository."""
 
-class DirectoryStore:
-    def __init__(self, db: Database[dict[str, Any]]) -> None:
-        self.db = db
+    def __init__(self, database: MongoDatabase) -> None:
+        self.db = database.db
 
     def users(
         self, tenant: str, limit: int, after: str | None = None, only: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Up to `limit` users of the tenant with user_id > after (or just `only`), ordered by user_id.
-
-        Each row: {user_id, sessions, memories (active), last_activity_at}.
-        """
+    ) -> list[UserSummary]:
         match: dict[str, Any] = {"tenant": tenant}
         if only is not None:
             match["user_id"] = only
@@ -55,7 +53,15 @@ class DirectoryStore:
                     if field in row:
                         row[field] = int(group["n"])
                     row["last_activity_at"] = _latest(row["last_activity_at"], group.get("last"))
-        return [rows[user] for user in sorted(rows)[:limit]]
+        return [
+            UserSummary(
+                user_id=row["user_id"],
+                sessions=row["sessions"],
+                memories=row["memories"],
+                last_activity_at=as_utc(row["last_activity_at"]) if row["last_activity_at"] else None,
+            )
+            for row in (rows[user] for user in sorted(rows)[:limit])
+        ]
 
 
 def _latest(a: datetime | None, b: Any) -> datetime | None:

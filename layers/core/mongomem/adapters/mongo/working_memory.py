@@ -1,4 +1,4 @@
-"""MongoDB adapter for working memory: `resources` (resource scope) and `threads` (thread scope).
+"""Working memory: `resources` (resource scope) and `threads` (thread scope).
 
 resources: {_id, tenant, user_id, workingMemory, updated_at, version}
 threads:   {_id, tenant, user_id, thread_id, title, metadata: {workingMemory, ...}, created_at, updated_at,
@@ -16,25 +16,16 @@ from typing import Any
 from bson.errors import InvalidDocument
 from pymongo import ReturnDocument
 from pymongo.collection import Collection
-from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from mongomem.adapters.mongo import translate_errors
+from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.adapters.mongo.ids import resource_key, thread_key
 from mongomem.errors import Conflict, InvalidInput
-from mongomem.models.common import Scope, utcnow
-from mongomem.models.working_memory import WorkingMemoryKey
+from mongomem.models.common import Scope, as_utc, utcnow
+from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
 
 FIELD = "workingMemory"
-
-
-def resource_id(tenant: str, user_id: str) -> str:
-    # '|' cannot occur in identifiers (models.common.ID_PATTERN), so the key is unambiguous.
-    return f"{tenant}|{user_id}"
-
-
-def thread_doc_id(tenant: str, user_id: str, thread_id: str) -> str:
-    return f"{tenant}|{user_id}|{thread_id}"
 
 
 def _now() -> datetime:
@@ -54,12 +45,23 @@ def _storable() -> Iterator[None]:
         ) from exc
 
 
-class MongoWorkingMemoryStore:
+def _thread(doc: dict[str, Any]) -> Thread:
+    return Thread(
+        thread_id=doc["thread_id"],
+        user_id=doc["user_id"],
+        title=doc.get("title"),
+        metadata=doc.get("metadata") or {},
+        created_at=as_utc(doc["created_at"]),
+        updated_at=as_utc(doc["updated_at"]),
+    )
+
+
+class MongoWorkingMemoryRepository:
     """Implements workingmemory.ports.WorkingMemoryPort on two collections of the memory database."""
 
-    def __init__(self, db: Database[dict[str, Any]]) -> None:
-        self.resources: Collection[dict[str, Any]] = db["resources"]
-        self.threads: Collection[dict[str, Any]] = db["threads"]
+    def __init__(self, database: MongoDatabase) -> None:
+        self.resources: Collection[dict[str, Any]] = database.db["resources"]
+        self.threads: Collection[dict[str, Any]] = database.db["threads"]
 
     def _target(self, key: WorkingMemoryKey) -> tuple[Collection[dict[str, Any]], dict[str, Any], str]:
         """Collection, filter (always tenant + user_id) and the field path of the key's memory."""
@@ -67,12 +69,12 @@ class MongoWorkingMemoryStore:
         if key.scope == "thread":
             assert key.thread_id is not None
             query = {
-                "_id": thread_doc_id(key.tenant, key.user_id, key.thread_id),
+                "_id": thread_key(key.tenant, key.user_id, key.thread_id),
                 **scope,
                 "thread_id": key.thread_id,
             }
             return self.threads, query, f"metadata.{FIELD}"
-        return self.resources, {"_id": resource_id(key.tenant, key.user_id), **scope}, FIELD
+        return self.resources, {"_id": resource_key(key.tenant, key.user_id), **scope}, FIELD
 
     def load(self, key: WorkingMemoryKey) -> Stored | None:
         collection, query, path = self._target(key)
@@ -81,7 +83,7 @@ class MongoWorkingMemoryStore:
         if doc is None:
             return None
         value = (doc.get("metadata") or {}).get(FIELD) if key.scope == "thread" else doc.get(FIELD)
-        return Stored(value, int(doc.get("version", 0)), doc.get("updated_at"))
+        return Stored(value=value, version=int(doc.get("version", 0)), updated_at=doc.get("updated_at"))
 
     def save(self, key: WorkingMemoryKey, value: Any, expected_version: int) -> Stored | None:
         collection, query, path = self._target(key)
@@ -97,7 +99,7 @@ class MongoWorkingMemoryStore:
                     collection.insert_one(doc)
             except DuplicateKeyError:
                 return None  # created concurrently: the caller reloads and retries
-            return Stored(value, 1, now)
+            return Stored(value=value, version=1, updated_at=now)
         update: dict[str, Any] = {"$set": {"updated_at": now}, "$inc": {"version": 1}}
         if value is None:
             update["$unset"] = {path: ""}
@@ -112,14 +114,14 @@ class MongoWorkingMemoryStore:
             )
         if after is None:
             return None
-        return Stored(value, int(after["version"]), after.get("updated_at"))
+        return Stored(value=value, version=int(after["version"]), updated_at=after.get("updated_at"))
 
     def create_thread(
         self, scope: Scope, thread_id: str, title: str | None, metadata: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> Thread:
         now = _now()
         doc = {
-            "_id": thread_doc_id(scope.tenant, scope.user_id, thread_id),
+            "_id": thread_key(scope.tenant, scope.user_id, thread_id),
             **scope.filter(),
             "thread_id": thread_id,
             "title": title,
@@ -135,13 +137,14 @@ class MongoWorkingMemoryStore:
             raise Conflict(
                 f"thread {thread_id!r} already exists for this user", {"thread_id": thread_id}
             ) from exc
-        return doc
+        return _thread(doc)
 
-    def get_thread(self, scope: Scope, thread_id: str) -> dict[str, Any] | None:
+    def get_thread(self, scope: Scope, thread_id: str) -> Thread | None:
         query = {
-            "_id": thread_doc_id(scope.tenant, scope.user_id, thread_id),
+            "_id": thread_key(scope.tenant, scope.user_id, thread_id),
             **scope.filter(),
             "thread_id": thread_id,
         }
         with translate_errors():
-            return self.threads.find_one(query)
+            doc = self.threads.find_one(query)
+        return _thread(doc) if doc else None

@@ -1,57 +1,55 @@
-"""MongoDB adapter for retention and erasure: TTL indexes, turn expiry, removing a user everywhere."""
+"""Retention and erasure across collections: TTL indexes, turn expiry, removing a user everywhere."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
 
 from pymongo import ASCENDING, IndexModel
-from pymongo.database import Database
 
-from mongomem.adapters.mongo import translate_errors
+from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.models.common import Scope
+from mongomem.models.sessions import StoredSnapshot
 
 # Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
 USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources")
 # Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.
 NOT_USER_DATA = frozenset({"api_keys", "local_queue"})
 LOCAL_QUEUE = "local_queue"
-TERMINAL = frozenset({"done", "skipped"})
 
 
-class ErasureStore:
-    def __init__(self, db: Database[dict[str, Any]]) -> None:
-        self.db = db
+class MongoErasureRepository:
+    """Implements erasure.ErasureRepository."""
 
-    def ensure_retention_indexes(self) -> None:
+    def __init__(self, database: MongoDatabase) -> None:
+        self.database = database
+        self.db = database.db
+
+    def ensure_indexes(self) -> None:
+        self.database.ensure_once("retention", self._create_indexes)
+
+    def _create_indexes(self) -> None:
         """Memories with an `expires_at` date disappear after it (MongoDB's TTL monitor)."""
         with translate_errors():
             self.db["memories"].create_indexes(
                 [IndexModel([("expires_at", ASCENDING)], name="memory_expiry", expireAfterSeconds=0)]
             )
 
-    def expire_turns_if_extracted(self, snapshot_id: str, expire_at: datetime) -> int:
-        """Give a snapshot's turns an `expire_at` once every type's extraction is done or skipped."""
+    def expire_turns(self, snapshot: StoredSnapshot, expire_at: datetime) -> int:
+        """Give the snapshot's turns (that have none yet) an `expire_at`; note it on the snapshot."""
         with translate_errors():
-            snap = self.db["snapshots"].find_one(
-                {"_id": snapshot_id}, {"extraction": 1, "tenant": 1, "user_id": 1}
-            )
-            if snap is None:
-                return 0
-            statuses = [s.get("status") for s in (snap.get("extraction") or {}).values()]
-            if not statuses or any(s not in TERMINAL for s in statuses):
-                return 0
             result = self.db["turns"].update_many(
                 {
-                    "tenant": snap["tenant"],
-                    "user_id": snap["user_id"],
-                    "snapshot_id": snapshot_id,
+                    "tenant": snapshot.tenant,
+                    "user_id": snapshot.user_id,
+                    "snapshot_id": snapshot.snapshot_id,
                     "expire_at": {"$exists": False},
                 },
                 {"$set": {"expire_at": expire_at}},
             )
-            self.db["snapshots"].update_one({"_id": snapshot_id}, {"$set": {"turns_expire_at": expire_at}})
+            self.db["snapshots"].update_one(
+                {"_id": snapshot.snapshot_id}, {"$set": {"turns_expire_at": expire_at}}
+            )
         return int(result.modified_count)
 
     def erase(self, scope: Scope) -> dict[str, int]:

@@ -1,0 +1,31 @@
+"""The MongoDB adapter: one driver module and one operations module per entity (as graphiti splits it).
+
+- driver: the client (one per process), the durable write concern, error translation, `MongoDatabase`
+- ids: every document id format (turn, session, snapshot, working memory)
+- sessions, turns, snapshots: short-term memory (shortterm.ports)
+- api_keys (identity.ports), working_memory (workingmemory.ports)
+- erasure (retention, erasing a user), figures (backlog), directory (the tenant's users)
+
+Long-term memories live in mongomem.adapters.memory_store. The names below stay importable from here
+(other packages and tools import them).
+"""
+
+from mongomem.adapters.mongo.driver import (
+    MongoDatabase,
+    close_clients,
+    durable_database,
+    get_client,
+    replicated,
+    translate_errors,
+    write_concern_for,
+)
+
+__all__ = [
+    "MongoDatabase",
+    "close_clients",
+    "durable_database",
+    "get_client",
+    "replicated",
+    "translate_errors",
+    "write_concern_for",
+]

@@ -1,0 +1,245 @@
+"""Sessions (`sessions`): seq allocation, counters, the recent client tokens, leases.
+
+{_id: "tenant|user|session", tenant, user_id, session_id, agent_id, created_at, last_turn_at, last_seq,
+ pending, unpromoted_tokens, promoted_through_seq, idle_due_at, tokens: [{t, at}], deleted_ranges,
+ lease_until, lease_owner}
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo.collection import Collection
+from pymongo.errors import DuplicateKeyError
+
+from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.adapters.mongo.ids import session_key
+from mongomem.models.common import Scope, as_utc
+from mongomem.models.sessions import Session, StoredSnapshot
+from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, TokenSeen
+
+COLLECTION = "sessions"
+# Never handed to logic: the token list is the adapter's fast path, the lease the adapter's lock.
+_HIDDEN = {"tokens": 0, "lease_owner": 0, "lease_until": 0}
+_UNLEASED = [{"lease_until": {"$exists": False}}]
+
+
+def _session(doc: dict[str, Any]) -> Session:
+    return Session(
+        tenant=doc["tenant"],
+        user_id=doc["user_id"],
+        session_id=doc["session_id"],
+        agent_id=doc.get("agent_id"),
+        created_at=as_utc(doc["created_at"]),
+        last_turn_at=as_utc(doc["last_turn_at"]) if doc.get("last_turn_at") else None,
+        last_seq=doc.get("last_seq", 0),
+        promoted_through_seq=doc.get("promoted_through_seq", 0),
+        pending=doc.get("pending", 0),
+        unpromoted_tokens=doc.get("unpromoted_tokens", 0),
+        idle_due_at=as_utc(doc["idle_due_at"]) if doc.get("idle_due_at") else None,
+        deleted_ranges=[(int(a), int(b)) for a, b in doc.get("deleted_ranges") or []],
+    )
+
+
+def _lease(owner: str, now: datetime, lease_seconds: int) -> dict[str, Any]:
+    return {"$set": {"lease_until": now + timedelta(seconds=lease_seconds), "lease_owner": owner}}
+
+
+def _free(now: datetime) -> dict[str, Any]:
+    return {"$or": [*_UNLEASED, {"lease_until": {"$lte": now}}]}
+
+
+class MongoSessionRepository:
+    """Implements shortterm.ports.SessionRepository."""
+
+    def __init__(self, database: MongoDatabase) -> None:
+        self.database = database
+        self.coll: Collection[dict[str, Any]] = database.db[COLLECTION]
+
+    def ensure_indexes(self) -> None:
+        self.database.ensure_once(COLLECTION, self._create_indexes)
+
+    def _create_indexes(self) -> None:
+        with translate_errors():
+            self.coll.create_indexes(
+                [
+                    IndexModel([("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING)]),
+                    # The scanner's cost grows with due sessions only: each due rule has a partial index
+                    # holding just the sessions with unpromoted turns.
+                    IndexModel(
+                        [("idle_due_at", ASCENDING)],
+                        name="idle_due",
+                        partialFilterExpression={"idle_due_at": {"$exists": True}},
+                    ),
+                    IndexModel(
+                        [("pending", ASCENDING)],
+                        name="pending",
+                        partialFilterExpression={"pending": {"$gt": 0}},
+                    ),
+                    IndexModel(
+                        [("unpromoted_tokens", ASCENDING)],
+                        name="unpromoted_tokens",
+                        partialFilterExpression={"unpromoted_tokens": {"$gt": 0}},
+                    ),
+                ]
+            )
+
+    # -- recording -----------------------------------------------------------------------------
+    def allocate(
+        self,
+        scope: Scope,
+        session_id: str,
+        agent_id: str | None,
+        count: int,
+        tokens: int,
+        client_token: str | None,
+        idle_due_at: datetime,
+        now: datetime,
+    ) -> int:
+        # Plain $inc/$set/$push (no pipeline update): cheap on every MongoDB-compatible server.
+        skey = session_key(scope, session_id)
+        update: dict[str, Any] = {
+            "$inc": {"last_seq": count, "pending": count, "unpromoted_tokens": tokens},
+            "$set": {"last_turn_at": now, "idle_due_at": idle_due_at},
+        }
+        query: dict[str, Any] = {"_id": skey}
+        if client_token:
+            update["$push"] = {"tokens": {"$each": [{"t": client_token, "at": now}], "$slice": -TOKEN_WINDOW}}
+            # a quick retry misses the filter and is answered without allocating seqs
+            query["tokens.t"] = {"$ne": client_token}
+        with translate_errors():
+            doc = self._allocate_existing(query, update)
+            if doc is None:
+                # First turn of the session (or a token retry): create the session, then allocate.
+                # Not an upsert: an upsert racing another upsert may apply yet return nothing on some
+                # servers, which would lose the seqs it allocated.
+                try:
+                    self.coll.insert_one(
+                        {
+                            "_id": skey,
+                            **scope.filter(),
+                            "session_id": session_id,
+                            "agent_id": agent_id,
+                            "created_at": now,
+                            "last_seq": 0,
+                            "pending": 0,
+                            "promoted_through_seq": 0,
+                            "unpromoted_tokens": 0,
+                        }
+                    )
+                except DuplicateKeyError:
+                    pass
+                doc = self._allocate_existing(query, update)
+        if doc is None:
+            # The session exists, so the filter missed only because the token is already in the window.
+            raise TokenSeen(client_token)
+        return int(doc["last_seq"])
+
+    def _allocate_existing(self, query: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
+        return self.coll.find_one_and_update(
+            query, update, return_document=ReturnDocument.AFTER, projection={"last_seq": 1}
+        )
+
+    def token_seen_at(self, scope: Scope, session_id: str, client_token: str) -> datetime | None:
+        with translate_errors():
+            doc = self.coll.find_one(
+                {"_id": session_key(scope, session_id)}, {"tokens": {"$elemMatch": {"t": client_token}}}
+            )
+        if not doc or not doc.get("tokens"):
+            return None
+        return as_utc(doc["tokens"][0]["at"])
+
+    # -- reading -------------------------------------------------------------------------------
+    def get(self, scope: Scope, session_id: str) -> Session | None:
+        with translate_errors():
+            doc = self.coll.find_one({"_id": session_key(scope, session_id), **scope.filter()}, _HIDDEN)
+        return _session(doc) if doc else None
+
+    def user_sessions(
+        self, scope: Scope, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[Session]:
+        query: dict[str, Any] = {**scope.filter()}
+        if before is not None:
+            at, session_id = before
+            query["$or"] = [
+                {"last_turn_at": {"$lt": at}},
+                {"last_turn_at": at, "session_id": {"$lt": session_id}},
+            ]
+        with translate_errors():
+            docs = list(
+                self.coll.find(query, _HIDDEN)
+                .sort([("last_turn_at", DESCENDING), ("session_id", DESCENDING)])
+                .limit(limit)
+            )
+        return [_session(d) for d in docs]
+
+    # -- promotion -----------------------------------------------------------------------------
+    def claim_due(
+        self, owner: str, now: datetime, lease_seconds: int, max_messages: int, max_tokens: int | None
+    ) -> Session | None:
+        # one branch per due rule, each served by its partial index
+        rules: list[dict[str, Any]] = [{"idle_due_at": {"$lte": now}}, {"pending": {"$gte": max_messages}}]
+        if max_tokens:
+            rules.append({"unpromoted_tokens": {"$gte": max_tokens}})
+        with translate_errors():
+            doc = self.coll.find_one_and_update(
+                {"$and": [{"$or": rules}, _free(now)]},
+                _lease(owner, now, lease_seconds),
+                projection=_HIDDEN,
+                return_document=ReturnDocument.AFTER,
+            )
+        return _session(doc) if doc else None
+
+    def claim(
+        self, scope: Scope, session_id: str, owner: str, now: datetime, lease_seconds: int
+    ) -> Session | None:
+        with translate_errors():
+            doc = self.coll.find_one_and_update(
+                {"_id": session_key(scope, session_id), **_free(now)},
+                _lease(owner, now, lease_seconds),
+                projection=_HIDDEN,
+                return_document=ReturnDocument.AFTER,
+            )
+        return _session(doc) if doc else None
+
+    def release(self, scope: Scope, session_id: str, owner: str) -> None:
+        with translate_errors():
+            self.coll.update_one(
+                {"_id": session_key(scope, session_id), "lease_owner": owner},
+                {"$unset": {"lease_until": "", "lease_owner": ""}},
+            )
+
+    def advance(self, scope: Scope, session_id: str, snapshot: StoredSnapshot) -> Session | None:
+        skey = session_key(scope, session_id)
+        size = snapshot.to_seq - snapshot.from_seq + 1
+        with translate_errors():
+            doc = self.coll.find_one_and_update(
+                {"_id": skey, "promoted_through_seq": snapshot.from_seq - 1},
+                {
+                    "$set": {"promoted_through_seq": snapshot.to_seq},
+                    "$inc": {"pending": -size, "unpromoted_tokens": -snapshot.tokens},
+                },
+                projection=_HIDDEN,
+                return_document=ReturnDocument.AFTER,
+            )
+            if doc is not None and doc["pending"] <= 0:
+                # Fully promoted: leave the idle index. A record racing in between sets pending > 0
+                # again, so the filter keeps its fresh idle_due_at.
+                self.coll.update_one(
+                    {"_id": skey, "pending": {"$lte": 0}},
+                    {"$unset": {"idle_due_at": ""}, "$set": {"unpromoted_tokens": 0}},
+                )
+                doc.pop("idle_due_at", None)
+        return _session(doc) if doc else None
+
+    def forget_deleted(
+        self, scope: Scope, session_id: str, tokens: int, deleted: tuple[int, int] | None
+    ) -> None:
+        update: dict[str, Any] = {"$inc": {"unpromoted_tokens": -tokens}}
+        if deleted is not None:
+            # Promotion steps over these seqs at once instead of waiting for a writer (hole grace).
+            update["$push"] = {"deleted_ranges": {"$each": [list(deleted)], "$slice": -DELETED_RANGES}}
+        with translate_errors():
+            self.coll.update_one({"_id": session_key(scope, session_id)}, update)

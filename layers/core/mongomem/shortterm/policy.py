@@ -1,0 +1,52 @@
+"""When a session is due for promotion: the rules, apart from how a store finds due sessions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from mongomem.config import MemoryConfig
+from mongomem.models.common import as_utc
+from mongomem.models.sessions import Session
+
+
+class PromotionPolicy:
+    """Due when `pending` turns reach max_messages (or tokens max_tokens), or when it went idle.
+
+    Each rule is one counter the record path keeps (pending, unpromoted_tokens, idle_due_at), so
+    recording a turn is a plain increment and a store can find due sessions through an index.
+    """
+
+    def __init__(self, max_messages: int, max_tokens: int | None, idle_seconds: int) -> None:
+        self.max_messages = max_messages
+        self.max_tokens = max_tokens
+        self.idle_seconds = idle_seconds
+
+    @classmethod
+    def from_config(cls, memory: MemoryConfig) -> PromotionPolicy:
+        snap = memory.snapshot
+        return cls(snap.max_messages, snap.max_tokens, snap.idle_seconds)
+
+    def idle_due_at(self, now: datetime) -> datetime:
+        """When a session recorded to at `now` becomes idle-due."""
+        return now + timedelta(seconds=self.idle_seconds)
+
+    def size_due(self, session: Session) -> bool:
+        if session.pending >= self.max_messages:
+            return True
+        return bool(self.max_tokens) and session.unpromoted_tokens >= (self.max_tokens or 0)
+
+    def is_due(self, session: Session, now: datetime) -> bool:
+        if session.pending <= 0:
+            return False
+        idle_at = session.idle_due_at
+        return self.size_due(session) or (idle_at is not None and as_utc(idle_at) <= now)
+
+    def due_at(self, session: Session, now: datetime) -> datetime | None:
+        if session.pending <= 0:
+            return None
+        if self.size_due(session):
+            return now
+        return as_utc(session.idle_due_at) if session.idle_due_at is not None else None
+
+    def reason(self, session: Session) -> str:
+        return "size" if self.size_due(session) else "idle"
