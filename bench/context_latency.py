@@ -156,27 +156,40 @@ class World:
 
     # -- seeding ---------------------------------------------------------------------------------
     def seed(self) -> dict[str, float]:
+        """Seed what the data dir does not hold yet (stages are recorded, so an interrupted seed resumes)."""
         marker = self.data_dir / "seeded.json"
-        if marker.exists() and json.loads(marker.read_text()) == self.manifest():
+        state = json.loads(marker.read_text()) if marker.exists() else {}
+        if state.get("manifest") != self.manifest():
+            state = {"manifest": self.manifest(), "stages": []}
+        if len(state["stages"]) == 4:
             log(f"reusing the data seeded in {self.data_dir}")
             return {}
         from pymongo import MongoClient
 
         from mongomem.runtime import configure
 
-        # Drop a stale world before the services touch the database: they create its indexes on first use.
-        with MongoClient(self.mongo.uri) as raw:
-            raw.drop_database(DB)
-        self.index.drop()
+        if not state["stages"]:
+            # A stale world goes before the services touch the database: they create its indexes on first use.
+            with MongoClient(self.mongo.uri) as raw:
+                raw.drop_database(DB)
+            self.index.drop()
+        figures: dict[str, float] = {}
         configure(self.svc)
         try:
-            figures = {"memories_s": self._seed_memories(), "turns_s": self._seed_turns()}
-            figures["recall_index_s"] = self._index_turns()
-            self._seed_working_memory()
+            for stage, step in (
+                ("memories", self._seed_memories),
+                ("turns", self._seed_turns),
+                ("recall_index", self._index_turns),
+                ("working_memory", self._seed_working_memory),
+            ):
+                if stage in state["stages"]:
+                    continue
+                figures[f"{stage}_s"] = step()
+                state["stages"].append(stage)
+                marker.write_text(json.dumps(state))
             self._settle()
         finally:
             configure(None)
-        marker.write_text(json.dumps(self.manifest()))
         return figures
 
     def _seed_memories(self) -> float:
@@ -287,19 +300,62 @@ class World:
         return time.perf_counter() - started
 
     def _index_turns(self) -> float:
+        """The recall index documents the scan job's TurnIndexer writes, built a session at a time.
+
+        Same texts, ids and fields (retrieval.turn_indexing's own functions) and the same turn flags;
+        only the batching differs: TurnIndexer reads each batch's neighbourhood with turns_in_ranges,
+        which SecantusDB answers with a collection scan (see docs/benchmarks.md), ~500 turns a minute here.
+        """
+        from mongomem.retrieval import turn_indexing as ti
+        from mongomem.vectors.port import IndexDoc
+
         started = time.perf_counter()
-        total = 0
-        while True:
-            report = self.svc.turn_indexer.run()
-            if report["turns"] == 0 or report["failed"]:
-                break
-            total += report["turns"]
-            log(f"  recall indexing: {total:,} turns embedded and indexed")
+        db = self.svc.store.db
+        sessions = max(1, self.args.turns_per_user // self.args.turns_per_session)
+        futures = []
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for n, u in enumerate(self.heavy):
+                user = f"user-{u:05d}"
+                for s in range(sessions):
+                    scope = {"tenant": TENANT, "user_id": user, "session_id": f"chat-{s:03d}"}
+                    turns = [t for t in db.turns.find(scope).sort("seq", 1) if ti.recallable(t)]
+                    slots: list[tuple[dict[str, Any], str, str]] = []
+                    for i, t in enumerate(turns):
+                        prev = turns[i - 1] if i else None
+                        nxt = turns[i + 1] if i + 1 < len(turns) else None
+                        slots.append((t, "own", ti.own_text(t)))
+                        slots.append((t, "ctx", ti.context_text(t, prev, nxt)))
+                    vectors = self.embedder.embed([text for _, _, text in slots], "document")
+                    docs = [
+                        IndexDoc(
+                            id=ti.doc_id(t["_id"], channel),
+                            tenant=t["tenant"],
+                            user_id=t["user_id"],
+                            kind="turn",
+                            text=text,
+                            vector=vector,
+                            fields=ti._fields(t, channel),
+                        )
+                        for (t, channel, text), vector in zip(slots, vectors, strict=True)
+                    ]
+                    futures.append(pool.submit(self.index.upsert, docs))
+                    db.turns.update_many(scope, {"$set": {"recall_indexed": True, "recall_ctx_next": True}})
+                    if turns:
+                        db.turns.update_one({"_id": turns[-1]["_id"]}, {"$set": {"recall_ctx_next": False}})
+                    if len(futures) > 4:
+                        for f in futures[:-2]:
+                            f.result()
+                        futures = futures[-2:]
+                if n % 10 == 9:
+                    log(f"  recall index: {n + 1} of {len(self.heavy)} users")
+            for f in futures:
+                f.result()
         return time.perf_counter() - started
 
-    def _seed_working_memory(self) -> None:
+    def _seed_working_memory(self) -> float:
         from tests.conftest import Ctx, load_function
 
+        started = time.perf_counter()
         fn = load_function("memory_api")
         for u in self.heavy:
             content = (
@@ -313,6 +369,7 @@ class World:
                 response = fn.lambda_handler(event, Ctx())
             if response["statusCode"] != 200:
                 raise SystemExit(f"working memory seed failed: {response}")
+        return time.perf_counter() - started
 
     def _settle(self) -> None:
         client = self.index.client
@@ -555,8 +612,15 @@ def main() -> None:
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
 
+    import signal
+
     from tests.conftest import Ctx, load_function
 
+    def terminate(*_: Any) -> None:
+        raise SystemExit(143)
+
+    # A SIGTERM ends the run through the finally blocks below, which stop both servers.
+    signal.signal(signal.SIGTERM, terminate)
     started = time.perf_counter()
     tmp = None
     data_dir = args.data_dir
