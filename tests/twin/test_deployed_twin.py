@@ -122,7 +122,8 @@ def test_journey_record_scan_extract_search_context_erase(
     step(f"mongomem memory configure/apply --wait: {len(dev.functions)} functions run version 1, ready")
     # The LLM (the Bedrock stand-in, Converse wire format) knows one fact about this conversation
     fact = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}
-    twin.bedrock.script("semantic_memories", {"items": [fact]}, "home airport is LIS")
+    # (every kind answers through one tool, `memories`; the kind's part of the prompt names it)
+    twin.bedrock.script("memories", {"items": [fact]}, "Memory kind: semantic", "home airport is LIS")
     # When the events/ sample reaches the API (API Gateway -> authorizer -> record function)
     event = load_event("record_turns_post.json")
     event["headers"]["x-api-key"] = key
@@ -136,7 +137,13 @@ def test_journey_record_scan_extract_search_context_erase(
     step("scheduler event -> scan: 1 snapshot, 4 SQS messages, 2 turns embedded for recall")
     # ... and each kind's SQS event source delivers its message to its extraction function
     assert dev.drain_queues() == 4
-    assert [c["tool"] for c in twin.bedrock.converses()].count("semantic_memories") == 1
+    asked = [c for c in twin.bedrock.converses() if "home airport is LIS" in c["prompt"]]
+    assert sorted(re.search(r"Memory kind: (\w+)", c["prompt"]).group(1) for c in asked) == [  # type: ignore[union-attr]
+        "episodic",
+        "procedural",
+        "semantic",
+        "taxonomic",
+    ]
     step("SQS receive -> 4 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
     # Then the fact is a memory, indexed and found by meaning through the public API (the SDK over HTTP)
     mem = MemoryClient(dev.api_url, api_key=key)

@@ -71,8 +71,9 @@ def test_public_paths_follow_the_template(path: str, public: bool) -> None:
     assert is_public(path, PUBLIC_PATHS) is public
 
 
-def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path) -> None:
+def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
+    import importlib
 
     config = tmp_path / "project-config.yaml"
     config.write_text("memory:\n  snapshot: {max_messages: 9}\n")
@@ -84,16 +85,13 @@ def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path) ->
 
     ssm_text = '{"memory":{"snapshot":{"max_messages":9}}}'
     runtime = Runtime({"MONGOMEM_CONFIG_PARAMETER": "/mongomem/s/project-config"})
-    import mongomem.adapters.config_source as source
-
-    real = source.read_applied
-    source.read_applied = lambda name, max_age, force=False: source.ConfigText(
-        ssm_text, f"ssm:{name}:applied"
+    # the module the Runtime imports (sys.modules'; tests that reload handlers leave the package's
+    # attribute pointing at an older copy), answering as the applied SSM version would
+    source = importlib.import_module("mongomem.adapters.config_source")
+    monkeypatch.setattr(
+        source, "read_applied", lambda name, max_age, force=False: source.ConfigText(ssm_text, f"ssm:{name}:applied")
     )
-    try:
-        stamped = runtime.services().settings
-    finally:
-        source.read_applied = real
+    stamped = runtime.services().settings
     assert stamped.config_sha256 == hashlib.sha256(ssm_text.encode()).hexdigest()
     assert stamped.config_source == "deployed" and stamped.memory.snapshot.max_messages == 9
     assert (settings_from_env({}).config_sha256, settings_from_env({}).config_source) == (None, "defaults")
