@@ -59,8 +59,7 @@ def fns() -> Any:
 
 
 def converse(svc: Services, session: str, turns: list[dict[str, Any]]) -> Any:
-    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
-    )
+    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns}))
     return svc.promoter.flush(ANA, session)[0]
 
 

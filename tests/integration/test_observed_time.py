@@ -53,8 +53,7 @@ def fns() -> Any:
 
 def converse(svc: Services, session: str, when: datetime, *lines: str) -> Any:
     turns = [{"role": "user", "content": line, "timestamp": when.isoformat()} for line in lines]
-    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns})
-    )
+    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns}))
     return svc.promoter.flush(ANA, session)[0]
 
 
@@ -123,7 +122,9 @@ def test_an_older_statement_extracted_late_never_replaces_the_newer_one(
     memory = svc.memories.get(ANA, homes["Porto"]["_id"], history=True)
     assert [m.payload["value"] for m in memory.history or []] == ["Lisbon", "Porto"]
     # and redelivering the late snapshot changes nothing
-    svc.db["snapshots"].update_one({"_id": old.snapshot_id}, {"$set": {"extraction.semantic.status": "queued"}})
+    svc.db["snapshots"].update_one(
+        {"_id": old.snapshot_id}, {"$set": {"extraction.semantic.status": "queued"}}
+    )
     before = sorted((d["_id"], d["status"]) for d in svc.memory_store.coll.find({}))
     extract(fns, ctx, old, "semantic")
     assert sorted((d["_id"], d["status"]) for d in svc.memory_store.coll.find({})) == before

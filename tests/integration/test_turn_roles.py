@@ -69,8 +69,7 @@ def extract_fn() -> Any:
 
 
 def run(svc: Services, extract_fn: Any, ctx: Any, turns: list[dict[str, Any]], kinds: list[str]) -> None:
-    svc.recorder.record(ANA, "s1", RecordTurnsRequest.model_validate({"turns": turns})
-    )
+    svc.recorder.record(ANA, "s1", RecordTurnsRequest.model_validate({"turns": turns}))
     snap = svc.promoter.flush(ANA, "s1")[0]
     record = load_event("extract_sqs.json")["Records"][0]
     for kind in kinds:

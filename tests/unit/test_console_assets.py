@@ -71,7 +71,9 @@ def test_public_paths_follow_the_template(path: str, public: bool) -> None:
     assert is_public(path, PUBLIC_PATHS) is public
 
 
-def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_running_config_version_is_the_sha256_of_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import hashlib
     import importlib
 
@@ -89,7 +91,9 @@ def test_the_running_config_version_is_the_sha256_of_its_text(tmp_path: Path, mo
     # attribute pointing at an older copy), answering as the applied SSM version would
     source = importlib.import_module("mongomem.adapters.config_source")
     monkeypatch.setattr(
-        source, "read_applied", lambda name, max_age, force=False: source.ConfigText(ssm_text, f"ssm:{name}:applied")
+        source,
+        "read_applied",
+        lambda name, max_age, force=False: source.ConfigText(ssm_text, f"ssm:{name}:applied"),
     )
     stamped = runtime.services().settings
     assert stamped.config_sha256 == hashlib.sha256(ssm_text.encode()).hexdigest()

@@ -31,7 +31,6 @@ from mongomem.adapters.mongo.sessions import MongoSessionRepository
 from mongomem.adapters.mongo.turns import MongoTurnRepository
 from mongomem.config import (
     ConfigError,
-    MemoryType,
     ProjectConfig,
     Settings,
     parse_project_config,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
     from mongomem.retrieval.recall import Recall
+    from mongomem.retrieval.reembed import EmbeddingDrift
     from mongomem.retrieval.search import MemorySearch
     from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.history import History
@@ -279,6 +279,12 @@ class Services:
 
         return readiness(self.llm, self.embedder)
 
+    def embedding_drift(self, tenant: str | None) -> EmbeddingDrift | None:
+        """Whether stored vectors (of one tenant, None: all) come from another model than the embedder's."""
+        from mongomem.retrieval.reembed import drift
+
+        return drift(self.memory_store, self.embedder, tenant)
+
     @cached_property
     def vector_index(self) -> VectorIndex | None:
         if self._vector_index is not None:
@@ -430,7 +436,9 @@ class Services:
 
         kind = str(getattr(kind, "value", kind))
         configured = self.settings.memory.extraction.of(kind)
-        return KindExtractor(self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt)
+        return KindExtractor(
+            self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt
+        )
 
 
 def _appname(settings: Settings) -> str:

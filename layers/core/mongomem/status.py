@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.config import Settings
 from mongomem.models.stats import KindBacklog
 from mongomem.vectors.port import VectorIndex
+
+if TYPE_CHECKING:
+    from mongomem.retrieval.reembed import EmbeddingDrift
 
 
 class BacklogRepository(Protocol):
@@ -46,11 +50,13 @@ def service_status(
     store_up: bool,
     store: BacklogRepository,
     tenant: str | None,
+    drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
 ) -> dict[str, Any]:
     """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
 
     `readiness` is the providers' report (mongomem.runtime.Services.readiness). The backlog figures are
-    the given tenant's only (None: every tenant, for operators).
+    the given tenant's only (None: every tenant, for operators). `drift` tells whether stored vectors
+    come from another embedding model than the configured one (mongomem.retrieval.reembed.drift).
     """
     report = {**readiness, "reasons": list(readiness["reasons"])}
     if not store_up:
@@ -69,10 +75,8 @@ def service_status(
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
-        if report["embeddings"]["ready"]:
-            from mongomem.retrieval.reembed import drift
-
-            off = drift(svc.memory_store, svc.embedder, tenant)
+        if report["embeddings"]["ready"] and drift is not None:
+            off = drift(tenant)
             if off is not None:
                 # writes go on (reconciled by key, index pending); search by meaning would mix models
                 report["ready"] = False

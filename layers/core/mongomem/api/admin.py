@@ -43,7 +43,13 @@ def admin_status() -> dict[str, Any]:
     svc = services_of(router)
     # every tenant: operators only
     return service_status(
-        svc.readiness(), svc.settings, svc.vector_index, svc.store_reachable(), svc.backlog, None
+        svc.readiness(),
+        svc.settings,
+        svc.vector_index,
+        svc.store_reachable(),
+        svc.backlog,
+        None,
+        svc.embedding_drift,
     )
 
 

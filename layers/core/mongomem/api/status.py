@@ -26,4 +26,5 @@ def get_status() -> dict[str, Any]:
         svc.store_reachable(),
         svc.backlog,
         caller(router).tenant,
+        svc.embedding_drift,
     )

@@ -63,7 +63,9 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
     started = time.perf_counter()
     try:
-        result = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type.value), message, deadline)
+        result = run_extraction(
+            svc.snapshots, svc.turns, svc.extractor(message.type.value), message, deadline
+        )
     except SnapshotGone:
         logger.warning("snapshot no longer exists; message dropped")
         return
