@@ -12,17 +12,9 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-# Long-term memory modules still reading the memory store's class directly. They belong to the memory
-# repository work (a MemoryRepository Protocol, as shortterm.ports has for sessions and turns); each
-# entry is removed with that change, and an entry that no longer imports an adapter fails this test.
-NOT_YET_ON_PORTS = {
-    "mongomem.extraction.llm_extractor",
-    "mongomem.extraction.reconcile",
-    "mongomem.longterm.service",
-    "mongomem.longterm.stats",
-    "mongomem.retrieval.indexing",
-    "mongomem.retrieval.search",
-}
+# Logic modules allowed to read an adapter's class directly (none: long-term memory reads the
+# MemoryRepository Protocol of longterm.ports); an entry that no longer imports an adapter fails this test.
+NOT_YET_ON_PORTS: set[str] = set()
 
 
 def check(*args: str, root: Path = ROOT / "layers" / "core") -> subprocess.CompletedProcess[str]:

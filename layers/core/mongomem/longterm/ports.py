@@ -92,3 +92,9 @@ class MemoryRepository(Protocol):
         ...
 
     def embedded_otherwise(self, model: str, dim: int, limit: int) -> list[MemoryRecord]: ...
+
+    def decisions_per_day(
+        self, tenant: str, user_id: str | None, since: datetime
+    ) -> list[tuple[str, str, int]]:
+        """(UTC day "YYYY-MM-DD", decision, count) of the decisions recorded since `since`."""
+        ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from mongomem.adapters.memory_store import MemoryStore
+from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import utcnow
 from mongomem.models.stats import DecisionDay, MemoryActivity
 
@@ -12,7 +12,7 @@ FIELDS = {"ADD": "added", "UPDATE": "updated", "REINFORCE": "reinforced"}
 
 
 def memory_activity(
-    store: MemoryStore, tenant: str, user_id: str | None, days: int, today: date | None = None
+    store: MemoryRepository, tenant: str, user_id: str | None, days: int, today: date | None = None
 ) -> MemoryActivity:
     """Decisions per UTC day over the last `days` days (today included), every day present."""
     last = today or utcnow().date()
