@@ -1,5 +1,5 @@
 """API Gateway (HTTP API) -> memories, search, recall, context, working memory, users, snapshots, figures,
-erasure (/v1/memories, ...) and the memory console (/console)."""
+erasure, imports (/v1/memories, ...) and the memory console (/console)."""
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -9,6 +9,7 @@ from mongomem.api.app import MemoryApi
 from mongomem.api.console import enable_console
 from mongomem.api.context import router as context
 from mongomem.api.docs import enable_docs
+from mongomem.api.imports import router as imports
 from mongomem.api.memories import router as memories
 from mongomem.api.recall import router as recall
 from mongomem.api.search import router as search
@@ -22,7 +23,9 @@ from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
 root = lambda_runtime()
-api = MemoryApi(search, memories, recall, context, working_memory, status, users, snapshots, stats, admin)
+api = MemoryApi(
+    search, memories, recall, context, working_memory, status, users, snapshots, stats, admin, imports
+)
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 enable_console(api)  # the memory console at /console (static files; every data call uses the API)
 

@@ -130,8 +130,26 @@ def test_other_users_memory_is_not_found(svc: Any, api: Any, ctx: Any) -> None:
         ({"user_id": {"$gt": ""}, "type": "semantic", "payload": {}}, 422),
         ({"user_id": "u", "type": "semantic", "payload": {}, "extra": 1}, 422),
         ("{not json", 400),
+        (
+            {
+                "user_id": "u",
+                "type": "semantic",
+                "payload": {"subject": "user", "attribute": "phone", "value": "n/a"},
+            },
+            400,
+        ),
+        ({"user_id": "u", "type": "taxonomic", "payload": {"term": "Hello", "definition": "Hi there!"}}, 400),
     ],
-    ids=["missing-fields", "unknown-type", "no-steps", "operator-user", "unknown-field", "malformed"],
+    ids=[
+        "missing-fields",
+        "unknown-type",
+        "no-steps",
+        "operator-user",
+        "unknown-field",
+        "malformed",
+        "placeholder-value",
+        "greeting",
+    ],
 )
 def test_bad_memory_writes_are_refused_and_write_nothing(
     svc: Any, api: Any, ctx: Any, body: Any, status: int
@@ -139,6 +157,9 @@ def test_bad_memory_writes_are_refused_and_write_nothing(
     got, answer = call(api, ctx, "memory_create.json", body)
     assert got == status, answer
     assert set(answer["error"]) == {"code", "message", "details"}
+    if isinstance(body, dict) and body["type"] in ("semantic", "taxonomic") and len(body["payload"]) > 1:
+        # junk: the details name the refused field and why
+        assert any(d["path"].startswith("payload.") for d in answer["error"]["details"]), answer
     assert svc.memory_store.coll.count_documents({}) == 0
 
 

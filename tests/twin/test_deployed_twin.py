@@ -162,6 +162,28 @@ def test_journey_record_scan_extract_search_context_erase(
     )
     assert "LIS" in context["context"]
     step("recall and context: the recorded turns and the fact come back within the token budget")
+    # Past conversations import through the same API (POST /v1/import): original times, cut and fanned out
+    old = [
+        {
+            "session_id": "2023-trip",
+            "role": "user",
+            "content": "I flew from LIS to Berlin.",
+            "timestamp": "2023-05-08T10:00:00Z",
+        },
+        {
+            "session_id": "2023-trip",
+            "role": "assistant",
+            "content": "How was Berlin?",
+            "timestamp": "2023-05-08T10:01:00Z",
+        },
+    ]
+    imported = mem.import_history("user-7", format="turns", turns=old)
+    assert (imported.turns_recorded, imported.snapshots, imported.extraction_queued) == (2, 1, 4), imported
+    assert mem.import_history("user-7", format="turns", turns=old).already_imported == 2
+    assert dev.drain_queues() == 4
+    step(
+        "POST /v1/import: 2 past turns recorded with their times, 1 snapshot, 4 extraction messages; again: 0"
+    )
     # index_sync runs on its schedule (nothing pending: every write went through)
     assert dev.schedule("IndexSyncFunctionSchedule", load_event("index_sync_schedule.json"))["synced"] == 0
     # status shows which version each function runs

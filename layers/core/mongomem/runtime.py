@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from mongomem.retrieval.search import MemorySearch
     from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.history import History
+    from mongomem.shortterm.importing import Importer
     from mongomem.shortterm.policy import PromotionPolicy
     from mongomem.shortterm.promotion import Promoter
     from mongomem.status import BacklogRepository
@@ -321,6 +322,12 @@ class Services:
         from mongomem.shortterm.promotion import Promoter
 
         return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings)
+
+    @cached_property
+    def importer(self) -> Importer:
+        from mongomem.shortterm.importing import Importer
+
+        return Importer(self.turns, self.recorder, self.promoter, self.settings.memory)
 
     @cached_property
     def history(self) -> History:

@@ -224,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
 
     register_memory(sub)
     register_mcp(sub)
+    from mongomem.cli.importing import register as register_import
+
+    register_import(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

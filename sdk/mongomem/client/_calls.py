@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from mongomem.models.imports import ImportReport
 from mongomem.models.memory import DeleteResult, MemoryPage, MemoryWithHistory, WriteResult
 from mongomem.models.search import SearchResponse
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
@@ -390,6 +391,27 @@ class Methods:
     @endpoint
     def get_thread(thread_id: str, user_id: str | None) -> Call[Thread]:
         return Call("GET", f"/v1/threads/{_seg(thread_id)}", {"user_id": user_id}, parse=_model(Thread))
+
+    # -- importing history -------------------------------------------------------------------------------
+
+    @endpoint
+    def import_history(
+        user_id: str | None,
+        data: str | Mapping[str, Any] | list[Any] | None = None,
+        format: Literal["turns", "jsonl", "locomo"] = "jsonl",
+        turns: Iterable[Mapping[str, Any]] | None = None,
+    ) -> Call[ImportReport]:
+        """Import past conversations with their original timestamps (re-sending it imports nothing twice)."""
+        body = _drop_none(
+            {
+                "user_id": user_id,
+                "format": format,
+                "data": data if isinstance(data, str | list) or data is None else dict(data),
+                "turns": [dict(t) for t in turns] if turns is not None else None,
+            }
+        )
+        # idempotent by each turn's import key: a lost answer may be sent again
+        return Call("POST", "/v1/import", body=_plain(body), safe=True, parse=_model(ImportReport))
 
     # -- the service -----------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ API_ROUTES = [
     ("/v1/context", "memory_api"),
     ("/v1/working-memory", "memory_api"),
     ("/v1/threads", "memory_api"),
+    ("/v1/import", "memory_api"),
     ("/v1/status", "memory_api"),
     ("/v1/users", "memory_api"),
     ("/v1/admin", "memory_api"),

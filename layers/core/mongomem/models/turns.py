@@ -123,6 +123,8 @@ class NewTurn(Model):
     batch_size: int | None = None
     # False: queued for the recall indexer; None: not recallable (never queued)
     recall_indexed: RecallState | None = None
+    # turns of an import: the hash that makes importing the same history twice record it once
+    import_key: str | None = None
 
 
 class Turn(NewTurn):

@@ -115,6 +115,10 @@ class TurnRepository(Protocol):
         """What is stored of the token's batch in this session (None: nothing)."""
         ...
 
+    def import_keys(self, scope: Scope, session_id: str) -> set[str]:
+        """The import keys of the session's imported turns (mongomem.shortterm.importing)."""
+        ...
+
     def latest(self, scope: Scope, session_id: str, limit: int, before_seq: int | None = None) -> list[Turn]:
         """The newest `limit` turns (with seq < before_seq), oldest first."""
         ...

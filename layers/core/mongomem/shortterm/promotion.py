@@ -82,6 +82,15 @@ class Promoter:
             return []
         return self.promote_claimed(session, "manual", now)
 
+    def flush_history(self, scope: Scope, session_id: str) -> list[StoredSnapshot]:
+        """Promote an imported stretch of history now: it went idle in its own time. Cut as the scan
+        would (every max_messages, reason `size`; the rest `idle`)."""
+        now = utcnow()
+        session = self.sessions.claim(scope, session_id, self.owner, now, self.settings.lease_seconds)
+        if session is None:
+            return []
+        return self.promote_claimed(session, "history", now)
+
     def resend_unfanned(self, now: datetime) -> int:
         """Outbox sweep: snapshots whose fan-out did not finish (a crash) are sent again."""
         older = now - timedelta(seconds=self.settings.lease_seconds)
@@ -99,9 +108,10 @@ class Promoter:
         try:
             current: Session | None = session
             while current is not None and current.last_seq > current.promoted_through_seq:
-                if reason != "manual" and not self.policy.is_due(current, now):
+                if reason not in ("manual", "history") and not self.policy.is_due(current, now):
                     break
-                snap = self.cut_one(current, reason or self.policy.reason(current), now)
+                why = self.policy.reason(current) if reason in (None, "history") else reason
+                snap = self.cut_one(current, why, now)
                 if snap is None:
                     break
                 self.turns.tag_snapshot(snap)

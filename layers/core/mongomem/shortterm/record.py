@@ -93,19 +93,27 @@ class TurnRecorder:
         self.policy = PromotionPolicy.from_config(memory)
         self.settle_seconds = settle_seconds
 
-    def record(self, scope: Scope, session_id: str, request: RecordTurnsRequest) -> RecordTurnsResponse:
+    def record(
+        self,
+        scope: Scope,
+        session_id: str,
+        request: RecordTurnsRequest,
+        import_keys: list[str] | None = None,
+    ) -> RecordTurnsResponse:
+        """`import_keys`: one per turn, for turns of an import (mongomem.shortterm.importing)."""
         check_limits(request, self.memory)
         token = request.client_token
+        keys = import_keys
         try:
             first = self._allocate(scope, session_id, request, token)
         except TokenSeen:
             assert token is not None
-            return self._replay(scope, session_id, request, token)
-        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token)):
+            return self._replay(scope, session_id, request, token, keys)
+        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token, keys)):
             # The token's batch is already stored: a retry from beyond the session's recent-token window.
             # The seqs just allocated become a hole the scanner skips; the answer is the original batch.
             assert token is not None
-            return self._replay_stored(scope, session_id, request, token)
+            return self._replay_stored(scope, session_id, request, token, keys)
         return _response(scope, session_id, first, len(request.turns), replayed=False)
 
     def _allocate(self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str | None) -> int:
@@ -117,10 +125,15 @@ class TurnRecorder:
         )
         return last - count + 1
 
-    def _new_turns(self, request: RecordTurnsRequest, first: int, token: str | None) -> list[NewTurn]:
+    def _new_turns(
+        self, request: RecordTurnsRequest, first: int, token: str | None, keys: list[str] | None = None
+    ) -> list[NewTurn]:
         now = utcnow()
         recall = self.memory.recall.enabled
         turns = [new_turn(first + i, t, token, now, recall) for i, t in enumerate(request.turns)]
+        if keys is not None:
+            for turn, key in zip(turns, keys, strict=True):
+                turn.import_key = key
         if token:
             # lets a retry find the whole batch's seqs from any one of its turns; (token, batch_index) is
             # unique per session, so a batch is recorded once whenever its retry comes
@@ -129,12 +142,12 @@ class TurnRecorder:
         return turns
 
     def _replay(
-        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str
+        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str, keys: list[str] | None
     ) -> RecordTurnsResponse:
         """A retried request: answer with the original seqs, finishing the insert if it had failed."""
         stored = self.turns.token_batch(scope, session_id, token)
         if stored is not None:
-            return self._finish(scope, session_id, request, token, stored)
+            return self._finish(scope, session_id, request, token, stored, keys)
         # The first attempt allocated seqs but stored none of its turns (it failed between its two writes).
         seen_at = self.sessions.token_seen_at(scope, session_id, token)
         if seen_at is not None and (utcnow() - seen_at).total_seconds() < self.settle_seconds:
@@ -144,23 +157,29 @@ class TurnRecorder:
             )
         # Record afresh; the abandoned seqs become a hole the scanner skips (listed as missing_seqs).
         first = self._allocate(scope, session_id, request, None)
-        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token)):
+        if not self.turns.insert_new(scope, session_id, self._new_turns(request, first, token, keys)):
             # another attempt with this token stored the batch meanwhile: its seqs are the answer
-            return self._replay_stored(scope, session_id, request, token)
+            return self._replay_stored(scope, session_id, request, token, keys)
         return _response(scope, session_id, first, len(request.turns), replayed=True)
 
     def _replay_stored(
-        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str
+        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str, keys: list[str] | None
     ) -> RecordTurnsResponse:
         stored = self.turns.token_batch(scope, session_id, token)
         if stored is None:  # removed in between (erasure, retention): nothing to answer with
             raise Conflict(
                 "this client_token's batch changed while retrying; retry shortly", {"client_token": token}
             )
-        return self._finish(scope, session_id, request, token, stored)
+        return self._finish(scope, session_id, request, token, stored, keys)
 
     def _finish(
-        self, scope: Scope, session_id: str, request: RecordTurnsRequest, token: str, stored: StoredBatch
+        self,
+        scope: Scope,
+        session_id: str,
+        request: RecordTurnsRequest,
+        token: str,
+        stored: StoredBatch,
+        keys: list[str] | None,
     ) -> RecordTurnsResponse:
         """Answer with the stored batch's seqs, inserting its missing turns at their original seqs."""
         size = len(request.turns)
@@ -173,7 +192,9 @@ class TurnRecorder:
             session = self.sessions.get(scope, session_id)
             if stored.first_seq <= (session.promoted_through_seq if session else 0):
                 raise Conflict("this retry came too late: the session was promoted without these turns")
-            self.turns.insert_missing(scope, session_id, self._new_turns(request, stored.first_seq, token))
+            self.turns.insert_missing(
+                scope, session_id, self._new_turns(request, stored.first_seq, token, keys)
+            )
         return _response(scope, session_id, stored.first_seq, size, replayed=True)
 
 

@@ -24,7 +24,16 @@ from mongomem.shortterm.ports import TOKEN_WINDOW
 COLLECTION = "turns"
 TOKEN_INDEX = "session_client_token_once"
 # Optional fields a document carries only when set.
-_OPTIONAL = ("tool_calls", "tool_call_id", "name", "metadata", "client_token", "batch_index", "batch_size")
+_OPTIONAL = (
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "metadata",
+    "client_token",
+    "batch_index",
+    "batch_size",
+    "import_key",
+)
 
 
 def _doc(scope: Scope, session_id: str, turn: NewTurn) -> dict[str, Any]:
@@ -69,6 +78,7 @@ def _turn(doc: dict[str, Any]) -> Turn:
         batch_index=doc.get("batch_index"),
         batch_size=doc.get("batch_size"),
         recall_indexed=doc.get("recall_indexed"),
+        import_key=doc.get("import_key"),
         snapshot_id=doc.get("snapshot_id"),
         recall_ctx_next=doc.get("recall_ctx_next"),
         recall_attempts=int(doc.get("recall_attempts", 0)),
@@ -190,6 +200,11 @@ class MongoTurnRepository:
             size=first.get("batch_size"),
             stored=len(docs),
         )
+
+    def import_keys(self, scope: Scope, session_id: str) -> set[str]:
+        query = {**scope.filter(), "session_id": session_id, "import_key": {"$exists": True}}
+        with translate_errors():
+            return {d["import_key"] for d in self.coll.find(query, {"_id": 0, "import_key": 1})}
 
     # -- reading -------------------------------------------------------------------------------
     def latest(self, scope: Scope, session_id: str, limit: int, before_seq: int | None = None) -> list[Turn]:
