@@ -129,7 +129,9 @@ def test_acknowledged_turns_survive_sigkill_of_the_database(make_settings: Any, 
         for kill in range(KILLS):
             wait_for_batches(ledger, 150 * (kill + 1))
             server.kill()
-            time.sleep(0.3)
+            # down for longer than the driver's server selection timeout (2 s): writes in flight fail
+            # (503 to a client) rather than all being retried by the driver once the server is back
+            time.sleep(2.5)
             server.start()
         wait_for_batches(ledger, 150 * (KILLS + 1))
         stop.set()

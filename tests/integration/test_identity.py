@@ -256,6 +256,24 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("DELETE", f"/v1/sessions/{s}/turns", None, {"user_id": u, "from_seq": "1"}, {404}),
         ("DELETE", f"/v1/sessions/{s}/turns", None, q, {404}),
         ("POST", f"/v1/sessions/{s}/turns", turn, {}, {201}),  # lands in the caller's own scope
+        # an import naming A's user and session also lands in the caller's own scope
+        (
+            "POST",
+            "/v1/import",
+            {
+                "user_id": u,
+                "turns": [
+                    {
+                        "session_id": s,
+                        "role": "user",
+                        "content": "imported probe",
+                        "timestamp": "2023-05-08T10:00:00Z",
+                    }
+                ],
+            },
+            {},
+            {200},
+        ),
         ("GET", f"/v1/memories/{m}", None, {"user_id": u, "history": "true"}, {404}),
         ("GET", f"/v1/memories/{m}", None, q, {404}),
         ("GET", "/v1/memories", None, q, {200}),
