@@ -123,7 +123,9 @@ def test_journey_record_scan_extract_search_context_erase(
     # The LLM (the Bedrock stand-in, Converse wire format) knows one fact about this conversation
     fact = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}
     # (every kind answers through one tool, `memories`; the kind's part of the prompt names it)
-    twin.bedrock.script("memories", {"items": [fact]}, "Memory kind: semantic", "home airport is LIS")
+    # ... and answers one placeholder too, which is refused and counted (ExtractionItemsRefused), not stored
+    junk = {"subject": "user", "attribute": "phone number", "value": "unknown", "evidence_seqs": [1]}
+    twin.bedrock.script("memories", {"items": [fact, junk]}, "Memory kind: semantic", "home airport is LIS")
     # When the events/ sample reaches the API (API Gateway -> authorizer -> record function)
     event = load_event("record_turns_post.json")
     event["headers"]["x-api-key"] = key
