@@ -18,7 +18,6 @@ class MongomemError(Exception):
     """Base of every domain error; `code` is the stable machine-readable error code."""
 
     code = "internal_error"
-    status = 500
 
     def __init__(self, message: str, details: Any = None) -> None:
         super().__init__(message)
@@ -28,39 +27,42 @@ class MongomemError(Exception):
 
 class InvalidInput(MongomemError):
     code = "invalid_request"
-    status = 400
+
+
+class Unprocessable(InvalidInput):
+    """Well-formed input the current state cannot take (e.g. working memory that breaks its schema)."""
 
 
 class PayloadTooLarge(MongomemError):
     code = "payload_too_large"
-    status = 413
 
 
 class NotFound(MongomemError):
     code = "not_found"
-    status = 404
 
 
 class Conflict(MongomemError):
     code = "conflict"
-    status = 409
 
 
 class Forbidden(MongomemError):
     code = "forbidden"
-    status = 403
 
 
 class Unauthorized(MongomemError):
     code = "unauthorized"
-    status = 401
 
 
-class StoreUnavailable(MongomemError):
+class Unavailable(MongomemError):
+    """A dependency could not be reached; the request may be retried."""
+
+    code = "unavailable"
+
+
+class StoreUnavailable(Unavailable):
     """The document store could not be reached; the request may be retried (same client token)."""
 
     code = "store_unavailable"
-    status = 503
 
 
 class StoreAuthFailed(StoreUnavailable):
@@ -69,13 +71,11 @@ class StoreAuthFailed(StoreUnavailable):
     code = "store_unavailable"
 
 
-class QueueUnavailable(MongomemError):
+class QueueUnavailable(Unavailable):
     code = "queue_unavailable"
-    status = 503
 
 
 class ExtractionFailed(MongomemError):
     """A retryable extraction failure (bad LLM answer, provider error)."""
 
     code = "extraction_failed"
-    status = 502

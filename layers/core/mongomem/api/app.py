@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.api.body import BodyRefused, read_json
-from mongomem.api.errors import install_error_handlers
+from mongomem.api.errors import error_body, install_error_handlers, status_of
 from mongomem.api.identity import SERVICES, USER_HEADER, acting_user_of, begin_request
 from mongomem.errors import StoreAuthFailed
 from mongomem.runtime import store_auth_final
@@ -27,7 +27,7 @@ def _error(status: int, code: str, message: str, details: Any = None) -> dict[st
     return {
         "statusCode": status,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps({"error": {"code": code, "message": message, "details": details}}),
+        "body": error_body(code, message, details),
         "isBase64Encoded": False,
     }
 
@@ -96,7 +96,7 @@ class MemoryApi:
         except StoreAuthFailed as exc:
             if not store_auth_final():
                 raise  # the runtime refetches the MongoDB secret and runs the request again
-            return _error(503, exc.code, exc.message, exc.details)
+            return _error(status_of(exc), exc.code, exc.message, exc.details)
         finally:
             _parsed.reset(token)
         # Tell the caller which memory identity served the request (a service account's user_id is ignored).

@@ -9,18 +9,52 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from mongomem.errors import MongomemError, StoreAuthFailed, StoreUnavailable
+from mongomem.errors import (
+    Conflict,
+    ExtractionFailed,
+    Forbidden,
+    InvalidInput,
+    MongomemError,
+    NotFound,
+    PayloadTooLarge,
+    StoreAuthFailed,
+    Unauthorized,
+    Unavailable,
+    Unprocessable,
+)
 from mongomem.observability import logger
+
+# The one place a domain error becomes an HTTP status: the first class the error is an instance of
+# (most specific first); any other MongomemError is a 500. Domain errors know nothing of HTTP.
+HTTP_STATUS: tuple[tuple[type[MongomemError], int], ...] = (
+    (Unprocessable, 422),
+    (InvalidInput, 400),
+    (PayloadTooLarge, 413),
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (ExtractionFailed, 502),
+    (Unavailable, 503),
+)
+
+
+def status_of(exc: MongomemError) -> int:
+    return next((status for kind, status in HTTP_STATUS if isinstance(exc, kind)), 500)
+
+
+def error_body(code: str, message: str, details: Any = None) -> str:
+    """The body of every error a client sees: {"error": {"code", "message", "details"}}."""
+    return json.dumps({"error": {"code": code, "message": message, "details": details}}, default=str)
 
 
 def error_response(
     status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
 ) -> Response:
-    body = {"error": {"code": code, "message": message, "details": details}}
     return Response(
         status_code=status,
         content_type="application/json",
-        body=json.dumps(body, default=str),
+        body=error_body(code, message, details),
         headers=headers or {},
     )
 
@@ -55,10 +89,10 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(MongomemError)
     def _domain(exc: MongomemError) -> Response:
         headers = {}
-        if isinstance(exc, StoreUnavailable):
+        if isinstance(exc, Unavailable):
             headers["Retry-After"] = "2"
-            logger.warning("store unavailable", extra={"error": exc.code})
-        return error_response(exc.status, exc.code, exc.message, exc.details, headers)
+            logger.warning("dependency unavailable", extra={"error": exc.code})
+        return error_response(status_of(exc), exc.code, exc.message, exc.details, headers)
 
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:

@@ -13,7 +13,7 @@ import time
 
 from mongomem import markers
 from mongomem.config import RecallConfig
-from mongomem.errors import InvalidInput, MongomemError
+from mongomem.errors import Conflict, InvalidInput
 from mongomem.models.common import Scope
 from mongomem.models.recall import RecalledThread, RecalledTurn, RecallRequest, RecallResponse
 from mongomem.models.turns import Turn
@@ -30,11 +30,10 @@ CHANNELS: tuple[tuple[str, Mode], ...] = (("own", "bm25"), ("ctx", "bm25"), ("ow
 MAX_CANDIDATES = 2000
 
 
-class RecallDisabled(MongomemError):
+class RecallDisabled(Conflict):
     """memory.recall.enabled is false: nothing is embedded and recall answers 409."""
 
     code = "recall_disabled"
-    status = 409
 
 
 def public_turn_id(turn: Turn) -> str:

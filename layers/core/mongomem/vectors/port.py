@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from mongomem.errors import MongomemError
+from mongomem.errors import Unavailable
 from mongomem.retrieval.lexical import rrf_fuse
 
 __all__ = [
@@ -49,11 +49,10 @@ RRF_K = 60
 RESERVED_FIELDS = frozenset({"id", "tenant", "user_id", "kind", "text", "vector"})
 
 
-class IndexUnavailable(MongomemError):
+class IndexUnavailable(Unavailable):
     """The vector index could not be reached or refused the request; retry later (index_sync)."""
 
     code = "index_unavailable"
-    status = 503
 
 
 class DimensionMismatch(ValueError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mongomem.errors import Conflict, Forbidden, InvalidInput
+from mongomem.errors import Conflict, Forbidden, InvalidInput, Unprocessable
 
 
 class ReadOnly(Forbidden):
@@ -13,11 +13,10 @@ class EmptyTemplateRefused(Conflict):
     code = "empty_template_refused"
 
 
-class SchemaMismatch(InvalidInput):
+class SchemaMismatch(Unprocessable):
     """The merged or replaced document does not validate against the configured schema."""
 
     code = "working_memory_invalid"
-    status = 422
 
 
 class ModeMismatch(InvalidInput):
