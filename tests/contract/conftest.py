@@ -137,3 +137,10 @@ def directory(request: pytest.FixtureRequest, database: Any) -> Any:
     from mongomem.adapters.mongo.directory import MongoDirectoryRepository
 
     return MongoDirectoryRepository(database)
+
+
+@pytest.fixture(params=["mongo"])
+def memories(request: pytest.FixtureRequest, database: Any) -> Any:
+    from mongomem.adapters.memory_store import MemoryStore
+
+    return _indexed(MemoryStore(database.db))
