@@ -168,7 +168,36 @@ ENDPOINTS = [
         },
     ),
     Endpoint("GET", "/v1/threads/{thread_id}", {"thread_id": SEEDED}, {"user_id": USER}),
+    Endpoint(
+        "POST",
+        "/v1/import",
+        body={
+            "user_id": USER,
+            "format": "turns",
+            "turns": [
+                {
+                    "session_id": "fz-import",
+                    "role": "user",
+                    "content": "I moved to Braga",
+                    "timestamp": "2023-05-08T10:00:00Z",
+                    "metadata": {"k": "v"},
+                }
+            ],
+        },
+    ),
+    Endpoint(
+        "POST",
+        "/v1/import",
+        body={
+            "user_id": USER,
+            "format": "jsonl",
+            "data": '{"session_id": "fz-jsonl", "role": "user", "content": "hi", "timestamp": "2023-05-08T10:00:00Z"}\n',
+        },
+    ),
     Endpoint("GET", "/v1/status"),
+    Endpoint("GET", "/v1/users"),
+    Endpoint("GET", "/v1/stats/memories", query={"user_id": USER, "days": "7"}),
+    Endpoint("GET", "/v1/pipeline", query={"user_id": USER}),
     Endpoint("DELETE", "/v1/users/{user_id}", {"user_id": "fz-nobody"}),
     Endpoint("GET", "/v1/openapi.json"),
 ]
