@@ -26,11 +26,11 @@ class Counting:
         self.calls, self.fail_for = calls, fail_for
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:
-        self.calls.append(item.snapshot["_id"])
-        if item.snapshot["session_id"] in self.fail_for:
+        self.calls.append(item.snapshot.snapshot_id)
+        if item.snapshot.session_id in self.fail_for:
             raise RuntimeError("the LLM answer was not valid JSON")
         return ExtractionResult(
-            memories=[{"text": t["content"]} for t in item.turns], decisions={"ADD": len(item.turns)}
+            memories=[{"text": t.content} for t in item.turns], decisions={"ADD": len(item.turns)}
         )
 
 

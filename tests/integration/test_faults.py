@@ -154,7 +154,7 @@ class Flaky:
         self.broken = broken
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:
-        if item.snapshot["session_id"] in self.broken:
+        if item.snapshot.session_id in self.broken:
             raise RuntimeError("provider crashed mid-batch")
         return ExtractionResult()
 

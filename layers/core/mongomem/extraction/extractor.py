@@ -13,14 +13,16 @@ from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import MemoryKind
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import EvidenceRef
+from mongomem.models.sessions import StoredSnapshot
+from mongomem.models.turns import Turn
 
 
 @dataclass
 class SnapshotInput:
-    """What an extractor sees: the whole snapshot, never single turns."""
+    """What an extractor sees: the whole snapshot, never single turns (as the repositories return them)."""
 
-    snapshot: dict[str, Any]
-    turns: list[dict[str, Any]]
+    snapshot: StoredSnapshot
+    turns: list[Turn]
     # time.monotonic() by which the extraction must be over (the invocation's remaining time).
     deadline: float | None = None
 
@@ -42,25 +44,23 @@ class Extractor(Protocol):
 DEFAULT_ROLES = ("user", "assistant")
 
 
-def turn_views(turns: list[dict[str, Any]], roles: Collection[str] = DEFAULT_ROLES) -> list[TurnView]:
+def turn_views(turns: list[Turn], roles: Collection[str] = DEFAULT_ROLES) -> list[TurnView]:
     """The turns a kind is extracted from: only `roles`, and without any span mongomem handed the agent
     (mongomem.markers: an echo of a context block or recalled message is never learnt again). Tool calls
     are spelled out when tool turns are read (procedures learn which tools a task uses)."""
     views = []
-    own_calls = {
-        c.get("id") for t in turns for c in t.get("tool_calls") or [] if c.get("name") in markers.OWN_TOOLS
-    }
+    own_calls = {c.get("id") for t in turns for c in t.tool_calls or [] if c.get("name") in markers.OWN_TOOLS}
     for t in turns:
-        if t["role"] not in roles:
+        if t.role not in roles:
             continue
-        if t["role"] == "tool" and (t.get("name") in markers.OWN_TOOLS or t.get("tool_call_id") in own_calls):
+        if t.role == "tool" and (t.name in markers.OWN_TOOLS or t.tool_call_id in own_calls):
             continue  # the result of one of mongomem's own tools: what memory already holds
-        content, _ = markers.strip(t.get("content") or "")
-        if "tool" in roles and t.get("tool_calls"):
-            calls = "; ".join(_call(c) for c in t["tool_calls"])
+        content, _ = markers.strip(t.content or "")
+        if "tool" in roles and t.tool_calls:
+            calls = "; ".join(_call(c) for c in t.tool_calls)
             content = f"{content}\n[calls {calls}]".strip()
         if content.strip():
-            views.append(TurnView(t["seq"], t["role"], content, as_utc(t["timestamp"]), t.get("name")))
+            views.append(TurnView(t.seq, t.role, content, as_utc(t.timestamp), t.name))
     return views
 
 
@@ -90,15 +90,15 @@ class KindExtractor:
         if not turns:
             return ExtractionResult(note=f"the snapshot holds no {'/'.join(self.roles)} turns to read")
         proposal = self.proposer.propose(
-            self.kind, turns, snap["user_id"], item.deadline, instructions=self.instructions
+            self.kind, turns, snap.user_id, item.deadline, instructions=self.instructions
         )
         usage = ExtractionResult(input_tokens=proposal.input_tokens, output_tokens=proposal.output_tokens)
         if not proposal.items:
             usage.note = "nothing of this kind in the snapshot"
             return usage
         # The snapshot's owner scopes every write, never anything a proposer returned.
-        scope = Scope(tenant=snap["tenant"], user_id=snap["user_id"])
-        evidence = EvidenceRef(snapshot_id=snap["_id"], source="extraction")
+        scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
+        evidence = EvidenceRef(snapshot_id=snap.snapshot_id, source="extraction")
         committed = self.committer.commit(
             scope,
             self.kind,

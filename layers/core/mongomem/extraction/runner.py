@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.models.common import Identifier, Scope, utcnow
-from mongomem.models.sessions import StoredSnapshot, TypeStatusUpdate
-from mongomem.models.turns import Turn
+from mongomem.models.sessions import TypeStatusUpdate
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 
@@ -55,9 +54,7 @@ def run_extraction(
     # The snapshot's owner scopes everything, never the message body or the LLM's answer.
     scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
     stored = turns.in_range(scope, snap.session_id, snap.from_seq, snap.to_seq)
-    item = SnapshotInput(
-        snapshot=_snapshot_view(snap), turns=[_turn_view(t) for t in stored], deadline=deadline
-    )
+    item = SnapshotInput(snapshot=snap, turns=stored, deadline=deadline)
     try:
         result = extractor.extract(item)
     except Exception as exc:
@@ -71,16 +68,6 @@ def run_extraction(
         TypeStatusUpdate(status="done", memories=len(result.memories), error=None, updated_at=utcnow()),
     )
     return result
-
-
-# Extractors still read snapshots and turns as mappings (`snap["_id"]`, `t["seq"]`) until they take the
-# typed models; these views keep that shape.
-def _snapshot_view(snap: StoredSnapshot) -> dict[str, Any]:
-    return {"_id": snap.snapshot_id, **snap.model_dump(exclude={"snapshot_id"})}
-
-
-def _turn_view(turn: Turn) -> dict[str, Any]:
-    return {"_id": turn.id, **turn.model_dump(exclude={"id"})}
 
 
 def _short(exc: Exception) -> str:
