@@ -97,7 +97,7 @@ def test_an_agent_run_records_every_turn_and_sees_context_and_memory_tools(mem: 
     assert "LIS" in page[2].content and page[3].content == "You fly from LIS."
     assert all((t.metadata or {}).get("source") == "strands" for t in page)
     # And the injected context never entered the agent's durable history
-    assert "<memory" not in json.dumps(agent.messages)
+    assert r"<mongomem-memory source=\"context\">" not in json.dumps(agent.messages)
     # And the whole invocation went out as one batch
     assert len(plugin.turns.recorded) == 1 and plugin.turns.pending == []
 
