@@ -25,8 +25,18 @@ STEPS: list[str] = []  # the journey, printed at the end of the module
 
 CONFIG = """
 memory:
-  extraction: {enabled: [semantic, episodic, procedural, taxonomic]}
+  extraction: {enabled: [semantic, episodic, procedural, taxonomic, trip]}
   snapshot: {max_messages: 2, idle_seconds: 3600}
+  custom_types:
+    - name: trip
+      schema:
+        type: object
+        properties:
+          destination: {type: string}
+          airport: {type: string}
+        required: [destination]
+      match_key: [destination]
+      prompt: Extract TRIPS only - places the user travels to or from.
 """
 OFFLINE = """
 memory:
@@ -124,6 +134,9 @@ def test_journey_record_scan_extract_search_context_erase(
     fact = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}
     # (every kind answers through one tool, `memories`; the kind's part of the prompt names it)
     twin.bedrock.script("memories", {"items": [fact]}, "Memory kind: semantic", "home airport is LIS")
+    # ... and one trip, the project's custom type (extracted by the shared custom function)
+    trip = {"destination": "Lisbon", "airport": "LIS", "evidence_seqs": [1]}
+    twin.bedrock.script("memories", {"items": [trip]}, "Memory kind: trip", "home airport is LIS")
     # When the events/ sample reaches the API (API Gateway -> authorizer -> record function)
     event = load_event("record_turns_post.json")
     event["headers"]["x-api-key"] = key
@@ -134,17 +147,19 @@ def test_journey_record_scan_extract_search_context_erase(
     # ... and the scheduler's tick runs the scan: the size-due session becomes a snapshot, fanned out
     scan = dev.schedule("ScanSessionsFunctionSchedule", load_event("scan_schedule.json"))
     assert scan["snapshots"] == 1 and scan["recall"]["turns"] == 2, scan
-    step("scheduler event -> scan: 1 snapshot, 4 SQS messages, 2 turns embedded for recall")
-    # ... and each kind's SQS event source delivers its message to its extraction function
-    assert dev.drain_queues() == 4
+    step("scheduler event -> scan: 1 snapshot, 5 SQS messages, 2 turns embedded for recall")
+    # ... and each kind's SQS event source delivers its message to its extraction function (the custom
+    # type's to the custom queue's)
+    assert dev.drain_queues() == 5
     asked = [c for c in twin.bedrock.converses() if "home airport is LIS" in c["prompt"]]
     assert sorted(re.search(r"Memory kind: (\w+)", c["prompt"]).group(1) for c in asked) == [  # type: ignore[union-attr]
         "episodic",
         "procedural",
         "semantic",
         "taxonomic",
+        "trip",
     ]
-    step("SQS receive -> 4 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
+    step("SQS receive -> 5 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
     # Then the fact is a memory, indexed and found by meaning through the public API (the SDK over HTTP)
     mem = MemoryClient(dev.api_url, api_key=key)
     hits = eventually(
@@ -155,6 +170,9 @@ def test_journey_record_scan_extract_search_context_erase(
     assert memory.index_state == "indexed" and memory.embedding_model == "amazon.titan-embed-text-v2:0"
     assert memory.embedding_dim == 1024
     step("search (hybrid k-NN + BM25 on the OpenSearch node, SigV4 aoss): the fact ranks first")
+    trips = eventually(lambda: mem.search(user_id="user-7", query="Lisbon", types=["trip"], top_k=3).results)
+    assert [(t.type, t.payload["destination"]) for t in trips] == [("trip", "Lisbon")]
+    step("custom type: the ExtractCustom function stored the trip; search by types=[trip] finds it")
     recalled = mem.recall(query="Lisbon", user_id="user-7", top_k=2)
     assert any("Lisbon" in t["content"] for g in recalled["threads"] for t in g["turns"]), recalled
     context = mem.build_context(
@@ -279,10 +297,10 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     # every DLQ (both schedules, every kind) and every kind's queue age
     dlqs = {d["Value"] for a in by_metric["ApproximateNumberOfMessagesVisible"] for d in a["Dimensions"]}
     assert {q for q in dlqs if q.endswith("-dlq")} == {
-        f"mongomem-dev-{k}-dlq" for k in ("semantic", "episodic", "procedural", "taxonomic")
+        f"mongomem-dev-{k}-dlq" for k in ("semantic", "episodic", "procedural", "taxonomic", "custom")
     }
-    assert len(dlqs) == 6  # + the two scheduler DLQs
-    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 4
+    assert len(dlqs) == 7  # + the two scheduler DLQs
+    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 5
     assert by_metric["IndexLagSeconds"][0]["Namespace"] == "mongomem-dev"
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]
@@ -293,7 +311,7 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     }
     assert len(kept) == len(dev.functions) + 1 and set(kept.values()) == {14}  # + the API's access log
     step(
-        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 6 DLQs, 4 queue ages, index lag); log retention 14 days (samconfig's dev)"
+        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 7 DLQs, 5 queue ages, index lag); log retention 14 days (samconfig's dev)"
     )
 
 

@@ -88,7 +88,7 @@ def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
     )
     print(
         f"  scan         every {args.scan_seconds:g}s; extraction queues: "
-        f"{', '.join(t.value for t in stack.settings.enabled_extractions)}"
+        f"{', '.join(str(t) for t in stack.settings.enabled_extractions)}"
     )
     if stack.keys_required:
         print("  auth         x-api-key required (manage keys with `mongomem keys create|list|revoke`)")

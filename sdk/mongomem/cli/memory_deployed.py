@@ -19,12 +19,13 @@ import time
 from typing import Any, TextIO
 
 from mongomem.config import (
+    CUSTOM_QUEUE,
     DEMO_EMBEDDERS,
     DEMO_LLMS,
     EmbeddingProviderConfig,
     LLMProviderConfig,
-    MemoryType,
     ProjectConfig,
+    builtin_names,
 )
 
 APPLIED_LABEL = "applied"  # mongomem.adapters.config_source.APPLIED_LABEL
@@ -375,8 +376,8 @@ class DeployedTarget:
         outputs = self.outputs()
         attrs = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
         queues: dict[str, Any] = {}
-        for t in MemoryType:
-            prefix = t.value.capitalize()
+        for t in [*builtin_names(), CUSTOM_QUEUE]:
+            prefix = t.capitalize()
             row: dict[str, Any] = {}
             for key, label in ((f"{prefix}QueueUrl", "queue"), (f"{prefix}DLQUrl", "dlq")):
                 url = outputs.get(key)
@@ -393,7 +394,7 @@ class DeployedTarget:
                 else:
                     row["dlq"] = int(got.get("ApproximateNumberOfMessages", 0))
             if row:
-                queues[t.value] = row
+                queues[t] = row
         return queues
 
 

@@ -34,6 +34,6 @@ def retry_snapshot(
     svc = services_of(router)
     scope = request_scope(router, user_id)
     result = retry_extraction(svc.snapshots, svc.queue, svc.settings, scope, snapshot_id, request.type)
-    logger.info("extraction retried", extra={"snapshot_id": snapshot_id, "memory_type": request.type.value})
+    logger.info("extraction retried", extra={"snapshot_id": snapshot_id, "memory_type": request.type})
     metrics.add_metric(name="ExtractionRetries", unit=MetricUnit.Count, value=1)
     return result

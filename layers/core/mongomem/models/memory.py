@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.config import MemoryType
+from mongomem.config import KindName
 from mongomem.models.common import Identifier, SafeMapping, UtcDateTime
 
 Status = Literal["active", "superseded", "deleted"]
@@ -74,7 +74,7 @@ class MemoryOut(BaseModel):
     memory_id: str
     lineage_id: str
     version: int
-    type: MemoryType
+    type: KindName
     status: Status
     payload: dict[str, Any]
     text: str
@@ -107,7 +107,7 @@ class CreateMemoryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: Identifier | None = None
-    type: MemoryType
+    type: KindName
     payload: SafeMapping
     reconcile: bool = True
     expires_at: UtcDateTime | None = None
