@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from mongomem.extraction.reconcile import Reconciler
     from mongomem.kinds import KindRegistry
     from mongomem.kinds.declared import KindSchemaRepository
+    from mongomem.longterm.procedures import ProcedureService
     from mongomem.longterm.service import MemoryService
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.context import ContextBuilder
@@ -398,6 +399,12 @@ class Services:
         from mongomem.longterm.service import MemoryService
 
         return MemoryService(self.memory_store, self.kinds, self.committer, self.indexer)
+
+    @cached_property
+    def procedures(self) -> ProcedureService:
+        from mongomem.longterm.procedures import ProcedureService
+
+        return ProcedureService(self.memory_store, self.search)
 
     @cached_property
     def search(self) -> MemorySearch:

@@ -219,10 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         "migrate", help="create the MongoDB and search indexes (settings from MONGOMEM_* variables)"
     )
     migrate.set_defaults(func=_migrate)
+    from mongomem.cli.memories import register as register_memories
     from mongomem.cli.memory import register as register_memory
     from mongomem.cli.memory import register_mcp
 
     register_memory(sub)
+    register_memories(sub)
     register_mcp(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))

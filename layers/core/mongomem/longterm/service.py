@@ -47,6 +47,7 @@ def memory_out(record: MemoryRecord) -> MemoryOut:
         valid_from=record.valid_from,
         valid_to=record.valid_to,
         expires_at=record.expires_at,
+        usage=record.usage,
     )
 
 

@@ -33,6 +33,16 @@ class DecisionRecord(BaseModel):
     at: datetime
 
 
+class ProcedureUsage(BaseModel):
+    """How using a procedure went, from POST /v1/memories/{id}/feedback (per version: changed steps
+    start a fresh record)."""
+
+    successes: int = 0
+    failures: int = 0
+    last_used_at: datetime | None = None
+    last_outcome: Literal["success", "failure"] | None = None
+
+
 class MemoryRecord(BaseModel):
     """One stored version of a memory, as the memory repository returns it (no storage formats)."""
 
@@ -65,6 +75,7 @@ class MemoryRecord(BaseModel):
     embedding_dim: int | None = None
     index_state: str | None = None
     expires_at: datetime | None = None
+    usage: ProcedureUsage | None = None
 
     def snapshot_ids(self) -> set[str]:
         return {e.snapshot_id for e in self.evidence if e.snapshot_id}
@@ -94,6 +105,9 @@ class MemoryOut(BaseModel):
     valid_from: str | None = None
     valid_to: str | None = None
     expires_at: datetime | None = None
+    usage: ProcedureUsage | None = Field(
+        None, description="procedures: successes, failures and last use reported through feedback"
+    )
 
 
 class MemoryWithHistory(BaseModel):
