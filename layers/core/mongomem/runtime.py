@@ -423,7 +423,7 @@ class Services:
         from mongomem.retrieval.context import ContextBuilder
 
         wm = self.working_memory_config
-        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall)
+        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall, self.kinds)
 
     # -- working memory --------------------------------------------------------------------------
     @cached_property
