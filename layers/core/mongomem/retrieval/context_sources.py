@@ -9,6 +9,7 @@ source, how many items it found and chose and why the others were dropped, and h
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,9 @@ from mongomem.models.recall import (
 from mongomem.models.search import SearchMode, SearchRequest
 from mongomem.models.turns import Turn
 from mongomem.observability import logger
+from mongomem.ports import EmbeddingProvider, Purpose
 from mongomem.retrieval.recall import RecallDisabled
+from mongomem.retrieval.search import MemorySearch
 
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
@@ -93,12 +96,38 @@ def _turn_line(turn: Turn) -> str:
     return f"[{as_utc(turn.timestamp):%Y-%m-%d %H:%M}] {turn.name or turn.role}: {turn.content}"
 
 
+class _OnceEmbedder:
+    """The request's query embedded once, however many sources search with it (one lock: the first
+    source embeds, the others wait for its vector instead of embedding it again)."""
+
+    def __init__(self, inner: EmbeddingProvider) -> None:
+        self.inner = inner
+        self.model, self.dim = inner.model, inner.dim
+        self._lock = threading.Lock()
+        self._done: dict[tuple[str, str], list[float]] = {}
+
+    def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
+        if len(texts) != 1:
+            return self.inner.embed(texts, purpose)
+        key = (texts[0], purpose)
+        with self._lock:
+            if key not in self._done:
+                self._done[key] = self.inner.embed(texts, purpose)[0]
+            return [self._done[key]]
+
+    def ready(self) -> tuple[bool, str]:
+        return self.inner.ready()
+
+
 class SourcesContext:
     """Builds the block of a request with `sources`, with the ContextBuilder's collaborators."""
 
     def __init__(self, builder: ContextBuilder, kinds: KindRegistry) -> None:
         self.builder = builder
         self.kinds = kinds
+        base = builder.search
+        # this request's searches share one embedding of the query
+        self.search = MemorySearch(base.store, base.index, _OnceEmbedder(base.embedder))
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
         started = time.perf_counter()
@@ -302,7 +331,7 @@ class SourcesContext:
         if not query:
             out.note = "no query: pass `query` or record a user turn first"
             return out
-        found = self.builder.search.search(
+        found = self.search.search(
             scope,
             SearchRequest(
                 query=query[:2000],
