@@ -226,6 +226,30 @@ def test_an_offline_llm_in_the_cloud_is_refused_with_its_reason(
     )
 
 
+def test_an_incompatible_custom_type_change_is_refused_on_apply(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stack = ["--stack", "mongomem-dev", "--region", "eu-west-1"]
+    # Given the stack created the custom type `trip` (the journey applied it), a config changing its
+    # field `airport` from a string to an integer is uploaded
+    path = tmp_path / "retyped.yaml"
+    path.write_text(CONFIG.replace("airport: {type: string}", "airport: {type: integer}"))
+    assert cli(capsys, "memory", "configure", *stack, "--config", str(path))[0] == 0
+    ssm = twin.client("ssm")
+    name = "/mongomem/mongomem-dev/project-config"
+    before = ssm.get_parameter(Name=f"{name}:applied")["Parameter"]["Version"]
+    # When it is applied, the first function that loads it refuses it, naming the change
+    code, _, err = cli(capsys, "memory", "apply", *stack, "--wait", "--timeout", "60")
+    assert code == 1 and "custom type 'trip'" in err and "field 'airport' changes type" in err, err
+    # and the applied label is back on the version every function still runs
+    assert ssm.get_parameter(Name=f"{name}:applied")["Parameter"]["Version"] == before
+    answer = dev.invoke("MemoryApiFunction", {"mongomem_control": {"refresh": True}})
+    assert answer["ready"] is True, answer
+    step(
+        "custom type: an incompatible schema change is refused by the functions on apply; the label goes back"
+    )
+
+
 def test_two_stages_side_by_side(
     dev: Any, staging: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
