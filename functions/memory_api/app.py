@@ -11,6 +11,7 @@ from mongomem.api.context import router as context
 from mongomem.api.docs import enable_docs
 from mongomem.api.imports import router as imports
 from mongomem.api.memories import router as memories
+from mongomem.api.procedures import router as procedures
 from mongomem.api.recall import router as recall
 from mongomem.api.search import router as search
 from mongomem.api.snapshots import router as snapshots
@@ -24,7 +25,18 @@ from mongomem.tracing import tracer
 
 root = lambda_runtime()
 api = MemoryApi(
-    search, memories, recall, context, working_memory, status, users, snapshots, stats, admin, imports
+    search,
+    procedures,
+    memories,
+    recall,
+    context,
+    working_memory,
+    status,
+    users,
+    snapshots,
+    stats,
+    admin,
+    imports,
 )
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 enable_console(api)  # the memory console at /console (static files; every data call uses the API)

@@ -8,6 +8,7 @@ streamable HTTP (`--transport http`, served at http://HOST:PORT/mcp).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -20,8 +21,16 @@ if TYPE_CHECKING:
 INSTRUCTIONS = (
     "Long-term memory for this conversation's user. Record every user and assistant turn with "
     "record_turn. Before answering, use build_context (or search_memories / recall_messages) to bring "
-    "back what you know; keep durable notes about the user in working memory with update_working_memory."
+    "back what you know; keep durable notes about the user in working memory with update_working_memory. "
+    "Before a multi-step task, discover_procedures finds how it was done before (get_procedure_skill "
+    "gives its SKILL.md); afterwards, record_procedure_feedback says whether it worked."
 )
+
+# The tools' names follow the Atlas Agent Engine's memory tools (record_turn, build_context,
+# search_memories, snake_case verb_noun); a name agents were taught before (Mastra's `updateWorkingMemory`)
+# stays an alias of the tool it became for one release, then goes. A renamed tool adds its old name here.
+# Every name here is in mongomem.markers.OWN_TOOLS: results of mongomem's own tools are never learnt from.
+ALIASES: dict[str, str] = {"updateWorkingMemory": "update_working_memory"}
 
 
 def _out(value: Any) -> Any:
@@ -67,10 +76,11 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
     def search_memories(
         query: str,
         user_id: str | None = None,
-        types: list[Literal["semantic", "episodic", "procedural", "taxonomic"]] | None = None,
+        types: list[str] | None = None,
         top_k: int = 10,
     ) -> dict[str, Any]:
-        """Search the user's long-term memories (facts, episodes, procedures, terms) by meaning and words."""
+        """Search the user's long-term memories (facts, episodes, procedures, terms, the project's custom
+        types: `types` names them) by meaning and words."""
         return dict(call(client.search, who(user_id), query, types=types, top_k=top_k))
 
     @server.tool()
@@ -131,8 +141,13 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
         thread: str | None = None,
         query: str | None = None,
         token_budget: int | None = None,
+        sources: list[dict[str, Any]] | None = None,
+        format: Literal["text", "markdown", "openai", "anthropic"] | None = None,
+        max_tokens: int | None = None,
     ) -> dict[str, Any]:
-        """Assemble what the next answer needs: working memory, relevant memories and recent turns."""
+        """Assemble what the next answer needs: working memory, relevant memories and recent turns; or the
+        `sources` you name ({"source": "turns" | "working_memory" | a memory kind, "mode": "text" |
+        "semantic" | "hybrid", "top_k", "filter"}), rendered as `format`, within max_tokens."""
         return dict(
             call(
                 client.build_context,
@@ -141,9 +156,46 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
                 thread=thread,
                 query=query,
                 token_budget=token_budget,
+                sources=sources,
+                format=format,
+                max_tokens=max_tokens,
             )
         )
 
+    @server.tool()
+    def discover_procedures(query: str, user_id: str | None = None, top_k: int = 5) -> dict[str, Any]:
+        """Find procedures (how a task was done before) that fit a task, ranked by relevance and success."""
+        return dict(call(client.discover_procedures, who(user_id), query, top_k=top_k))
+
+    @server.tool()
+    def get_procedure_skill(memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+        """A procedure as an Agent Skill: its name and SKILL.md (front matter, steps, allowed tools)."""
+        return dict(call(client.get_skill, memory_id, who(user_id)))
+
+    @server.tool()
+    def record_procedure_feedback(
+        memory_id: str, outcome: Literal["success", "failure"], user_id: str | None = None
+    ) -> dict[str, Any]:
+        """Say whether following a procedure worked: successes rank it higher in discover_procedures."""
+        return dict(call(client.procedure_feedback, memory_id, outcome, who(user_id)))
+
+    tools: dict[str, Callable[..., Any]] = {
+        "record_turn": record_turn,
+        "search_memories": search_memories,
+        "recall_messages": recall_messages,
+        "get_working_memory": get_working_memory,
+        "update_working_memory": update_working_memory,
+        "build_context": build_context,
+        "discover_procedures": discover_procedures,
+        "get_procedure_skill": get_procedure_skill,
+        "record_procedure_feedback": record_procedure_feedback,
+    }
+    for alias, name in ALIASES.items():
+        server.add_tool(
+            tools[name],
+            name=alias,
+            description=f"Deprecated alias of `{name}` (removed in the next release): {tools[name].__doc__}",
+        )
     return server
 
 

@@ -35,9 +35,9 @@ class SwitchableQueue:
         self.inner = inner
         self.down = False
 
-    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None:
+    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
         if self.down:
-            raise QueueUnavailable(f"could not send to the {memory_type.value} queue")
+            raise QueueUnavailable(f"could not send to the {memory_type} queue")
         self.inner.send_extraction(memory_type, body)
 
 

@@ -208,6 +208,12 @@ def seed_tenant_a(svc: Any, gw: Gateway, key_a: str, user: str, marker: str) -> 
     )
     assert status == 201
     ids["memory"] = json.loads(body)["memory"]["memory_id"]
+    procedure = {"name": f"Open locker {marker}", "when_to_use": "At the gym", "steps": [f"Enter {marker}"]}
+    status, _, body = gw.call(
+        "POST", "/v1/memories", key_a, {"user_id": user, "type": "procedural", "payload": procedure}
+    )
+    assert status == 201
+    ids["procedure"] = json.loads(body)["memory"]["memory_id"]
     status, _, _ = gw.call(
         "PUT", "/v1/working-memory", key_a, {"content": f"# Notes\n{marker}"}, user_id=user
     )
@@ -281,6 +287,15 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("GET", "/v1/memories", None, {"user_id": u, "type": "semantic", "subject": "user"}, {200}),
         ("GET", "/v1/memories", None, {"user_id": u, "type": "semantic", "subject_prefix": "us"}, {200}),
         ("DELETE", f"/v1/memories/{m}", None, q, {404}),
+        ("GET", f"/v1/memories/{ids['procedure']}/skill", None, q, {404}),
+        (
+            "POST",
+            f"/v1/memories/{ids['procedure']}/feedback",
+            {"user_id": u, "outcome": "failure"},
+            {},
+            {404},
+        ),
+        ("POST", "/v1/procedures/discover", {"user_id": u, "query": f"open locker {marker}"}, {}, {200}),
         ("POST", "/v1/memories/search", {"user_id": u, "query": marker}, {}, {200, 404}),
         ("POST", "/v1/memories/search", {"user_id": u, "query": "locker code", "mode": "bm25"}, {}, {200}),
         ("POST", "/v1/memories", fact, {}, {201}),  # the caller's own memory, never a REINFORCE of A's

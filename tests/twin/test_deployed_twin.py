@@ -25,8 +25,18 @@ STEPS: list[str] = []  # the journey, printed at the end of the module
 
 CONFIG = """
 memory:
-  extraction: {enabled: [semantic, episodic, procedural, taxonomic]}
+  extraction: {enabled: [semantic, episodic, procedural, taxonomic, trip]}
   snapshot: {max_messages: 2, idle_seconds: 3600}
+  custom_types:
+    - name: trip
+      schema:
+        type: object
+        properties:
+          destination: {type: string}
+          airport: {type: string}
+        required: [destination]
+      match_key: [destination]
+      prompt: Extract TRIPS only - places the user travels to or from.
 """
 OFFLINE = """
 memory:
@@ -126,6 +136,9 @@ def test_journey_record_scan_extract_search_context_erase(
     # ... and answers one placeholder too, which is refused and counted (ExtractionItemsRefused), not stored
     junk = {"subject": "user", "attribute": "phone number", "value": "unknown", "evidence_seqs": [1]}
     twin.bedrock.script("memories", {"items": [fact, junk]}, "Memory kind: semantic", "home airport is LIS")
+    # ... and one trip, the project's custom type (extracted by the shared custom function)
+    trip = {"destination": "Lisbon", "airport": "LIS", "evidence_seqs": [1]}
+    twin.bedrock.script("memories", {"items": [trip]}, "Memory kind: trip", "home airport is LIS")
     # When the events/ sample reaches the API (API Gateway -> authorizer -> record function)
     event = load_event("record_turns_post.json")
     event["headers"]["x-api-key"] = key
@@ -136,17 +149,20 @@ def test_journey_record_scan_extract_search_context_erase(
     # ... and the scheduler's tick runs the scan: the size-due session becomes a snapshot, fanned out
     scan = dev.schedule("ScanSessionsFunctionSchedule", load_event("scan_schedule.json"))
     assert scan["snapshots"] == 1 and scan["recall"]["turns"] == 2, scan
-    step("scheduler event -> scan: 1 snapshot, 4 SQS messages, 2 turns embedded for recall")
-    # ... and each kind's SQS event source delivers its message to its extraction function
-    assert dev.drain_queues() == 4
+    step("scheduler event -> scan: 1 snapshot, 5 SQS messages, 2 turns embedded for recall")
+    # ... and each kind's SQS event source delivers its message to its extraction function (the custom
+    # type's to the custom queue's)
+    per_snapshot = dev.drain_queues()  # one message per enabled kind
+    assert per_snapshot == 5
     asked = [c for c in twin.bedrock.converses() if "home airport is LIS" in c["prompt"]]
     assert sorted(re.search(r"Memory kind: (\w+)", c["prompt"]).group(1) for c in asked) == [  # type: ignore[union-attr]
         "episodic",
         "procedural",
         "semantic",
         "taxonomic",
+        "trip",
     ]
-    step("SQS receive -> 4 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
+    step("SQS receive -> 5 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
     # Then the fact is a memory, indexed and found by meaning through the public API (the SDK over HTTP)
     mem = MemoryClient(dev.api_url, api_key=key)
     hits = eventually(
@@ -157,6 +173,9 @@ def test_journey_record_scan_extract_search_context_erase(
     assert memory.index_state == "indexed" and memory.embedding_model == "amazon.titan-embed-text-v2:0"
     assert memory.embedding_dim == 1024
     step("search (hybrid k-NN + BM25 on the OpenSearch node, SigV4 aoss): the fact ranks first")
+    trips = eventually(lambda: mem.search(user_id="user-7", query="Lisbon", types=["trip"], top_k=3).results)
+    assert [(t.type, t.payload["destination"]) for t in trips] == [("trip", "Lisbon")]
+    step("custom type: the ExtractCustom function stored the trip; search by types=[trip] finds it")
     recalled = mem.recall(query="Lisbon", user_id="user-7", top_k=2)
     assert any("Lisbon" in t["content"] for g in recalled["threads"] for t in g["turns"]), recalled
     context = mem.build_context(
@@ -180,11 +199,15 @@ def test_journey_record_scan_extract_search_context_erase(
         },
     ]
     imported = mem.import_history("user-7", format="turns", turns=old)
-    assert (imported.turns_recorded, imported.snapshots, imported.extraction_queued) == (2, 1, 4), imported
+    assert (imported.turns_recorded, imported.snapshots, imported.extraction_queued) == (
+        2,
+        1,
+        per_snapshot,
+    ), imported
     assert mem.import_history("user-7", format="turns", turns=old).already_imported == 2
-    assert dev.drain_queues() == 4
+    assert dev.drain_queues() == per_snapshot
     step(
-        "POST /v1/import: 2 past turns recorded with their times, 1 snapshot, 4 extraction messages; again: 0"
+        f"POST /v1/import: 2 past turns recorded with their times, 1 snapshot, {per_snapshot} extraction messages; again: 0"
     )
     # index_sync runs on its schedule (nothing pending: every write went through)
     assert dev.schedule("IndexSyncFunctionSchedule", load_event("index_sync_schedule.json"))["synced"] == 0
@@ -229,6 +252,30 @@ def test_an_offline_llm_in_the_cloud_is_refused_with_its_reason(
         dev.invoke("MemoryApiFunction", {"mongomem_control": {"refresh": True}})
     step(
         "offline LLM in the cloud: apply refused (AllowDemoProviders=false); forced, every function reports not ready"
+    )
+
+
+def test_an_incompatible_custom_type_change_is_refused_on_apply(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stack = ["--stack", "mongomem-dev", "--region", "eu-west-1"]
+    # Given the stack created the custom type `trip` (the journey applied it), a config changing its
+    # field `airport` from a string to an integer is uploaded
+    path = tmp_path / "retyped.yaml"
+    path.write_text(CONFIG.replace("airport: {type: string}", "airport: {type: integer}"))
+    assert cli(capsys, "memory", "configure", *stack, "--config", str(path))[0] == 0
+    ssm = twin.client("ssm")
+    name = "/mongomem/mongomem-dev/project-config"
+    before = ssm.get_parameter(Name=f"{name}:applied")["Parameter"]["Version"]
+    # When it is applied, the first function that loads it refuses it, naming the change
+    code, _, err = cli(capsys, "memory", "apply", *stack, "--wait", "--timeout", "60")
+    assert code == 1 and "custom type 'trip'" in err and "field 'airport' changes type" in err, err
+    # and the applied label is back on the version every function still runs
+    assert ssm.get_parameter(Name=f"{name}:applied")["Parameter"]["Version"] == before
+    answer = dev.invoke("MemoryApiFunction", {"mongomem_control": {"refresh": True}})
+    assert answer["ready"] is True, answer
+    step(
+        "custom type: an incompatible schema change is refused by the functions on apply; the label goes back"
     )
 
 
@@ -303,10 +350,10 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     # every DLQ (both schedules, every kind) and every kind's queue age
     dlqs = {d["Value"] for a in by_metric["ApproximateNumberOfMessagesVisible"] for d in a["Dimensions"]}
     assert {q for q in dlqs if q.endswith("-dlq")} == {
-        f"mongomem-dev-{k}-dlq" for k in ("semantic", "episodic", "procedural", "taxonomic")
+        f"mongomem-dev-{k}-dlq" for k in ("semantic", "episodic", "procedural", "taxonomic", "custom")
     }
-    assert len(dlqs) == 6  # + the two scheduler DLQs
-    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 4
+    assert len(dlqs) == 7  # + the two scheduler DLQs
+    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 5
     assert by_metric["IndexLagSeconds"][0]["Namespace"] == "mongomem-dev"
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]
@@ -317,7 +364,7 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     }
     assert len(kept) == len(dev.functions) + 1 and set(kept.values()) == {14}  # + the API's access log
     step(
-        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 6 DLQs, 4 queue ages, index lag); log retention 14 days (samconfig's dev)"
+        f"alarms: {len(mine)} (errors and throttles of all {len(functions)} functions, API 5xx, 7 DLQs, 5 queue ages, index lag); log retention 14 days (samconfig's dev)"
     )
 
 

@@ -9,9 +9,18 @@ import os
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 # Defined with the other errors so that modules validating parts of the config need not import this one.
 from mongomem.errors import ConfigError
@@ -26,6 +35,23 @@ class MemoryType(StrEnum):
 
 
 ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
+# The queue (and extraction function) every custom memory type shares in a deployed stack: its messages
+# carry the type's name (docs/decisions.md "Custom memory types").
+CUSTOM_QUEUE = "custom"
+MAX_CUSTOM_TYPES = 5
+# A memory kind's name: what `type` holds in every memory, message and request.
+KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{1,31}$"
+KindName = Annotated[str, StringConstraints(pattern=KIND_NAME_PATTERN)]
+
+
+def builtin_names() -> list[str]:
+    return [t.value for t in MemoryType]
+
+
+def queue_name(kind: str) -> str:
+    """The extraction queue a kind's messages go to: a built-in kind's own, else the shared custom one."""
+    kind = str(kind)
+    return kind if kind in builtin_names() else CUSTOM_QUEUE
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -36,16 +62,19 @@ class _Strict(Model):
 
 
 def _parse_types(value: Any) -> Any:
+    """A list (or comma-separated string) of kind names, lower case, without repeats."""
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if isinstance(value, list):
-        names = [str(v).strip().lower() for v in value]
-        bad = [n for n in names if n not in {t.value for t in MemoryType}]
-        if bad:
-            allowed = ", ".join(t.value for t in MemoryType)
-            raise ValueError(f"unknown memory type(s) {', '.join(repr(b) for b in bad)}; allowed: {allowed}")
-        return list(dict.fromkeys(names))
+        return list(dict.fromkeys(str(getattr(v, "value", v)).strip().lower() for v in value))
     return value
+
+
+def _unknown_types(names: list[str], known: list[str]) -> str | None:
+    bad = [n for n in names if n not in known]
+    if not bad:
+        return None
+    return f"unknown memory type(s) {', '.join(repr(b) for b in bad)}; allowed: {', '.join(known)}"
 
 
 TurnRole = Literal["user", "assistant", "system", "tool"]
@@ -63,20 +92,29 @@ class KindExtraction(_Strict):
 
 
 class ExtractionConfig(_Strict):
-    enabled: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
+    # Built-in kinds and the custom types of memory.custom_types (checked by MemoryConfig).
+    enabled: list[KindName] = Field(default_factory=lambda: builtin_names())
     semantic: KindExtraction = Field(default_factory=KindExtraction)
     episodic: KindExtraction = Field(default_factory=KindExtraction)
     procedural: KindExtraction = Field(default_factory=KindExtraction)
     taxonomic: KindExtraction = Field(default_factory=KindExtraction)
 
     def of(self, kind: str) -> KindExtraction:
-        found = getattr(self, kind, None)
+        found = getattr(self, str(kind), None)
         return found if isinstance(found, KindExtraction) else KindExtraction()
 
     @field_validator("enabled", mode="before")
     @classmethod
-    def _known_types(cls, value: Any) -> Any:
-        return _parse_types(value)
+    def _known_types(cls, value: Any, info: ValidationInfo) -> Any:
+        names = _parse_types(value)
+        # parse_project_config passes the declared custom types' names, so that an unknown name is reported
+        # with every other bad field (MemoryConfig checks again when validated without them)
+        custom = (info.context or {}).get("custom_types")
+        if isinstance(names, list) and custom is not None:
+            problem = _unknown_types(names, [*builtin_names(), *custom])
+            if problem:
+                raise ValueError(problem)
+        return names
 
 
 class SnapshotConfig(_Strict):
@@ -147,8 +185,47 @@ class RecallConfig(_Strict):
     candidates: int = Field(100, ge=10, le=1000)
 
 
+class CustomTypeConfig(_Strict):
+    """`memory.custom_types[]`: a memory type of the project's own (its name is fixed once created)."""
+
+    name: KindName = Field(description="the type's name, as `type` of its memories (fixed once created)")
+    description: str | None = Field(None, max_length=300)
+    # JSON Schema of the payload: an object whose properties the LLM fills and every write is checked against.
+    schema_: dict[str, Any] = Field(alias="schema")
+    # The payload fields whose values identify one memory: two memories with equal values are one thing
+    # (a restatement reinforces it, another value in the other fields updates it).
+    match_key: list[str] = Field(min_length=1, max_length=5)
+    # What the LLM is asked to extract for this type (the shared rules and the answer format stay).
+    prompt: str = Field(min_length=1, max_length=4096)
+    visibility: Literal["private", "org"] = "private"
+    # Which turns it is extracted from (default: user and assistant turns).
+    roles: list[TurnRole] | None = Field(None, min_length=1)
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("name")
+    @classmethod
+    def _not_builtin(cls, value: str) -> str:
+        if value in builtin_names() or value == CUSTOM_QUEUE:
+            raise ValueError(f"{value!r} is a built-in memory type's name; choose another")
+        return value
+
+    @model_validator(mode="after")
+    def _schema(self) -> CustomTypeConfig:
+        # lazy: only a config declaring custom types pays for jsonschema
+        from mongomem.kindschema import schema_problems
+
+        problems = schema_problems(self.schema_, self.match_key)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
 class MemoryConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    # Up to five memory types of the project's own (mongomem.kinds.custom), extracted, reconciled,
+    # searched and listed like the built-in ones.
+    custom_types: list[CustomTypeConfig] = Field(default_factory=list, max_length=MAX_CUSTOM_TYPES)
     # Validated by mongomem.workingmemory.config (imported lazily: it needs jsonschema, the record path does not).
     working_memory: dict[str, Any] = Field(default_factory=dict)
     snapshot: SnapshotConfig = Field(default_factory=SnapshotConfig)
@@ -163,6 +240,34 @@ class MemoryConfig(_Strict):
 
         parse_working_memory_config(value)
         return value
+
+    @field_validator("custom_types")
+    @classmethod
+    def _distinct_types(cls, value: list[CustomTypeConfig]) -> list[CustomTypeConfig]:
+        names = [t.name for t in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"custom type(s) declared twice: {', '.join(twice)}")
+        return value
+
+    @model_validator(mode="after")
+    def _enabled_known(self) -> MemoryConfig:
+        problem = _unknown_types(list(self.extraction.enabled), self.kind_names)
+        if problem:
+            raise ValueError(f"extraction.enabled: {problem}")
+        return self
+
+    @property
+    def kind_names(self) -> list[str]:
+        """Every memory kind of the project: the built-in ones, then the custom types."""
+        return [*builtin_names(), *(t.name for t in self.custom_types)]
+
+    @property
+    def enabled_kinds(self) -> list[str]:
+        """The kinds extracted automatically: `extraction.enabled` when set, else every kind."""
+        if "enabled" in self.extraction.model_fields_set:
+            return list(self.extraction.enabled)
+        return [*self.extraction.enabled, *(t.name for t in self.custom_types)]
 
 
 class ProjectConfig(_Strict):
@@ -184,9 +289,18 @@ def parse_project_config(data: Any, source: str = "project-config.yaml") -> Proj
     if not isinstance(data, dict):
         raise ConfigError(f"invalid configuration in {source}: the document must be a mapping")
     try:
-        return ProjectConfig.model_validate(data)
+        return ProjectConfig.model_validate(data, context={"custom_types": _declared_names(data)})
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, source)) from exc
+
+
+def _declared_names(data: dict[str, Any]) -> list[str]:
+    """The names memory.custom_types declares in a raw document (validated with the rest)."""
+    memory = data.get("memory")
+    declared = memory.get("custom_types") if isinstance(memory, dict) else None
+    if not isinstance(declared, list):
+        return []
+    return [str(t["name"]) for t in declared if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
 def load_project_config(path: Path | None) -> ProjectConfig:
@@ -254,10 +368,12 @@ class Settings(_Strict):
     # Secrets Manager secret holding provider API keys ({"OPENAI_API_KEY": ...}); read on first use.
     provider_secret_arn: str | None = None
     tenant_default: str = "default"
-    enabled_extractions: list[MemoryType] = Field(default_factory=lambda: list(ALL_TYPES))
-    extraction_type: MemoryType | None = None
-    # Queue URL per memory type; "local:<name>" addresses the local stack's queue.
-    queue_urls: dict[MemoryType, str] = Field(default_factory=dict)
+    # Kind names: built-in ones and the project's custom types.
+    enabled_extractions: list[KindName] = Field(default_factory=lambda: builtin_names())
+    # Which queue's messages this extraction function takes: a built-in kind, or `custom` (every custom type).
+    extraction_type: KindName | None = None
+    # Queue URL per extraction queue (built-in kinds and `custom`); "local:<name>" addresses the local stack's.
+    queue_urls: dict[str, str] = Field(default_factory=dict)
     opensearch_endpoint: str | None = None
     opensearch_auth: Literal["none", "sigv4-es", "sigv4-aoss"] = "none"
     opensearch_engine: Literal["faiss", "lucene", "nmslib"] = "faiss"
@@ -286,6 +402,22 @@ class Settings(_Strict):
     @classmethod
     def _known_types(cls, value: Any) -> Any:
         return _parse_types(value)
+
+    @model_validator(mode="after")
+    def _enabled_known(self) -> Settings:
+        problem = _unknown_types(list(self.enabled_extractions), self.memory.kind_names)
+        if problem:
+            raise ValueError(f"enabled_extractions: {problem}")
+        if self.extraction_type is not None and self.extraction_type not in [*builtin_names(), CUSTOM_QUEUE]:
+            raise ValueError(
+                f"extraction_type: {self.extraction_type!r} is neither a built-in kind nor 'custom'"
+            )
+        return self
+
+    @property
+    def queue_kinds(self) -> list[str]:
+        """The extraction queues the enabled kinds use (built-in kinds' own, `custom` for the rest)."""
+        return list(dict.fromkeys(queue_name(k) for k in self.enabled_extractions))
 
     @property
     def memory(self) -> MemoryConfig:
@@ -377,8 +509,11 @@ def settings_from_env(
     # the config file) says otherwise only when it names one.
     enabled = env.get("MONGOMEM_ENABLED_EXTRACTIONS")
     chose = "enabled" in project.memory.extraction.model_fields_set
+    custom = [t.name for t in project.memory.custom_types]
     values["enabled_extractions"] = (
-        enabled if enabled is not None and not chose else list(project.memory.extraction.enabled)
+        [*_parse_types(enabled), *custom]
+        if enabled is not None and not chose
+        else project.memory.enabled_kinds
     )
     values["queue_urls"] = _queue_urls(env)
     providers = project.memory.providers
@@ -429,12 +564,12 @@ def _queue_urls(env: Mapping[str, str]) -> dict[str, str]:
     """Queue URL per memory type: MONGOMEM_QUEUE_URL_<TYPE>, else MONGOMEM_QUEUE_URL_TEMPLATE's {kind}."""
     template = env.get("MONGOMEM_QUEUE_URL_TEMPLATE")
     queues: dict[str, str] = {}
-    for t in MemoryType:
-        url = env.get(f"MONGOMEM_QUEUE_URL_{t.value.upper()}")
+    for name in [*builtin_names(), CUSTOM_QUEUE]:
+        url = env.get(f"MONGOMEM_QUEUE_URL_{name.upper()}")
         if not url and template:
-            url = template.replace("{kind}", t.value)
+            url = template.replace("{kind}", name)
         if url:
-            queues[t.value] = url
+            queues[name] = url
     return queues
 
 

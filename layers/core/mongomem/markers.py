@@ -38,6 +38,9 @@ OWN_TOOLS = frozenset(
         "update_working_memory",
         "updateWorkingMemory",
         "record_turn",
+        "discover_procedures",
+        "get_procedure_skill",
+        "record_procedure_feedback",
     }
 )
 

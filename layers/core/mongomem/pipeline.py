@@ -51,7 +51,7 @@ def pipeline_health(
     if index is not None and not reachable:
         reasons.append("index: the vector index does not answer (search and recall fail, writes wait)")
     pending, oldest = memories.index_backlog(tenant, user_id)
-    enabled = [t.value for t in settings.enabled_extractions]
+    enabled = [str(t) for t in settings.enabled_extractions]
     backlog = pipeline.extraction_backlog(tenant, user_id)
     kinds = {kind: backlog.get(kind) or KindBacklog() for kind in sorted({*enabled, *backlog})}
     llm_state, emb_state = report["llm"], report["embeddings"]

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from mongomem.config import MemoryType
-
 
 class QueuePort(Protocol):
-    """Sends extraction requests {snapshot_id, type} to the queue of each memory type."""
+    """Sends extraction requests {snapshot_id, type} to the queue of each memory type (a built-in kind's
+    own; every custom type shares `custom`, the message naming the type)."""
 
-    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None: ...
+    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None: ...
 
 
 # --- LLM -----------------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from mongomem.extraction.proposal import Proposer
     from mongomem.extraction.reconcile import Reconciler
     from mongomem.kinds import KindRegistry
+    from mongomem.kinds.declared import KindSchemaRepository
+    from mongomem.longterm.procedures import ProcedureService
     from mongomem.longterm.service import MemoryService
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.context import ContextBuilder
@@ -210,6 +212,22 @@ class Services:
         return MongoDirectoryRepository(self.database)
 
     @cached_property
+    def kind_schemas(self) -> KindSchemaRepository:
+        from mongomem.adapters.mongo.kind_schemas import MongoKindSchemaRepository
+
+        return MongoKindSchemaRepository(self.database)
+
+    def check_custom_types(self, record: bool = True) -> None:
+        """Refuse (ConfigError) custom types whose declaration changes a stored one incompatibly; with
+        `record`, store new ones (a type is created the first time a deployment runs with it)."""
+        if not self.settings.memory.custom_types:
+            return
+        from mongomem.kinds.declared import check_declared
+        from mongomem.models.common import utcnow
+
+        check_declared(self.kind_schemas, list(self.settings.memory.custom_types), utcnow(), record=record)
+
+    @cached_property
     def memory_store(self) -> MemoryStore:
         from mongomem.adapters.memory_store import MemoryStore
 
@@ -366,9 +384,10 @@ class Services:
 
     @cached_property
     def kinds(self) -> KindRegistry:
-        from mongomem.kinds import builtin_registry
+        """The built-in memory kinds and the project's custom types."""
+        from mongomem.kinds import project_registry
 
-        return builtin_registry()
+        return project_registry(self.settings.memory.custom_types)
 
     @cached_property
     def committer(self) -> Committer:
@@ -389,6 +408,12 @@ class Services:
         return MemoryService(self.memory_store, self.kinds, self.committer, self.indexer)
 
     @cached_property
+    def procedures(self) -> ProcedureService:
+        from mongomem.longterm.procedures import ProcedureService
+
+        return ProcedureService(self.memory_store, self.search)
+
+    @cached_property
     def search(self) -> MemorySearch:
         from mongomem.retrieval.search import MemorySearch
 
@@ -405,7 +430,7 @@ class Services:
         from mongomem.retrieval.context import ContextBuilder
 
         wm = self.working_memory_config
-        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall)
+        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall, self.kinds)
 
     # -- working memory --------------------------------------------------------------------------
     @cached_property
@@ -432,7 +457,7 @@ class Services:
                 factory = self._extractors[kind]
                 self._built[kind] = factory(self) if factory is not None else None
             else:
-                enabled = kind in {t.value for t in self.settings.enabled_extractions}
+                enabled = kind in {str(t) for t in self.settings.enabled_extractions}
                 self._built[kind] = self.builtin_extractor(kind) if enabled and kind in self.kinds else None
         return self._built[kind]
 
@@ -524,7 +549,13 @@ class Runtime:
         except ConfigError as exc:
             self._failed(base, str(exc), sha)
             return
-        self._services = self._build(settings)
+        built = self._build(settings)
+        try:
+            built.check_custom_types()  # a custom type's schema may not change incompatibly
+        except ConfigError as exc:
+            self._failed(base, str(exc), sha)
+            return
+        self._services = built
         self._config = {"sha256": sha, "source": applied.source, "loaded_at": _now(), "error": None}
         _log_config(self._config)
 
@@ -600,7 +631,7 @@ class Runtime:
             "reasons": report["reasons"],
             "llm": report["llm"],
             "embeddings": report["embeddings"],
-            "extraction": [t.value for t in svc.settings.enabled_extractions],
+            "extraction": [str(t) for t in svc.settings.enabled_extractions],
         }
 
 

@@ -67,7 +67,7 @@ def service_status(
         "reachable": bool(index.ping()) if index is not None else False,
     }
     report["config"] = {"sha256": settings.config_sha256, "source": settings.config_source}
-    report["extraction"] = {"enabled": [t.value for t in settings.enabled_extractions]}
+    report["extraction"] = {"enabled": [str(t) for t in settings.enabled_extractions]}
     report["recall"] = {"enabled": settings.memory.recall.enabled}
     if store_up:
         figures = backlog(store, tenant)

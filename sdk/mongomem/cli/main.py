@@ -88,7 +88,7 @@ def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
     )
     print(
         f"  scan         every {args.scan_seconds:g}s; extraction queues: "
-        f"{', '.join(t.value for t in stack.settings.enabled_extractions)}"
+        f"{', '.join(str(t) for t in stack.settings.enabled_extractions)}"
     )
     if stack.keys_required:
         print("  auth         x-api-key required (manage keys with `mongomem keys create|list|revoke`)")
@@ -219,10 +219,12 @@ def main(argv: list[str] | None = None) -> int:
         "migrate", help="create the MongoDB and search indexes (settings from MONGOMEM_* variables)"
     )
     migrate.set_defaults(func=_migrate)
+    from mongomem.cli.memories import register as register_memories
     from mongomem.cli.memory import register as register_memory
     from mongomem.cli.memory import register_mcp
 
     register_memory(sub)
+    register_memories(sub)
     register_mcp(sub)
     from mongomem.cli.importing import register as register_import
 

@@ -125,7 +125,7 @@ def _check_providers(cfg: ProjectConfig, environ: Mapping[str, str]) -> dict[str
 
 
 def _enabled(cfg: ProjectConfig) -> list[str]:
-    return [t.value for t in cfg.memory.extraction.enabled]
+    return cfg.memory.enabled_kinds
 
 
 # -- commands ------------------------------------------------------------------------------------

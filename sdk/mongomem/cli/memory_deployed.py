@@ -19,12 +19,13 @@ import time
 from typing import Any, TextIO
 
 from mongomem.config import (
+    CUSTOM_QUEUE,
     DEMO_EMBEDDERS,
     DEMO_LLMS,
     EmbeddingProviderConfig,
     LLMProviderConfig,
-    MemoryType,
     ProjectConfig,
+    builtin_names,
 )
 
 APPLIED_LABEL = "applied"  # mongomem.adapters.config_source.APPLIED_LABEL
@@ -37,6 +38,10 @@ OPENAI_HOST = "api.openai.com"
 
 class DeployError(Exception):
     """A failure the user can act on (mongomem.cli.memory turns it into CommandError)."""
+
+
+class ConfigRefused(DeployError):
+    """A function loaded the applied config and refused it (it keeps serving the previous one)."""
 
 
 def canonical(data: Any) -> str:
@@ -259,6 +264,7 @@ class DeployedTarget:
     def apply(self, version: int, text: str, wait: bool, timeout: float, out: TextIO) -> None:
         from botocore.exceptions import ClientError
 
+        previous = self._applied_version()
         try:
             self._client("ssm").label_parameter_version(
                 Name=self.parameter, ParameterVersion=version, Labels=[APPLIED_LABEL]
@@ -271,8 +277,20 @@ class DeployedTarget:
             return
         want = digest(text)
         deadline = labelled + timeout
-        for name, physical in self.functions().items():
-            self._wait_function(name, physical, want, version, deadline, out)
+        try:
+            for name, physical in self.functions().items():
+                self._wait_function(name, physical, want, version, deadline, out)
+        except ConfigRefused as exc:
+            # a function refused the config itself (e.g. a custom type's schema changed incompatibly):
+            # the applied label goes back, so that no new execution environment starts on it
+            if previous is not None and previous != version:
+                self._client("ssm").label_parameter_version(
+                    Name=self.parameter, ParameterVersion=previous, Labels=[APPLIED_LABEL]
+                )
+                raise DeployError(
+                    f"{exc} - not applied: version {previous} is the applied one again"
+                ) from exc
+            raise
         # Warm execution environments re-read the config within the stack's max age.
         max_age = float(self.parameters().get("ConfigMaxAgeSeconds") or 60)
         rest = labelled + max_age - time.monotonic()
@@ -290,7 +308,10 @@ class DeployedTarget:
         last = ""
         while True:
             report = self.control(physical, refresh=True)
-            have = (report.get("config") or {}).get("sha256")
+            config = report.get("config") or {}
+            have = config.get("sha256")
+            if config.get("error") and config.get("failed_sha256") == want:
+                raise ConfigRefused(f"{name} refused version {version}: {config['error']}")
             if "error" in report:
                 problem = report["error"]
             elif have != want:
@@ -308,6 +329,15 @@ class DeployedTarget:
             if time.monotonic() >= deadline:
                 raise DeployError(f"{name} did not run version {version} ready in time: {problem}")
             time.sleep(self.poll_seconds)
+
+    def _applied_version(self) -> int | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            found = self._client("ssm").get_parameter(Name=f"{self.parameter}:{APPLIED_LABEL}")
+        except ClientError:
+            return None  # nothing applied yet
+        return int(found["Parameter"]["Version"])
 
     def control(self, physical: str, refresh: bool = False) -> dict[str, Any]:
         """Ask one function which config it runs and whether it is ready (a control invocation)."""
@@ -375,8 +405,8 @@ class DeployedTarget:
         outputs = self.outputs()
         attrs = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
         queues: dict[str, Any] = {}
-        for t in MemoryType:
-            prefix = t.value.capitalize()
+        for t in [*builtin_names(), CUSTOM_QUEUE]:
+            prefix = t.capitalize()
             row: dict[str, Any] = {}
             for key, label in ((f"{prefix}QueueUrl", "queue"), (f"{prefix}DLQUrl", "dlq")):
                 url = outputs.get(key)
@@ -393,7 +423,7 @@ class DeployedTarget:
                 else:
                     row["dlq"] = int(got.get("ApproximateNumberOfMessages", 0))
             if row:
-                queues[t.value] = row
+                queues[t] = row
         return queues
 
 

@@ -25,7 +25,7 @@ from mongomem.cli.memory import (
     sha256,
 )
 from mongomem.client import MemoryClient, MemoryClientError
-from mongomem.config import ConfigError, MemoryType, ProjectConfig
+from mongomem.config import CUSTOM_QUEUE, ConfigError, ProjectConfig, builtin_names
 from mongomem.local.queue import local_queue_factory
 
 if TYPE_CHECKING:
@@ -108,9 +108,35 @@ class LocalTarget:
         return f"local stack {self.base_url} (data in {self.data_dir})"
 
     def configure(self, text: str, cfg: ProjectConfig) -> str:
+        self.check_custom_types(cfg)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / STAGED).write_text(text, encoding="utf-8")
         return str(self.data_dir / STAGED)
+
+    def check_custom_types(self, cfg: ProjectConfig) -> None:
+        """Refuse (ConfigError) custom types that change a stored one incompatibly, when the stack's
+        MongoDB is known (the running stack records new ones when it applies the config)."""
+        if not cfg.memory.custom_types or not self.mongodb_uri:
+            return
+        from pymongo import MongoClient
+        from pymongo.errors import PyMongoError
+
+        from mongomem.adapters.mongo import MongoDatabase
+        from mongomem.adapters.mongo.kind_schemas import MongoKindSchemaRepository
+        from mongomem.kinds.declared import problems
+
+        client: MongoClient[dict[str, Any]] = MongoClient(
+            self.mongodb_uri, serverSelectionTimeoutMS=3000, tz_aware=True
+        )
+        try:
+            database = MongoDatabase(client, self.running.get("db_name") or "mongomem")
+            found = problems(MongoKindSchemaRepository(database).all(), cfg.memory.custom_types)
+        except PyMongoError:
+            return  # not reachable: `apply` checks again where the stack runs
+        finally:
+            client.close()
+        if found:
+            raise ConfigError("invalid configuration: " + "\n".join(found))
 
     def uploaded(self) -> tuple[str, str]:
         path = self.data_dir / STAGED
@@ -216,9 +242,9 @@ class LocalTarget:
             coll = client[db_name]["local_queue"]
             now = datetime.now(UTC)
             queues: dict[str, Any] = {}
-            for t in MemoryType:
-                name = f"extract-{t.value}"
-                queues[t.value] = {
+            for t in [*builtin_names(), CUSTOM_QUEUE]:
+                name = f"extract-{t}"
+                queues[t] = {
                     "visible": coll.count_documents({"queue": name, "visible_at": {"$lte": now}}),
                     "in_flight": coll.count_documents({"queue": name, "visible_at": {"$gt": now}}),
                     "dlq": coll.count_documents({"queue": name + "-dlq"}),
@@ -294,7 +320,7 @@ class LocalControl:
 
 
 def _settings_enabled(settings: Any) -> list[str]:
-    return [t.value for t in settings.enabled_extractions]
+    return [str(t) for t in settings.enabled_extractions]
 
 
 def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secrets: dict[str, str]) -> None:
@@ -310,25 +336,24 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
     settings = old.model_copy(
         update={
             "project": cfg,
-            "enabled_extractions": list(cfg.memory.extraction.enabled),
+            "enabled_extractions": cfg.memory.enabled_kinds,
             "provider_secrets": {**old.provider_secrets, **secrets},
             "config_sha256": sha256(config_file.read_text(encoding="utf-8")),
             "config_source": "file",
         }
     )
     services = Services(settings, queue_factory=local_queue_factory)
+    services.check_custom_types()  # refused (ConfigError): the stack keeps its config
     configure(services)
     stack.settings, stack.services = settings, services
     stack.config_file = config_file
     polled = {t.thread.name for t in stack.threads}
-    for t in settings.enabled_extractions:
-        if f"poll-{t.value}" in polled:
+    for t in settings.queue_kinds:
+        if f"poll-{t}" in polled:
             continue
-        extract = load_handler(find_functions_dir(), "extract")  # one per type (see LocalStack.start)
-        poll = functools.partial(
-            deliver_batch, stack.queue, f"extract-{t.value}", extract, stack.queue_policy
-        )
-        stack.threads.append(Every(f"poll-{t.value}", stack.poll_seconds, poll).start())
+        extract = load_handler(find_functions_dir(), "extract")  # one per queue (see LocalStack.start)
+        poll = functools.partial(deliver_batch, stack.queue, f"extract-{t}", extract, stack.queue_policy)
+        stack.threads.append(Every(f"poll-{t}", stack.poll_seconds, poll).start())
 
 
 def _service_status(client: MemoryClient) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from mongomem.models.imports import ImportReport
 from mongomem.models.memory import DeleteResult, MemoryPage, MemoryWithHistory, WriteResult
+from mongomem.models.procedures import DiscoverResponse, FeedbackResult, SkillExport
 from mongomem.models.search import SearchResponse
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsResponse, TurnIn, TurnPage
@@ -233,6 +234,34 @@ class Methods:
             "subject_prefix": subject_prefix,
         }
         return Call("GET", "/v1/memories", query, parse=_model(MemoryPage))
+
+    # -- procedures as skills --------------------------------------------------------------------------
+
+    @endpoint
+    def get_skill(memory_id: str, user_id: str | None) -> Call[SkillExport]:
+        """A procedural memory as an Agent Skill (its SKILL.md and folder name): GET /v1/memories/{id}/skill."""
+        path = f"/v1/memories/{_seg(memory_id)}/skill"
+        return Call("GET", path, {"user_id": user_id}, parse=_model(SkillExport))
+
+    @endpoint
+    def procedure_feedback(
+        memory_id: str,
+        outcome: Literal["success", "failure"],
+        user_id: str | None,
+        used_at: str | None = None,
+    ) -> Call[FeedbackResult]:
+        """Record that using a procedure worked (or did not): POST /v1/memories/{id}/feedback."""
+        body = _drop_none({"user_id": user_id, "outcome": outcome, "used_at": used_at})
+        path = f"/v1/memories/{_seg(memory_id)}/feedback"
+        return Call("POST", path, body=body, parse=_model(FeedbackResult))
+
+    @endpoint
+    def discover_procedures(
+        user_id: str | None, query: str, top_k: int = 5, **options: Any
+    ) -> Call[DiscoverResponse]:
+        """The procedures that fit a task, by relevance and success: POST /v1/procedures/discover."""
+        body = _drop_none({"user_id": user_id, "query": query, "top_k": top_k, **options})
+        return Call("POST", "/v1/procedures/discover", body=body, safe=True, parse=_model(DiscoverResponse))
 
     @endpoint
     def delete_memory(memory_id: str, user_id: str | None) -> Call[DeleteResult]:

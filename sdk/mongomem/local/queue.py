@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pymongo import ASCENDING, ReturnDocument
 from pymongo.database import Database
 
-from mongomem.config import MemoryType
+from mongomem.config import queue_name
 
 if TYPE_CHECKING:
     from mongomem.ports import QueuePort
@@ -140,14 +140,15 @@ class LocalExtractionQueue:
 
     LOCAL_PREFIX = "local:"
 
-    def __init__(self, db: Database[dict[str, Any]], urls: dict[MemoryType, str] | None = None) -> None:
+    def __init__(self, db: Database[dict[str, Any]], urls: dict[str, str] | None = None) -> None:
         self.names = {
             t: u[len(self.LOCAL_PREFIX) :] for t, u in (urls or {}).items() if u.startswith(self.LOCAL_PREFIX)
         }
         self.queue = LocalQueue(db)
 
-    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None:
-        name = self.names.get(memory_type) or f"extract-{memory_type.value}"
+    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
+        queue = queue_name(memory_type)  # every custom type shares one queue, as in template.yaml
+        name = self.names.get(queue) or f"extract-{queue}"
         self.queue.send(name, json.dumps(body, sort_keys=True))
 
 

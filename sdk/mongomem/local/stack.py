@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mongomem.config import MemoryType, Settings, settings_from_env
+from mongomem.config import CUSTOM_QUEUE, Settings, builtin_names, settings_from_env
 from mongomem.local.http import READ_TIMEOUT_SECONDS, ApiFront, LocalAuthorizer, make_server
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
@@ -21,6 +21,7 @@ from mongomem.runtime import Services, configure
 API_ROUTES = [
     ("/v1/sessions", "record_turns"),
     ("/v1/memories", "memory_api"),
+    ("/v1/procedures", "memory_api"),
     ("/v1/recall", "memory_api"),
     ("/v1/context", "memory_api"),
     ("/v1/working-memory", "memory_api"),
@@ -79,8 +80,8 @@ class LocalStack:
             env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
         if self.data_dir is not None:
             env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(self.data_dir / "vectors"))
-        for t in MemoryType:
-            env.setdefault(f"MONGOMEM_QUEUE_URL_{t.value.upper()}", f"local:extract-{t.value}")
+        for name in [*builtin_names(), CUSTOM_QUEUE]:
+            env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
         settings_from_env(env)  # validate the config and the environment before any child process starts
         try:
             self._start(env)
@@ -98,6 +99,7 @@ class LocalStack:
         env["MONGOMEM_MONGODB_URI"] = uri
         self.settings = settings_from_env(env)
         services = self.services = Services(self.settings, queue_factory=local_queue_factory)
+        services.check_custom_types()  # a stored custom type's schema may not change incompatibly
         configure(services)
         self.queue = LocalQueue(services.db)
         functions = find_functions_dir()
@@ -122,14 +124,12 @@ class LocalStack:
         self.threads.append(
             Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start()
         )
-        for t in self.settings.enabled_extractions:
-            # One handler per type, as template.yaml has one function per type: the handler's module
+        for t in self.settings.queue_kinds:
+            # One handler per queue, as template.yaml has one function per queue: the handler's module
             # state (the SQS BatchProcessor) must not be shared by pollers running at the same time.
             extract = load_handler(functions, "extract")
-            poll = functools.partial(
-                deliver_batch, self.queue, f"extract-{t.value}", extract, self.queue_policy
-            )
-            self.threads.append(Every(f"poll-{t.value}", self.poll_seconds, poll).start())
+            poll = functools.partial(deliver_batch, self.queue, f"extract-{t}", extract, self.queue_policy)
+            self.threads.append(Every(f"poll-{t}", self.poll_seconds, poll).start())
 
     @property
     def url(self) -> str:

@@ -24,6 +24,8 @@ def to_record(doc: dict[str, Any]) -> MemoryRecord:
     for field in ("created_at", "updated_at", "last_reinforced_at", "expires_at", "observed_at"):
         if data.get(field) is not None:
             data[field] = as_utc(data[field])
+    if (data.get("usage") or {}).get("last_used_at") is not None:
+        data["usage"] = {**data["usage"], "last_used_at": as_utc(data["usage"]["last_used_at"])}
     data["decisions"] = [{**d, "at": as_utc(d["at"])} for d in doc.get("decisions") or []]
     data["evidence"] = [
         {**e, "observed_at": as_utc(e["observed_at"])} if e.get("observed_at") else e
@@ -39,6 +41,8 @@ def to_record(doc: dict[str, Any]) -> MemoryRecord:
 
 def to_doc(record: MemoryRecord) -> dict[str, Any]:
     data = record.model_dump(exclude={"memory_id", "embedding_model", "embedding_dim"})
+    if data.get("usage") is None:
+        data.pop("usage", None)  # set by the first feedback (an embedded document, incremented in place)
     dim = record.embedding_dim or (len(record.vector) if record.vector else None)
     return {"_id": record.memory_id, **data, "embedding": {"model": record.embedding_model, "dim": dim}}
 
@@ -166,6 +170,22 @@ class MemoryStore:
             update["$set"].update(payload=merged_payload, text=merged_text, index_state="pending")
         with translate_errors():
             doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+        return to_record(doc) if doc else None
+
+    def record_use(self, scope: Scope, memory_id: str, outcome: str, at: datetime) -> MemoryRecord | None:
+        """Count one use of an active version (a success or a failure) and when it was."""
+        field = "usage.successes" if outcome == "success" else "usage.failures"
+        update = {
+            "$inc": {field: 1},
+            "$max": {"usage.last_used_at": at},
+            "$set": {"usage.last_outcome": outcome},
+        }
+        with translate_errors():
+            doc = self.coll.find_one_and_update(
+                {"_id": memory_id, **scope.filter(), "status": "active"},
+                update,
+                return_document=ReturnDocument.AFTER,
+            )
         return to_record(doc) if doc else None
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mongomem.config import ConfigError, MemoryType, Settings
+from mongomem.config import ConfigError, Settings, queue_name
 from mongomem.errors import QueueUnavailable
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ LOCAL_PREFIX = "local:"
 class SqsQueue:
     """Sends extraction messages to the per-type SQS queues named in the settings."""
 
-    def __init__(self, urls: dict[MemoryType, str], client: Any = None) -> None:
+    def __init__(self, urls: dict[str, str], client: Any = None) -> None:
         self.urls = urls
         self._client = client
 
@@ -29,22 +29,25 @@ class SqsQueue:
             self._client = boto3.client("sqs")
         return self._client
 
-    def send_extraction(self, memory_type: MemoryType, body: dict[str, Any]) -> None:
-        url = self.urls.get(memory_type)
+    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
+        queue = queue_name(memory_type)  # a custom type's messages go to the shared custom queue
+        url = self.urls.get(queue)
         if not url:
-            raise QueueUnavailable(f"no queue configured for memory type {memory_type.value!r}")
+            raise QueueUnavailable(
+                f"no queue configured for memory type {str(memory_type)!r} (queue {queue!r})"
+            )
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             self.client.send_message(QueueUrl=url, MessageBody=json.dumps(body, sort_keys=True))
         except (BotoCoreError, ClientError) as exc:
-            raise QueueUnavailable(f"could not send to the {memory_type.value} queue") from exc
+            raise QueueUnavailable(f"could not send to the {queue} queue") from exc
 
 
 def queue_for(settings: Settings) -> QueuePort:
     """The SQS queues the settings name; `local:` queues belong to the local stack, which brings its own."""
     urls = settings.queue_urls
-    local = sorted(t.value for t, u in urls.items() if u.startswith(LOCAL_PREFIX))
+    local = sorted(str(t) for t, u in urls.items() if u.startswith(LOCAL_PREFIX))
     if local:
         raise ConfigError(
             f"queue URLs for {', '.join(local)} are local stack queues (local:...); "

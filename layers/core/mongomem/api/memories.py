@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import UserQuery, request_scope, services_of
-from mongomem.config import MemoryType
+from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import InvalidInput
 from mongomem.models.common import Scope, parse_utc_datetime
 from mongomem.models.memory import (
@@ -43,7 +43,7 @@ def _scope(user_id: str | None) -> Scope:
 )
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
     result = services_of(router).memories.create(_scope(request.user_id), request)
-    emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type.value, decision=result.decision)
+    emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
     return result, 201 if result.decision in ("ADD", "UPDATE") else 200
 
@@ -58,7 +58,9 @@ def get_memory(
 @router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
 def list_memories(
     user_id: UserQuery = None,
-    type: Annotated[MemoryType | None, Query()] = None,
+    type: Annotated[
+        str | None, Query(pattern=KIND_NAME_PATTERN, description="a memory kind (built-in or custom)")
+    ] = None,
     status: Annotated[Literal["active", "superseded", "deleted"] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
@@ -85,9 +87,7 @@ def list_memories(
     )
     if observed.after and observed.before and observed.after >= observed.before:
         raise InvalidInput("observed_after must be earlier than observed_before", {"path": "observed_after"})
-    return services_of(router).memories.list(
-        _scope(user_id), type.value if type else None, status, limit, cursor, payload, observed
-    )
+    return services_of(router).memories.list(_scope(user_id), type, status, limit, cursor, payload, observed)
 
 
 def _when(name: str, value: str | None) -> datetime | None:

@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import request_scope, services_of
+from mongomem.longterm.service import require_kinds
 from mongomem.models.search import SearchRequest, SearchResponse
 from mongomem.observability import logger, metrics
 
@@ -18,8 +19,11 @@ router = APIGatewayHttpRouter()
 @router.post("/v1/memories/search", summary="Search a user's memories (hybrid k-NN + BM25 by default)")
 def search_memories(request: Annotated[SearchRequest, Body(embed=False)]) -> SearchResponse:
     scope = request_scope(router, request.user_id)
+    svc = services_of(router)
+    if request.types:
+        require_kinds(svc.kinds, [str(t) for t in request.types], "types")
     logger.debug("memory search", extra={"mode": request.mode, "top_k": request.top_k})
-    result = services_of(router).search.search(scope, request)
+    result = svc.search.search(scope, request)
     metrics.add_metric(name="SearchResults", unit=MetricUnit.Count, value=len(result.results))
     metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
     return result

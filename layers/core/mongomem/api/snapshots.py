@@ -10,6 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.extraction.retry import retry_extraction
+from mongomem.longterm.service import require_kinds
 from mongomem.models.sessions import RetryRequest, RetryResult, Snapshot
 from mongomem.observability import logger, metrics
 
@@ -33,7 +34,8 @@ def retry_snapshot(
 ) -> RetryResult:
     svc = services_of(router)
     scope = request_scope(router, user_id)
+    require_kinds(svc.kinds, [request.type], "type")
     result = retry_extraction(svc.snapshots, svc.queue, svc.settings, scope, snapshot_id, request.type)
-    logger.info("extraction retried", extra={"snapshot_id": snapshot_id, "memory_type": request.type.value})
+    logger.info("extraction retried", extra={"snapshot_id": snapshot_id, "memory_type": request.type})
     metrics.add_metric(name="ExtractionRetries", unit=MetricUnit.Count, value=1)
     return result

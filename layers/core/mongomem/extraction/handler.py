@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from mongomem.config import Settings
+from mongomem.config import Settings, queue_name
 from mongomem.erasure import ErasureRepository, expire_after_extraction
 from mongomem.extraction.extractor import Extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
@@ -58,14 +58,12 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     deadline = record_deadline(lambda_context)
     message = ExtractionMessage.model_validate_json(record.body)
     expected = svc.settings.extraction_type
-    if expected is not None and message.type != expected:
-        raise ValueError(f"message for type {message.type.value!r} reached the {expected.value!r} extractor")
-    logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type.value)
+    if expected is not None and queue_name(message.type) != expected:
+        raise ValueError(f"message for type {message.type!r} reached the {expected!r} extractor")
+    logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type)
     started = time.perf_counter()
     try:
-        result = run_extraction(
-            svc.snapshots, svc.turns, svc.extractor(message.type.value), message, deadline
-        )
+        result = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
     except SnapshotGone:
         logger.warning("snapshot no longer exists; message dropped")
         return
@@ -79,7 +77,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
-    kind = message.type.value
+    kind = message.type
     elapsed = (time.perf_counter() - started) * 1000
     emit("ExtractionLatencyMs", MetricUnit.Milliseconds, elapsed, memory_type=kind)
     emit("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, memory_type=kind)

@@ -36,14 +36,14 @@ def shared(turns: Sequence[TurnView]) -> str:
     return f"Conversation:\n{transcript(turns)}"
 
 
-def kind_part(name: str, instructions: str, item: type[BaseModel]) -> str:
-    """The part of one kind's call: what to extract and the fields of an item."""
+def kind_part(name: str, instructions: str, item: type[BaseModel] | dict[str, Any]) -> str:
+    """The part of one kind's call: what to extract and the fields of an item (its model or JSON Schema)."""
     return f"Memory kind: {name}\n{instructions}\n\nFields of each item:\n{fields(item)}"
 
 
-def fields(model: type[BaseModel]) -> str:
-    """A compact field list from the item model (name, type, required, description): one line each."""
-    schema = model.model_json_schema()
+def fields(model: type[BaseModel] | dict[str, Any]) -> str:
+    """A compact field list from the item model or schema (name, type, required, description): one line each."""
+    schema = model if isinstance(model, dict) else model.model_json_schema()
     required = set(schema.get("required") or [])
     lines = []
     for name, spec in (schema.get("properties") or {}).items():

@@ -43,7 +43,7 @@ class LLMProposer:
             task=kind.name,
             system=prompts.COMMON,
             shared=prompts.shared(turns),
-            prompt=prompts.kind_part(kind.name, instructions or kind.instructions, kind.item),
+            prompt=prompts.kind_part(kind.name, instructions or kind.instructions, kind.item_schema()),
             schema=ANSWER_TOOL,
             schema_name="memories",
             deadline=deadline,

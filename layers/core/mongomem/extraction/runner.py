@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mongomem.config import MemoryType
+from mongomem.config import KindName
 from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.models.common import Identifier, Scope, utcnow
 from mongomem.models.sessions import TypeStatusUpdate
@@ -17,7 +17,7 @@ class ExtractionMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     snapshot_id: str
-    type: MemoryType
+    type: KindName
     tenant: Identifier | None = None
     user_id: Identifier | None = None
 
@@ -37,7 +37,7 @@ def run_extraction(
     snap = snapshots.get(message.snapshot_id)
     if snap is None:
         raise SnapshotGone(message.snapshot_id)
-    key = message.type.value
+    key = message.type
     status = snap.extraction.get(key)
     if status is not None and status.status == "done":
         return None

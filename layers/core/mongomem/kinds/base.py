@@ -212,6 +212,10 @@ class MemoryKind:
     roles: ClassVar[tuple[str, ...]] = ("user", "assistant")
 
     # -- the payload -----------------------------------------------------------------------------
+    def item_schema(self) -> dict[str, Any]:
+        """The JSON Schema of one proposed item (what the LLM is told the fields are)."""
+        return self.item.model_json_schema()
+
     def payload(self, item: BaseModel) -> dict[str, Any]:
         """The stored payload of a proposed (already validated) item."""
         return item.model_dump(mode="json", exclude={"evidence_seqs"}, exclude_none=True)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from mongomem.kinds.base import MemoryKind
 from mongomem.kinds.episodic import Episodic
 from mongomem.kinds.procedural import Procedural
 from mongomem.kinds.semantic import Semantic
 from mongomem.kinds.taxonomic import Taxonomic
+
+if TYPE_CHECKING:
+    from mongomem.config import CustomTypeConfig
 
 BUILTIN: tuple[type[MemoryKind], ...] = (Semantic, Episodic, Procedural, Taxonomic)
 
@@ -48,3 +52,10 @@ class KindRegistry:
 
 def builtin_registry() -> KindRegistry:
     return KindRegistry(kind() for kind in BUILTIN)
+
+
+def project_registry(custom_types: Iterable[CustomTypeConfig] = ()) -> KindRegistry:
+    """The built-in kinds plus the project's custom types (memory.custom_types)."""
+    from mongomem.kinds.custom import custom_kind
+
+    return KindRegistry([*(kind() for kind in BUILTIN), *(custom_kind(d) for d in custom_types)])

@@ -39,6 +39,10 @@ class MemoryRepository(Protocol):
         """+1, evidence and decision appended (once per snapshot), payload merged; None if not applied."""
         ...
 
+    def record_use(self, scope: Scope, memory_id: str, outcome: str, at: datetime) -> MemoryRecord | None:
+        """Count a success or failure of using an active version; None when it is not active (replaced)."""
+        ...
+
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None: ...
 
     def set_embeddings(self, vectors: list[tuple[str, list[float]]], model: str, at: datetime) -> None:

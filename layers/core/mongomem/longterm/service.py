@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from mongomem.errors import InvalidInput, NotFound
+from mongomem.errors import InvalidInput, NotFound, UnknownMemoryType
 from mongomem.extraction.commit import Committer
 from mongomem.kinds import KindError, KindRegistry
 from mongomem.longterm.ports import MemoryRepository
@@ -47,7 +47,19 @@ def memory_out(record: MemoryRecord) -> MemoryOut:
         valid_from=record.valid_from,
         valid_to=record.valid_to,
         expires_at=record.expires_at,
+        usage=record.usage,
     )
+
+
+def require_kinds(kinds: KindRegistry, names: list[str], path: str) -> None:
+    """InvalidInput (400) naming the allowed kinds when a requested kind is neither built-in nor declared."""
+    unknown = [n for n in names if n not in kinds]
+    if unknown:
+        raise UnknownMemoryType(
+            f"unknown memory type(s) {', '.join(repr(n) for n in unknown)}; this project has "
+            + ", ".join(kinds.names()),
+            {"path": path, "allowed": kinds.names()},
+        )
 
 
 class MemoryService:
@@ -60,7 +72,8 @@ class MemoryService:
         self.indexer = indexer
 
     def create(self, scope: Scope, request: CreateMemoryRequest) -> WriteResult:
-        kind = self.kinds[request.type.value]
+        require_kinds(self.kinds, [request.type], "type")
+        kind = self.kinds[request.type]
         try:
             kind.validate(request.payload)
         except KindError as exc:
@@ -100,6 +113,8 @@ class MemoryService:
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
     ) -> MemoryPage:
+        if memory_type is not None:
+            require_kinds(self.kinds, [memory_type], "type")
         before: datetime | None = None
         if cursor:
             try:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.config import MemoryType
+from mongomem.config import KindName
 from mongomem.models.common import Identifier, SafeMapping, UtcDateTime
 
 Status = Literal["active", "superseded", "deleted"]
@@ -31,6 +31,16 @@ class DecisionRecord(BaseModel):
     candidate_id: str | None = None
     snapshot_id: str | None = None
     at: datetime
+
+
+class ProcedureUsage(BaseModel):
+    """How using a procedure went, from POST /v1/memories/{id}/feedback (per version: changed steps
+    start a fresh record)."""
+
+    successes: int = 0
+    failures: int = 0
+    last_used_at: datetime | None = None
+    last_outcome: Literal["success", "failure"] | None = None
 
 
 class MemoryRecord(BaseModel):
@@ -65,6 +75,7 @@ class MemoryRecord(BaseModel):
     embedding_dim: int | None = None
     index_state: str | None = None
     expires_at: datetime | None = None
+    usage: ProcedureUsage | None = None
 
     def snapshot_ids(self) -> set[str]:
         return {e.snapshot_id for e in self.evidence if e.snapshot_id}
@@ -74,7 +85,7 @@ class MemoryOut(BaseModel):
     memory_id: str
     lineage_id: str
     version: int
-    type: MemoryType
+    type: KindName
     status: Status
     payload: dict[str, Any]
     text: str
@@ -94,6 +105,9 @@ class MemoryOut(BaseModel):
     valid_from: str | None = None
     valid_to: str | None = None
     expires_at: datetime | None = None
+    usage: ProcedureUsage | None = Field(
+        None, description="procedures: successes, failures and last use reported through feedback"
+    )
 
 
 class MemoryWithHistory(BaseModel):
@@ -107,7 +121,7 @@ class CreateMemoryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: Identifier | None = None
-    type: MemoryType
+    type: KindName
     payload: SafeMapping
     reconcile: bool = True
     expires_at: UtcDateTime | None = None

@@ -122,6 +122,59 @@ class RecallResponse(BaseModel):
     took_ms: float
 
 
+ContextFormat = Literal["text", "markdown", "openai", "anthropic"]
+SourceMode = Literal["text", "semantic", "hybrid"]
+MAX_SOURCES = 12
+FilterValue = str | int | float | bool
+
+
+class ContextSource(BaseModel):
+    """One source of a context block: where items come from, how they are found, how many, which."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Annotated[
+        str, StringConstraints(pattern=r"^(turns|working_memory|memories|[a-z][a-z0-9_]{1,31})$")
+    ] = Field(
+        description="turns, working_memory, memories (every kind, ranked together) or one memory kind "
+        "(semantic, episodic, procedural, taxonomic, ... or a custom type)"
+    )
+    mode: SourceMode = Field(
+        "hybrid",
+        description="memories: text = keywords (BM25), semantic = meaning (k-NN), hybrid = both; turns: "
+        "text = the session's latest turns, semantic / hybrid = recall of older messages by meaning",
+    )
+    top_k: int = Field(5, ge=1, le=50)
+    min_score: float | None = Field(
+        None, ge=-1.0, allow_inf_nan=False, description="ranked sources: items scoring below are dropped"
+    )
+    filter: dict[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.]{0,63}$")], FilterValue
+    ] = Field(
+        default_factory=dict,
+        max_length=16,
+        description="exact values of payload fields (memories; a list field matches when it holds the "
+        "value) or of turn metadata (turns)",
+    )
+
+
+class SourceReport(BaseModel):
+    """What one source gave the block: how many items it found and chose, and why the others were dropped."""
+
+    source: str
+    mode: SourceMode
+    top_k: int
+    found: int = Field(description="items the source returned before filters and the budget")
+    chosen: int
+    dropped: dict[str, int] = Field(
+        description="score: below min_score; filter: not matching; budget: no room"
+    )
+    tokens: int
+    ids: list[str]
+    ms: float = Field(description="how long the source took (sources run concurrently)")
+    note: str | None = None
+
+
 class ContextRequest(BaseModel):
     """Assemble an agent's context for one session within a token budget."""
 
@@ -141,6 +194,18 @@ class ContextRequest(BaseModel):
     observed_before: UtcDateTime | None = Field(None, description="memories first stated before this time")
     recall_top_k: int = Field(default=4, ge=0, le=50)
     message_range: int | MessageRange = Field(default=1)
+    sources: list[ContextSource] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_SOURCES,
+        description="what the block holds, in priority order (default: working memory, recent turns, "
+        "memories, recalled messages); the budget drops items of the last sources first",
+    )
+    format: ContextFormat = Field(
+        "text",
+        description="text (labelled sections), markdown, openai (system `messages`) or anthropic (`system` blocks)",
+    )
+    max_tokens: int | None = Field(None, ge=256, le=32000, description="the token budget (= token_budget)")
 
     @field_validator("message_range")
     @classmethod
@@ -153,6 +218,10 @@ class ContextRequest(BaseModel):
     def _observed(self) -> ContextRequest:
         if self.observed_after and self.observed_before and self.observed_after >= self.observed_before:
             raise ValueError("observed_after must be earlier than observed_before")
+        if self.max_tokens is not None:
+            if "token_budget" in self.model_fields_set and self.token_budget != self.max_tokens:
+                raise ValueError("max_tokens and token_budget are one setting: give one of them")
+            self.token_budget = self.max_tokens
         return self
 
 
@@ -160,7 +229,7 @@ SectionName = Literal["working_memory", "recent_turns", "memories", "recalled"]
 
 
 class ContextSection(BaseModel):
-    name: SectionName
+    name: str = Field(description="the section (working_memory, recent_turns, memories, recalled) or source")
     title: str
     text: str
     tokens: int
@@ -177,3 +246,14 @@ class ContextResponse(BaseModel):
     token_budget: int
     tokens: int
     query: str | None = None
+    format: ContextFormat = "text"
+    messages: list[dict[str, str]] | None = Field(
+        None, description="format openai: the block as a system message, ready for a chat completion"
+    )
+    system: list[dict[str, str]] | None = Field(
+        None, description="format anthropic: one text block per section, ready for `system`"
+    )
+    sources: list[SourceReport] | None = Field(None, description="with `sources`: what each one gave")
+    timings_ms: dict[str, float] | None = Field(
+        None, description="with `sources`: fetch (all sources, concurrently), fit, render and total"
+    )

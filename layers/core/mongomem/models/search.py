@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mongomem.config import MemoryType
+from mongomem.config import MAX_CUSTOM_TYPES, KindName, MemoryType
 from mongomem.models.common import Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status
 
@@ -24,7 +24,9 @@ class SearchRequest(BaseModel):
 
     user_id: Identifier | None = None
     query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    types: list[MemoryType] | None = Field(default=None, min_length=1, max_length=len(MemoryType))
+    types: list[KindName] | None = Field(
+        default=None, min_length=1, max_length=len(MemoryType) + MAX_CUSTOM_TYPES, description="memory kinds"
+    )
     top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
     # knn / hybrid: floor on cosine similarity of the vector match; bm25: floor on the BM25 score.
     min_score: float | None = Field(default=None, ge=-1.0, allow_inf_nan=False)
@@ -65,7 +67,7 @@ class SearchSignals(BaseModel):
 class SearchResult(BaseModel):
     memory_id: str
     lineage_id: str
-    type: MemoryType
+    type: KindName
     payload: dict[str, Any]
     text: str
     status: Status

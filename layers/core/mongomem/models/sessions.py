@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from mongomem.config import MemoryType
+from mongomem.config import KindName
 from mongomem.models.base import Model
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
@@ -143,11 +143,11 @@ class RetryRequest(Model):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: MemoryType = Field(description="the memory kind to extract again")
+    type: KindName = Field(description="the memory kind to extract again")
 
 
 class RetryResult(Model):
     snapshot: Snapshot = Field(description="the snapshot, with the kind's status back to queued")
-    type: MemoryType
+    type: KindName
     previous: TypeStatus = Field(description="the kind's status before the retry")
     message: str

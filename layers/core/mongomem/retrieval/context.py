@@ -38,6 +38,7 @@ from mongomem.retrieval.recall import Recall, RecallDisabled
 from mongomem.shortterm.ports import TurnRepository
 
 if TYPE_CHECKING:
+    from mongomem.kinds import KindRegistry
     from mongomem.models.working_memory import WorkingMemoryScope
     from mongomem.retrieval.search import MemorySearch
     from mongomem.workingmemory.service import WorkingMemoryService
@@ -105,15 +106,22 @@ class ContextBuilder:
         working_scope: WorkingMemoryScope,
         search: MemorySearch,
         recall: Recall,
+        kinds: KindRegistry | None = None,
     ) -> None:
         self.turns = turns
         self.working = working
         self.working_scope = working_scope
         self.search = search
         self.recall = recall
+        self.kinds = kinds
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
         """Collect every section, then drop lowest-priority items until the block fits the budget."""
+        if request.sources:  # the caller names the sources (mongomem.retrieval.context_sources)
+            from mongomem.kinds import builtin_registry
+            from mongomem.retrieval.context_sources import SourcesContext
+
+            return SourcesContext(self, self.kinds or builtin_registry()).build(principal, scope, request)
         recent_docs = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
         query = request.query if request.query and request.query.strip() else _latest_user_text(recent_docs)
         recent_docs = recent_docs[-request.recent_turns :] if request.recent_turns else []
@@ -152,6 +160,12 @@ class ContextBuilder:
             tokens=estimate_tokens(context) if context else 0,
             query=query,
         )
+        if request.format != "text":
+            from mongomem.retrieval.context_sources import apply_format
+
+            apply_format(
+                response, request.format, [(TITLES[s.name][3:], s.text()) for s in sections if s.items]
+            )
         logger.info(
             "context built",
             extra={

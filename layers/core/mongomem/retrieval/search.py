@@ -52,7 +52,7 @@ class MemorySearch:
                 "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
             )
         statuses = ["active", "superseded"] if request.include_superseded else ["active"]
-        types = [t.value for t in request.types] if request.types else None
+        types = [str(t) for t in request.types] if request.types else None
         filters: dict[str, str | list[str]] = {"status": statuses}
         if types:
             filters["type"] = types

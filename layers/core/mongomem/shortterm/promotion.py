@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from mongomem.config import MemoryType, Settings
+from mongomem.config import Settings
 from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.sessions import NewSnapshot, Session, StoredSnapshot, TypeStatus
 from mongomem.ports import QueuePort
@@ -168,8 +168,7 @@ class Promoter:
                 reason=reason,  # one of SnapshotReason: policy.reason() or "manual"
                 created_at=now,
                 extraction={
-                    t.value: TypeStatus(status="queued", attempts=0)
-                    for t in self.settings.enabled_extractions
+                    str(t): TypeStatus(status="queued", attempts=0) for t in self.settings.enabled_extractions
                 },
             )
         )
@@ -177,7 +176,7 @@ class Promoter:
     def _fan_out(self, snap: StoredSnapshot) -> None:
         for type_name in snap.extraction:
             self.queue.send_extraction(
-                MemoryType(type_name),
+                type_name,
                 {
                     "snapshot_id": snap.snapshot_id,
                     "type": type_name,

@@ -1,0 +1,50 @@
+"""Procedures as skills: export one as an Agent Skill, feedback on using it, discover the ones that fit."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from mongomem.api.identity import UserQuery, request_scope, services_of
+from mongomem.api.memories import MemoryId
+from mongomem.models.procedures import (
+    DiscoverRequest,
+    DiscoverResponse,
+    FeedbackRequest,
+    FeedbackResult,
+    SkillExport,
+)
+from mongomem.observability import emit, logger
+
+router = APIGatewayHttpRouter()
+
+
+@router.get("/v1/memories/<memory_id>/skill", summary="A procedural memory as an Agent Skill (SKILL.md)")
+def get_skill(memory_id: MemoryId, user_id: UserQuery = None) -> SkillExport:
+    return services_of(router).procedures.skill(request_scope(router, user_id), memory_id)
+
+
+@router.post(
+    "/v1/memories/<memory_id>/feedback",
+    summary="Record whether using a procedure worked (it ranks `discover procedures`)",
+)
+def post_feedback(
+    memory_id: MemoryId, request: Annotated[FeedbackRequest, Body(embed=False)]
+) -> FeedbackResult:
+    result = services_of(router).procedures.feedback(
+        request_scope(router, request.user_id), memory_id, request
+    )
+    emit("ProcedureFeedback", MetricUnit.Count, 1, outcome=request.outcome)
+    logger.info("procedure feedback", extra={"memory_id": memory_id, "outcome": request.outcome})
+    return result
+
+
+@router.post(
+    "/v1/procedures/discover",
+    summary="Find the procedures that fit a task, ranked by relevance and by success",
+)
+def discover_procedures(request: Annotated[DiscoverRequest, Body(embed=False)]) -> DiscoverResponse:
+    return services_of(router).procedures.discover(request_scope(router, request.user_id), request)

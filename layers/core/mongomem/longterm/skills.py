@@ -1,0 +1,101 @@
+"""A procedural memory as an Agent Skill: a folder named for the skill holding SKILL.md (YAML front matter
+with name and description, then the procedure as Markdown).
+
+Front matter values are written as JSON strings, which YAML reads as double-quoted scalars: no YAML
+library on the runtime's path, and nothing a procedure says can break out of its field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from mongomem import markers
+from mongomem.models.memory import MemoryRecord
+
+# The Agent Skills format: a lowercase name of letters, digits and single hyphens, at most 64 characters;
+# a description of at most 1024 characters.
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+
+
+def skill_name(name: str, fallback: str) -> str:
+    """`name` as a skill name (lowercase letters, digits, single hyphens, at most 64 characters)."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_NAME].strip("-")
+    return slug or fallback
+
+
+def _quoted(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _step(step: Any) -> tuple[str, str | None]:
+    """(what to do, the expected output) of a stored step: a string, or an object with an expected output."""
+    if isinstance(step, dict):
+        text = step.get("text") or step.get("action") or step.get("instruction") or step.get("description")
+        expected = step.get("expected_output") or step.get("expected")
+        return str(text or json.dumps(step, ensure_ascii=False)), str(expected) if expected else None
+    return str(step), None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    return []
+
+
+def render_skill(record: MemoryRecord) -> tuple[str, str]:
+    """(skill name, SKILL.md text) of a procedural memory."""
+    payload = record.payload
+    title = str(payload.get("name") or "procedure")
+    name = skill_name(title, fallback=f"procedure-{record.lineage_id[-8:]}")
+    when = str(payload.get("when_to_use") or "").strip()
+    description = str(payload.get("description") or "").strip() or when or title
+    if when and when not in description:
+        description = f"{description} Use when: {when}"
+    description = description[:MAX_DESCRIPTION].strip()
+    tools = _strings(payload.get("allowed_tools"))
+    usage = record.usage
+    metadata = {
+        "mongomem-memory-id": record.memory_id,
+        "mongomem-version": str(record.version),
+        "reinforcements": str(record.reinforcement_count),
+        "successes": str(usage.successes if usage else 0),
+        "failures": str(usage.failures if usage else 0),
+    }
+    if usage and usage.last_used_at:
+        metadata["last-used-at"] = usage.last_used_at.isoformat()
+    front = ["---", f"name: {name}", f"description: {_quoted(description)}"]
+    if tools:
+        # the Agent Skills field is a space-separated list
+        front.append(f"allowed-tools: {_quoted(' '.join(t.replace(' ', '_') for t in tools))}")
+    front.append("metadata:")
+    front.extend(f"  {k}: {_quoted(v)}" for k, v in metadata.items())
+    front.append("---")
+    body = [f"# {title}", ""]
+    if payload.get("description") and when:
+        body += [str(payload["description"]).strip(), ""]
+    if when:
+        body += ["## When to use", "", when, ""]
+    triggers = _strings(payload.get("trigger_conditions"))
+    if triggers:
+        body += ["## Triggers", "", *(f"- {t}" for t in triggers), ""]
+    body += ["## Steps", ""]
+    for i, step in enumerate(payload.get("steps") or [], 1):
+        text, expected = _step(step)
+        body.append(f"{i}. {text}")
+        if expected:
+            body.append(f"   Expected: {expected}")
+    if tools:
+        body += ["", "## Tools", "", *(f"- `{t}`" for t in tools)]
+    tags = _strings(payload.get("tags"))
+    if tags:
+        body += ["", f"Tags: {', '.join(tags)}"]
+    # the body goes out inside mongomem's marker, like everything handed to an agent: a skill pasted back
+    # into a conversation is never extracted again as a new procedure (front matter must open the file)
+    return name, "\n".join(front) + "\n\n" + markers.wrap("\n".join(body).rstrip(), "skill") + "\n"

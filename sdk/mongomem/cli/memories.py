@@ -1,0 +1,101 @@
+"""`mongomem memories export`: a user's memories to files; procedures as Agent Skills (one folder each).
+
+    mongomem memories export --kind procedural --format skills DIR --user-id ana
+writes DIR/<skill-name>/SKILL.md for every active procedure (GET /v1/memories/{id}/skill), and
+    mongomem memories export --kind semantic --format jsonl FILE_OR_DIR
+one memory a line. The API is the local stack's or --base-url's, with --api-key when it needs one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from mongomem.config import environment
+
+DEFAULT_URL = "http://127.0.0.1:3000"
+
+
+def _pages(client: Any, user_id: str | None, kind: str | None) -> Iterator[Any]:
+    cursor = None
+    while True:
+        page = client.list_memories(user_id, type=kind, status="active", limit=200, cursor=cursor)
+        yield from page.memories
+        cursor = page.next_cursor
+        if not cursor:
+            return
+
+
+def export_skills(client: Any, user_id: str | None, target: Path, out: TextIO) -> list[Path]:
+    """One folder per active procedure, named for its skill; a second skill of the same name gets -2."""
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    taken: set[str] = set()
+    for memory in _pages(client, user_id, "procedural"):
+        skill = client.get_skill(memory.memory_id, user_id)
+        name, n = skill.name, 2
+        while name in taken:
+            name, n = f"{skill.name[:60]}-{n}", n + 1
+        taken.add(name)
+        content = (
+            skill.content
+            if name == skill.name
+            else skill.content.replace(f"name: {skill.name}\n", f"name: {name}\n", 1)
+        )
+        path = target / name / "SKILL.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+        print(f"{path}  ({memory.memory_id})", file=out)
+    return written
+
+
+def export_jsonl(client: Any, user_id: str | None, kind: str | None, target: Path, out: TextIO) -> int:
+    if target.is_dir():
+        target = target / f"{kind or 'memories'}.jsonl"
+    count = 0
+    with target.open("w", encoding="utf-8") as fh:
+        for memory in _pages(client, user_id, kind):
+            fh.write(json.dumps(memory.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            count += 1
+    print(f"{count} memories written to {target}", file=out)
+    return count
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    from mongomem.client import MemoryClient, MemoryClientError
+
+    if args.format == "skills" and args.kind != "procedural":
+        print("--format skills exports procedures: use --kind procedural", file=sys.stderr)
+        return 2
+    client = MemoryClient(args.base_url, api_key=args.api_key)
+    try:
+        if args.format == "skills":
+            written = export_skills(client, args.user_id, Path(args.target), out)
+            print(f"{len(written)} skills written to {args.target}", file=out)
+        else:
+            export_jsonl(client, args.user_id, args.kind, Path(args.target), out)
+    except MemoryClientError as err:
+        print(f"export failed: {err.code}: {err.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add `memories export` to the `mongomem` command's subparsers."""
+    memories = sub.add_parser("memories", help="export a user's memories (procedures as Agent Skills)")
+    msub = memories.add_subparsers(dest="memories_command", required=True)
+    export = msub.add_parser("export", help="write memories to files: --format skills (procedures) or jsonl")
+    export.add_argument("target", help="the directory (skills: one folder per skill) or file (jsonl)")
+    export.add_argument(
+        "--kind", default=None, help="the memory kind (built-in or custom); skills: procedural"
+    )
+    export.add_argument("--format", choices=["skills", "jsonl"], default="jsonl")
+    export.add_argument("--user-id", default=None, help="whose memories (a service-account key fixes it)")
+    export.add_argument("--base-url", default=DEFAULT_URL, help="the memory API")
+    export.add_argument("--api-key", default=environment().get("MONGOMEM_API_KEY") or None)
+    export.set_defaults(func=cmd_export)
