@@ -33,12 +33,11 @@ class Unprocessable(InvalidInput):
     """Well-formed input the current state cannot take (e.g. working memory that breaks its schema)."""
 
 
-class UnknownMemoryType(InvalidInput):
+class UnknownMemoryType(Unprocessable):
     """A request names a memory type the project has neither built in nor declared (like any field that
     does not match the schema: the project's kinds are part of it)."""
 
     code = "validation_error"
-    status = 422
 
 
 class PayloadTooLarge(MongomemError):
