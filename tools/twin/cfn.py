@@ -126,6 +126,17 @@ class Resolver:
         cond = resource.get("Condition")
         return True if cond is None else self.condition(str(cond))
 
+    def failed_rules(self) -> list[str]:
+        """The AssertDescription of every template rule that fails: CloudFormation refuses such a deploy."""
+        failed = []
+        for name, rule in (self.template.get("Rules") or {}).items():
+            if "RuleCondition" in rule and not self.resolve(rule["RuleCondition"]):
+                continue
+            for assertion in rule.get("Assertions") or []:
+                if not self.resolve(assertion["Assert"]):
+                    failed.append(str(assertion.get("AssertDescription") or name))
+        return failed
+
     # -- values --------------------------------------------------------------------------------------
     def resolve(self, value: Any) -> Any:
         if isinstance(value, list):

@@ -131,8 +131,11 @@ class Twin:
         return self._transformed[key]
 
     # -- stacks --------------------------------------------------------------------------------------
-    def deploy(self, stack_name: str, parameters: dict[str, str], logs: Path) -> DeployedStack:
-        stack = DeployedStack(self, stack_name, parameters, logs)
+    def deploy(
+        self, stack_name: str, parameters: dict[str, str], logs: Path, mongodb_uri: str | None = None
+    ) -> DeployedStack:
+        """Create a stack; its MongoDB secret holds `mongodb_uri` (default: the twin's SecantusDB)."""
+        stack = DeployedStack(self, stack_name, parameters, logs, mongodb_uri or self.mongodb_uri)
         self.stacks[stack_name] = stack
         stack.create()
         return stack
@@ -156,9 +159,12 @@ class Twin:
 
 
 class DeployedStack:
-    def __init__(self, twin: Twin, name: str, parameters: dict[str, str], logs: Path) -> None:
+    def __init__(
+        self, twin: Twin, name: str, parameters: dict[str, str], logs: Path, mongodb_uri: str
+    ) -> None:
         self.twin = twin
         self.name = name
+        self.mongodb_uri = mongodb_uri
         self.logs = logs
         self.template = twin.transformed(parameters)
         self.resources: dict[str, Resource] = {}
@@ -260,10 +266,11 @@ class DeployedStack:
             return
         client = self.twin.client("secretsmanager")
         name = f"mongomem/{stage}/mongodb"
+        secret = json.dumps({"uri": self.mongodb_uri})
         try:
-            client.create_secret(Name=name, SecretString=json.dumps({"uri": self.twin.mongodb_uri}))
+            client.create_secret(Name=name, SecretString=secret)
         except client.exceptions.ResourceExistsException:
-            client.put_secret_value(SecretId=name, SecretString=json.dumps({"uri": self.twin.mongodb_uri}))
+            client.put_secret_value(SecretId=name, SecretString=secret)
 
     def _register(self) -> None:
         """The stack as `describe-stacks` shows it: parameters and outputs (what the CLI reads).

@@ -587,8 +587,9 @@ class Runtime:
             try:
                 return fn(event, context, svc)
             except StoreAuthFailed:
-                if not self._reconnect(svc):
-                    raise
+                # A changed secret: run again on it. Unchanged: run again anyway, as the final attempt, so
+                # the API answers its retryable 503 instead of a gateway 500 (other handlers raise again).
+                self._reconnect(svc)
             token = _auth_retry.set(True)
             try:
                 return fn(event, context, self.services())

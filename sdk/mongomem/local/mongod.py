@@ -33,8 +33,15 @@ def free_port() -> int:
 class EmbeddedMongo:
     """A SecantusDB server on 127.0.0.1 keeping its data in `data_dir` (or in memory when None)."""
 
-    def __init__(self, data_dir: Path | None, port: int | None = None, cache_size: str = "512M") -> None:
+    def __init__(
+        self,
+        data_dir: Path | None,
+        port: int | None = None,
+        cache_size: str = "512M",
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.data_dir = data_dir
+        self.extra_args = extra_args  # more SecantusDB options (tests: `--auth`)
         self.port = port or free_port()
         self.cache_size = cache_size
         self.proc: subprocess.Popen[bytes] | None = None
@@ -72,6 +79,7 @@ class EmbeddedMongo:
             self.cache_size,
             "--log-level",
             "WARNING",
+            *self.extra_args,
         ]
         env = environment()
         if self.data_dir is not None:

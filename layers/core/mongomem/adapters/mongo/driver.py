@@ -170,10 +170,17 @@ class MongoDatabase:
             _INDEXED.add(marker)
 
     def ping(self) -> bool:
+        """False when the server cannot be reached; refused credentials raise StoreAuthFailed instead.
+
+        A rotated password is not an outage: raising lets the runtime refetch the secret and answer again.
+        """
         try:
-            self.client.admin.command("ping")
+            with translate_errors():
+                self.client.admin.command("ping")
             return True
-        except PyMongoError:
+        except StoreAuthFailed:
+            raise
+        except (StoreUnavailable, PyMongoError):
             return False
 
     def drop(self) -> None:

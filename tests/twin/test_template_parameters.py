@@ -1,0 +1,348 @@
+"""The built template, resolved for a parameter set: what CloudFormation would create is what the parameters say.
+
+Each case runs AWS's SAM transform on `.aws-sam/build/template.yaml` with the parameter values (as
+CloudFormation hands them to the transform), then evaluates its rules, conditions and intrinsics the way
+the deployed twin does (tools/twin/cfn.py), with each resource's Ref being its logical id and each
+GetAtt `Logical.Attr`. No moto, no functions: these are the settings a deploy would get wrong silently
+(an API without throttling, a CORS list API Gateway cannot read, functions outside the VPC, a search
+role nobody can map).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+
+BUILT = ROOT / ".aws-sam" / "build" / "template.yaml"
+SAM_PYTHON = ROOT / ".venv-sam" / "bin" / "python"
+REGION, ACCOUNT = "eu-west-1", "123456789012"
+
+
+@dataclass
+class Resolved:
+    parameters: dict[str, str]
+    resources: dict[str, tuple[str, dict[str, Any]]]  # logical id -> (type, resolved properties)
+    outputs: dict[str, Any]
+    failed_rules: list[str]
+
+    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: p for k, (t, p) in self.resources.items() if t == kind}
+
+    def props(self, logical: str) -> dict[str, Any]:
+        return self.resources[logical][1]
+
+
+_CACHE: dict[str, Resolved] = {}
+
+
+def resolve(**parameters: str) -> Resolved:
+    """The stack a deploy with these parameters (`stack_name` mongomem-test) would create."""
+    key = json.dumps(parameters, sort_keys=True)
+    if key in _CACHE:
+        return _CACHE[key]
+    if not BUILT.exists():
+        pytest.fail(
+            "these tests read the built template: run `make sam-build` (make twin does)", pytrace=False
+        )
+    from twin.cfn import Resolver, load_template, sam_transform
+
+    template = sam_transform(load_template(BUILT), SAM_PYTHON, REGION, parameters)
+    active: set[str] = set()
+
+    def ref(logical: str) -> str:
+        if logical not in active:
+            raise KeyError(f"Ref {logical}: the resource is not created with these parameters")
+        return logical
+
+    def get_att(logical: str, attr: str) -> str:
+        return f"{ref(logical)}.{attr}"
+
+    pseudo = {
+        "AWS::Region": REGION,
+        "AWS::AccountId": ACCOUNT,
+        "AWS::StackName": "mongomem-test",
+        "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/mongomem-test/1",
+        "AWS::Partition": "aws",
+        "AWS::URLSuffix": "amazonaws.com",
+    }
+    resolver = Resolver(template, parameters, pseudo, ref, get_att)
+    failed = resolver.failed_rules()
+    specs = template["Resources"]
+    active |= {k for k, v in specs.items() if resolver.active(v)}
+    resources = {k: (specs[k]["Type"], resolver.resolve(specs[k].get("Properties") or {})) for k in active}
+    outputs = {
+        k: resolver.resolve(v["Value"])
+        for k, v in (template.get("Outputs") or {}).items()
+        if "Condition" not in v or resolver.condition(v["Condition"])
+    }
+    _CACHE[key] = Resolved(dict(parameters), resources, outputs, failed)
+    return _CACHE[key]
+
+
+def functions(stack: Resolved) -> dict[str, dict[str, Any]]:
+    return stack.of_type("AWS::Lambda::Function")
+
+
+def role_of(function: dict[str, Any]) -> str:
+    role = function["Role"]  # "<RoleLogicalId>.Arn"
+    assert isinstance(role, str) and role.endswith(".Arn"), role
+    return role.removesuffix(".Arn")
+
+
+# -- API: throttling, access logs, CORS, custom domain ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environment", "rate", "burst"),
+    [(None, 100, 200), ("prod", 200, 400)],
+    ids=["defaults", "samconfig-prod"],
+)
+def test_the_api_stage_is_throttled_and_logged_as_the_parameters_say(
+    environment: str | None, rate: int, burst: int
+) -> None:
+    from twin.stack import samconfig
+
+    params = samconfig(ROOT, environment)[1] if environment else {}
+    stack = resolve(**params)
+    (stage,) = stack.of_type("AWS::ApiGatewayV2::Stage").values()
+    # Given the deploy's parameters, every route of the stage is held to its rate and burst
+    assert stage["StageName"] == "$default"
+    settings = stage["DefaultRouteSettings"]
+    assert (int(settings["ThrottlingRateLimit"]), int(settings["ThrottlingBurstLimit"])) == (rate, burst)
+    # and every request is logged as one JSON line to a log group kept for the stage's retention
+    assert stage["AccessLogSettings"]["DestinationArn"] == "ApiAccessLogs.Arn"
+    line = json.loads(stage["AccessLogSettings"]["Format"])
+    assert {"requestId", "route", "status", "latencyMs", "integrationError", "tenant"} <= set(line)
+    retention = params.get("LogRetentionDays", "30")
+    assert str(stack.props("ApiAccessLogs")["RetentionInDays"]) == retention
+
+
+def _cors(stack: Resolved) -> Any:
+    (api,) = stack.of_type("AWS::ApiGatewayV2::Api").values()
+    return api["Body"].get("x-amazon-apigateway-cors")
+
+
+def test_cors_is_off_unless_origins_are_given_and_then_allows_exactly_them() -> None:
+    assert _cors(resolve()) is None
+    # API Gateway reads allowOrigins as an array: each origin one item, never the raw "a,b" text
+    cors = _cors(resolve(**CORS_TWO, **CUSTOM))
+    assert cors["allowOrigins"] == ["https://app.example.com", "https://admin.example.com"]
+    assert {"x-api-key", "content-type"} <= set(cors["allowHeaders"])
+    assert {"GET", "POST", "DELETE", "OPTIONS"} <= set(cors["allowMethods"])
+    assert "retry-after" in cors["exposeHeaders"]
+    assert _cors(resolve(**DOMAIN, CorsAllowOrigins="https://app.example.com"))["allowOrigins"] == [
+        "https://app.example.com"
+    ]
+
+
+# Parameter sets shared by several tests (each set is one SAM transform, ~6 s).
+CUSTOM = {"ExtractionMaxConcurrency": "7", "ExtractionBatchSize": "5"}
+CORS_TWO = {"CorsAllowOrigins": "https://app.example.com,https://admin.example.com"}
+# what CloudFormation refuses before creating anything
+INCOMPLETE = {"OpenSearchMode": "existing", "DomainName": "memory.example.com"}
+DOMAIN = {
+    "DomainName": "memory.example.com",
+    "CertificateArn": f"arn:aws:acm:{REGION}:{ACCOUNT}:certificate/0f0e0d0c",
+}
+
+
+def test_a_custom_domain_maps_the_api_and_becomes_its_url() -> None:
+    plain = resolve()
+    assert not plain.of_type("AWS::ApiGatewayV2::DomainName") and not plain.of_type("AWS::Route53::RecordSet")
+    assert plain.outputs["ApiUrl"] == f"https://HttpApi.execute-api.{REGION}.amazonaws.com"
+    # Given a domain and its certificate (and a hosted zone), the API answers there
+    stack = resolve(**DOMAIN, HostedZoneId="Z0123456789ABC")
+    domain = stack.props("ApiDomain")
+    assert domain["DomainName"] == "memory.example.com"
+    assert domain["DomainNameConfigurations"] == [
+        {"CertificateArn": DOMAIN["CertificateArn"], "EndpointType": "REGIONAL"}
+    ]
+    mapping = stack.props("ApiDomainMapping")
+    assert (mapping["DomainName"], mapping["ApiId"], mapping["Stage"]) == ("ApiDomain", "HttpApi", "$default")
+    record = stack.props("ApiDomainRecord")
+    assert record["HostedZoneId"] == "Z0123456789ABC" and record["Name"] == "memory.example.com"
+    assert record["AliasTarget"]["DNSName"] == "ApiDomain.RegionalDomainName"
+    assert stack.outputs["ApiUrl"] == "https://memory.example.com"
+    # without a hosted zone the record is the user's to make; a domain without a certificate is refused
+    assert "ApiDomainRecord" not in resolve(**DOMAIN, CorsAllowOrigins="https://app.example.com").resources
+    assert "DomainName needs CertificateArn." in resolve(**INCOMPLETE).failed_rules
+    assert plain.failed_rules == [] and stack.failed_rules == []
+
+
+# -- network: the functions in a VPC, with the endpoints they call -------------------------------------
+
+VPC = {"VpcId": "vpc-0abc", "SubnetIds": "subnet-a,subnet-b", "SecurityGroupIds": "sg-fn"}
+ENDPOINT_SERVICES = {
+    f"com.amazonaws.{REGION}.{s}" for s in ("sqs", "secretsmanager", "ssm", "bedrock-runtime")
+}
+
+
+def _managed_policies(stack: Resolved, role: str) -> list[Any]:
+    return list(stack.props(role).get("ManagedPolicyArns") or [])
+
+
+def test_without_vpc_parameters_no_function_runs_in_a_vpc() -> None:
+    stack = resolve()
+    assert all("VpcConfig" not in f for f in functions(stack).values())
+    assert not [k for k, (t, _) in stack.resources.items() if t.startswith("AWS::EC2::")]
+    assert not stack.of_type("AWS::OpenSearchServerless::VpcEndpoint")
+
+
+def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_calls() -> None:
+    stack = resolve(**VPC, CreateVpcEndpoints="true")
+    fns = functions(stack)
+    # every function (the deploy-time migration included) runs in the given subnets and security group
+    for name, fn in fns.items():
+        assert fn["VpcConfig"] == {"SubnetIds": ["subnet-a", "subnet-b"], "SecurityGroupIds": ["sg-fn"]}, name
+        # ... with a role that may create its network interfaces (else Lambda refuses the function)
+        vpc_policy = "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
+        assert vpc_policy in _managed_policies(stack, role_of(fn)), name
+    # the interface endpoints of what the functions call besides MongoDB, private DNS on, in those subnets
+    endpoints = stack.of_type("AWS::EC2::VPCEndpoint")
+    assert {e["ServiceName"] for e in endpoints.values()} == ENDPOINT_SERVICES
+    for e in endpoints.values():
+        assert e["VpcId"] == "vpc-0abc" and e["SubnetIds"] == ["subnet-a", "subnet-b"]
+        assert e["PrivateDnsEnabled"] is True and e["SecurityGroupIds"] == ["EndpointsSecurityGroup"]
+    ingress = stack.props("EndpointsSecurityGroup")["SecurityGroupIngress"]
+    assert ingress == [
+        {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "SourceSecurityGroupId": "sg-fn"}
+    ]
+    # the Serverless collection is then reachable only through its VPC endpoint, not from the internet
+    (aoss,) = stack.of_type("AWS::OpenSearchServerless::VpcEndpoint").values()
+    assert aoss["SubnetIds"] == ["subnet-a", "subnet-b"]
+    network = json.loads(stack.props("SearchNetworkPolicy")["Policy"])
+    assert network[0]["AllowFromPublic"] is False and network[0]["SourceVPCEs"] == ["SearchVpcEndpoint"]
+    # without CreateVpcEndpoints the functions still run in the VPC (reaching AWS through a NAT)
+    nat = resolve(**VPC)
+    assert all("VpcConfig" in f for f in functions(nat).values())
+    assert not nat.of_type("AWS::EC2::VPCEndpoint")
+    assert json.loads(nat.props("SearchNetworkPolicy")["Policy"])[0]["AllowFromPublic"] is True
+
+
+# -- search: an existing domain or collection ----------------------------------------------------------
+
+EXISTING = {
+    "OpenSearchMode": "existing",
+    "OpenSearchEndpoint": "https://search-memories-abc123.eu-west-1.es.amazonaws.com",
+    "OpenSearchResourceArn": f"arn:aws:es:{REGION}:{ACCOUNT}:domain/memories",
+}
+
+
+def test_existing_opensearch_is_used_as_given_and_the_roles_to_map_are_output() -> None:
+    stack = resolve(**EXISTING)
+    # no collection or policies of its own
+    assert not [k for k, (t, _) in stack.resources.items() if t.startswith("AWS::OpenSearchServerless::")]
+    # every function is pointed at the given endpoint, signing for a managed domain
+    for name, fn in functions(stack).items():
+        env = fn["Environment"]["Variables"]
+        assert env["MONGOMEM_OPENSEARCH_ENDPOINT"] == EXISTING["OpenSearchEndpoint"], name
+        assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-es", name
+    assert stack.outputs["SearchEndpoint"] == EXISTING["OpenSearchEndpoint"]
+    # the search policy grants the domain (and its indexes) only
+    statement = stack.props("SearchAccessPolicy")["PolicyDocument"]["Statement"][0]
+    arn = EXISTING["OpenSearchResourceArn"]
+    assert statement["Resource"] == [arn, f"{arn}/*"]
+    # SearchRoleArns lists exactly the roles holding that policy: what the user maps in the domain
+    holders = {
+        role
+        for role, props in stack.of_type("AWS::IAM::Role").items()
+        if "SearchAccessPolicy" in (props.get("ManagedPolicyArns") or [])
+    }
+    output = set(stack.outputs["SearchRoleArns"].split(","))
+    assert output == {f"{r}.Arn" for r in holders} and len(holders) == 5
+    # the migration creates the index there on deploy
+    assert stack.props("Migration")["SearchIndex"] == "mongomem-memories"
+    # a Serverless collection of one's own is signed for aoss
+    aoss = resolve(
+        **{
+            **EXISTING,
+            "OpenSearchAuth": "sigv4-aoss",
+            "OpenSearchEndpoint": "https://abc123.eu-west-1.aoss.amazonaws.com",
+        }
+    )
+    env = functions(aoss)["MemoryApiFunction"]["Environment"]["Variables"]
+    assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-aoss"
+
+
+def test_existing_opensearch_without_its_endpoint_or_arn_is_refused_by_the_template() -> None:
+    assert sorted(resolve(**INCOMPLETE).failed_rules) == [
+        "DomainName needs CertificateArn.",
+        "OpenSearchMode=existing needs OpenSearchEndpoint.",
+        "OpenSearchMode=existing needs OpenSearchResourceArn (what the functions may call).",
+    ]
+    assert resolve(**EXISTING).failed_rules == []
+
+
+def test_no_search_mode_leaves_search_out_entirely() -> None:
+    stack = resolve(OpenSearchMode="none")
+    for fn in functions(stack).values():
+        assert fn["Environment"]["Variables"]["MONGOMEM_OPENSEARCH_ENDPOINT"] == ""
+    assert "SearchAccessPolicy" not in stack.resources and "IndexLagAlarm" not in stack.resources
+    assert "SearchEndpoint" not in stack.outputs
+    assert stack.props("Migration")["SearchIndex"] == ""
+
+
+# -- extraction: concurrency and batch size per kind ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "concurrency", "batch"),
+    [({}, 2, 2), ({**CORS_TWO, **CUSTOM}, 7, 5), (None, 4, 2)],
+    ids=["defaults", "custom", "samconfig-prod"],
+)
+def test_every_extraction_queue_is_consumed_with_the_configured_concurrency(
+    params: dict[str, str] | None, concurrency: int, batch: int
+) -> None:
+    from twin.stack import samconfig
+
+    stack = resolve(**(params if params is not None else samconfig(ROOT, "prod")[1]))
+    mappings = stack.of_type("AWS::Lambda::EventSourceMapping")
+    extract = {
+        k for k, f in functions(stack).items() if "MONGOMEM_EXTRACTION_TYPE" in f["Environment"]["Variables"]
+    }
+    # one SQS event source per extraction function, none elsewhere ...
+    assert {m["FunctionName"] for m in mappings.values()} == extract and len(mappings) == len(extract) >= 4
+    for name, m in mappings.items():
+        # ... each held to MaximumConcurrency (the LLM's quota) and the batch size, reporting partial failures
+        assert int(m["ScalingConfig"]["MaximumConcurrency"]) == concurrency, name
+        assert int(m["BatchSize"]) == batch, name
+        assert m["FunctionResponseTypes"] == ["ReportBatchItemFailures"], name
+        # and its queue hides a message for 6x the function's timeout (AWS's advice for SQS triggers)
+        queue = m["EventSourceArn"].removesuffix(".Arn")
+        timeout = int(functions(stack)[m["FunctionName"]]["Timeout"])
+        assert int(stack.props(queue)["VisibilityTimeout"]) >= 6 * timeout, name
+
+
+# -- the runtime layer ships the runtime, not the tools ------------------------------------------------
+
+TOOLS = ("cli", "local", "client.py", "mcp_server.py", "integrations", "ops")
+
+
+def test_the_built_layer_and_functions_hold_no_tools_package() -> None:
+    build = BUILT.parent
+    if not build.exists():
+        pytest.fail("run `make sam-build` first", pytrace=False)
+    layer = build / "CoreLayer" / "python"
+    package = layer / "mongomem"
+    assert (package / "runtime.py").exists(), "the layer has no runtime package"
+    # Given the layer sam build made: none of the tools' modules (CLI, local stack, SDK, MCP server)
+    shipped = sorted(p.name for p in package.iterdir())
+    assert not [t for t in TOOLS if (package / t).exists()], shipped
+    # ... nor the tools' distribution, and no function bundles them beside its handler either
+    dists = [p.name for p in layer.glob("*.dist-info")]
+    assert not [d for d in dists if d.lower().startswith("mongomem-")], dists
+    for fn in build.iterdir():
+        if fn.is_dir() and fn.name != "CoreLayer":
+            assert not (fn / "mongomem").exists(), f"{fn.name} bundles a mongomem package"
+    # and nothing the layer ships imports them (it would fail on the first cold start that reached it)
+    offenders = [
+        str(py.relative_to(layer))
+        for py in package.rglob("*.py")
+        if any(f"mongomem.{t.removesuffix('.py')}" in py.read_text(encoding="utf-8") for t in TOOLS)
+    ]
+    assert not offenders, offenders
