@@ -15,6 +15,7 @@ from mongomem.api.search import router as search
 from mongomem.api.snapshots import router as snapshots
 from mongomem.api.stats import router as stats
 from mongomem.api.status import router as status
+from mongomem.api.threads import router as threads
 from mongomem.api.users import router as users
 from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
@@ -22,7 +23,9 @@ from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
 root = lambda_runtime()
-api = MemoryApi(search, memories, recall, context, working_memory, status, users, snapshots, stats, admin)
+api = MemoryApi(
+    search, memories, recall, context, working_memory, threads, status, users, snapshots, stats, admin
+)
 enable_docs(api)  # /v1/openapi.json and Swagger UI at /v1/docs, from the same models
 enable_console(api)  # the memory console at /console (static files; every data call uses the API)
 

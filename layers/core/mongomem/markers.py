@@ -38,6 +38,11 @@ OWN_TOOLS = frozenset(
         "update_working_memory",
         "updateWorkingMemory",
         "record_turn",
+        "create_thread",
+        "list_threads",
+        "update_thread",
+        "delete_thread",
+        "clone_thread",
     }
 )
 

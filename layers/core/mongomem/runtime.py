@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from mongomem.extraction.reconcile import Reconciler
     from mongomem.kinds import KindRegistry
     from mongomem.longterm.service import MemoryService
+    from mongomem.models.turns import Turn
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from mongomem.workingmemory.config import WorkingMemoryConfig
     from mongomem.workingmemory.ports import WorkingMemoryPort
     from mongomem.workingmemory.service import WorkingMemoryService
+    from mongomem.workingmemory.threads import Threads
 
 R = TypeVar("R")
 CONTROL_KEY = "mongomem_control"
@@ -188,7 +190,7 @@ class Services:
     def working_memory_store(self) -> WorkingMemoryPort:
         from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 
-        return MongoWorkingMemoryRepository(self.database)
+        return self._indexed(MongoWorkingMemoryRepository(self.database))
 
     @cached_property
     def erasure(self) -> MongoErasureRepository:
@@ -224,8 +226,9 @@ class Services:
             repository.ensure_indexes()
 
     def ensure_other_indexes(self) -> None:
-        """Every index of memories, retention and API keys."""
+        """Every index of memories, retention, API keys and threads."""
         self.memory_store.ensure_indexes()
+        self.working_memory_store.ensure_indexes()  # type: ignore[attr-defined]
         self.erasure.ensure_indexes()
         self.api_keys.ensure_indexes()
 
@@ -391,7 +394,10 @@ class Services:
     def recall(self) -> Recall:
         from mongomem.retrieval.recall import Recall
 
-        return Recall(self.turns, self.vector_index, self.embedder, self.settings.memory.recall)
+        memory = self.settings.memory
+        return Recall(
+            self.turns, self.vector_index, self.embedder, memory.recall, memory.limits.max_response_bytes
+        )
 
     @cached_property
     def context_builder(self) -> ContextBuilder:
@@ -414,6 +420,20 @@ class Services:
         from mongomem.workingmemory.service import WorkingMemoryService
 
         return WorkingMemoryService(self.working_memory_store, self.working_memory_config)
+
+    def forget_turns(self, turns: list[Turn]) -> int:
+        """Remove deleted turns' recall index entries (no embedder is built for it)."""
+        if not turns:
+            return 0
+        from mongomem.retrieval.turn_indexing import forget_turns
+
+        return forget_turns(self.vector_index, self.settings.memory.recall, turns)
+
+    @cached_property
+    def threads(self) -> Threads:
+        from mongomem.workingmemory.threads import Threads
+
+        return Threads(self.working_memory, self.sessions, self.turns, self.snapshots, self.forget_turns)
 
     # -- extraction ------------------------------------------------------------------------------
     def extractor(self, kind: str) -> Extractor | None:
