@@ -329,7 +329,14 @@ class Services:
     def history(self) -> History:
         from mongomem.shortterm.history import History
 
-        return History(self.sessions, self.turns, self.snapshots, self.promoter, self.policy)
+        return History(
+            self.sessions,
+            self.turns,
+            self.snapshots,
+            self.promoter,
+            self.policy,
+            self.settings.memory.limits.max_response_bytes,
+        )
 
     @cached_property
     def turn_indexer(self) -> TurnIndexer:
