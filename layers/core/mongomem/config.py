@@ -83,13 +83,12 @@ class TopicShiftConfig(_Strict):
     """`memory.snapshot.topic_shift`: cut a session's unpromoted turns where the topic changes (scan job)."""
 
     enabled: bool = False
-    # A cut goes where the cosine similarity of the turns after a point and the block before it falls
-    # below this (measured with the configured embedder: docs/decisions.md "Topic-shift snapshots").
-    threshold: float = Field(0.8, ge=-1.0, le=1.0)
-    # Turns on each side of a candidate cut that are compared (the block before is at most this long).
-    window: int = Field(3, ge=1, le=20)
-    # A snapshot cut at a topic shift holds at least this many turns.
-    min_turns: int = Field(2, ge=1, le=1000)
+    # A cut goes where the cosine similarity of the `window` turns after a point and the `window` turns
+    # before it falls below this. None: the embedder's measured value (the bundled e5 model: 0.915), else
+    # 0.8 (docs/decisions.md "Topic-shift snapshots": the scale depends on the embedding model).
+    threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    # User/assistant turns compared on each side of a point; a topic-shift snapshot holds at least this many.
+    window: int = Field(4, ge=1, le=20)
 
 
 class SnapshotConfig(_Strict):

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from mongomem.shortterm.history import History
     from mongomem.shortterm.policy import PromotionPolicy
     from mongomem.shortterm.promotion import Promoter
+    from mongomem.shortterm.topics import TopicSegmenter
     from mongomem.status import BacklogRepository
     from mongomem.vectors.port import VectorIndex
     from mongomem.workingmemory.config import WorkingMemoryConfig
@@ -323,7 +324,15 @@ class Services:
     def promoter(self) -> Promoter:
         from mongomem.shortterm.promotion import Promoter
 
-        return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings)
+        topics = None
+        if self.settings.memory.snapshot.topic_shift.enabled:
+            topics = self._topic_segmenter
+        return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings, topics=topics)
+
+    def _topic_segmenter(self) -> TopicSegmenter:
+        from mongomem.shortterm.topics import TopicSegmenter
+
+        return TopicSegmenter(self.embedder, self.settings.memory.snapshot.topic_shift)
 
     @cached_property
     def history(self) -> History:
