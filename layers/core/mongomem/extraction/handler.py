@@ -12,8 +12,8 @@ from mongomem.config import Settings
 from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
 from mongomem.extraction.extractor import Extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
-from mongomem.observability import emit, logger
 from mongomem.models.turns import Turn
+from mongomem.observability import emit, logger
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 # Time kept back at the end of an invocation (status writes, the batch response, metrics).
