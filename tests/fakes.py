@@ -124,3 +124,51 @@ class InMemoryWorkingMemory:
         with self.lock:
             found = self.threads.get((scope.tenant, scope.user_id, thread_id))
             return found.model_copy(deep=True) if found else None
+
+    def list_threads(
+        self, scope: Scope, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[Thread]:
+        with self.lock:
+            mine = [
+                t
+                for (tenant, user, _), t in self.threads.items()
+                if (tenant, user) == (scope.tenant, scope.user_id)
+            ]
+        mine.sort(key=lambda t: (t.updated_at, t.thread_id), reverse=True)
+        if before is not None:
+            mine = [t for t in mine if (t.updated_at, t.thread_id) < before]
+        return [t.model_copy(deep=True) for t in mine[:limit]]
+
+    def update_thread(
+        self,
+        scope: Scope,
+        thread_id: str,
+        title: str | None,
+        metadata: dict[str, Any] | None,
+        set_title: bool,
+    ) -> Thread | None:
+        _storable(metadata)
+        with self.lock:
+            tid = (scope.tenant, scope.user_id, thread_id)
+            old = self.threads.get(tid)
+            if old is None:
+                return None
+            changes: dict[str, Any] = {"updated_at": _now()}
+            if set_title:
+                changes["title"] = title
+            if metadata is not None:
+                new = {k: copy.deepcopy(v) for k, v in metadata.items() if k != "workingMemory"}
+                if "workingMemory" in old.metadata:
+                    new["workingMemory"] = old.metadata["workingMemory"]
+                changes["metadata"] = new
+            self.threads[tid] = old.model_copy(update=changes)
+            return self.threads[tid].model_copy(deep=True)
+
+    def delete_thread(self, scope: Scope, thread_id: str) -> bool:
+        with self.lock:
+            tid = (scope.tenant, scope.user_id, thread_id)
+            key = WorkingMemoryKey(
+                scope="thread", tenant=scope.tenant, user_id=scope.user_id, thread_id=thread_id
+            )
+            self.docs.pop(self._id(key), None)
+            return self.threads.pop(tid, None) is not None

@@ -17,6 +17,7 @@ from mongomem.api.search import router as search
 from mongomem.api.snapshots import router as snapshots
 from mongomem.api.stats import router as stats
 from mongomem.api.status import router as status
+from mongomem.api.threads import router as threads
 from mongomem.api.users import router as users
 from mongomem.api.working_memory import router as working_memory
 from mongomem.observability import logger, metrics
@@ -28,6 +29,7 @@ api = MemoryApi(
     search,
     procedures,
     memories,
+    threads,
     recall,
     context,
     working_memory,

@@ -91,8 +91,10 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
         scope: Literal["thread", "resource"] | None = None,
         top_k: int | None = None,
         message_range: int | None = None,
+        order: Literal["thread", "time"] | None = None,
     ) -> dict[str, Any]:
-        """Find earlier conversation messages similar to the query, with the turns around each."""
+        """Find earlier conversation messages similar to the query, with the turns around each
+        (order "time": in time order across threads)."""
         return dict(
             call(
                 client.recall,
@@ -102,6 +104,7 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
                 scope=scope,
                 top_k=top_k,
                 message_range=message_range,
+                order=order,
             )
         )
 
@@ -123,15 +126,61 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
         replace: bool = False,
     ) -> dict[str, Any]:
         """Update the working memory: text (template mode) or an object of fields (schema mode, merged)."""
-        return dict(
-            call(
-                client.update_working_memory,
-                who(user_id),
-                memory=memory,
-                thread_id=thread_id,
-                scope=scope,
-                replace=replace,
+        if replace:
+            return dict(
+                call(
+                    client.update_working_memory,
+                    who(user_id),
+                    memory=memory,
+                    thread_id=thread_id,
+                    scope=scope,
+                    replace=True,
+                )
             )
+        # the tool-call route: `memory` may itself still carry the {"memory": ...} wrapper
+        return dict(
+            call(client.apply_working_memory_tool, who(user_id), memory, thread_id=thread_id, scope=scope)
+        )
+
+    @server.tool()
+    def create_thread(
+        thread_id: str,
+        user_id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Start a conversation thread; metadata.workingMemory seeds the working memory."""
+        return dict(call(client.create_thread, thread_id, who(user_id), title=title, metadata=metadata))
+
+    @server.tool()
+    def list_threads(
+        user_id: str | None = None, limit: int = 20, cursor: str | None = None
+    ) -> dict[str, Any]:
+        """The user's conversation threads, most recently updated first."""
+        return dict(call(client.list_threads, who(user_id), limit=limit, cursor=cursor))
+
+    @server.tool()
+    def update_thread(
+        thread_id: str,
+        user_id: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Rename a thread or replace its metadata (metadata.workingMemory replaces the working memory)."""
+        return dict(call(client.update_thread, thread_id, who(user_id), title=title, metadata=metadata))
+
+    @server.tool()
+    def delete_thread(thread_id: str, user_id: str | None = None) -> dict[str, Any]:
+        """Delete a thread with its messages and thread working memory."""
+        return dict(call(client.delete_thread, thread_id, who(user_id)))
+
+    @server.tool()
+    def clone_thread(
+        thread_id: str, user_id: str | None = None, new_thread_id: str | None = None, title: str | None = None
+    ) -> dict[str, Any]:
+        """Copy a thread (its messages and thread working memory) to a new thread id."""
+        return dict(
+            call(client.clone_thread, thread_id, who(user_id), new_thread_id=new_thread_id, title=title)
         )
 
     @server.tool()

@@ -166,3 +166,25 @@ def test_deleted_turns_leave_their_tokens_and_range_behind(sessions: Any) -> Non
         and ranges[-1] == (100 + DELETED_RANGES - 1,) * 2
         and (7, 10) not in ranges
     )
+
+
+def test_a_copy_has_the_sources_seqs_all_promoted_and_is_made_once(sessions: Any) -> None:
+    allocate(sessions, ANA, "src", count=4, agent_id="a1")
+    source = sessions.get(ANA, "src")
+    now = utcnow()
+    assert sessions.create_copy(ANA, "copy", source, now) is True
+    copy = sessions.get(ANA, "copy")
+    assert (copy.last_seq, copy.promoted_through_seq, copy.pending, copy.agent_id) == (4, 4, 0, "a1")
+    assert copy.idle_due_at is None  # nothing to promote: the scanner never claims it
+    assert sessions.claim_due("scanner", now + timedelta(days=1), 60, 1, None) is not None  # the source
+    assert sessions.claim_due("scanner", now + timedelta(days=1), 60, 1, None) is None
+    assert sessions.create_copy(ANA, "copy", source, now) is False
+    # the next turn recorded in the copy follows the copied seqs
+    assert allocate(sessions, ANA, "copy") == 5
+
+
+def test_deleting_a_session_removes_only_it(sessions: Any) -> None:
+    allocate(sessions, ANA, "s1")
+    allocate(sessions, BO, "s1")
+    assert sessions.delete(ANA, "s1") is True and sessions.get(ANA, "s1") is None
+    assert sessions.delete(ANA, "s1") is False and sessions.get(BO, "s1") is not None

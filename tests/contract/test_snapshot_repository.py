@@ -114,3 +114,12 @@ def test_requeue_sets_a_kind_back_to_queued_unless_it_is_done(snapshots: Any) ->
     assert snapshots.requeue_extraction(ANA, snap.snapshot_id, "episodic", at) is None  # done stays done
     assert snapshots.requeue_extraction(ANA, snap.snapshot_id, "procedural", at) is None  # not part of it
     assert snapshots.get(snap.snapshot_id).extraction["episodic"].status == "done"
+
+
+def test_deleting_a_sessions_snapshots_leaves_other_sessions_and_users(snapshots: Any) -> None:
+    snapshots.create(new(ANA, "s1", 1, 2))
+    snapshots.create(new(ANA, "s1", 3, 4))
+    kept = [snapshots.create(new(ANA, "s2", 1, 2)), snapshots.create(new(BO, "s1", 1, 2))]
+    assert snapshots.delete_session(ANA, "s1") == 2
+    assert snapshots.of_session(ANA, "s1") == [] and snapshots.delete_session(ANA, "s1") == 0
+    assert all(snapshots.get(s.snapshot_id) is not None for s in kept)

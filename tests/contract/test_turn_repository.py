@@ -201,3 +201,25 @@ def test_the_recall_queue_holds_unindexed_turns_oldest_first(turns: Any) -> None
     # after the index is dropped, every indexed or parked turn is queued again, attempts forgotten
     assert turns.requeue_recall() == 2
     assert len(turns.unindexed(10)) == 3 and turns.latest(ANA, "never", 1)[0].recall_indexed is None
+
+
+def test_deleting_a_snapshots_turns_returns_them_and_leaves_the_rest(turns: Any) -> None:
+    turns.insert_new(ANA, "s1", batch(1, 4))
+    turns.insert_new(BO, "s1", batch(1, 2))
+    snap = StoredSnapshot(
+        snapshot_id="snap-del",
+        tenant="acme",
+        user_id="ana",
+        session_id="s1",
+        from_seq=1,
+        to_seq=2,
+        turn_count=2,
+        reason="size",
+        created_at=utcnow(),
+    )
+    turns.tag_snapshot(snap)
+    gone = turns.delete_of_snapshot(snap)
+    assert sorted((t.seq, t.content) for t in gone) == [(1, "turn 1"), (2, "turn 2")]
+    assert [t.seq for t in turns.in_range(ANA, "s1", 1, 10)] == [3, 4]
+    assert [t.seq for t in turns.in_range(BO, "s1", 1, 10)] == [1, 2]
+    assert turns.delete_of_snapshot(snap) == []

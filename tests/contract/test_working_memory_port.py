@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -82,3 +83,34 @@ def test_a_value_the_store_cannot_keep_is_refused_and_changes_nothing(working_me
     with pytest.raises(InvalidInput):
         working_memory.save(resource(), {"n": 2**70}, 1)
     assert (working_memory.load(resource()).value, working_memory.load(resource()).version) == ({"n": 1}, 1)
+
+
+def test_threads_list_newest_update_first_and_page(working_memory: Any) -> None:
+    for name in ("a", "b", "c"):
+        working_memory.create_thread(ANA, name, name.upper(), {})
+        time.sleep(0.003)  # stored times keep milliseconds
+    working_memory.create_thread(Scope(tenant="acme", user_id="bo"), "x", None, {})
+    working_memory.update_thread(ANA, "a", "A!", None, set_title=True)
+    listed = working_memory.list_threads(ANA, 10)
+    assert [t.thread_id for t in listed] == ["a", "c", "b"] and listed[0].title == "A!"
+    rest = working_memory.list_threads(ANA, 10, (listed[0].updated_at, listed[0].thread_id))
+    assert [t.thread_id for t in rest] == ["c", "b"]
+
+
+def test_updating_a_threads_metadata_keeps_its_working_memory(working_memory: Any) -> None:
+    working_memory.create_thread(ANA, "t1", "Trip", {"workingMemory": "- Bag: blue", "a": 1, "b": 2})
+    updated = working_memory.update_thread(ANA, "t1", None, {"b": 3, "workingMemory": "ignored"}, False)
+    assert updated.title == "Trip" and updated.metadata == {"b": 3, "workingMemory": "- Bag: blue"}
+    assert working_memory.load(thread("t1")).value == "- Bag: blue"
+    untitled = working_memory.update_thread(ANA, "t1", None, None, set_title=True)
+    assert untitled.title is None and untitled.metadata["b"] == 3
+    assert working_memory.update_thread(ANA, "nope", "x", None, True) is None
+
+
+def test_deleting_a_thread_removes_its_working_memory(working_memory: Any) -> None:
+    working_memory.create_thread(ANA, "t1", None, {"workingMemory": "- note"})
+    working_memory.save(resource(), "user note", 0)
+    assert working_memory.delete_thread(ANA, "t1") is True
+    assert working_memory.get_thread(ANA, "t1") is None and working_memory.load(thread("t1")) is None
+    assert working_memory.delete_thread(ANA, "t1") is False
+    assert working_memory.load(resource()).value == "user note"

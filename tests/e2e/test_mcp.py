@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mongomem import markers
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
 
@@ -33,6 +34,11 @@ TOOLS = {
     "get_working_memory",
     "update_working_memory",
     "build_context",
+    "create_thread",
+    "list_threads",
+    "update_thread",
+    "delete_thread",
+    "clone_thread",
 }
 
 
@@ -126,3 +132,35 @@ def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalSt
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_thread_tools_and_a_double_wrapped_working_memory_update(stack: LocalStack) -> None:
+    user = f"cy-{uuid.uuid4().hex[:6]}"
+    MemoryClient(stack.url).record_turn("t1", user, "user", "Remember the blue suitcase.")
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(stdio_server("--base-url", stack.url, "--user-id", user)) as client:
+            for name, args in (
+                ("create_thread", {"thread_id": "t1", "title": "Packing", "metadata": {"trip": "Porto"}}),
+                ("update_thread", {"thread_id": "t1", "title": "Packing for Porto"}),
+                ("clone_thread", {"thread_id": "t1", "new_thread_id": "t1-copy"}),
+                ("list_threads", {}),
+                ("delete_thread", {"thread_id": "t1-copy"}),
+                # a model that wrapped the memory twice: the tool-call route unwraps it
+                ("update_working_memory", {"memory": {"memory": "# User\n- **Bag**: blue\n"}}),
+            ):
+                out[name] = await client.call_tool(name, args)
+        return out
+
+    out = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert not any(r.is_error for r in out.values()), {k: r.content for k, r in out.items() if r.is_error}
+    assert out["clone_thread"].structured_content["turns"] == 1
+    assert [t["thread_id"] for t in out["list_threads"].structured_content["threads"]] == ["t1-copy", "t1"]
+    assert out["delete_thread"].structured_content["deleted"]["turns"] == 1
+    client = MemoryClient(stack.url)
+    assert client.get_thread("t1", user).title == "Packing for Porto"
+    assert [t.thread_id for t in client.list_threads(user).threads] == ["t1"]
+    assert client.get_working_memory(user).content == "# User\n- **Bag**: blue\n"
+    # the new tools' results are mongomem's own output: never extracted
+    assert set(out) <= markers.OWN_TOOLS

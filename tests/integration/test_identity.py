@@ -261,6 +261,8 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("POST", f"/v1/sessions/{s}/flush", None, q, {404}),
         ("DELETE", f"/v1/sessions/{s}/turns", None, {"user_id": u, "from_seq": "1"}, {404}),
         ("DELETE", f"/v1/sessions/{s}/turns", None, q, {404}),
+        ("DELETE", f"/v1/threads/{s}", None, q, {404}),  # A's session, as a thread
+        ("POST", f"/v1/threads/{s}/clone", {"new_thread_id": "probe-clone"}, q, {404}),
         ("POST", f"/v1/sessions/{s}/turns", turn, {}, {201}),  # lands in the caller's own scope
         # an import naming A's user and session also lands in the caller's own scope
         (
@@ -300,12 +302,17 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("POST", "/v1/memories/search", {"user_id": u, "query": "locker code", "mode": "bm25"}, {}, {200}),
         ("POST", "/v1/memories", fact, {}, {201}),  # the caller's own memory, never a REINFORCE of A's
         ("GET", f"/v1/threads/{t}", None, q, {404}),
+        ("PATCH", f"/v1/threads/{t}", {"title": "probe", "metadata": {"workingMemory": "probe"}}, q, {404}),
+        ("POST", f"/v1/threads/{t}/clone", {"new_thread_id": "probe-clone-2"}, q, {404}),
+        ("DELETE", f"/v1/threads/{t}", None, q, {404}),
+        ("GET", "/v1/threads", None, q, {200}),
         ("POST", "/v1/threads", {"thread_id": t, "user_id": u}, {}, {201}),  # no 409: existence is hidden
         ("GET", "/v1/working-memory", None, q, {200}),
         ("GET", "/v1/working-memory", None, thread_q, own),
         ("GET", "/v1/working-memory/tool", None, q, {200}),
         ("GET", "/v1/working-memory/tool", None, thread_q, own),
         ("PATCH", "/v1/working-memory", {"content": "probe"}, q, {200}),
+        ("POST", "/v1/working-memory/tool", {"markdown": "probe"}, q, {200}),  # the caller's own memory
         ("PUT", "/v1/working-memory", {"content": "probe"}, thread_q, own),
         ("DELETE", "/v1/working-memory", None, q, {200}),
         ("POST", "/v1/recall", {"user_id": u, "query": f"locker code {marker}", "thread": s}, {}, {200}),

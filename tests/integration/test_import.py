@@ -165,7 +165,12 @@ def test_a_bad_import_is_refused_whole_naming_what_is_wrong(client: MemoryClient
         client.import_history(user, data=f"{good}\n{missing_time}\n", format="jsonl")
     assert err.value.status == 400 and "line 2" in err.value.message and "timestamp" in err.value.message
     # a turn over the content limit refuses the whole import before anything is written
-    huge = {"session_id": "s2", "role": "user", "content": "x" * 40_000, "timestamp": MAY_8.isoformat()}
+    huge = {
+        "session_id": "s2",
+        "role": "user",
+        "content": "x" * (1024 * 1024 + 1),
+        "timestamp": MAY_8.isoformat(),
+    }
     ok = {"session_id": "s1", "role": "user", "content": "fine", "timestamp": MAY_8.isoformat()}
     with pytest.raises(MemoryClientError) as err:
         client.import_history(user, format="turns", turns=[ok, huge])

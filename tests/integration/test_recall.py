@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from mongomem import markers
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.providers.embed_hashing import HashingEmbedder
@@ -267,6 +268,50 @@ def test_results_are_grouped_by_thread_in_time_order_without_duplicates(
         assert times == sorted(times)
     assert sorted(body["matched"]) == sorted(matched(body)) and len(body["matched"]) == 6
     assert body["turn_ids"] == ids
+
+
+def test_order_time_returns_the_messages_in_time_order_across_threads(
+    svc: Services, api: Any, record_fn: Any, scan_fn: Any, ctx: Any
+) -> None:
+    # Given two threads held at the same time, their messages interleaved in time
+    at = DAY + timedelta(days=30)
+    talks = {
+        "kitchen": ["The oven timer says the lasagna needs ten minutes.", "Add basil to the lasagna now."],
+        "garage": ["The bike chain needs oil before the ride.", "Pump the bike tyres to four bar."],
+    }
+    for offset, (thread, lines) in enumerate(talks.items()):
+        turns = [
+            {
+                "role": "user",
+                "content": text,
+                "timestamp": (at + timedelta(minutes=2 * i + offset)).isoformat(),
+            }
+            for i, text in enumerate(lines)
+        ]
+        record(record_fn, ctx, "ana", thread, turns)
+    scan(scan_fn, ctx)
+    query = "lasagna basil oven bike chain tyres"
+    # When recall is asked for time order
+    body = recall(api, ctx, query, top_k=4, message_range=0, order="time")
+    # Then `messages` lists every returned message by time, alternating threads as they were said ...
+    stamps = [m["timestamp"] for m in body["messages"]]
+    assert stamps == sorted(stamps) and len(stamps) == 4
+    assert [m["thread"] for m in body["messages"]] == ["kitchen", "garage", "kitchen", "garage"]
+    assert body["turn_ids"] == [m["turn_id"] for m in body["messages"]]
+    # ... the prompt text follows that order, naming each message's thread, inside the marker
+    lines = markers.strip(body["text"])[1] == 1 and body["text"].splitlines()[1:-1]
+    assert [line.split("(thread ")[1].split(")")[0] for line in lines] == [
+        "kitchen",
+        "garage",
+        "kitchen",
+        "garage",
+    ]
+    # ... and the grouping by thread is still there
+    assert [g["thread"] for g in body["threads"]] == ["kitchen", "garage"]
+    # By default nothing changes: grouped by thread, no `messages`
+    default = recall(api, ctx, query, top_k=4, message_range=0)
+    assert default["messages"] is None and "(thread " not in default["text"]
+    assert default["turn_ids"] == [t["turn_id"] for g in default["threads"] for t in g["turns"]]
 
 
 def test_the_recent_window_is_never_returned(ana: Services, api: Any, ctx: Any) -> None:

@@ -208,10 +208,10 @@ BAD_BODIES = [
     ),
     ("batch over 100", {"user_id": "u", "turns": [{"role": "user", "content": "x"}] * 101}, 400),
     (
-        "content over 32 KiB",
+        "content over 1 MiB",
         {
             "user_id": "u",
-            "turns": [{"role": "user", "content": "x"}, {"role": "user", "content": "y" * (32 * 1024 + 1)}],
+            "turns": [{"role": "user", "content": "x"}, {"role": "user", "content": "y" * (1024 * 1024 + 1)}],
         },
         413,
     ),

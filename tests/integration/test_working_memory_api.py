@@ -12,6 +12,7 @@ import pytest
 
 from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 from mongomem.api.app import MemoryApi
+from mongomem.api.threads import router as threads_router
 from mongomem.api.working_memory import router
 from mongomem.config import settings_from_env
 from mongomem.local.mongod import EmbeddedMongo
@@ -50,7 +51,7 @@ class WorkingMemoryApi:
 
     def __init__(self, mongo: Services) -> None:
         self.mongo = mongo
-        self.api = MemoryApi(router)
+        self.api = MemoryApi(router, threads_router)
         self.use(None)
 
     def use(self, config: WorkingMemoryConfig | None) -> None:
@@ -194,6 +195,7 @@ def test_resource_scope_without_a_user_is_refused(api: WorkingMemoryApi) -> None
 def test_threads_seed_their_own_memory_and_scopes_do_not_see_each_other(
     api: WorkingMemoryApi, user: str
 ) -> None:
+    api.use(WorkingMemoryConfig(scope="thread"))  # in thread scope a thread's seed is its own memory
     seed = {
         "thread_id": "trip-1",
         "user_id": user,
@@ -206,11 +208,12 @@ def test_threads_seed_their_own_memory_and_scopes_do_not_see_each_other(
     assert call(api, "GET", "/v1/threads/trip-1", {"user_id": user})[1]["title"] == "Trip"
     assert call(api, "GET", "/v1/threads/trip-1", {"user_id": "someone-else"})[0] == 404
 
-    call(api, "PUT", WM, {"user_id": user}, {"content": "- Name: Ada"})
+    call(api, "PUT", WM, {"user_id": user, "scope": "resource"}, {"content": "- Name: Ada"})
     thread_q = {"scope": "thread", "user_id": user, "thread_id": "trip-1"}
     assert call(api, "GET", WM, thread_q)[1]["content"] == "- Topic: Porto"
     assert call(api, "GET", WM, {**thread_q, "thread_id": "trip-2"})[1]["content"] is None
-    assert call(api, "GET", WM, {"user_id": user, "thread_id": "trip-1"})[1]["content"] == "- Name: Ada"
+    resource_q = {"user_id": user, "thread_id": "trip-1", "scope": "resource"}
+    assert call(api, "GET", WM, resource_q)[1]["content"] == "- Name: Ada"
 
     # Writing a thread's memory creates the thread, as recording its first message would.
     call(api, "PATCH", WM, {**thread_q, "thread_id": "trip-2"}, {"content": "- Topic: Lisbon"})
@@ -262,6 +265,45 @@ def test_the_schema_tool_accepts_partial_updates_that_patch_then_applies(
     call(schema_mode, "PUT", WM, {"user_id": user}, {"data": {"name": "Ada"}})
     status, body = call(schema_mode, "PATCH", WM, {"user_id": user}, {"memory": {"airports": ["LIS"]}})
     assert (status, body["data"]) == (200, {"name": "Ada", "airports": ["LIS"]})
+
+
+def test_a_schema_tool_call_is_applied_with_or_without_the_memory_wrapper(
+    schema_mode: WorkingMemoryApi, user: str
+) -> None:
+    # Given the stored memory, and the tool call's arguments as three models might send them
+    call(schema_mode, "PUT", WM, {"user_id": user}, {"data": {"name": "Ada"}})
+    q = {"user_id": user}
+    # the wrapper the tool's schema asks for
+    status, wrapped = call(schema_mode, "POST", f"{WM}/tool", q, {"memory": {"airports": ["LIS"]}})
+    assert (status, wrapped["data"]) == (200, {"name": "Ada", "airports": ["LIS"]})
+    # the fields alone (the wrapper omitted)
+    status, bare = call(schema_mode, "POST", f"{WM}/tool", q, {"preferences": {"seat": "aisle"}})
+    assert (status, bare["data"]["preferences"], bare["version"]) == (200, {"seat": "aisle"}, 3)
+    # the wrapper holding a JSON string
+    status, text = call(schema_mode, "POST", f"{WM}/tool", q, {"memory": '{"preferences": {"meal": "veg"}}'})
+    assert (status, text["data"]["preferences"]) == (200, {"seat": "aisle", "meal": "veg"})
+    # Fields the schema refuses change nothing, wrapped or not
+    for body in ({"preferences": {"seat": "roof"}}, {"memory": {"preferences": {"seat": "roof"}}}):
+        status, refused = call(schema_mode, "POST", f"{WM}/tool", q, body)
+        assert (status, refused["error"]["code"]) == (422, "working_memory_invalid")
+    assert call(schema_mode, "GET", WM, q)[1]["version"] == 4
+
+
+def test_a_template_tool_call_is_applied_with_or_without_the_memory_wrapper(
+    api: WorkingMemoryApi, user: str
+) -> None:
+    q = {"user_id": user}
+    status, wrapped = call(api, "POST", f"{WM}/tool", q, {"memory": "# User\n- Name: Ada"})
+    assert (status, wrapped["content"]) == (200, "# User\n- Name: Ada")
+    # a model that named the Markdown field itself, or sent the text alone
+    status, named = call(api, "POST", f"{WM}/tool", q, {"markdown": "# User\n- Name: Ada L."})
+    assert (status, named["content"]) == (200, "# User\n- Name: Ada L.")
+    status, alone = call(api, "POST", f"{WM}/tool", q, json.dumps("# User\n- Name: Ada Lovelace"))
+    assert (status, alone["content"]) == (200, "# User\n- Name: Ada Lovelace")
+    # an object in template mode is refused with the call to make instead
+    status, refused = call(api, "POST", f"{WM}/tool", q, {"name": "Ada", "city": "Lisbon"})
+    assert status == 400 and '{"memory": "<Markdown>"}' in refused["error"]["message"]
+    assert call(api, "GET", WM, q)[1]["content"] == "# User\n- Name: Ada Lovelace"
 
 
 def test_state_delivery_sends_a_snapshot_once_until_it_changes(

@@ -19,7 +19,7 @@ def test_defaults_enable_every_type() -> None:
     cfg = parse_project_config({})
     assert cfg.memory.extraction.enabled == list(MemoryType)
     assert (cfg.memory.snapshot.max_messages, cfg.memory.snapshot.idle_seconds) == (50, 900)
-    assert cfg.memory.limits.max_content_bytes == 32 * 1024
+    assert cfg.memory.limits.max_content_bytes == 1024 * 1024  # tool results are often large
 
 
 def test_every_bad_field_is_named_with_its_path() -> None:

@@ -117,11 +117,27 @@ class ExtractionConfig(_Strict):
         return names
 
 
+class TopicShiftConfig(_Strict):
+    """`memory.snapshot.topic_shift`: cut a session's unpromoted turns where the topic changes (scan job)."""
+
+    enabled: bool = False
+    # A cut goes where the cosine similarity of the `window` turns after a point and the `window` turns
+    # before it falls below this. None: the embedder's measured value (the bundled e5 model: 0.915), else
+    # 0.8 (docs/decisions.md "Topic-shift snapshots": the scale depends on the embedding model).
+    threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    # User/assistant turns compared on each side of a point; a topic-shift snapshot holds at least this many.
+    window: int = Field(4, ge=1, le=20)
+
+
 class SnapshotConfig(_Strict):
     max_messages: int = Field(50, ge=1, le=10_000)
     max_tokens: int | None = Field(None, ge=1)
     idle_seconds: int = Field(900, ge=1)
     ttl_days: int = Field(365, ge=1)
+    # Delete a snapshot's turns (and their recall index entries) as soon as every enabled kind is
+    # extracted, instead of ttl_days later.
+    delete_promoted: bool = False
+    topic_shift: TopicShiftConfig = Field(default_factory=TopicShiftConfig)
 
 
 LLMKind = Literal["bedrock", "openai-compatible", "offline", "scripted"]
@@ -167,9 +183,13 @@ class ProvidersConfig(_Strict):
 
 
 class LimitsConfig(_Strict):
-    max_content_bytes: int = Field(32 * 1024, ge=1)
+    # One turn's content (UTF-8 bytes). A request body stays within max_body_bytes (docs/operations.md
+    # "Payload limits": API Gateway HTTP APIs take 10 MB, a synchronous Lambda invocation 6 MB).
+    max_content_bytes: int = Field(1024 * 1024, ge=1, le=4 * 1024 * 1024)
     max_batch: int = Field(100, ge=1, le=1000)
-    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024, le=5 * 1024 * 1024)
+    # What one recall or history answer may carry of turn content: Lambda's 6 MB response limit.
+    max_response_bytes: int = Field(4 * 1024 * 1024, ge=64 * 1024, le=5 * 1024 * 1024)
 
 
 class RecallConfig(_Strict):
@@ -183,6 +203,16 @@ class RecallConfig(_Strict):
     rrf_k: int = Field(10, ge=1, le=1000)
     # Candidates each of the four rankings contributes before fusion.
     candidates: int = Field(100, ge=10, le=1000)
+    # A turn longer than chunk_chars is embedded in chunks (overlapping by chunk_overlap), at most
+    # max_chunks of them; recall still returns the whole message.
+    chunk_chars: int = Field(2000, ge=200, le=50_000)
+    chunk_overlap: int = Field(200, ge=0, le=10_000)
+    max_chunks: int = Field(1024, ge=1, le=10_000)
+    # Index turns within seconds of recording: the scan invocation keeps indexing new turns every
+    # embed_on_write_poll_seconds for up to embed_on_write_seconds (docs/decisions.md "Embed on write").
+    embed_on_write: bool = False
+    embed_on_write_poll_seconds: float = Field(2.0, ge=0.2, le=30)
+    embed_on_write_seconds: int = Field(50, ge=1, le=840)
 
 
 class CustomTypeConfig(_Strict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -9,7 +10,8 @@ from pydantic import BaseModel
 
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.sessions import StoredSnapshot
-from mongomem.shortterm.ports import SnapshotRepository
+from mongomem.models.turns import Turn
+from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 from mongomem.vectors.port import VectorIndex
 
 # A kind whose extraction ended: its turns are no longer needed for it.
@@ -55,6 +57,26 @@ def expire_after_extraction(
     if not statuses or any(s not in TERMINAL for s in statuses):
         return 0
     return store.expire_turns(snapshot, (now or utcnow()) + timedelta(days=ttl_days))
+
+
+def delete_after_extraction(
+    snapshots: SnapshotRepository,
+    turns: TurnRepository,
+    forget: Callable[[list[Turn]], int],
+    snapshot_id: str,
+) -> int:
+    """`snapshot.delete_promoted`: once every kind of the snapshot is extracted, delete its turns now,
+    and their recall index entries. Returns how many turns were deleted (0 until then, and after)."""
+    snapshot = snapshots.get(snapshot_id)
+    if snapshot is None:
+        return 0
+    statuses = [s.status for s in snapshot.extraction.values()]
+    if not statuses or any(s not in TERMINAL for s in statuses):
+        return 0
+    gone = turns.delete_of_snapshot(snapshot)
+    # MongoDB first: recall reads turns from MongoDB, so an index entry left by a failure is never returned
+    forget(gone)
+    return len(gone)
 
 
 def erase_user(store: ErasureRepository, index: VectorIndex | None, scope: Scope) -> ErasureResult:

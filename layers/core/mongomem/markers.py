@@ -41,6 +41,11 @@ OWN_TOOLS = frozenset(
         "discover_procedures",
         "get_procedure_skill",
         "record_procedure_feedback",
+        "create_thread",
+        "list_threads",
+        "update_thread",
+        "delete_thread",
+        "clone_thread",
     }
 )
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from mongomem.kinds.declared import KindSchemaRepository
     from mongomem.longterm.procedures import ProcedureService
     from mongomem.longterm.service import MemoryService
+    from mongomem.models.turns import Turn
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
@@ -63,11 +64,13 @@ if TYPE_CHECKING:
     from mongomem.shortterm.importing import Importer
     from mongomem.shortterm.policy import PromotionPolicy
     from mongomem.shortterm.promotion import Promoter
+    from mongomem.shortterm.topics import TopicSegmenter
     from mongomem.status import BacklogRepository
     from mongomem.vectors.port import VectorIndex
     from mongomem.workingmemory.config import WorkingMemoryConfig
     from mongomem.workingmemory.ports import WorkingMemoryPort
     from mongomem.workingmemory.service import WorkingMemoryService
+    from mongomem.workingmemory.threads import Threads
 
 R = TypeVar("R")
 CONTROL_KEY = "mongomem_control"
@@ -191,7 +194,7 @@ class Services:
     def working_memory_store(self) -> WorkingMemoryPort:
         from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 
-        return MongoWorkingMemoryRepository(self.database)
+        return self._indexed(MongoWorkingMemoryRepository(self.database))
 
     @cached_property
     def erasure(self) -> MongoErasureRepository:
@@ -243,8 +246,9 @@ class Services:
             repository.ensure_indexes()
 
     def ensure_other_indexes(self) -> None:
-        """Every index of memories, retention and API keys."""
+        """Every index of memories, retention, API keys and threads."""
         self.memory_store.ensure_indexes()
+        self.working_memory_store.ensure_indexes()  # type: ignore[attr-defined]
         self.erasure.ensure_indexes()
         self.api_keys.ensure_indexes()
 
@@ -339,7 +343,15 @@ class Services:
     def promoter(self) -> Promoter:
         from mongomem.shortterm.promotion import Promoter
 
-        return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings)
+        topics = None
+        if self.settings.memory.snapshot.topic_shift.enabled:
+            topics = self._topic_segmenter
+        return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings, topics=topics)
+
+    def _topic_segmenter(self) -> TopicSegmenter:
+        from mongomem.shortterm.topics import TopicSegmenter
+
+        return TopicSegmenter(self.embedder, self.settings.memory.snapshot.topic_shift)
 
     @cached_property
     def importer(self) -> Importer:
@@ -351,7 +363,14 @@ class Services:
     def history(self) -> History:
         from mongomem.shortterm.history import History
 
-        return History(self.sessions, self.turns, self.snapshots, self.promoter, self.policy)
+        return History(
+            self.sessions,
+            self.turns,
+            self.snapshots,
+            self.promoter,
+            self.policy,
+            self.settings.memory.limits.max_response_bytes,
+        )
 
     @cached_property
     def turn_indexer(self) -> TurnIndexer:
@@ -423,7 +442,10 @@ class Services:
     def recall(self) -> Recall:
         from mongomem.retrieval.recall import Recall
 
-        return Recall(self.turns, self.vector_index, self.embedder, self.settings.memory.recall)
+        memory = self.settings.memory
+        return Recall(
+            self.turns, self.vector_index, self.embedder, memory.recall, memory.limits.max_response_bytes
+        )
 
     @cached_property
     def context_builder(self) -> ContextBuilder:
@@ -446,6 +468,20 @@ class Services:
         from mongomem.workingmemory.service import WorkingMemoryService
 
         return WorkingMemoryService(self.working_memory_store, self.working_memory_config)
+
+    def forget_turns(self, turns: list[Turn]) -> int:
+        """Remove deleted turns' recall index entries (no embedder is built for it)."""
+        if not turns:
+            return 0
+        from mongomem.retrieval.turn_indexing import forget_turns
+
+        return forget_turns(self.vector_index, self.settings.memory.recall, turns)
+
+    @cached_property
+    def threads(self) -> Threads:
+        from mongomem.workingmemory.threads import Threads
+
+        return Threads(self.working_memory, self.sessions, self.turns, self.snapshots, self.forget_turns)
 
     # -- extraction ------------------------------------------------------------------------------
     def extractor(self, kind: str) -> Extractor | None:

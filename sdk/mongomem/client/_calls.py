@@ -23,7 +23,15 @@ from mongomem.models.procedures import DiscoverResponse, FeedbackResult, SkillEx
 from mongomem.models.search import SearchResponse
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsResponse, TurnIn, TurnPage
-from mongomem.models.working_memory import Thread, Unchanged, WorkingMemoryContext, WorkingMemoryState
+from mongomem.models.working_memory import (
+    Thread,
+    ThreadClone,
+    ThreadDeleted,
+    ThreadPage,
+    Unchanged,
+    WorkingMemoryContext,
+    WorkingMemoryState,
+)
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -303,8 +311,12 @@ class Methods:
         top_k: int | None = None,
         message_range: int | Mapping[str, int] | None = None,
         min_score: float | None = None,
+        order: str | None = None,
     ) -> Call[dict[str, Any]]:
-        """Old messages similar to `query` (semantic recall), with `message_range` turns around each."""
+        """Old messages similar to `query` (semantic recall), with `message_range` turns around each.
+
+        `order="time"` also returns them as `messages`, in time order across threads.
+        """
         body = {
             "query": query,
             "user_id": user_id,
@@ -313,6 +325,7 @@ class Methods:
             "top_k": top_k,
             "message_range": dict(message_range) if isinstance(message_range, Mapping) else message_range,
             "min_score": min_score,
+            "order": order,
         }
         return Call("POST", "/v1/recall", body=_drop_none(body), safe=True, parse=_as_dict)
 
@@ -406,12 +419,27 @@ class Methods:
         return Call("GET", "/v1/working-memory/tool", query, parse=_working_memory_tool)
 
     @endpoint
+    def apply_working_memory_tool(
+        user_id: str | None,
+        arguments: str | Mapping[str, Any],
+        thread_id: str | None = None,
+        scope: str | None = None,
+    ) -> Call[WorkingMemoryState]:
+        """Apply an update-tool call as the model made it: `{"memory": ...}` or the memory itself."""
+        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope}
+        body = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        return Call("POST", "/v1/working-memory/tool", query, body, parse=_model(WorkingMemoryState))
+
+    # -- threads ---------------------------------------------------------------------------------------
+
+    @endpoint
     def create_thread(
         thread_id: str,
         user_id: str | None,
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Call[Thread]:
+        """A new thread; `metadata["workingMemory"]` seeds the configured working-memory scope."""
         body = _drop_none(
             {"thread_id": thread_id, "user_id": user_id, "title": title, "metadata": dict(metadata or {})}
         )
@@ -420,6 +448,52 @@ class Methods:
     @endpoint
     def get_thread(thread_id: str, user_id: str | None) -> Call[Thread]:
         return Call("GET", f"/v1/threads/{_seg(thread_id)}", {"user_id": user_id}, parse=_model(Thread))
+
+    @endpoint
+    def list_threads(
+        user_id: str | None, limit: int | None = None, cursor: str | None = None
+    ) -> Call[ThreadPage]:
+        """The user's threads, most recently updated first (`cursor`: the previous page's next_cursor)."""
+        query = {"user_id": user_id, "limit": limit, "cursor": cursor}
+        return Call("GET", "/v1/threads", query, parse=_model(ThreadPage))
+
+    @endpoint
+    def update_thread(
+        thread_id: str,
+        user_id: str | None,
+        *,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Call[Thread]:
+        """New title and/or metadata (replaced whole); `metadata["workingMemory"]` replaces working memory."""
+        body = _drop_none({"title": title, "metadata": dict(metadata) if metadata is not None else None})
+        path = f"/v1/threads/{_seg(thread_id)}"
+        return Call("PATCH", path, {"user_id": user_id}, body, safe=True, parse=_model(Thread))
+
+    @endpoint
+    def delete_thread(thread_id: str, user_id: str | None) -> Call[ThreadDeleted]:
+        """Delete the thread with its turns, snapshots, recall entries and thread working memory."""
+        path = f"/v1/threads/{_seg(thread_id)}"
+        return Call("DELETE", path, {"user_id": user_id}, parse=_model(ThreadDeleted))
+
+    @endpoint
+    def clone_thread(
+        thread_id: str,
+        user_id: str | None,
+        new_thread_id: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Call[ThreadClone]:
+        """Copy the thread's turns and thread working memory to `new_thread_id` (generated when None)."""
+        body = _drop_none(
+            {
+                "new_thread_id": new_thread_id,
+                "title": title,
+                "metadata": dict(metadata) if metadata is not None else None,
+            }
+        )
+        path = f"/v1/threads/{_seg(thread_id)}/clone"
+        return Call("POST", path, {"user_id": user_id}, body, safe=False, parse=_model(ThreadClone))
 
     # -- importing history -------------------------------------------------------------------------------
 

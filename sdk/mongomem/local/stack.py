@@ -16,6 +16,7 @@ from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import Every, deliver_batch, scheduled_event
 from mongomem.runtime import Services, configure
+from mongomem.shortterm.scan import SAFETY_MS
 
 # Which function serves which path prefix (the same split as template.yaml's routes).
 API_ROUTES = [
@@ -121,8 +122,15 @@ class LocalStack:
                 json.dumps({"mongodb_uri": uri, "db_name": self.settings.db_name, "api": self.url})
             )
         scan = load_handler(functions, "scan_sessions")
+        interval, timeout = self.scan_seconds, 60.0
+        recall = self.settings.memory.recall
+        if recall.enabled and recall.embed_on_write:
+            # The scan invocation follows recording (embed on write) for one scan interval, then the next
+            # starts a poll later: turns are recallable within seconds, and stop() waits one interval at most.
+            interval = recall.embed_on_write_poll_seconds
+            timeout = min(self.scan_seconds, 25.0) + SAFETY_MS / 1000 + interval
         self.threads.append(
-            Every("scan", self.scan_seconds, lambda: scan(scheduled_event(), _ctx("scan_sessions"))).start()
+            Every("scan", interval, lambda: scan(scheduled_event(), _ctx("scan_sessions", timeout))).start()
         )
         for t in self.settings.queue_kinds:
             # One handler per queue, as template.yaml has one function per queue: the handler's module
@@ -162,7 +170,7 @@ def _loader(functions: Path, name: str) -> Any:
     return lambda: load_handler(functions, name)
 
 
-def _ctx(name: str) -> Any:
+def _ctx(name: str, timeout_seconds: float = 60.0) -> Any:
     from mongomem.local.lambdas import LocalContext
 
-    return LocalContext(function_name=name, timeout_seconds=60)
+    return LocalContext(function_name=name, timeout_seconds=timeout_seconds)

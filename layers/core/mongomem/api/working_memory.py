@@ -1,19 +1,17 @@
-"""Working-memory routes: read, replace, merge and clear it; the agent's tool and instructions; threads."""
+"""Working-memory routes: read, replace, merge and clear it; the agent's tool, its calls and instructions."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, caller, request_scope, services_of
-from mongomem.models.common import ID_PATTERN, Scope
+from mongomem.api.identity import UserQuery, caller, services_of
+from mongomem.models.common import ID_PATTERN, SafeData, Text
 from mongomem.models.working_memory import (
     Delivery,
-    Thread,
-    ThreadCreate,
     Unchanged,
     WorkingMemoryContext,
     WorkingMemoryKey,
@@ -29,6 +27,8 @@ router = APIGatewayHttpRouter()
 ScopeQuery = Annotated[
     WorkingMemoryScope | None, Query(description="resource (one per user) or thread; default from config")
 ]
+# A tool call's arguments as the model produced them: {"memory": ...}, the memory itself, or a JSON string.
+ToolArguments = SafeData | Text
 ThreadQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The thread (thread scope)")]
 ReadOnlyQuery = Annotated[bool, Query(alias="readOnly", description="Read the memory but refuse writes")]
 DeliveryQuery = Annotated[
@@ -37,7 +37,6 @@ DeliveryQuery = Annotated[
 IfNoneMatch = Annotated[
     str | None, Query(max_length=128, description="The cache key the client already holds")
 ]
-ThreadId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation thread's id")]
 
 
 def _service() -> WorkingMemoryService:
@@ -47,10 +46,6 @@ def _service() -> WorkingMemoryService:
 def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
     configured = services_of(router).working_memory_config.scope
     return resolve_key(caller(router), scope or configured, user_id, thread_id)
-
-
-def _user_scope(user_id: str | None) -> Scope:
-    return request_scope(router, user_id)
 
 
 def _written(action: str, state: WorkingMemoryState) -> WorkingMemoryState:
@@ -128,20 +123,15 @@ def get_working_memory_tool(
 
 
 @router.post(
-    "/v1/threads",
-    summary="Create a thread; metadata.workingMemory seeds its working memory",
-    responses={201: {}},
+    "/v1/working-memory/tool",
+    summary="Apply an update-tool call: the model's arguments, with or without the `memory` wrapper",
 )
-def post_thread(
-    request: Annotated[ThreadCreate, Body(embed=False)], user_id: UserQuery = None
-) -> tuple[Thread, int]:
-    thread = _service().create_thread(_user_scope(request.user_id or user_id), request)
-    logger.info("thread created", extra={"thread_id": thread.thread_id})
-    return thread, 201
-
-
-@router.get(
-    "/v1/threads/<thread_id>", summary="A thread with its metadata (and thread-scoped working memory)"
-)
-def get_thread(thread_id: ThreadId, user_id: UserQuery = None) -> Thread:
-    return _service().get_thread(_user_scope(user_id), thread_id)
+def post_working_memory_tool(
+    arguments: Annotated[ToolArguments, Body(embed=False)],
+    scope: ScopeQuery = None,
+    user_id: UserQuery = None,
+    thread_id: ThreadQuery = None,
+    read_only: ReadOnlyQuery = False,
+) -> WorkingMemoryState:
+    state = _service().apply_tool_call(_key(scope, user_id, thread_id), arguments, read_only)
+    return _written("tool", state)

@@ -9,9 +9,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from mongomem.config import Settings, queue_name
-from mongomem.erasure import ErasureRepository, expire_after_extraction
+from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
 from mongomem.extraction.extractor import Extractor
 from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
+from mongomem.models.turns import Turn
 from mongomem.observability import emit, logger
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
@@ -32,6 +33,10 @@ class ExtractionServices(Protocol):
     def turns(self) -> TurnRepository: ...
     @property
     def erasure(self) -> ErasureRepository: ...
+
+    def forget_turns(self, turns: list[Turn]) -> int:
+        """Remove deleted turns' recall index entries."""
+        ...
 
     def extractor(self, kind: str) -> Extractor | None:
         """The kind's extractor (None: the kind has none; its status becomes `skipped`)."""
@@ -69,11 +74,17 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
         return
     finally:
         logger.remove_keys(["snapshot_id", "memory_type"])
-    # Retention: the turns' clock starts once every type of the snapshot is extracted (also on a
-    # redelivery, in case the first attempt failed after extracting).
-    expire_after_extraction(
-        svc.snapshots, svc.erasure, message.snapshot_id, svc.settings.memory.snapshot.ttl_days
-    )
+    # Retention: the turns' clock starts (delete_promoted: they are deleted) once every type of the
+    # snapshot is extracted (also on a redelivery, in case the first attempt failed after extracting).
+    retention = svc.settings.memory.snapshot
+    if retention.delete_promoted:
+        deleted = delete_after_extraction(svc.snapshots, svc.turns, svc.forget_turns, message.snapshot_id)
+        if deleted:
+            logger.info(
+                "extracted turns deleted", extra={"snapshot_id": message.snapshot_id, "turns": deleted}
+            )
+    else:
+        expire_after_extraction(svc.snapshots, svc.erasure, message.snapshot_id, retention.ttl_days)
     if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return

@@ -16,6 +16,7 @@ MAX_RANGE = 20
 MAX_EXCLUDE = 1000
 
 RecallScope = Literal["thread", "resource"]
+RecallOrder = Literal["thread", "time"]
 TurnId = Annotated[str, StringConstraints(strict=True, min_length=3, max_length=160), ValidText]
 
 
@@ -58,6 +59,11 @@ class RecallRequest(BaseModel):
         default=None,
         description="turn ids the caller already has, or a count of the newest turns of `thread`",
     )
+    order: RecallOrder = Field(
+        default="thread",
+        description="thread: `text` lists the messages grouped by thread; time: in overall time order "
+        "across threads (also given as `messages`)",
+    )
 
     _check_query = field_validator("query")(_query_text)
 
@@ -89,6 +95,7 @@ def span_of(message_range: int | MessageRange) -> tuple[int, int]:
 
 class RecalledTurn(BaseModel):
     turn_id: str = Field(description="session_id:seq, as the record API returns it")
+    thread: str = Field(description="the thread (session id) the message belongs to")
     seq: int
     role: Role
     name: str | None = None
@@ -112,6 +119,13 @@ class RecalledThread(BaseModel):
 
 class RecallResponse(BaseModel):
     threads: list[RecalledThread] = Field(description="grouped by thread, threads and turns in time order")
+    messages: list[RecalledTurn] | None = Field(
+        default=None, description="order time: every returned message in time order across threads"
+    )
+    omitted: int = Field(
+        default=0,
+        description="messages left out because the answer reached limits.max_response_bytes of content",
+    )
     text: str = Field(
         "",
         description="the recalled messages ready for a prompt, inside mongomem's marker (extraction never "

@@ -125,3 +125,46 @@ class Thread(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
+
+
+ThreadTitle = Annotated[str, StringConstraints(strict=True, max_length=512), ValidText]
+
+
+class ThreadUpdate(BaseModel):
+    """New title and/or metadata; `metadata.workingMemory` replaces the configured scope's working memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: Identifier | None = None
+    title: ThreadTitle | None = None
+    metadata: SafeMapping | None = Field(
+        None, description="replaces the thread's metadata (its working memory is kept unless given)"
+    )
+
+
+class ThreadCloneRequest(BaseModel):
+    """Copy a thread's turns and thread-scoped working memory to a new thread id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: Identifier | None = None
+    new_thread_id: Identifier | None = Field(None, description="default: a generated id")
+    title: ThreadTitle | None = Field(None, description="default: the source thread's title")
+    metadata: SafeMapping | None = Field(None, description="default: the source thread's metadata")
+
+
+class ThreadClone(BaseModel):
+    thread: Thread
+    source_thread_id: str
+    turns: int = Field(description="turns copied")
+
+
+class ThreadPage(BaseModel):
+    user_id: str
+    threads: list[Thread] = Field(description="most recently updated first")
+    next_cursor: str | None = None
+
+
+class ThreadDeleted(BaseModel):
+    thread_id: str
+    deleted: dict[str, int] = Field(description="what went, per place (turns, snapshots, index entries ...)")

@@ -59,11 +59,13 @@ class Recall:
         index: VectorIndex | None,
         embedder: EmbeddingProvider,
         config: RecallConfig,
+        max_response_bytes: int | None = None,
     ) -> None:
         self.turns = turns
         self.index = index
         self.embedder = embedder
         self.config = config
+        self.max_response_bytes = max_response_bytes
 
     def recall(self, scope: Scope, request: RecallRequest) -> RecallResponse:
         """The best `top_k` matching turns with their neighbours, grouped by thread in time order."""
@@ -73,7 +75,10 @@ class Recall:
         ranked, ranks = self._rank(scope, request, len(excluded))
         matches = self._matches(scope, request, ranked, excluded)
         turns = self._with_neighbours(scope, request, matches, excluded, ranks)
-        response = _response(turns, matches, started)
+        # each message's content is in the answer twice (its turn and `text`), thrice with order time
+        copies = 3 if request.order == "time" else 2
+        turns, omitted = _within(turns, self.max_response_bytes, copies)
+        response = _response(turns, matches, started, request.order, omitted)
         logger.info(
             "recall",
             extra={
@@ -142,7 +147,9 @@ class Recall:
                     mode=mode,
                 )
                 # ids are "<turn key>#<channel>": both channels of a turn fuse into one turn
-                rankings.append([hit.id.rpartition("#")[0] for hit in self.index.search(query)])
+                # (a long turn's chunks are several documents of one channel: its best one ranks it)
+                keys = (hit.id.rpartition("#")[0] for hit in self.index.search(query))
+                rankings.append(list(dict.fromkeys(keys)))
         except DimensionMismatch as exc:
             raise IndexUnavailable(
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
@@ -195,11 +202,31 @@ class Recall:
         return turns
 
 
+def _within(
+    turns: dict[str, RecalledTurn], budget: int | None, copies: int = 2
+) -> tuple[dict[str, RecalledTurn], int]:
+    """The turns whose content fits the response budget: matches by rank first, then neighbours."""
+    if budget is None:
+        return turns, 0
+    ordered = sorted(turns.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0))
+    kept: dict[str, RecalledTurn] = {}
+    used = omitted = 0
+    for key, turn in ordered:
+        size = copies * len(turn.content.encode("utf-8")) + 512  # and the fields around it
+        if used + size > budget:
+            omitted += 1
+            continue
+        used += size
+        kept[key] = turn
+    return kept, omitted
+
+
 def _turn(
     turn: Turn, rank: int | None, score: float | None, signals: dict[str, int] | None = None
 ) -> RecalledTurn:
     return RecalledTurn(
         turn_id=turn.public_id,
+        thread=turn.session_id,
         seq=turn.seq,
         role=turn.role,
         name=turn.name,
@@ -214,7 +241,11 @@ def _turn(
 
 
 def _response(
-    turns: dict[str, RecalledTurn], matches: list[tuple[Turn, float]], started: float
+    turns: dict[str, RecalledTurn],
+    matches: list[tuple[Turn, float]],
+    started: float,
+    order: str = "thread",
+    omitted: int = 0,
 ) -> RecallResponse:
     by_thread: dict[str, list[RecalledTurn]] = {}
     for turn in turns.values():
@@ -225,11 +256,17 @@ def _response(
         threads.append(RecalledThread(thread=thread, turns=items))
     # Threads in time order (by their first returned turn), then turns by seq inside each thread.
     threads.sort(key=lambda g: (g.turns[0].timestamp, g.thread))
+    kept = {t.turn_id for g in threads for t in g.turns}
+    messages = None
+    if order == "time":
+        messages = sorted((t for g in threads for t in g.turns), key=lambda t: (t.timestamp, t.thread, t.seq))
     return RecallResponse(
         threads=threads,
-        text=recall_text(threads),
-        matched=[turn.public_id for turn, _ in matches],
-        turn_ids=[t.turn_id for g in threads for t in g.turns],
+        messages=messages,
+        omitted=omitted,
+        text=recall_text(threads) if messages is None else timeline_text(messages),
+        matched=[turn.public_id for turn, _ in matches if turn.public_id in kept],
+        turn_ids=[t.turn_id for t in messages] if messages else [t.turn_id for g in threads for t in g.turns],
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
 
@@ -240,4 +277,12 @@ def recall_text(threads: list[RecalledThread]) -> str:
     for group in threads:
         lines.append(f"## thread {group.thread}")
         lines.extend(f"[{t.timestamp.isoformat()}] {t.name or t.role}: {t.content}" for t in group.turns)
+    return markers.wrap("\n".join(lines), "recall") if lines else ""
+
+
+def timeline_text(messages: list[RecalledTurn]) -> str:
+    """The recalled messages in time order across threads, each naming its thread ("" when none)."""
+    lines = [
+        f"[{t.timestamp.isoformat()}] (thread {t.thread}) {t.name or t.role}: {t.content}" for t in messages
+    ]
     return markers.wrap("\n".join(lines), "recall") if lines else ""

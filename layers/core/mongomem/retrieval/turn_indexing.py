@@ -6,6 +6,10 @@ research/embeddings/RESULTS.md:
 - own text:     "({date}) {speaker}: {content}"
 - context text: own text + " (context: {previous turn} {next turn})", neighbours from the same session.
 
+A turn longer than `recall.chunk_chars` is embedded in overlapping chunks: its own text becomes one
+document per chunk (`<key>#own`, `<key>#own.1`, ...), its context text starts with the first chunk and
+quotes the neighbours shortened; any chunk's match recalls the whole turn.
+
 A turn indexed before its next turn existed has `recall_ctx_next: false`; when the next turn is
 indexed, the earlier turn's context document is rewritten to include it. MongoDB stays the source
 of truth: the index only proposes turn ids, recall reads the turns themselves from MongoDB.
@@ -30,8 +34,11 @@ from mongomem.vectors.port import IndexDoc, IndexUnavailable, VectorIndex
 __all__ = [
     "MAX_ATTEMPTS",
     "TurnIndexer",
+    "chunks",
     "context_text",
     "doc_id",
+    "doc_ids",
+    "forget_turns",
     "own_text",
     "recallable",
     "short_date",
@@ -56,17 +63,46 @@ def short_date(ts: datetime) -> str:
     return f"{ts.day} {ts:%B} {ts.year}"
 
 
-def _base(turn: Turn) -> str:
-    return f"{speaker(turn)}: {turn.content}"
+def chunks(text: str, size: int, overlap: int = 0, limit: int | None = None) -> list[str]:
+    """`text` in pieces of at most `size` characters, each overlapping the previous by `overlap`.
+
+    A piece ends at the last whitespace of its window when there is one in its second half, so words
+    are not cut; at most `limit` pieces (the rest of a longer text is not embedded).
+    """
+    if len(text) <= size:
+        return [text]
+    overlap = min(overlap, size // 2)
+    out: list[str] = []
+    start = 0
+    while start < len(text) and (limit is None or len(out) < limit):
+        end = min(start + size, len(text))
+        if end < len(text):
+            cut = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
+            if cut > start:
+                end = cut
+        piece = text[start:end]
+        if piece.strip():
+            out.append(piece)
+        if end >= len(text):
+            break
+        start = max(end - overlap, start + 1)
+    return out or [text[:size]]
 
 
-def own_text(turn: Turn) -> str:
-    return f"({short_date(turn.timestamp)}) {_base(turn)}"
+def _base(turn: Turn, limit: int | None = None) -> str:
+    content = turn.content if limit is None or len(turn.content) <= limit else turn.content[:limit]
+    return f"{speaker(turn)}: {content}"
 
 
-def context_text(turn: Turn, prev: Turn | None, nxt: Turn | None) -> str:
-    around = [_base(t) for t in (prev, nxt) if t is not None]
-    own = own_text(turn)
+def own_text(turn: Turn, content: str | None = None) -> str:
+    body = turn.content if content is None else content
+    return f"({short_date(turn.timestamp)}) {speaker(turn)}: {body}"
+
+
+def context_text(turn: Turn, prev: Turn | None, nxt: Turn | None, limit: int | None = None) -> str:
+    """Own text (its first `limit` characters) with the neighbours' (each shortened to half of it)."""
+    around = [_base(t, None if limit is None else limit // 2) for t in (prev, nxt) if t is not None]
+    own = own_text(turn, None if limit is None else turn.content[:limit])
     return f"{own} (context: {' '.join(around)})" if around else own
 
 
@@ -74,8 +110,18 @@ def recallable(turn: Turn) -> bool:
     return turn.role in RECALL_ROLES and bool(turn.content.strip())
 
 
-def doc_id(turn_key: str, channel: str) -> str:
-    return f"{turn_key}#{channel}"
+def doc_id(turn_key: str, channel: str, chunk: int = 0) -> str:
+    return f"{turn_key}#{channel}" if chunk == 0 else f"{turn_key}#{channel}.{chunk}"
+
+
+def own_chunks(turn: Turn, config: RecallConfig) -> list[str]:
+    return chunks(turn.content, config.chunk_chars, config.chunk_overlap, config.max_chunks)
+
+
+def doc_ids(turn: Turn, config: RecallConfig) -> list[str]:
+    """Every recall index document a turn may have (its own-text chunks and its context text)."""
+    n = len(own_chunks(turn, config)) if recallable(turn) else 1
+    return [doc_id(turn.id, "own", i) for i in range(n)] + [doc_id(turn.id, "ctx")]
 
 
 def _fields(turn: Turn, channel: str) -> dict[str, Any]:
@@ -87,6 +133,16 @@ def _fields(turn: Turn, channel: str) -> dict[str, Any]:
         "role": turn.role,
         "created_at": as_utc(turn.timestamp).isoformat(),
     }
+
+
+def forget_turns(index: VectorIndex | None, config: RecallConfig, turns: list[Turn]) -> int:
+    """Remove the recall index documents of these turns (deleted from MongoDB); how many ids were sent."""
+    if index is None or not turns:
+        return 0
+    ids = [i for t in turns for i in doc_ids(t, config)]
+    for start in range(0, len(ids), 500):
+        index.delete(ids[start : start + 500])
+    return len(ids)
 
 
 class TurnIndexer:
@@ -194,19 +250,21 @@ class TurnIndexer:
                         jobs.append((t, prev, nxt, False))
                         reindexed.append(t.id)
         texts: list[str] = []
-        slots: list[tuple[Turn, str]] = []
+        slots: list[tuple[Turn, str, int]] = []
+        size = self.config.chunk_chars
         for t, prev, nxt, with_own in jobs:
             if with_own:
-                texts.append(own_text(t))
-                slots.append((t, "own"))
-            texts.append(context_text(t, prev, nxt))
-            slots.append((t, "ctx"))
+                for i, piece in enumerate(own_chunks(t, self.config)):
+                    texts.append(own_text(t, piece))
+                    slots.append((t, "own", i))
+            texts.append(context_text(t, prev, nxt, size))
+            slots.append((t, "ctx", 0))
         if not texts:
             return [], complete, partial, reindexed
         vectors = self.embedder.embed(texts, "document")
         docs = [
             IndexDoc(
-                id=doc_id(t.id, channel),
+                id=doc_id(t.id, channel, chunk),
                 tenant=t.tenant,
                 user_id=t.user_id,
                 kind="turn",
@@ -214,7 +272,7 @@ class TurnIndexer:
                 vector=vector,
                 fields=_fields(t, channel),
             )
-            for (t, channel), text, vector in zip(slots, texts, vectors, strict=True)
+            for (t, channel, chunk), text, vector in zip(slots, texts, vectors, strict=True)
         ]
         return docs, complete, partial, reindexed
 

@@ -48,12 +48,14 @@ class History:
         snapshots: SnapshotRepository,
         promoter: Promoter,
         policy: PromotionPolicy,
+        max_response_bytes: int | None = None,
     ) -> None:
         self.sessions = sessions
         self.turns = turns
         self.snapshots = snapshots
         self.promoter = promoter
         self.policy = policy
+        self.max_response_bytes = max_response_bytes
 
     def _require_session(self, scope: Scope, session_id: str) -> Session:
         session = self.sessions.get(scope, session_id)
@@ -65,6 +67,7 @@ class History:
         turns = self.turns.latest(scope, session_id, limit, before_seq)
         if not turns and before_seq is None:
             self._require_session(scope, session_id)
+        turns = _newest_within(turns, self.max_response_bytes)
         first = turns[0].seq if turns else None
         return TurnPage(
             session_id=session_id,
@@ -153,6 +156,20 @@ class History:
         if found is None:
             raise NotFound(f"snapshot {snapshot_id!r} not found for this user", {"snapshot_id": snapshot_id})
         return found.public()
+
+
+def _newest_within(turns: list[Turn], budget: int | None) -> list[Turn]:
+    """The newest turns whose content fits the answer's budget (at least one); the page goes on from there."""
+    if budget is None:
+        return turns
+    used, start = 0, len(turns)
+    while start > 0:
+        size = len(turns[start - 1].content.encode("utf-8")) + 512
+        if used + size > budget and start < len(turns):
+            break
+        used += size
+        start -= 1
+    return turns[start:]
 
 
 def _session_cursor(cursor: str) -> tuple[datetime, str]:

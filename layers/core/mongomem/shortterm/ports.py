@@ -95,6 +95,17 @@ class SessionRepository(Protocol):
         """After turns were deleted: take their tokens off, remember the deleted unpromoted seq range."""
         ...
 
+    def create_copy(self, scope: Scope, session_id: str, source: Session, now: datetime) -> bool:
+        """Create `session_id` (a clone of `source`'s thread) with source's seqs, all promoted.
+
+        False, creating nothing, when the session exists.
+        """
+        ...
+
+    def delete(self, scope: Scope, session_id: str) -> bool:
+        """Remove the session (its counters); False when it did not exist."""
+        ...
+
 
 class TurnRepository(Protocol):
     """One document per (tenant, user_id, session_id, seq)."""
@@ -145,6 +156,10 @@ class TurnRepository(Protocol):
 
     def tag_snapshot(self, snapshot: StoredSnapshot) -> None:
         """Mark the snapshot's seq range as belonging to it."""
+        ...
+
+    def delete_of_snapshot(self, snapshot: StoredSnapshot) -> list[Turn]:
+        """Delete the turns tagged with this snapshot; returns them as they were (none: already gone)."""
         ...
 
     def unindexed(self, limit: int) -> list[Turn]:
@@ -203,4 +218,8 @@ class SnapshotRepository(Protocol):
         self, scope: Scope, snapshot_id: str, kind: str, at: datetime
     ) -> StoredSnapshot | None:
         """Set the kind back to queued unless it is done (compare-and-set); None when it is done or absent."""
+        ...
+
+    def delete_session(self, scope: Scope, session_id: str) -> int:
+        """Delete every snapshot of the session; how many."""
         ...

@@ -8,8 +8,10 @@ and snapshots not yet fanned out are re-sent by the outbox sweep.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from mongomem.config import Settings
 from mongomem.models.common import Scope, as_utc, utcnow
@@ -17,6 +19,9 @@ from mongomem.models.sessions import NewSnapshot, Session, StoredSnapshot, TypeS
 from mongomem.ports import QueuePort
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.ports import SessionRepository, SnapshotRepository, TurnRepository
+
+if TYPE_CHECKING:
+    from mongomem.shortterm.topics import TopicSegmenter
 
 
 @dataclass
@@ -39,6 +44,7 @@ class Promoter:
         queue: QueuePort,
         settings: Settings,
         owner: str | None = None,
+        topics: Callable[[], TopicSegmenter] | None = None,
     ) -> None:
         self.sessions = sessions
         self.turns = turns
@@ -47,6 +53,9 @@ class Promoter:
         self.settings = settings
         self.policy = PromotionPolicy.from_config(settings.memory)
         self.owner = owner or f"scanner-{uuid.uuid4().hex[:12]}"
+        # memory.snapshot.topic_shift: built on the first due cut that could hold two topics (the scan's,
+        # never a manual flush's), so the record function's flush route never loads an embedder
+        self.topics = topics
 
     # -- entry points --------------------------------------------------------------------------
     def claim_due(self, now: datetime) -> Session | None:
@@ -154,6 +163,11 @@ class Promoter:
                 to_seq = last
         if to_seq < from_seq:
             return None
+        if reason != "manual":
+            end = self._first_topic_end(scope, sid, from_seq, to_seq)
+            if end is not None and from_seq <= end < to_seq:
+                to_seq, reason = end, "topic_shift"
+                missing = [s for s in missing if s <= end]
         return self.snapshots.create(
             NewSnapshot(
                 tenant=session.tenant,
@@ -172,6 +186,21 @@ class Promoter:
                 },
             )
         )
+
+    def _first_topic_end(self, scope: Scope, sid: str, from_seq: int, to_seq: int) -> int | None:
+        """The last seq of the first topic in [from_seq, to_seq] (None: off, one topic, or no embedder)."""
+        if (
+            self.topics is None
+            or to_seq - from_seq + 1 < 2 * self.settings.memory.snapshot.topic_shift.window
+        ):
+            return None
+        try:
+            return self.topics().first_topic_end(self.turns.in_range(scope, sid, from_seq, to_seq))
+        except Exception:  # an embedder that fails never stops promotion: the cut is the usual one
+            from mongomem.observability import logger
+
+            logger.exception("topic-shift detection failed; the snapshot is cut as usual")
+            return None
 
     def _fan_out(self, snap: StoredSnapshot) -> None:
         for type_name in snap.extraction:

@@ -41,3 +41,25 @@ class WorkingMemoryPort(Protocol):
         ...
 
     def get_thread(self, scope: Scope, thread_id: str) -> Thread | None: ...
+
+    def list_threads(
+        self, scope: Scope, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[Thread]:
+        """The user's threads, most recently updated first; `before` = (updated_at, thread_id) pages."""
+        ...
+
+    def update_thread(
+        self,
+        scope: Scope,
+        thread_id: str,
+        title: str | None,
+        metadata: dict[str, Any] | None,
+        set_title: bool,
+    ) -> Thread | None:
+        """Set the title (when `set_title`) and replace the metadata (when given) except its working
+        memory, which only `save` changes. None when the thread does not exist."""
+        ...
+
+    def delete_thread(self, scope: Scope, thread_id: str) -> bool:
+        """Remove the thread and its thread-scoped working memory; False when it did not exist."""
+        ...

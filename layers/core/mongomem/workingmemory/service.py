@@ -141,6 +141,37 @@ class WorkingMemoryService:
             ),
         )
 
+    def apply_tool_call(
+        self, key: WorkingMemoryKey, arguments: str | dict[str, Any], read_only: bool = False
+    ) -> WorkingMemoryState:
+        """What the update tool does with a model's arguments, `{"memory": ...}` or the memory itself.
+
+        Models often drop the wrapper: schema mode then takes the object as the fields to merge,
+        template mode a lone string value as the Markdown. Arguments sent as a JSON string are parsed.
+        """
+        return self.merge(key, WorkingMemoryWrite(memory=self.tool_memory(arguments)), read_only)
+
+    def tool_memory(self, arguments: str | dict[str, Any]) -> str | dict[str, Any]:
+        """The memory inside tool-call arguments, with or without the `memory` wrapper."""
+        value: Any = _as_object(arguments) if isinstance(arguments, str) else arguments
+        if isinstance(value, str):
+            return value  # a bare Markdown text (or a JSON string that was not an object)
+        if not isinstance(value, dict):
+            raise ModeMismatch("the tool call's arguments must be an object", {"path": "memory"})
+        properties = (self.config.json_schema or {}).get("properties") or {}
+        if set(value) == {"memory"} and "memory" not in properties:
+            inner = value["memory"]
+            return _as_object(inner) if self.config.json_schema is not None else inner
+        if self.config.json_schema is not None:
+            return value
+        texts = [v for v in value.values() if isinstance(v, str)]
+        if len(value) == 1 and len(texts) == 1:
+            return texts[0]  # {"content": "..."}, {"markdown": "..."}: the model named the field itself
+        raise ModeMismatch(
+            'working memory is in template mode: call the tool with {"memory": "<Markdown>"}',
+            {"path": "memory", "mode": "template"},
+        )
+
     def clear(self, key: WorkingMemoryKey, read_only: bool = False) -> WorkingMemoryState:
         """DELETE: forget this scope key's working memory (the explicit way to empty it)."""
         self._guard(key, read_only)
@@ -149,9 +180,9 @@ class WorkingMemoryService:
     # -- threads -------------------------------------------------------------------------------
     def create_thread(self, scope: Scope, request: ThreadCreate) -> Thread:
         """Create a thread; `metadata.workingMemory` seeds its working memory after the usual checks."""
-        self._check_enabled()
         metadata = dict(request.metadata)
         if SEED_KEY in metadata and metadata[SEED_KEY] is not None:
+            self._check_enabled()
             seed = metadata[SEED_KEY]
             if self.config.json_schema is not None:
                 seed = self._validated(self._object(_as_object(seed)), "metadata.workingMemory")
@@ -171,6 +202,9 @@ class WorkingMemoryService:
         return thread
 
     # -- internals -----------------------------------------------------------------------------
+    def check_enabled(self) -> None:
+        self._check_enabled()
+
     def _check_enabled(self) -> None:
         if not self.config.enabled:
             raise NotFound(

@@ -243,3 +243,29 @@ class MongoSessionRepository:
             update["$push"] = {"deleted_ranges": {"$each": [list(deleted)], "$slice": -DELETED_RANGES}}
         with translate_errors():
             self.coll.update_one({"_id": session_key(scope, session_id)}, update)
+
+    # -- threads -------------------------------------------------------------------------------
+    def create_copy(self, scope: Scope, session_id: str, source: Session, now: datetime) -> bool:
+        doc: dict[str, Any] = {
+            "_id": session_key(scope, session_id),
+            **scope.filter(),
+            "session_id": session_id,
+            "agent_id": source.agent_id,
+            "created_at": now,
+            "last_turn_at": source.last_turn_at or now,
+            "last_seq": source.last_seq,
+            "pending": 0,
+            "promoted_through_seq": source.last_seq,
+            "unpromoted_tokens": 0,
+        }
+        try:
+            with translate_errors():
+                self.coll.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    def delete(self, scope: Scope, session_id: str) -> bool:
+        with translate_errors():
+            result = self.coll.delete_one({"_id": session_key(scope, session_id), **scope.filter()})
+        return bool(result.deleted_count)

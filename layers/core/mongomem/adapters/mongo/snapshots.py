@@ -132,3 +132,8 @@ class MongoSnapshotRepository:
         with translate_errors():
             doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
         return _snapshot(doc) if doc else None
+
+    def delete_session(self, scope: Scope, session_id: str) -> int:
+        with translate_errors():
+            result = self.coll.delete_many({**scope.filter(), "session_id": session_id})
+        return int(result.deleted_count)

@@ -256,6 +256,19 @@ class MongoTurnRepository:
             deleted = self.coll.delete_many(query).deleted_count
         return DeletedTurns(deleted=int(deleted), seqs=sorted((d["seq"], d.get("tokens", 0)) for d in doomed))
 
+    def delete_of_snapshot(self, snapshot: StoredSnapshot) -> list[Turn]:
+        query = {
+            "tenant": snapshot.tenant,
+            "user_id": snapshot.user_id,
+            "session_id": snapshot.session_id,
+            "snapshot_id": snapshot.snapshot_id,
+        }
+        with translate_errors():
+            found = [_turn(d) for d in self.coll.find(query)]
+            if found:
+                self.coll.delete_many({**query, "_id": {"$in": [t.id for t in found]}})
+        return found
+
     def tag_snapshot(self, snapshot: StoredSnapshot) -> None:
         query = {
             "tenant": snapshot.tenant,

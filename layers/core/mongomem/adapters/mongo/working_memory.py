@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from bson.errors import InvalidDocument
-from pymongo import ReturnDocument
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
@@ -60,8 +60,28 @@ class MongoWorkingMemoryRepository:
     """Implements workingmemory.ports.WorkingMemoryPort on two collections of the memory database."""
 
     def __init__(self, database: MongoDatabase) -> None:
+        self.database = database
         self.resources: Collection[dict[str, Any]] = database.db["resources"]
         self.threads: Collection[dict[str, Any]] = database.db["threads"]
+
+    def ensure_indexes(self) -> None:
+        self.database.ensure_once("threads", self._create_indexes)
+
+    def _create_indexes(self) -> None:
+        with translate_errors():
+            self.threads.create_indexes(
+                [
+                    IndexModel(
+                        [
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("updated_at", DESCENDING),
+                            ("thread_id", DESCENDING),
+                        ],
+                        name="user_threads",
+                    )
+                ]
+            )
 
     def _target(self, key: WorkingMemoryKey) -> tuple[Collection[dict[str, Any]], dict[str, Any], str]:
         """Collection, filter (always tenant + user_id) and the field path of the key's memory."""
@@ -148,3 +168,57 @@ class MongoWorkingMemoryRepository:
         with translate_errors():
             doc = self.threads.find_one(query)
         return _thread(doc) if doc else None
+
+    def _thread_query(self, scope: Scope, thread_id: str) -> dict[str, Any]:
+        return {
+            "_id": thread_key(scope.tenant, scope.user_id, thread_id),
+            **scope.filter(),
+            "thread_id": thread_id,
+        }
+
+    def list_threads(
+        self, scope: Scope, limit: int, before: tuple[datetime, str] | None = None
+    ) -> list[Thread]:
+        query: dict[str, Any] = {**scope.filter()}
+        if before is not None:
+            at, thread_id = before
+            query["$or"] = [{"updated_at": {"$lt": at}}, {"updated_at": at, "thread_id": {"$lt": thread_id}}]
+        with translate_errors():
+            docs = list(
+                self.threads.find(query)
+                .sort([("updated_at", DESCENDING), ("thread_id", DESCENDING)])
+                .limit(limit)
+            )
+        return [_thread(d) for d in docs]
+
+    def update_thread(
+        self,
+        scope: Scope,
+        thread_id: str,
+        title: str | None,
+        metadata: dict[str, Any] | None,
+        set_title: bool,
+    ) -> Thread | None:
+        query = self._thread_query(scope, thread_id)
+        update: dict[str, Any] = {"$set": {"updated_at": _now()}}
+        if set_title:
+            update["$set"]["title"] = title
+        with translate_errors():
+            if metadata is not None:
+                # Key by key, never the working memory inside it: only `save` writes that (compare-and-set).
+                current = self.threads.find_one(query, {"metadata": 1})
+                if current is None:
+                    return None
+                new = {k: v for k, v in metadata.items() if k != FIELD}
+                gone = [k for k in (current.get("metadata") or {}) if k != FIELD and k not in new]
+                update["$set"].update({f"metadata.{k}": v for k, v in new.items()})
+                if gone:
+                    update["$unset"] = {f"metadata.{k}": "" for k in gone}
+            with _storable():
+                doc = self.threads.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+        return _thread(doc) if doc else None
+
+    def delete_thread(self, scope: Scope, thread_id: str) -> bool:
+        with translate_errors():
+            result = self.threads.delete_one(self._thread_query(scope, thread_id))
+        return bool(result.deleted_count)
