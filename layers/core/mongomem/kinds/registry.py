@@ -6,11 +6,12 @@ from collections.abc import Iterable, Iterator
 
 from mongomem.kinds.base import MemoryKind
 from mongomem.kinds.episodic import Episodic
+from mongomem.kinds.preference import Preference
 from mongomem.kinds.procedural import Procedural
 from mongomem.kinds.semantic import Semantic
 from mongomem.kinds.taxonomic import Taxonomic
 
-BUILTIN: tuple[type[MemoryKind], ...] = (Semantic, Episodic, Procedural, Taxonomic)
+BUILTIN: tuple[type[MemoryKind], ...] = (Semantic, Episodic, Procedural, Taxonomic, Preference)
 
 
 class UnknownKind(KeyError):
