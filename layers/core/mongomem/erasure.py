@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from pydantic import BaseModel
 
 from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 from mongomem.shortterm.ports import SnapshotRepository
 from mongomem.vectors.port import VectorIndex
@@ -36,6 +38,11 @@ class ErasureRepository(Protocol):
         """Delete every document of the scope, everywhere; how many per place."""
         ...
 
+    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+        """Remove the user's evidence from the tenant's org memories; delete the versions it alone
+        supported. (changed ids, deleted ids)."""
+        ...
+
 
 def expire_after_extraction(
     snapshots: SnapshotRepository,
@@ -57,14 +64,29 @@ def expire_after_extraction(
     return store.expire_turns(snapshot, (now or utcnow()) + timedelta(days=ttl_days))
 
 
-def erase_user(store: ErasureRepository, index: VectorIndex | None, scope: Scope) -> ErasureResult:
-    """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries.
+def erase_user(
+    store: ErasureRepository,
+    index: VectorIndex | None,
+    scope: Scope,
+    resync: Callable[[Scope, list[str]], int] | None = None,
+) -> ErasureResult:
+    """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries,
+    and their evidence from the tenant's org memories (an org memory only they stated goes entirely).
 
-    Idempotent: run it again after a failure (or concurrent activity) to finish the job.
+    Idempotent: run it again after a failure (or concurrent activity) to finish the job. `resync` rewrites
+    the index entries of org memories that changed (else index_sync does, they are left pending).
     """
     erased = store.erase(scope)
+    changed, gone = store.forget_org_evidence(scope, utcnow())
+    erased["org_memories_deleted"] = len(gone)
+    erased["org_memories_updated"] = len(changed)
     # MongoDB first: the index is derived, and index_sync cannot resurrect what MongoDB no longer has.
     erased["index_entries"] = index.delete_user(scope.tenant, scope.user_id) if index is not None else 0
+    if index is not None and gone:
+        index.delete(gone)
+        erased["index_entries"] += len(gone)
+    if resync is not None and changed:
+        resync(Scope(tenant=scope.tenant, user_id=ORG_OWNER), changed)
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )

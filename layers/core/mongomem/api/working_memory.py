@@ -30,6 +30,10 @@ ScopeQuery = Annotated[
     WorkingMemoryScope | None, Query(description="resource (one per user) or thread; default from config")
 ]
 ThreadQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The thread (thread scope)")]
+AgentQuery = Annotated[
+    str | None,
+    Query(pattern=ID_PATTERN, description="resource scope: one agent's working memory of the user"),
+]
 ReadOnlyQuery = Annotated[bool, Query(alias="readOnly", description="Read the memory but refuse writes")]
 DeliveryQuery = Annotated[
     Delivery | None, Query(description="system text or a state signal; default from config")
@@ -44,9 +48,11 @@ def _service() -> WorkingMemoryService:
     return services_of(router).working_memory
 
 
-def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
+def _key(
+    scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None, agent_id: str | None = None
+) -> WorkingMemoryKey:
     configured = services_of(router).working_memory_config.scope
-    return resolve_key(caller(router), scope or configured, user_id, thread_id)
+    return resolve_key(caller(router), scope or configured, user_id, thread_id, agent_id)
 
 
 def _user_scope(user_id: str | None) -> Scope:
@@ -72,10 +78,11 @@ def get_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
     if_none_match: IfNoneMatch = None,
 ) -> WorkingMemoryState | Unchanged:
-    state = _service().get(_key(scope, user_id, thread_id), read_only)
+    state = _service().get(_key(scope, user_id, thread_id, agent_id), read_only)
     if if_none_match and if_none_match == state.cache_key:
         return Unchanged(cache_key=state.cache_key)
     return state
@@ -87,9 +94,12 @@ def put_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("replace", _service().replace(_key(scope, user_id, thread_id), request, read_only))
+    return _written(
+        "replace", _service().replace(_key(scope, user_id, thread_id, agent_id), request, read_only)
+    )
 
 
 @router.patch("/v1/working-memory", summary="Merge fields into the working memory (template mode: replace)")
@@ -98,9 +108,10 @@ def patch_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("merge", _service().merge(_key(scope, user_id, thread_id), request, read_only))
+    return _written("merge", _service().merge(_key(scope, user_id, thread_id, agent_id), request, read_only))
 
 
 @router.delete("/v1/working-memory", summary="Clear the working memory of a user or a thread")
@@ -108,9 +119,10 @@ def delete_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("clear", _service().clear(_key(scope, user_id, thread_id), read_only))
+    return _written("clear", _service().clear(_key(scope, user_id, thread_id, agent_id), read_only))
 
 
 @router.get(
@@ -120,11 +132,12 @@ def get_working_memory_tool(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
     delivery: DeliveryQuery = None,
     if_none_match: IfNoneMatch = None,
 ) -> WorkingMemoryContext | Unchanged:
-    return _service().context(_key(scope, user_id, thread_id), delivery, read_only, if_none_match)
+    return _service().context(_key(scope, user_id, thread_id, agent_id), delivery, read_only, if_none_match)
 
 
 @router.post(
