@@ -21,6 +21,7 @@ from mongomem.runtime import Services, configure
 API_ROUTES = [
     ("/v1/sessions", "record_turns"),
     ("/v1/memories", "memory_api"),
+    ("/v1/domains", "memory_api"),
     ("/v1/recall", "memory_api"),
     ("/v1/context", "memory_api"),
     ("/v1/working-memory", "memory_api"),

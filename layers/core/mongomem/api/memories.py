@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope, services_of
+from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.config import MemoryType
 from mongomem.errors import InvalidInput
 from mongomem.models.base import Model
@@ -160,4 +160,6 @@ def _when(name: str, value: str | None) -> datetime | None:
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")
 def delete_memory(memory_id: MemoryId, user_id: UserQuery = None) -> DeleteResult:
-    return services_of(router).memories.delete(_scope(user_id), memory_id)
+    # an org memory is the tenant's: a tenant-wide key may delete it, a service account (one user) not
+    tenant_wide = caller(router).fixed_user_id is None
+    return services_of(router).memories.delete(_scope(user_id), memory_id, may_delete_org=tenant_wide)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from mongomem.errors import InvalidInput, NotFound
+from mongomem.errors import Forbidden, InvalidInput, NotFound
 from mongomem.extraction.commit import Committer
 from mongomem.kinds import KindError, KindRegistry
 from mongomem.longterm.filters import check_filters
@@ -146,11 +146,16 @@ class MemoryService:
             next_cursor=records[-1].created_at.isoformat() if more and records else None,
         )
 
-    def delete(self, scope: Scope, memory_id: str) -> DeleteResult:
-        """Delete a lineage: one of the user's, or an org memory (the tenant's, any of its users may)."""
+    def delete(self, scope: Scope, memory_id: str, may_delete_org: bool = True) -> DeleteResult:
+        """Delete a lineage: one of the user's, or (`may_delete_org`: a tenant-wide caller) an org memory."""
         record = self.store.get(MemoryView(scope), memory_id)
         if record is None or record.status == "deleted":
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
+        if record.visibility == "org" and not may_delete_org:
+            raise Forbidden(
+                "an org memory belongs to the tenant: delete it with a memory_service key",
+                {"memory_id": memory_id, "visibility": "org"},
+            )
         home = _home(record)
         count = self.store.delete_lineage(home, record.lineage_id, utcnow())
         self.indexer.sync(self.store.lineage(home, record.lineage_id))
