@@ -478,3 +478,22 @@ def test_context_labels_org_memories_and_reads_as_the_agent(
 
 def teardown_module() -> None:
     configure(None)
+
+
+def test_extracted_memories_inherit_the_partition_keys_their_turns_agree_on(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    turns = [
+        {"role": "user", "content": "I prefer aisle seats.", "metadata": {"region": "eu", "page": 1}},
+        {"role": "assistant", "content": "Noted.", "metadata": {"region": "eu", "page": 2}},
+    ]
+    assert call(fns, ctx, "POST", "/v1/sessions/s-meta/turns", {"user_id": "ana", "turns": turns})[0] == 201
+    assert call(fns, ctx, "POST", "/v1/sessions/s-meta/flush", user_id="ana")[0] == 200
+    queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
+    assert drain(queue, "extract-preference", fns["extract"].lambda_handler, policy) == 1
+    (pref,) = listed(fns, ctx, "ana", type="preference")
+    assert pref["metadata"] == {"region": "eu"}  # only partition keys are inherited (page is not one)
+    assert [r["memory_id"] for r in search(fns, ctx, "ana", "aisle seats", metadata={"region": "eu"})] == [
+        pref["memory_id"]
+    ]
+    assert search(fns, ctx, "ana", "aisle seats", metadata={"region": "us"}) == []
