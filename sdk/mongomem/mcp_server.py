@@ -67,10 +67,11 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
     def search_memories(
         query: str,
         user_id: str | None = None,
-        types: list[Literal["semantic", "episodic", "procedural", "taxonomic"]] | None = None,
+        types: list[Literal["semantic", "episodic", "procedural", "taxonomic", "preference"]] | None = None,
         top_k: int = 10,
     ) -> dict[str, Any]:
-        """Search the user's long-term memories (facts, episodes, procedures, terms) by meaning and words."""
+        """Search the user's long-term memories (facts, episodes, procedures, terms, preferences) and the
+        organisation's shared ones by meaning and words."""
         return dict(call(client.search, who(user_id), query, types=types, top_k=top_k))
 
     @server.tool()

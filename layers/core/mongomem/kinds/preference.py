@@ -39,7 +39,8 @@ class Preference(MemoryKind):
         return [("category", payload["category"], False), ("preference", payload["preference"], True)]
 
     def key(self, payload: dict[str, Any]) -> str:
-        return f"{norm(payload['subject'])}|{norm(payload['category'])}|{norm(payload['preference'])}"
+        subject = payload.get("subject") or "user"  # the item's default, for a payload not validated yet
+        return f"{norm(subject)}|{norm(payload['category'])}|{norm(payload['preference'])}"
 
     def text(self, payload: dict[str, Any]) -> str:
         verb = {
@@ -50,7 +51,7 @@ class Preference(MemoryKind):
             ("negative", "moderate"): "dislikes",
             ("negative", "strong"): "hates",
         }[(payload.get("polarity", "positive"), payload.get("strength", "moderate"))]
-        return f"{payload['subject']} {verb} {payload['preference']} ({payload['category']})"
+        return f"{payload.get('subject') or 'user'} {verb} {payload['preference']} ({payload['category']})"
 
     def value(self, payload: dict[str, Any]) -> str:
         return f"{payload.get('polarity', 'positive')} {payload.get('strength', 'moderate')}"
