@@ -111,10 +111,12 @@ class _Partition:
         for name, value in filters.items():
             by_term = self.postings.get(name, {})
             wanted = value if isinstance(value, list) else [value]
+            if None in wanted and not by_term:
+                continue  # no document has the field: every one passes (the common case, cheaply)
             ids: set[str] = set()
             for v in wanted:
                 if v is None:
-                    having = set().union(*by_term.values()) if by_term else set()
+                    having = set().union(*by_term.values())
                     ids |= {i for i in self.ids if i not in having}
                     continue
                 ids |= by_term.get(term_of(v), set())
