@@ -79,8 +79,8 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
         types: list[str] | None = None,
         top_k: int = 10,
     ) -> dict[str, Any]:
-        """Search the user's long-term memories (facts, episodes, procedures, terms, the project's custom
-        types: `types` names them) by meaning and words."""
+        """Search the user's long-term memories (facts, episodes, procedures, terms, preferences, the
+        project's custom types: `types` names them) and the organisation's shared ones by meaning and words."""
         return dict(call(client.search, who(user_id), query, types=types, top_k=top_k))
 
     @server.tool()

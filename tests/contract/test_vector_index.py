@@ -466,3 +466,46 @@ def test_concurrent_writers_and_readers_lose_nothing(index: VectorIndex, tenant:
     # Then every write landed exactly once
     assert index.count(tenant, "alice") == 200
     assert len(index.search(query(tenant, "thread note", top_k=50))) == 50
+
+
+def test_also_user_ids_rank_two_owners_together_as_one_index(index: VectorIndex, tenant: str) -> None:
+    # Given alice's documents, the tenant's org documents (owner "#org") and bob's
+    texts = {
+        "a1": ("alice", "flights to Lisbon booked for May"),
+        "a2": ("alice", "coffee with the team on Friday"),
+        "o1": ("#org", "the travel policy allows flights in economy"),
+        "o2": ("#org", "hiking trail map of the mountains"),
+        "b1": ("bob", "flights to Porto and coffee"),
+    }
+    index.upsert([mem(i, text, tenant, user=u) for i, (u, text) in texts.items()])
+    # When alice's query names the org as another owner, in every mode
+    for mode in ("hybrid", "knn", "bm25"):
+        both = index.search(query(tenant, "flights", also_user_ids=("#org",), mode=mode, top_k=10))
+        # Then her documents and the org's come back in one ranking, never bob's
+        assert set(ids(both)) <= {"a1", "a2", "o1", "o2"}, mode
+        assert {"a1", "o1"} <= set(ids(both)), mode
+        scores = [h.score for h in both]
+        assert scores == sorted(scores, reverse=True)
+    # and BM25 over the union ranks like one owner holding both owners' documents
+    single = [mem(f"u-{i}", text, tenant, user="merged") for i, (u, text) in texts.items() if u != "bob"]
+    index.upsert(single)
+    union = index.search(query(tenant, "flights policy", also_user_ids=("#org",), mode="bm25", top_k=10))
+    merged = index.search(query(tenant, "flights policy", user="merged", mode="bm25", top_k=10))
+    assert [h.id for h in union] == [h.id.removeprefix("u-") for h in merged]
+    # without the extra owner, only alice's
+    assert set(ids(index.search(query(tenant, "flights", top_k=10)))) <= {"a1", "a2"}
+
+
+def test_none_in_a_filter_list_matches_documents_without_the_field(index: VectorIndex, tenant: str) -> None:
+    index.upsert(
+        [
+            mem("shared", "coffee order", tenant),
+            mem("mine", "coffee beans", tenant, agent_id="barista"),
+            mem("theirs", "coffee machine", tenant, agent_id="cashier"),
+        ]
+    )
+    for mode in ("hybrid", "knn", "bm25"):
+        got = index.search(query(tenant, "coffee", filters={"agent_id": ["barista", None]}, mode=mode))
+        assert set(ids(got)) == {"shared", "mine"}, mode
+        only_shared = index.search(query(tenant, "coffee", filters={"agent_id": [None]}, mode=mode))
+        assert ids(only_shared) == ["shared"], mode

@@ -310,7 +310,9 @@ def test_journey_sign_in_follow_a_memory_to_its_turns_retry_edit_search(seeded: 
     page.click("[data-nav=pipeline]")
     page.wait_for_selector("[data-testid=activity-chart]")
     assert page.inner_text("[data-testid=pipeline-ready]").startswith("ready")
-    assert page.locator("[data-testid=kinds] td[data-col=failed]").all_inner_texts() == ["0"] * 4
+    assert (
+        page.locator("[data-testid=kinds] td[data-col=failed]").all_inner_texts() == ["0"] * 5
+    )  # every kind
     sha = hashlib.sha256(seeded.config_text.encode()).hexdigest()
     assert page.inner_text("[data-testid=config-version]") == sha[:12]
     totals = page.inner_text("[data-testid=activity-totals]")

@@ -68,6 +68,10 @@ def item(kind: str, i: int, words: list[str], changed: bool = False) -> dict[str
         }
     if kind == "taxonomic":
         return {"term": f"TERM{i}", "definition": f"A {text} of category {i}{twist}."}
+    if kind == "preference":
+        # the same thing preferred, now disliked: an UPDATE of exactly its lineage
+        polarity = "negative" if changed else "positive"
+        return {"category": f"topic {i}", "preference": f"{text} {i}", "polarity": polarity}
     raise AssertionError(f"no generator for kind {kind!r}: add one for every registered kind")
 
 

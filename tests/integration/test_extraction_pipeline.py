@@ -12,6 +12,7 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain
 from mongomem.models.common import Scope
+from mongomem.models.memory import ORG_OWNER
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
@@ -145,7 +146,10 @@ def run(extract_fn: Any, ctx: Any, snap: dict[str, Any], memory_type: str) -> di
 
 
 def active(svc: Services, scope: Scope, memory_type: str) -> list[dict[str, Any]]:
-    return list(svc.memory_store.coll.find({**scope.filter(), "type": memory_type, "status": "active"}))
+    """The active memories the user sees: their own and (org kinds: terms, procedures) the tenant's."""
+    owners = [scope.user_id, ORG_OWNER]
+    query = {"tenant": scope.tenant, "user_id": {"$in": owners}, "type": memory_type, "status": "active"}
+    return list(svc.memory_store.coll.find(query))
 
 
 def state(svc: Services) -> list[tuple[Any, ...]]:
@@ -172,6 +176,9 @@ def test_each_type_extracts_its_memories_once(
         sorted(docs, key=lambda d: d["text"]), sorted(expected, key=lambda i: json.dumps(i)), strict=False
     ):
         assert doc["evidence"][0]["snapshot_id"] == snap["_id"]
+        assert doc["evidence"][0]["user_id"] == "ana"  # who said it, also for an org memory
+        owner = ORG_OWNER if memory_type in ("procedural", "taxonomic") else "ana"
+        assert (doc["user_id"], doc["visibility"]) == (owner, "org" if owner == ORG_OWNER else "private")
         assert set(doc["evidence"][0]["seqs"]) <= {1, 2, 3}
         assert doc["embedding"] == {"model": "hashing-v1", "dim": 256}
         assert doc["index_state"] == "indexed"

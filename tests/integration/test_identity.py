@@ -284,6 +284,7 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ),
         ("GET", f"/v1/memories/{m}", None, {"user_id": u, "history": "true"}, {404}),
         ("GET", f"/v1/memories/{m}", None, q, {404}),
+        ("GET", "/v1/domains", None, q, {200}),
         ("GET", "/v1/memories", None, q, {200}),
         ("GET", "/v1/memories", None, {"user_id": u, "status": "active", "type": "semantic"}, {200}),
         ("GET", "/v1/memories", None, {"user_id": u, "type": "semantic", "subject": "user"}, {200}),
@@ -404,6 +405,77 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
     # Then tenant A's data is byte-for-byte what it was: no read leaked, no write or delete reached it
     assert a_fingerprint(svc, "tenant-a", "alice") == before
     assert svc.vector_index.count(tenant="tenant-a", user_id="alice") >= 1
+
+
+def test_org_memories_reach_every_user_of_their_tenant_and_no_other_tenant(
+    svc: Any, gateway: Gateway
+) -> None:
+    # Given alice's private fact (marked PRIVATE) and an org term she stated (marked ORG), one of them
+    # scoped to one of her agents
+    private, org = f"PRIVATE-{uuid.uuid4().hex}", f"ORG-{uuid.uuid4().hex}"
+    key_a = new_key(svc, "tenant-a", "memory_service")
+    fact = {"subject": "user", "attribute": "locker code", "value": private}
+    term = {"term": "locker", "definition": f"a numbered cupboard ({org})", "domain": f"facilities-{org}"}
+    ids = {}
+    for name, type_, payload, extra in (
+        ("fact", "semantic", fact, {}),
+        ("agent", "semantic", {**fact, "attribute": "agent locker code"}, {"agent_id": "concierge"}),
+        ("term", "taxonomic", term, {}),
+    ):
+        status, _, body = gateway.call(
+            "POST", "/v1/memories", key_a, {"user_id": "alice", "type": type_, "payload": payload, **extra}
+        )
+        assert status == 201, body
+        ids[name] = json.loads(body)["memory"]["memory_id"]
+    callers = {
+        "tenant B memory service": (new_key(svc, "tenant-b", "memory_service"), False),
+        "tenant B service account": (new_key(svc, "tenant-b", "service_account", "bob"), False),
+        "tenant A service account": (new_key(svc, "tenant-a", "service_account", "agent-1"), True),
+        "tenant A memory service as carol": (key_a, True),
+    }
+    org_docs = sorted(json.dumps(d, default=str) for d in svc.db["memories"].find({"user_id": "#org"}))
+    leaks = []
+    for who, (key, same_tenant) in callers.items():
+        reads = [
+            ("POST", "/v1/memories/search", {"user_id": "carol", "query": "locker"}, {}),
+            ("POST", "/v1/memories/search", {"user_id": "carol", "query": "locker", "mode": "bm25"}, {}),
+            (
+                "POST",
+                "/v1/memories/search",
+                {"user_id": "carol", "query": "locker", "agent_id": "concierge"},
+                {},
+            ),
+            ("POST", "/v1/memories/search", {"user_id": "carol", "query": "locker", "visibility": "org"}, {}),
+            ("GET", "/v1/memories", None, {"user_id": "carol"}),
+            ("GET", "/v1/memories", None, {"user_id": "carol", "agent_id": "concierge"}),
+            ("GET", "/v1/domains", None, {"user_id": "carol"}),
+            ("GET", f"/v1/memories/{ids['term']}", None, {"user_id": "carol"}),
+            ("GET", f"/v1/memories/{ids['fact']}", None, {"user_id": "carol"}),
+            ("GET", f"/v1/memories/{ids['agent']}", None, {"user_id": "carol"}),
+            ("POST", "/v1/context", {"user_id": "carol", "session_id": "s-x", "query": "locker"}, {}),
+        ]
+        for method, path, body, query in reads:
+            status, _, answer = gateway.call(method, path, key, body, **query)
+            FIGURES["probes"] += 1
+            if private in answer:
+                leaks.append((who, method, path, "private marker"))
+            if org in answer and not same_tenant:
+                leaks.append((who, method, path, "org marker in another tenant"))
+            if status not in (200, 404):
+                leaks.append((who, method, path, f"status {status}"))
+        # the org term reaches the tenant's other users (a positive control), never another tenant's
+        status, _, answer = gateway.call("GET", f"/v1/memories/{ids['term']}", key, user_id="carol")
+        assert (status, org in answer) == ((200, True) if same_tenant else (404, False)), who
+        # and nobody but a tenant-wide key of the tenant may delete it
+        if who != "tenant A memory service as carol":
+            status, _, _ = gateway.call("DELETE", f"/v1/memories/{ids['term']}", key, user_id="carol")
+            assert status == (403 if same_tenant else 404), who
+    assert not leaks, leaks
+    # Then no probe changed the org memory; the tenant's own key may delete it
+    assert (
+        sorted(json.dumps(d, default=str) for d in svc.db["memories"].find({"user_id": "#org"})) == org_docs
+    )
+    assert gateway.call("DELETE", f"/v1/memories/{ids['term']}", key_a, user_id="carol")[0] == 200
 
 
 def test_zz_report_figures() -> None:

@@ -167,7 +167,7 @@ def test_flush_promotes_at_once_and_session_shows_it(services: Any, record_fn: A
     assert status == 200
     snap = body["snapshot"]
     assert (snap["from_seq"], snap["to_seq"], snap["reason"]) == (1, 2, "manual")
-    assert set(snap["extraction"]) == {"semantic", "episodic", "procedural", "taxonomic"}
+    assert set(snap["extraction"]) == {"semantic", "episodic", "procedural", "taxonomic", "preference"}
     _, state = call(record_fn, ctx, "get_session.json")
     assert state["unpromoted_count"] == 0 and len(state["snapshots"]) == 1
     # a second flush has nothing to do

@@ -193,7 +193,7 @@ def test_a_hit_mongodb_no_longer_holds_as_active_is_dropped(
     # Given a delete that reached MongoDB but not the index (a failed write-through, pending)
     airport = memories["airport"]
     svc.memory_store.delete_lineage(Scope(tenant="default", user_id=USER), airport["lineage_id"], utcnow())
-    assert svc.vector_index is not None and svc.vector_index.count(user_id=USER) == len(memories)
+    assert svc.vector_index is not None and svc.vector_index.count(tenant="default") == len(memories)
     # When searching for it, Then MongoDB (the source of truth) wins: the stale hit is not returned
     results = search(api, ctx, "user home airport: LIS")
     assert airport["memory_id"] not in {r["memory_id"] for r in results}

@@ -111,7 +111,7 @@ def test_offline_llm_and_hashing_embedder_are_ready_and_say_so(
     assert body["ready"] is True and body["reasons"] == []
     assert body["llm"]["offline"] is True and body["llm"]["kind"] == "offline"
     assert body["embeddings"] == {"model": "hashing-v1", "dim": 64, "ready": True, "reason": ""}
-    assert body["extraction"]["enabled"] == ["semantic", "episodic", "procedural", "taxonomic"]
+    assert body["extraction"]["enabled"] == ["semantic", "episodic", "procedural", "taxonomic", "preference"]
 
 
 def test_llm_without_its_key_is_not_ready_and_names_the_variable(

@@ -25,7 +25,7 @@ STEPS: list[str] = []  # the journey, printed at the end of the module
 
 CONFIG = """
 memory:
-  extraction: {enabled: [semantic, episodic, procedural, taxonomic, trip]}
+  extraction: {enabled: [semantic, episodic, procedural, taxonomic, preference, trip]}
   snapshot: {max_messages: 2, idle_seconds: 3600}
   custom_types:
     - name: trip
@@ -149,20 +149,21 @@ def test_journey_record_scan_extract_search_context_erase(
     # ... and the scheduler's tick runs the scan: the size-due session becomes a snapshot, fanned out
     scan = dev.schedule("ScanSessionsFunctionSchedule", load_event("scan_schedule.json"))
     assert scan["snapshots"] == 1 and scan["recall"]["turns"] == 2, scan
-    step("scheduler event -> scan: 1 snapshot, 5 SQS messages, 2 turns embedded for recall")
+    step("scheduler event -> scan: 1 snapshot, 6 SQS messages, 2 turns embedded for recall")
     # ... and each kind's SQS event source delivers its message to its extraction function (the custom
     # type's to the custom queue's)
     per_snapshot = dev.drain_queues()  # one message per enabled kind
-    assert per_snapshot == 5
+    assert per_snapshot == 6
     asked = [c for c in twin.bedrock.converses() if "home airport is LIS" in c["prompt"]]
     assert sorted(re.search(r"Memory kind: (\w+)", c["prompt"]).group(1) for c in asked) == [  # type: ignore[union-attr]
         "episodic",
+        "preference",
         "procedural",
         "semantic",
         "taxonomic",
         "trip",
     ]
-    step("SQS receive -> 5 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
+    step("SQS receive -> 6 extraction functions -> Bedrock Converse (tool use) -> Titan embeddings")
     # Then the fact is a memory, indexed and found by meaning through the public API (the SDK over HTTP)
     mem = MemoryClient(dev.api_url, api_key=key)
     hits = eventually(
@@ -350,10 +351,11 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     # every DLQ (both schedules, every kind) and every kind's queue age
     dlqs = {d["Value"] for a in by_metric["ApproximateNumberOfMessagesVisible"] for d in a["Dimensions"]}
     assert {q for q in dlqs if q.endswith("-dlq")} == {
-        f"mongomem-dev-{k}-dlq" for k in ("semantic", "episodic", "procedural", "taxonomic", "custom")
+        f"mongomem-dev-{k}-dlq"
+        for k in ("semantic", "episodic", "procedural", "taxonomic", "preference", "custom")
     }
-    assert len(dlqs) == 7  # + the two scheduler DLQs
-    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 5
+    assert len(dlqs) == 8  # + the two scheduler DLQs
+    assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 6
     assert by_metric["IndexLagSeconds"][0]["Namespace"] == "mongomem-dev"
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]

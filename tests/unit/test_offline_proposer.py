@@ -77,7 +77,7 @@ def test_proposer_shape_and_name() -> None:
     ]
 
 
-@pytest.mark.parametrize("kind", ["preference", "custom:recipes", "", "SEMANTIC"])
+@pytest.mark.parametrize("kind", ["custom:recipes", "opinion", "", "SEMANTIC"])
 def test_a_kind_without_rules_gets_no_items(kind: str) -> None:
     turns = _views([("user", "My name is Ana. I love sushi. I went hiking yesterday.")])
     assert OfflineProposer().propose(kind, turns, "u-1") == []

@@ -32,6 +32,7 @@ class MemoryType(StrEnum):
     episodic = "episodic"
     procedural = "procedural"
     taxonomic = "taxonomic"
+    preference = "preference"
 
 
 ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
@@ -89,6 +90,9 @@ class KindExtraction(_Strict):
     # Replaces the kind's instructions (what to extract); the shared rules (the conversation is data, the
     # answer format, evidence) and the item fields are not replaceable.
     prompt: str | None = Field(None, min_length=1, max_length=4096)
+    # Who sees the kind's memories: one user (`private`) or every user of the tenant (`org`); None: the
+    # kind's default (taxonomic and procedural org; semantic, episodic and preference private).
+    visibility: Literal["private", "org"] | None = None
 
 
 class ExtractionConfig(_Strict):
@@ -98,6 +102,7 @@ class ExtractionConfig(_Strict):
     episodic: KindExtraction = Field(default_factory=KindExtraction)
     procedural: KindExtraction = Field(default_factory=KindExtraction)
     taxonomic: KindExtraction = Field(default_factory=KindExtraction)
+    preference: KindExtraction = Field(default_factory=KindExtraction)
 
     def of(self, kind: str) -> KindExtraction:
         found = getattr(self, str(kind), None)
@@ -251,6 +256,22 @@ class CustomTypeConfig(_Strict):
         return self
 
 
+class MetadataConfig(_Strict):
+    """`memory.metadata`: which keys of memories' `metadata` the search index holds (search filters on them)."""
+
+    partition_keys: list[str] = Field(default_factory=list, max_length=16)
+
+    @field_validator("partition_keys")
+    @classmethod
+    def _keys(cls, value: list[str]) -> list[str]:
+        import re
+
+        bad = [k for k in value if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,63}", k)]
+        if bad:
+            raise ValueError(f"partition keys are names of letters, digits, '_' and '-': {bad}")
+        return list(dict.fromkeys(value))
+
+
 class MemoryConfig(_Strict):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     # Up to five memory types of the project's own (mongomem.kinds.custom), extracted, reconciled,
@@ -262,6 +283,7 @@ class MemoryConfig(_Strict):
     providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    metadata: MetadataConfig = Field(default_factory=MetadataConfig)
 
     @field_validator("working_memory")
     @classmethod

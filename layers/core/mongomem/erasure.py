@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 from mongomem.models.turns import Turn
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
@@ -36,6 +37,11 @@ class ErasureRepository(Protocol):
 
     def erase(self, scope: Scope) -> dict[str, int]:
         """Delete every document of the scope, everywhere; how many per place."""
+        ...
+
+    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+        """Remove the user's evidence from the tenant's org memories; delete the versions it alone
+        supported. (changed ids, deleted ids)."""
         ...
 
 
@@ -79,14 +85,29 @@ def delete_after_extraction(
     return len(gone)
 
 
-def erase_user(store: ErasureRepository, index: VectorIndex | None, scope: Scope) -> ErasureResult:
-    """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries.
+def erase_user(
+    store: ErasureRepository,
+    index: VectorIndex | None,
+    scope: Scope,
+    resync: Callable[[Scope, list[str]], int] | None = None,
+) -> ErasureResult:
+    """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries,
+    and their evidence from the tenant's org memories (an org memory only they stated goes entirely).
 
-    Idempotent: run it again after a failure (or concurrent activity) to finish the job.
+    Idempotent: run it again after a failure (or concurrent activity) to finish the job. `resync` rewrites
+    the index entries of org memories that changed (else index_sync does, they are left pending).
     """
     erased = store.erase(scope)
+    changed, gone = store.forget_org_evidence(scope, utcnow())
+    erased["org_memories_deleted"] = len(gone)
+    erased["org_memories_updated"] = len(changed)
     # MongoDB first: the index is derived, and index_sync cannot resurrect what MongoDB no longer has.
     erased["index_entries"] = index.delete_user(scope.tenant, scope.user_id) if index is not None else 0
+    if index is not None and gone:
+        index.delete(gone)
+        erased["index_entries"] += len(gone)
+    if resync is not None and changed:
+        resync(Scope(tenant=scope.tenant, user_id=ORG_OWNER), changed)
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )

@@ -390,7 +390,9 @@ class Services:
     def indexer(self) -> MemoryIndexer:
         from mongomem.retrieval.indexing import MemoryIndexer
 
-        return MemoryIndexer(self.memory_store, self.vector_index)
+        return MemoryIndexer(
+            self.memory_store, self.vector_index, self.settings.memory.metadata.partition_keys
+        )
 
     @cached_property
     def reconciler(self) -> Reconciler:
@@ -412,7 +414,11 @@ class Services:
     def committer(self) -> Committer:
         from mongomem.extraction.commit import Committer
 
-        return Committer(self.memory_store, self.reconciler, self.embedder, self.indexer)
+        extraction = self.settings.memory.extraction
+        visibilities = {
+            kind.name: chosen for kind in self.kinds if (chosen := extraction.of(kind.name).visibility)
+        }
+        return Committer(self.memory_store, self.reconciler, self.embedder, self.indexer, visibilities)
 
     @cached_property
     def proposer(self) -> Proposer:
@@ -424,7 +430,13 @@ class Services:
     def memories(self) -> MemoryService:
         from mongomem.longterm.service import MemoryService
 
-        return MemoryService(self.memory_store, self.kinds, self.committer, self.indexer)
+        return MemoryService(
+            self.memory_store,
+            self.kinds,
+            self.committer,
+            self.indexer,
+            self.settings.memory.metadata.partition_keys,
+        )
 
     @cached_property
     def procedures(self) -> ProcedureService:
@@ -436,7 +448,13 @@ class Services:
     def search(self) -> MemorySearch:
         from mongomem.retrieval.search import MemorySearch
 
-        return MemorySearch(self.memory_store, self.vector_index, self.embedder)
+        return MemorySearch(
+            self.memory_store,
+            self.vector_index,
+            self.embedder,
+            self.kinds,
+            self.settings.memory.metadata.partition_keys,
+        )
 
     @cached_property
     def recall(self) -> Recall:
@@ -505,7 +523,12 @@ class Services:
         kind = str(getattr(kind, "value", kind))
         configured = self.settings.memory.extraction.of(kind)
         return KindExtractor(
-            self.kinds[kind], self.proposer, self.committer, configured.roles, configured.prompt
+            self.kinds[kind],
+            self.proposer,
+            self.committer,
+            configured.roles,
+            configured.prompt,
+            self.settings.memory.metadata.partition_keys,
         )
 
 

@@ -8,6 +8,7 @@ clients only execute calls (mongomem.client._transport).
 from __future__ import annotations
 
 import functools
+import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -193,14 +194,23 @@ class Methods:
         reconcile: bool = True,
         *,
         expires_at: datetime | str | None = None,
+        visibility: str | None = None,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Call[WriteResult]:
-        """Write a memory; with reconcile it may UPDATE or REINFORCE an existing one instead of adding."""
+        """Write a memory; with reconcile it may UPDATE or REINFORCE an existing one instead of adding.
+
+        `visibility` private|org (default: the kind's), `agent_id` makes a private memory one agent's,
+        `metadata` is free-form (its partition keys are search filters)."""
         body = {
             "user_id": user_id,
             "type": type,
             "payload": dict(payload),
             "reconcile": reconcile,
             "expires_at": expires_at.isoformat() if isinstance(expires_at, datetime) else expires_at,
+            "visibility": visibility,
+            "agent_id": agent_id,
+            "metadata": dict(metadata) if metadata is not None else None,
         }
         return Call("POST", "/v1/memories", body=_drop_none(body), parse=_model(WriteResult))
 
@@ -222,10 +232,21 @@ class Methods:
         subject_prefix: str | None = None,
         observed_after: str | datetime | None = None,
         observed_before: str | datetime | None = None,
+        agent_id: str | None = None,
+        visibility: str | None = None,
+        tags: Iterable[str] | None = None,
+        domain: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> Call[MemoryPage]:
-        """A page of memories, newest first; semantic facts can be filtered by exact subject/attribute,
-        any memory by when it was first stated (observed_after <= observed_at < observed_before)."""
+        """A page of memories (the user's and the org's), newest first; semantic facts can be filtered by
+        exact subject/attribute, any memory by when it was first stated (observed_after <= observed_at <
+        observed_before), by agent, visibility, tags (any of), taxonomic domain and metadata values."""
         query = {
+            "agent_id": agent_id,
+            "visibility": visibility,
+            "tags": ",".join(tags) if tags is not None else None,
+            "domain": domain,
+            "metadata": json.dumps(dict(metadata)) if metadata is not None else None,
             "observed_after": observed_after.isoformat()
             if isinstance(observed_after, datetime)
             else observed_after,
@@ -272,6 +293,11 @@ class Methods:
         return Call("POST", "/v1/procedures/discover", body=body, safe=True, parse=_model(DiscoverResponse))
 
     @endpoint
+    def list_domains(user_id: str | None) -> Call[dict[str, Any]]:
+        """The domains of the taxonomic terms the user sees (theirs and the org's): GET /v1/domains."""
+        return Call("GET", "/v1/domains", {"user_id": user_id}, parse=_as_dict)
+
+    @endpoint
     def delete_memory(memory_id: str, user_id: str | None) -> Call[DeleteResult]:
         path = f"/v1/memories/{_seg(memory_id)}"
         return Call("DELETE", path, {"user_id": user_id}, parse=_model(DeleteResult))
@@ -282,18 +308,30 @@ class Methods:
         query: str,
         types: Iterable[str] | None = None,
         top_k: int = 10,
+        *,
+        agent_id: str | None = None,
+        visibility: str | None = None,
+        tags: Iterable[str] | None = None,
+        domain: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Call[SearchResponse]:
-        """Hybrid (vector + keyword) search over a user's memories: POST /v1/memories/search.
+        """Hybrid (vector + keyword) search over a user's memories and the org's: POST /v1/memories/search.
 
-        `options` are the request's other fields (mode, min_score, include_superseded, observed_after,
-        observed_before).
+        Filters (inside the index query): agent_id, visibility (private|org), tags (any of), domain,
+        metadata (partition keys). `options` are the request's other fields (mode, min_score,
+        include_superseded, observed_after, observed_before).
         """
         body = {
             "user_id": user_id,
             "query": query,
             "types": list(types) if types is not None else None,
             "top_k": top_k,
+            "agent_id": agent_id,
+            "visibility": visibility,
+            "tags": list(tags) if tags is not None else None,
+            "domain": domain,
+            "metadata": dict(metadata) if metadata is not None else None,
             **options,
         }
         return Call(
@@ -362,9 +400,12 @@ class Methods:
         scope: str | None = None,
         read_only: bool = False,
         if_none_match: str | None = None,
+        agent_id: str | None = None,
     ) -> Call[WorkingMemoryState | Unchanged]:
-        """The working memory (Unchanged when `if_none_match` is still its cache key)."""
+        """The working memory (Unchanged when `if_none_match` is still its cache key); `agent_id`: one
+        agent's resource-scoped working memory of the user."""
         query = {
+            "agent_id": agent_id,
             "user_id": user_id,
             "thread_id": thread_id,
             "scope": scope,
@@ -383,6 +424,7 @@ class Methods:
         thread_id: str | None = None,
         scope: str | None = None,
         replace: bool = False,
+        agent_id: str | None = None,
     ) -> Call[WorkingMemoryState]:
         """Merge into the working memory (PATCH), or replace it whole with replace=True (PUT).
 
@@ -396,15 +438,18 @@ class Methods:
                 "memory": dict(memory) if isinstance(memory, Mapping) else memory,
             }
         )
-        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope}
+        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope, "agent_id": agent_id}
         method = "PUT" if replace else "PATCH"
         return Call(method, "/v1/working-memory", query, body, safe=replace, parse=_model(WorkingMemoryState))
 
     @endpoint
     def clear_working_memory(
-        user_id: str | None, thread_id: str | None = None, scope: str | None = None
+        user_id: str | None,
+        thread_id: str | None = None,
+        scope: str | None = None,
+        agent_id: str | None = None,
     ) -> Call[WorkingMemoryState]:
-        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope}
+        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope, "agent_id": agent_id}
         return Call("DELETE", "/v1/working-memory", query, parse=_model(WorkingMemoryState))
 
     @endpoint
@@ -413,9 +458,16 @@ class Methods:
         thread_id: str | None = None,
         scope: str | None = None,
         delivery: str | None = None,
+        agent_id: str | None = None,
     ) -> Call[WorkingMemoryContext | Unchanged]:
         """The agent's update tool, its instructions and the current working memory."""
-        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope, "delivery": delivery}
+        query = {
+            "user_id": user_id,
+            "thread_id": thread_id,
+            "scope": scope,
+            "delivery": delivery,
+            "agent_id": agent_id,
+        }
         return Call("GET", "/v1/working-memory/tool", query, parse=_working_memory_tool)
 
     @endpoint

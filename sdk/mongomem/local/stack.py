@@ -23,6 +23,7 @@ API_ROUTES = [
     ("/v1/sessions", "record_turns"),
     ("/v1/memories", "memory_api"),
     ("/v1/procedures", "memory_api"),
+    ("/v1/domains", "memory_api"),
     ("/v1/recall", "memory_api"),
     ("/v1/context", "memory_api"),
     ("/v1/working-memory", "memory_api"),

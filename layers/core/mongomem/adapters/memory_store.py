@@ -1,5 +1,7 @@
 """MongoDB adapter for long-term memories (MemoryRepository): one document per version, scoped by
-(tenant, user_id). Documents become `MemoryRecord`s here and nowhere else."""
+(tenant, user_id); a tenant's org memories have the user_id ORG_OWNER. Documents become `MemoryRecord`s
+here and nowhere else. Documents from before scopes have no visibility/agent_id: they read as private
+and shared by the user's agents (`agent_id: null` matches a missing field)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,31 @@ from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, ObservedRange, PayloadFilter
+from mongomem.models.memory import (
+    ORG_OWNER,
+    DecisionRecord,
+    EvidenceRef,
+    MemoryFilter,
+    MemoryRecord,
+    MemoryView,
+    ObservedRange,
+    PayloadFilter,
+)
+
+
+def read_filter(target: Scope | MemoryView) -> dict[str, Any]:
+    """One scope's documents, or a view's: the user's private ones (of one agent and the shared ones,
+    when it names one) and the tenant's org ones."""
+    if isinstance(target, Scope):
+        return target.filter()
+    owners = target.owners()
+    query: dict[str, Any] = {
+        "tenant": target.tenant,
+        "user_id": owners[0] if len(owners) == 1 else {"$in": owners},
+    }
+    if target.agent_id is not None:
+        query["agent_id"] = {"$in": [target.agent_id, None]}
+    return query
 
 
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
@@ -212,21 +238,26 @@ class MemoryStore:
         return int(result.modified_count)
 
     # -- reads ---------------------------------------------------------------------------------
-    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None:
+    def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None:
         with translate_errors():
-            doc = self.coll.find_one({"_id": memory_id, **scope.filter()})
+            doc = self.coll.find_one({"_id": memory_id, **read_filter(scope)})
         return to_record(doc) if doc else None
 
-    def get_many(self, scope: Scope, ids: list[str]) -> list[MemoryRecord]:
+    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
         if not ids:
             return []
         with translate_errors():
             # _id first: some servers (SecantusDB) pick the index from the first key of the filter
-            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **scope.filter()})]
+            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **read_filter(scope)})]
 
-    def active_by_key(self, scope: Scope, kind: str, key: str) -> list[MemoryRecord]:
+    def active_by_key(
+        self, scope: Scope, kind: str, key: str, agent_id: str | None = None
+    ) -> list[MemoryRecord]:
+        """Active versions of the key in one agent's part of the scope (None: the part shared by agents)."""
         with translate_errors():
-            cursor = self.coll.find({**scope.filter(), "type": kind, "key": key, "status": "active"})
+            cursor = self.coll.find(
+                {**scope.filter(), "type": kind, "key": key, "status": "active", "agent_id": agent_id}
+            )
             return [to_record(d) for d in cursor.sort("version", DESCENDING)]
 
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
@@ -245,15 +276,23 @@ class MemoryStore:
 
     def list_page(
         self,
-        scope: Scope,
+        scope: Scope | MemoryView,
         memory_type: str | None,
         status: str | None,
         limit: int,
         before: datetime | None,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
+        filters: MemoryFilter | None = None,
     ) -> list[MemoryRecord]:
-        query: dict[str, Any] = {**scope.filter()}
+        query: dict[str, Any] = {**read_filter(scope)}
+        if filters is not None:
+            if filters.tags:
+                query["payload.tags"] = {"$in": list(filters.tags)}
+            if filters.domain is not None:
+                query["payload.domain"] = filters.domain
+            for key, value in filters.metadata.items():
+                query[f"metadata.{key}"] = value
         if observed:
             query["observed_at"] = {
                 **({"$gte": observed.after} if observed.after else {}),
@@ -272,6 +311,24 @@ class MemoryStore:
         with translate_errors():
             cursor = self.coll.find(query, {"vector": 0}).sort("created_at", DESCENDING).limit(limit)
             return [to_record(d) for d in cursor]
+
+    def domains(self, tenant: str, user_id: str) -> list[tuple[str, int]]:
+        """(domain, active taxonomic terms) of the user's and the org's terms, most terms first."""
+        pipeline: list[dict[str, Any]] = [
+            {
+                "$match": {
+                    "tenant": tenant,
+                    "user_id": {"$in": [user_id, ORG_OWNER]},
+                    "type": "taxonomic",
+                    "status": "active",
+                    "payload.domain": {"$type": "string"},
+                }
+            },
+            {"$group": {"_id": "$payload.domain", "n": {"$sum": 1}}},
+        ]
+        with translate_errors():
+            rows = list(self.coll.aggregate(pipeline))
+        return sorted(((str(r["_id"]), int(r["n"])) for r in rows), key=lambda r: (-r[1], r[0]))
 
     def decisions_per_day(
         self, tenant: str, user_id: str | None, since: datetime

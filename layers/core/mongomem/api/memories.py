@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope, services_of
+from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import InvalidInput
-from mongomem.models.common import Scope, parse_utc_datetime
+from mongomem.models.base import Model
+from mongomem.models.common import ID_PATTERN, Scope, parse_utc_datetime
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
+    MemoryFilter,
     MemoryPage,
     MemoryWithHistory,
     ObservedRange,
@@ -79,6 +82,21 @@ def list_memories(
     observed_before: Annotated[
         str | None, Query(max_length=64, description="ISO date-time: first stated before it")
     ] = None,
+    agent_id: Annotated[
+        str | None,
+        Query(pattern=ID_PATTERN, description="as this agent: its memories, the shared ones and the org's"),
+    ] = None,
+    visibility: Annotated[
+        Literal["private", "org"] | None, Query(description="only the user's, or only the org's")
+    ] = None,
+    tags: Annotated[
+        str | None, Query(min_length=1, max_length=2000, description="comma-separated: any of these tags")
+    ] = None,
+    domain: Annotated[str | None, Query(min_length=1, max_length=300, description="taxonomic domain")] = None,
+    metadata: Annotated[
+        str | None,
+        Query(min_length=2, max_length=2000, description='JSON object of exact values: {"k": "v"}'),
+    ] = None,
 ) -> MemoryPage:
     exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
     payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
@@ -87,7 +105,50 @@ def list_memories(
     )
     if observed.after and observed.before and observed.after >= observed.before:
         raise InvalidInput("observed_after must be earlier than observed_before", {"path": "observed_after"})
-    return services_of(router).memories.list(_scope(user_id), type, status, limit, cursor, payload, observed)
+    filters = MemoryFilter(
+        tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
+        domain=domain,
+        metadata=_metadata(metadata),
+    )
+    return services_of(router).memories.list(
+        _scope(user_id),
+        type,
+        status,
+        limit,
+        cursor,
+        payload,
+        observed,
+        filters,
+        agent_id,
+        visibility,
+    )
+
+
+def _metadata(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput("metadata is not a JSON object", {"path": "metadata"}) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput('metadata must be a JSON object such as {"region": "eu"}', {"path": "metadata"})
+    return value
+
+
+class Domain(Model):
+    domain: str
+    terms: int
+
+
+class DomainList(Model):
+    domains: list[Domain]
+
+
+@router.get("/v1/domains", summary="The domains of the taxonomic terms a user sees (theirs and the org's)")
+def list_domains(user_id: UserQuery = None) -> DomainList:
+    found = services_of(router).memories.domains(_scope(user_id))
+    return DomainList(domains=[Domain(domain=d, terms=n) for d, n in found])
 
 
 def _when(name: str, value: str | None) -> datetime | None:
@@ -101,4 +162,6 @@ def _when(name: str, value: str | None) -> datetime | None:
 
 @router.delete("/v1/memories/<memory_id>", summary="Delete a memory's whole lineage")
 def delete_memory(memory_id: MemoryId, user_id: UserQuery = None) -> DeleteResult:
-    return services_of(router).memories.delete(_scope(user_id), memory_id)
+    # an org memory is the tenant's: a tenant-wide key may delete it, a service account (one user) not
+    tenant_wide = caller(router).fixed_user_id is None
+    return services_of(router).memories.delete(_scope(user_id), memory_id, may_delete_org=tenant_wide)

@@ -50,7 +50,7 @@ def delete_user(user_id: UserId) -> ErasureResult:
     svc = services_of(router)
     # A service account is one memory user: it may erase itself, never someone it names.
     scope = path_user_scope(caller(router), user_id)
-    result = erase_user(svc.erasure, svc.vector_index, scope)
+    result = erase_user(svc.erasure, svc.vector_index, scope, svc.indexer.sync_ids)
     logger.info("user erased", extra={"erased": result.erased})
     metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
     return result

@@ -30,6 +30,10 @@ ScopeQuery = Annotated[
 # A tool call's arguments as the model produced them: {"memory": ...}, the memory itself, or a JSON string.
 ToolArguments = SafeData | Text
 ThreadQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The thread (thread scope)")]
+AgentQuery = Annotated[
+    str | None,
+    Query(pattern=ID_PATTERN, description="resource scope: one agent's working memory of the user"),
+]
 ReadOnlyQuery = Annotated[bool, Query(alias="readOnly", description="Read the memory but refuse writes")]
 DeliveryQuery = Annotated[
     Delivery | None, Query(description="system text or a state signal; default from config")
@@ -43,9 +47,11 @@ def _service() -> WorkingMemoryService:
     return services_of(router).working_memory
 
 
-def _key(scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None) -> WorkingMemoryKey:
+def _key(
+    scope: WorkingMemoryScope | None, user_id: str | None, thread_id: str | None, agent_id: str | None = None
+) -> WorkingMemoryKey:
     configured = services_of(router).working_memory_config.scope
-    return resolve_key(caller(router), scope or configured, user_id, thread_id)
+    return resolve_key(caller(router), scope or configured, user_id, thread_id, agent_id)
 
 
 def _written(action: str, state: WorkingMemoryState) -> WorkingMemoryState:
@@ -67,10 +73,11 @@ def get_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
     if_none_match: IfNoneMatch = None,
 ) -> WorkingMemoryState | Unchanged:
-    state = _service().get(_key(scope, user_id, thread_id), read_only)
+    state = _service().get(_key(scope, user_id, thread_id, agent_id), read_only)
     if if_none_match and if_none_match == state.cache_key:
         return Unchanged(cache_key=state.cache_key)
     return state
@@ -82,9 +89,12 @@ def put_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("replace", _service().replace(_key(scope, user_id, thread_id), request, read_only))
+    return _written(
+        "replace", _service().replace(_key(scope, user_id, thread_id, agent_id), request, read_only)
+    )
 
 
 @router.patch("/v1/working-memory", summary="Merge fields into the working memory (template mode: replace)")
@@ -93,9 +103,10 @@ def patch_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("merge", _service().merge(_key(scope, user_id, thread_id), request, read_only))
+    return _written("merge", _service().merge(_key(scope, user_id, thread_id, agent_id), request, read_only))
 
 
 @router.delete("/v1/working-memory", summary="Clear the working memory of a user or a thread")
@@ -103,9 +114,10 @@ def delete_working_memory(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
 ) -> WorkingMemoryState:
-    return _written("clear", _service().clear(_key(scope, user_id, thread_id), read_only))
+    return _written("clear", _service().clear(_key(scope, user_id, thread_id, agent_id), read_only))
 
 
 @router.get(
@@ -115,11 +127,12 @@ def get_working_memory_tool(
     scope: ScopeQuery = None,
     user_id: UserQuery = None,
     thread_id: ThreadQuery = None,
+    agent_id: AgentQuery = None,
     read_only: ReadOnlyQuery = False,
     delivery: DeliveryQuery = None,
     if_none_match: IfNoneMatch = None,
 ) -> WorkingMemoryContext | Unchanged:
-    return _service().context(_key(scope, user_id, thread_id), delivery, read_only, if_none_match)
+    return _service().context(_key(scope, user_id, thread_id, agent_id), delivery, read_only, if_none_match)
 
 
 @router.post(

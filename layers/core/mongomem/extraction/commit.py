@@ -6,6 +6,7 @@ Extraction (any proposer) and the API's direct writes both end here, so a memory
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,7 @@ from mongomem.extraction.reconcile import NewMemory, Outcome, Reconciler
 from mongomem.kinds import KindError, MemoryKind
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope
-from mongomem.models.memory import EvidenceRef
+from mongomem.models.memory import ORG_OWNER, EvidenceRef, Visibility
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.retrieval.indexing import MemoryIndexer
@@ -37,11 +38,17 @@ class Committer:
         reconciler: Reconciler,
         embedder: EmbeddingProvider,
         indexer: MemoryIndexer,
+        visibilities: Mapping[str, Visibility] | None = None,
     ) -> None:
         self.store = store
         self.reconciler = reconciler
         self.embedder = embedder
         self.indexer = indexer
+        # memory.extraction.<kind>.visibility where the project config sets it; else the kind's default
+        self.visibilities = dict(visibilities or {})
+
+    def visibility_of(self, kind: MemoryKind) -> Visibility:
+        return self.visibilities.get(kind.name, kind.visibility)
 
     def commit(
         self,
@@ -54,10 +61,22 @@ class Committer:
         reconcile: bool = True,
         expires_at: datetime | None = None,
         deadline: float | None = None,
+        visibility: Visibility | None = None,
+        agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> Committed:
         """Write each valid item as ADD / UPDATE / REINFORCE; `turn_times` are the turns evidence may cite
-        (seq -> when it was said): an item's evidence is observed when the latest turn it cites was said."""
+        (seq -> when it was said): an item's evidence is observed when the latest turn it cites was said.
+
+        `scope` is the user who said it. A private memory is written (and reconciled) in the user's
+        scope - in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope,
+        where the same statement by another user reinforces it; the evidence names the user either way.
+        """
         result = Committed()
+        visibility = visibility or self.visibility_of(kind)
+        home = scope if visibility == "private" else Scope(tenant=scope.tenant, user_id=ORG_OWNER)
+        agent = agent_id if visibility == "private" else None
+        evidence = evidence.model_copy(update={"user_id": scope.user_id})
         accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
         for raw in items:
             try:
@@ -81,8 +100,18 @@ class Committer:
         touched: list[str] = []
         for (payload, proof), vector in zip(accepted, vectors, strict=True):
             outcome = self.reconciler.apply(
-                scope,
-                NewMemory(kind, payload, vector, proof, self.embedder.model, expires_at),
+                home,
+                NewMemory(
+                    kind,
+                    payload,
+                    vector,
+                    proof,
+                    self.embedder.model,
+                    expires_at,
+                    visibility=visibility,
+                    agent_id=agent,
+                    metadata=dict(metadata or {}),
+                ),
                 reconcile=reconcile,
                 deadline=deadline,
             )
@@ -99,5 +128,5 @@ class Committer:
                 },
             )
         if touched:
-            self.indexer.sync(self.store.get_many(scope, list(dict.fromkeys(touched))))
+            self.indexer.sync(self.store.get_many(home, list(dict.fromkeys(touched))))
         return result

@@ -64,6 +64,18 @@ def turn_views(turns: list[Turn], roles: Collection[str] = DEFAULT_ROLES) -> lis
     return views
 
 
+def shared_metadata(turns: list[Turn], keys: Collection[str]) -> dict[str, Any]:
+    """The partition keys' values every turn of the snapshot agrees on: what its memories inherit."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = {json.dumps((t.metadata or {}).get(key), sort_keys=True) for t in turns}
+        if len(values) == 1 and turns:
+            value = (turns[0].metadata or {}).get(key)
+            if isinstance(value, str | int | float | bool):
+                out[key] = value
+    return out
+
+
 def _call(call: dict[str, Any]) -> str:
     arguments, _ = markers.strip(json.dumps(call.get("arguments") or {}, ensure_ascii=False, sort_keys=True))
     return f"{call.get('name')}({arguments[:2000]})"
@@ -77,12 +89,14 @@ class KindExtractor:
         committer: Committer,
         roles: Collection[str] | None = None,
         instructions: str | None = None,
+        partition_keys: Collection[str] = (),
     ) -> None:
         self.kind = kind
         self.proposer = proposer
         self.committer = committer
         self.roles = tuple(roles or kind.roles)
         self.instructions = instructions
+        self.partition_keys = tuple(partition_keys)
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:
         snap = item.snapshot
@@ -106,6 +120,8 @@ class KindExtractor:
             evidence,
             {t.seq: t.timestamp for t in turns},
             deadline=item.deadline,
+            agent_id=snap.agent_id,
+            metadata=shared_metadata(item.turns, self.partition_keys),
         )
         usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes]
         usage.decisions = committed.decisions

@@ -57,6 +57,8 @@ def fields(model: type[BaseModel] | dict[str, Any]) -> str:
 def _type_of(spec: dict[str, Any]) -> str:
     if "enum" in spec:
         return " | ".join(repr(v) for v in spec["enum"])
+    if "$ref" in spec:
+        return "object"
     if "anyOf" in spec:
         kinds = [_type_of(s) for s in spec["anyOf"] if s.get("type") != "null"]
         return " | ".join(kinds) or "any"

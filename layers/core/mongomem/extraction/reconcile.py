@@ -30,7 +30,7 @@ from mongomem.kinds import MemoryKind
 from mongomem.kinds.base import hard_anchors
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord
+from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, Visibility
 from mongomem.observability import logger
 from mongomem.ports import LLMProvider, LLMRequest
 from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, SearchQuery, VectorIndex
@@ -58,6 +58,10 @@ class NewMemory:
     evidence: EvidenceRef
     embedding_model: str
     expires_at: datetime | None = None
+    visibility: Visibility = "private"
+    # the agent whose private memory it is (None: shared by the user's agents); reconciled within it
+    agent_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -113,7 +117,7 @@ class Reconciler:
                 return Outcome("NOOP", "already applied from this snapshot", prior)
         if not reconcile:
             return self._add(scope, new, now, "reconciliation switched off by the caller", "api")
-        by_key = self.store.active_by_key(scope, new.kind.name, new.key)
+        by_key = self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         if by_key:
             target = by_key[0]
             if new.kind.same_content(target.payload, new.payload):
@@ -151,7 +155,13 @@ class Reconciler:
             text=new.text,
             vector=new.vector,
             top_k=CANDIDATES,
-            filters={"type": new.kind.name, "status": "active", "model": new.embedding_model},
+            filters={
+                "type": new.kind.name,
+                "status": "active",
+                "model": new.embedding_model,
+                # one agent's memories, or (None) the user's shared ones: never another agent's
+                "agent_id": [new.agent_id],
+            },
             mode="knn",
         )
         try:
@@ -166,7 +176,10 @@ class Reconciler:
         found = [
             r
             for r in self.store.get_many(scope, list(scores))
-            if r.status == "active" and r.type == new.kind.name and r.embedding_model == new.embedding_model
+            if r.status == "active"
+            and r.type == new.kind.name
+            and r.embedding_model == new.embedding_model
+            and r.agent_id == new.agent_id
         ]
         return sorted(((scores[r.memory_id], r) for r in found), key=lambda p: (-p[0], p[1].memory_id))
 
@@ -272,6 +285,9 @@ class Reconciler:
             key=key,
             payload=body,
             text=new.kind.text(body),
+            visibility=new.visibility,
+            agent_id=new.agent_id,
+            metadata=new.metadata,
             status="active",
             supersedes=supersedes,
             reinforcement_count=1,

@@ -13,12 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mongomem.kinds.episodic import EpisodicItem
 from mongomem.kinds.fields import Long
+from mongomem.kinds.preference import PreferenceItem
 from mongomem.kinds.procedural import ProceduralItem
 from mongomem.kinds.semantic import SemanticItem
 from mongomem.kinds.taxonomic import TaxonomicItem
 
 __all__ = [
     "EpisodicItem",
+    "PreferenceItem",
     "ProceduralItem",
     "ReconcileAnswer",
     "SemanticItem",

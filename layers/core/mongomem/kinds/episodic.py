@@ -20,6 +20,7 @@ class EpisodicItem(Item):
         None, description="ISO date or datetime, resolved against the time of the turn that tells it"
     )
     place: Short | None = None
+    tags: list[Short] = Field(default_factory=list, max_length=20, description="short topic labels")
 
 
 class Episodic(MemoryKind):
@@ -27,7 +28,7 @@ class Episodic(MemoryKind):
     item = EpisodicItem
     instructions = (
         "Extract EPISODES only: events that happened (title, short summary, participants, when as an ISO date "
-        "or datetime resolved against the time of the turn that tells it, place when known)."
+        "or datetime resolved against the time of the turn that tells it, place when known, a few short topic tags)."
     )
 
     def key(self, payload: dict[str, Any]) -> str:
@@ -50,5 +51,9 @@ class Episodic(MemoryKind):
         return True  # the key already holds the title and the day: a retelling adds, never replaces
 
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
-        people = add_unique(list(old.get("participants") or []), list(new.get("participants") or []))
-        return {**old, "participants": people} if people else None
+        grown = {
+            name: added
+            for name in ("participants", "tags")
+            if (added := add_unique(list(old.get(name) or []), list(new.get(name) or []))) is not None
+        }
+        return {**old, **grown} if grown else None

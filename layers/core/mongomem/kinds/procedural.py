@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.kinds.base import Item, MemoryKind, norm, same_value
+from mongomem.kinds.base import Item, MemoryKind, add_unique, norm, same_value
 from mongomem.kinds.fields import Long, Short
+
+
+class ProcedureStep(BaseModel):
+    """One step with the output it should give (a step may also be plain text: older procedures)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Long
+    expected_output: Long | None = None
 
 
 class ProceduralItem(Item):
@@ -15,7 +24,25 @@ class ProceduralItem(Item):
 
     name: Short
     when_to_use: Long
-    steps: list[Long] = Field(min_length=1, max_length=100)
+    steps: list[Long | ProcedureStep] = Field(min_length=1, max_length=100)
+    description: Long | None = Field(None, description="what the procedure achieves, in a sentence")
+    trigger_conditions: list[Long] = Field(
+        default_factory=list, max_length=20, description="situations that call for it"
+    )
+    allowed_tools: list[Short] = Field(default_factory=list, max_length=50, description="tools it may use")
+    tags: list[Short] = Field(default_factory=list, max_length=20)
+
+
+def step_text(step: Any) -> str:
+    """A step as text: plain text, or the action with its expected output."""
+    if isinstance(step, dict):
+        expected = step.get("expected_output")
+        return f"{step['action']} (expect: {expected})" if expected else str(step["action"])
+    return str(step)
+
+
+def step_action(step: Any) -> str:
+    return str(step["action"]) if isinstance(step, dict) else str(step)
 
 
 class Procedural(MemoryKind):
@@ -25,20 +52,38 @@ class Procedural(MemoryKind):
     roles = ("user", "assistant", "tool")  # tool calls and results show how a task is done
     instructions = (
         "Extract PROCEDURES only: reusable procedures the conversation demonstrated or agreed on (name, when to "
-        "use it, ordered steps). Skip one-off answers that are not reusable."
+        "use it, a one-sentence description, trigger conditions, ordered steps - each step as text or as "
+        "{action, expected_output} -, the tools it uses, a few tags). Skip one-off answers that are not reusable."
     )
+
+    def meaningful(self, payload: dict[str, Any]) -> list[tuple[str, str, bool]]:
+        found = [("name", payload["name"], True), ("when_to_use", payload["when_to_use"], True)]
+        return found + [(f"steps.{i}", step_action(s), True) for i, s in enumerate(payload["steps"])]
 
     def key(self, payload: dict[str, Any]) -> str:
         return norm(payload["name"])
 
     def text(self, payload: dict[str, Any]) -> str:
-        steps = " ".join(f"{i}. {s}" for i, s in enumerate(payload["steps"], 1))
-        return f"{payload['name']}: {payload['when_to_use']} Steps: {steps}"
+        steps = " ".join(f"{i}. {step_text(s)}" for i, s in enumerate(payload["steps"], 1))
+        head = f"{payload['name']}: {payload['when_to_use']}"
+        if payload.get("description"):
+            head = f"{head} {payload['description']}"
+        return f"{head} Steps: {steps}"
 
     def value(self, payload: dict[str, Any]) -> str:
-        return " | ".join(payload["steps"])
+        return " | ".join(step_action(s) for s in payload["steps"])
 
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         # the same steps in the same order, each saying the same thing
-        a, b = list(old["steps"]), list(new["steps"])
+        a, b = [step_action(s) for s in old["steps"]], [step_action(s) for s in new["steps"]]
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+
+    def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+        out = dict(old)
+        for name in ("trigger_conditions", "allowed_tools", "tags"):
+            grown = add_unique(list(old.get(name) or []), list(new.get(name) or []))
+            if grown is not None:
+                out[name] = grown
+        if not old.get("description") and new.get("description"):
+            out["description"] = new["description"]
+        return out if out != old else None

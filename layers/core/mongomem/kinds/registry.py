@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from mongomem.kinds.base import MemoryKind
 from mongomem.kinds.episodic import Episodic
+from mongomem.kinds.preference import Preference
 from mongomem.kinds.procedural import Procedural
 from mongomem.kinds.semantic import Semantic
 from mongomem.kinds.taxonomic import Taxonomic
@@ -14,7 +15,7 @@ from mongomem.kinds.taxonomic import Taxonomic
 if TYPE_CHECKING:
     from mongomem.config import CustomTypeConfig
 
-BUILTIN: tuple[type[MemoryKind], ...] = (Semantic, Episodic, Procedural, Taxonomic)
+BUILTIN: tuple[type[MemoryKind], ...] = (Semantic, Episodic, Procedural, Taxonomic, Preference)
 
 
 class UnknownKind(KeyError):

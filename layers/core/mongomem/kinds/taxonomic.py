@@ -16,6 +16,10 @@ class TaxonomicItem(Item):
     term: Short
     definition: Long
     aliases: list[Short] = Field(default_factory=list, max_length=50)
+    domain: Short | None = Field(
+        None, description="the field the term belongs to, e.g. 'aviation', 'billing'"
+    )
+    related_terms: list[Short] = Field(default_factory=list, max_length=50)
 
 
 class Taxonomic(MemoryKind):
@@ -24,7 +28,7 @@ class Taxonomic(MemoryKind):
     visibility = "org"
     instructions = (
         "Extract TERMS only: domain terms with their definitions and aliases (abbreviations, synonyms) as used "
-        "in this conversation."
+        "in this conversation, the domain they belong to and related terms when stated."
     )
 
     def key(self, payload: dict[str, Any]) -> str:
@@ -39,11 +43,17 @@ class Taxonomic(MemoryKind):
         return str(payload["definition"])
 
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
+        out = dict(old)
         aliases = list(old.get("aliases") or [])
         grown = add_unique([*aliases, old["term"]], [*(new.get("aliases") or []), new["term"]])
-        if grown is None:
-            return None
-        return {**old, "aliases": [*aliases, *grown[len(aliases) + 1 :]]}
+        if grown is not None:
+            out["aliases"] = [*aliases, *grown[len(aliases) + 1 :]]
+        related = add_unique(list(old.get("related_terms") or []), list(new.get("related_terms") or []))
+        if related is not None:
+            out["related_terms"] = related
+        if not old.get("domain") and new.get("domain"):
+            out["domain"] = new["domain"]
+        return out if out != old else None
 
     def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         # a new definition keeps the aliases the term was known by

@@ -7,11 +7,21 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from mongomem.models.common import Scope
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, ObservedRange, PayloadFilter
+from mongomem.models.memory import (
+    DecisionRecord,
+    EvidenceRef,
+    MemoryFilter,
+    MemoryRecord,
+    MemoryView,
+    ObservedRange,
+    PayloadFilter,
+)
 
 
 class MemoryRepository(Protocol):
-    """Memory versions scoped by (tenant, user_id); every read and write names its scope."""
+    """Memory versions scoped by (tenant, user_id); every read and write names its scope. A tenant's org
+    memories live in the scope (tenant, ORG_OWNER); reads may name a `MemoryView` (the user's private
+    memories and the tenant's org ones at once) where they take `Scope | MemoryView`."""
 
     # -- writes
     def insert(self, record: MemoryRecord) -> bool:
@@ -56,12 +66,15 @@ class MemoryRepository(Protocol):
     def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int: ...
 
     # -- reads
-    def get(self, scope: Scope, memory_id: str) -> MemoryRecord | None: ...
+    def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None: ...
 
-    def get_many(self, scope: Scope, ids: list[str]) -> list[MemoryRecord]: ...
+    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]: ...
 
-    def active_by_key(self, scope: Scope, kind: str, key: str) -> list[MemoryRecord]:
-        """The active versions with this match key, newest first."""
+    def active_by_key(
+        self, scope: Scope, kind: str, key: str, agent_id: str | None = None
+    ) -> list[MemoryRecord]:
+        """The active versions with this match key in one agent's part of the scope (None: the shared
+        part), newest first."""
         ...
 
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
@@ -72,14 +85,19 @@ class MemoryRepository(Protocol):
 
     def list_page(
         self,
-        scope: Scope,
+        scope: Scope | MemoryView,
         kind: str | None,
         status: str | None,
         limit: int,
         before: datetime | None,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
+        filters: MemoryFilter | None = None,
     ) -> list[MemoryRecord]: ...
+
+    def domains(self, tenant: str, user_id: str) -> list[tuple[str, int]]:
+        """(domain, active taxonomic terms) the user can see (their own and the org's), most terms first."""
+        ...
 
     def pending_index(self, older_than: datetime, limit: int) -> list[MemoryRecord]: ...
 

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
-from mongomem.errors import InvalidInput, NotFound, UnknownMemoryType
+from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownMemoryType
 from mongomem.extraction.commit import Committer
 from mongomem.kinds import KindError, KindRegistry
+from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, parse_utc_datetime, utcnow
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
     EvidenceRef,
+    MemoryFilter,
     MemoryOut,
     MemoryPage,
     MemoryRecord,
+    MemoryView,
     MemoryWithHistory,
     ObservedRange,
     PayloadFilter,
+    Visibility,
     WriteResult,
 )
 from mongomem.retrieval.indexing import MemoryIndexer
@@ -33,6 +38,9 @@ def memory_out(record: MemoryRecord) -> MemoryOut:
         status=record.status,
         payload=record.payload,
         text=record.text,
+        visibility=record.visibility,
+        agent_id=record.agent_id,
+        metadata=record.metadata,
         reinforcement_count=record.reinforcement_count,
         last_reinforced_at=record.last_reinforced_at,
         observed_at=record.observed_at,
@@ -64,12 +72,18 @@ def require_kinds(kinds: KindRegistry, names: list[str], path: str) -> None:
 
 class MemoryService:
     def __init__(
-        self, store: MemoryRepository, kinds: KindRegistry, committer: Committer, indexer: MemoryIndexer
+        self,
+        store: MemoryRepository,
+        kinds: KindRegistry,
+        committer: Committer,
+        indexer: MemoryIndexer,
+        partition_keys: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.kinds = kinds
         self.committer = committer
         self.indexer = indexer
+        self.partition_keys = tuple(partition_keys)
 
     def create(self, scope: Scope, request: CreateMemoryRequest) -> WriteResult:
         require_kinds(self.kinds, [request.type], "type")
@@ -86,19 +100,23 @@ class MemoryService:
             EvidenceRef(snapshot_id=None, seqs=[], source="api", observed_at=request.observed_at or utcnow()),
             reconcile=request.reconcile,
             expires_at=request.expires_at,
+            visibility=request.visibility,
+            agent_id=request.agent_id,
+            metadata=request.metadata,
         )
         outcome = committed.outcomes[0]
-        fresh = self.store.get(scope, outcome.record.memory_id) or outcome.record
+        fresh = self.store.get(MemoryView(scope), outcome.record.memory_id) or outcome.record
         return WriteResult(decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh))
 
     def get(self, scope: Scope, memory_id: str, history: bool) -> MemoryWithHistory:
-        record = self.store.get(scope, memory_id)
+        """One of the user's memories or one of the tenant's org memories."""
+        record = self.store.get(MemoryView(scope), memory_id)
         if record is None:
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
         chain = None
         if history:
             # in the order the values held: an older observation written later sits where it belongs
-            versions = self.store.lineage(scope, record.lineage_id)
+            versions = self.store.lineage(_home(record), record.lineage_id)
             versions.sort(key=lambda r: (r.observed_at or r.created_at, r.version))
             chain = [memory_out(r) for r in versions]
         return MemoryWithHistory(memory=memory_out(record), history=chain)
@@ -112,7 +130,11 @@ class MemoryService:
         cursor: str | None,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
+        filters: MemoryFilter | None = None,
+        agent_id: str | None = None,
+        visibility: Visibility | None = None,
     ) -> MemoryPage:
+        """The user's memories and the tenant's org ones (one of the two with `visibility`), newest first."""
         if memory_type is not None:
             require_kinds(self.kinds, [memory_type], "type")
         before: datetime | None = None
@@ -126,7 +148,12 @@ class MemoryService:
                 "subject, attribute and subject_prefix filter semantic facts: add type=semantic",
                 {"path": "type"},
             )
-        records = self.store.list_page(scope, memory_type, status, limit + 1, before, payload, observed)
+        if filters:
+            check_filters(self.kinds, [memory_type] if memory_type else None, filters, None)
+        view = MemoryView(scope, agent_id, visibility)
+        records = self.store.list_page(
+            view, memory_type, status, limit + 1, before, payload, observed, filters
+        )
         more = len(records) > limit
         records = records[:limit]
         return MemoryPage(
@@ -134,10 +161,26 @@ class MemoryService:
             next_cursor=records[-1].created_at.isoformat() if more and records else None,
         )
 
-    def delete(self, scope: Scope, memory_id: str) -> DeleteResult:
-        record = self.store.get(scope, memory_id)
+    def delete(self, scope: Scope, memory_id: str, may_delete_org: bool = True) -> DeleteResult:
+        """Delete a lineage: one of the user's, or (`may_delete_org`: a tenant-wide caller) an org memory."""
+        record = self.store.get(MemoryView(scope), memory_id)
         if record is None or record.status == "deleted":
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
-        count = self.store.delete_lineage(scope, record.lineage_id, utcnow())
-        self.indexer.sync(self.store.lineage(scope, record.lineage_id))
+        if record.visibility == "org" and not may_delete_org:
+            raise Forbidden(
+                "an org memory belongs to the tenant: delete it with a memory_service key",
+                {"memory_id": memory_id, "visibility": "org"},
+            )
+        home = _home(record)
+        count = self.store.delete_lineage(home, record.lineage_id, utcnow())
+        self.indexer.sync(self.store.lineage(home, record.lineage_id))
         return DeleteResult(lineage_id=record.lineage_id, deleted_versions=count)
+
+    def domains(self, scope: Scope) -> Sequence[tuple[str, int]]:
+        """The domains of the taxonomic terms the user sees, with how many active terms each holds."""
+        return self.store.domains(scope.tenant, scope.user_id)
+
+
+def _home(record: MemoryRecord) -> Scope:
+    """The scope a stored version lives in (the user's, or the tenant's org scope)."""
+    return Scope(tenant=record.tenant, user_id=record.user_id)

@@ -9,16 +9,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mongomem.config import KindName
-from mongomem.models.common import Identifier, SafeMapping, UtcDateTime
+from mongomem.models.common import Identifier, SafeMapping, Scope, UtcDateTime
 
 Status = Literal["active", "superseded", "deleted"]
 Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP"]
+Visibility = Literal["private", "org"]
+
+# The owner (user_id) of a tenant's org memories. It cannot be a caller's user id: `#` is outside the
+# Identifier pattern, so no user's scope ever names it and no user's erasure removes it wholesale.
+ORG_OWNER = "#org"
 
 
 class EvidenceRef(BaseModel):
     snapshot_id: str | None = None
     seqs: list[int] = Field(default_factory=list)
     source: Literal["extraction", "api", "import"] = "extraction"
+    # who said it (an org memory keeps one entry per user who stated it; erasing a user removes theirs)
+    user_id: str | None = None
     # when it was said: the latest of the cited turns' timestamps (an API write: its observed_at, or now)
     observed_at: datetime | None = None
 
@@ -57,6 +64,10 @@ class MemoryRecord(BaseModel):
     key: str
     payload: dict[str, Any]
     text: str
+    # documents written before scopes existed have neither field: they read as private, shared by agents
+    visibility: Visibility = "private"
+    agent_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
     status: Status = "active"
     supersedes: str | None = None
     superseded_by: str | None = None
@@ -89,6 +100,11 @@ class MemoryOut(BaseModel):
     status: Status
     payload: dict[str, Any]
     text: str
+    visibility: Visibility = Field(
+        "private", description="private: the user's own memory; org: shared by every user of the tenant"
+    )
+    agent_id: str | None = Field(None, description="the agent the memory belongs to (None: all the user's)")
+    metadata: dict[str, Any] = Field(default_factory=dict)
     reinforcement_count: int
     last_reinforced_at: datetime | None = None
     observed_at: datetime | None = Field(
@@ -125,6 +141,15 @@ class CreateMemoryRequest(BaseModel):
     payload: SafeMapping
     reconcile: bool = True
     expires_at: UtcDateTime | None = None
+    visibility: Visibility | None = Field(
+        None, description="private or org (default: the kind's, memory.extraction.<kind>.visibility)"
+    )
+    agent_id: Identifier | None = Field(
+        None, description="a private memory of one agent of the user (default: shared by the user's agents)"
+    )
+    metadata: SafeMapping | None = Field(
+        None, description="free-form; the keys in memory.metadata.partition_keys are search filters"
+    )
     observed_at: UtcDateTime | None = Field(
         None,
         description="when this was learnt (default: now); an older value than the current one is kept "
@@ -154,6 +179,51 @@ class PayloadFilter:
 
     exact: dict[str, str] = field(default_factory=dict)
     prefix: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    """Filters on enriched payloads and metadata, for lists and search: tags (any of), a taxonomic
+    domain, metadata values (exact)."""
+
+    tags: tuple[str, ...] = ()
+    domain: str | None = None
+    metadata: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.tags or self.domain is not None or self.metadata)
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """Whose memories a read sees: the user's private ones and the tenant's org ones, in one query.
+
+    With `agent_id`, the user's private memories are those of that agent plus those shared by all the
+    user's agents; without, all of them. `visibility` narrows the read to one of the two."""
+
+    scope: Scope
+    agent_id: str | None = None
+    visibility: Visibility | None = None
+
+    @property
+    def tenant(self) -> str:
+        return self.scope.tenant
+
+    @property
+    def user_id(self) -> str:
+        return self.scope.user_id
+
+    def owners(self) -> list[str]:
+        """The user_ids whose memories the view reads: the user's and/or the org's."""
+        return [
+            o
+            for o, v in ((self.scope.user_id, "private"), (ORG_OWNER, "org"))
+            if self.visibility in (None, v)
+        ]
+
+    def home(self, visibility: Visibility) -> Scope:
+        """Where a memory of that visibility is written: the user's scope or the tenant's org scope."""
+        return self.scope if visibility == "private" else Scope(tenant=self.scope.tenant, user_id=ORG_OWNER)
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,9 @@ class ContextRequest(BaseModel):
 
     user_id: Identifier | None = None
     session_id: Identifier
+    agent_id: Identifier | None = Field(
+        None, description="as this agent: its memories and working memory, the shared ones and the org's"
+    )
     query: Annotated[str, ValidText] | None = Field(
         default=None, max_length=MAX_QUERY_CHARS, description="default: the session's latest user turn"
     )

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mongomem.config import MAX_CUSTOM_TYPES, KindName, MemoryType
 from mongomem.models.common import Identifier, UtcDateTime, ValidText
-from mongomem.models.memory import Status
+from mongomem.models.memory import Status, Visibility
 
 SearchMode = Literal["hybrid", "knn", "bm25"]
 
@@ -37,6 +37,25 @@ class SearchRequest(BaseModel):
     )
     observed_before: UtcDateTime | None = Field(
         None, description="only memories first stated before this time"
+    )
+    agent_id: Identifier | None = Field(
+        None, description="as this agent: its own private memories, the user's shared ones and the org's"
+    )
+    visibility: Visibility | None = Field(
+        None,
+        description="private: only the user's memories; org: only the tenant's shared ones (default both)",
+    )
+    tags: list[Annotated[str, ValidText, Field(min_length=1, max_length=300)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=20,
+        description="memories with any of these tags (episodic, procedural)",
+    )
+    domain: Annotated[str, ValidText] | None = Field(
+        None, min_length=1, max_length=300, description="taxonomic terms of this domain"
+    )
+    metadata: dict[str, str | int | float | bool] | None = Field(
+        None, description="exact values of memory metadata keys named in memory.metadata.partition_keys"
     )
 
     @model_validator(mode="after")
@@ -76,6 +95,9 @@ class SearchResult(BaseModel):
     created_at: datetime
     score: float
     signals: SearchSignals
+    visibility: Visibility = Field("private", description="private: the user's own; org: the tenant's")
+    agent_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class SearchResponse(BaseModel):

@@ -25,6 +25,8 @@ class WorkingMemoryKey(BaseModel):
     tenant: str
     user_id: str
     thread_id: str | None = None
+    # resource scope: one agent's working memory of the user (None: the one the user's agents share)
+    agent_id: str | None = None
 
 
 class WorkingMemoryWrite(BaseModel):

@@ -185,7 +185,7 @@ class ContextBuilder:
             return section
         from mongomem.workingmemory.service import resolve_key
 
-        key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id)
+        key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id, request.agent_id)
         try:
             state = self.working.get(key)
         except NotFound as exc:  # working memory is disabled for the project
@@ -212,13 +212,15 @@ class ContextBuilder:
                     top_k=request.memories_top_k,
                     observed_after=request.observed_after,
                     observed_before=request.observed_before,
+                    agent_id=request.agent_id,
                 ),
             )
         except MongomemError as exc:
             section.note = f"memories unavailable: {exc.message}"
             return section
         for r in found.results:
-            section.items.append(_Item([r.memory_id], f"- ({r.type}) {r.text}"))
+            label = f"{r.type}, shared by the organisation" if r.visibility == "org" else r.type
+            section.items.append(_Item([r.memory_id], f"- ({label}) {r.text}"))
         return section
 
     def _recalled(

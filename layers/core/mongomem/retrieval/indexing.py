@@ -7,17 +7,48 @@ their status (search filters status=active unless asked for history); deleted on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from typing import Any
 
 from mongomem.longterm.ports import MemoryRepository
-from mongomem.models.common import utcnow
+from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import MemoryRecord
 from mongomem.observability import logger
-from mongomem.vectors.port import DimensionMismatch, IndexDoc, IndexUnavailable, VectorIndex, time_key
+from mongomem.vectors.port import (
+    DimensionMismatch,
+    FieldValue,
+    IndexDoc,
+    IndexUnavailable,
+    VectorIndex,
+    term_of,
+    time_key,
+)
+
+# The index field holding a memory's metadata value of a partition key (memory.metadata.partition_keys).
+METADATA_PREFIX = "metadata."
 
 
-def index_doc(record: MemoryRecord) -> IndexDoc:
+def filter_fields(record: MemoryRecord, partition_keys: Sequence[str] = ()) -> dict[str, FieldValue]:
+    """The fields search filters on inside the index query: scope, tags, domain, partition keys."""
+    payload = record.payload
+    fields: dict[str, FieldValue] = {"visibility": record.visibility}
+    if record.agent_id:
+        fields["agent_id"] = record.agent_id
+    tags = [str(t) for t in payload.get("tags") or [] if isinstance(t, str)]
+    if tags:
+        fields["tags"] = tags
+    if isinstance(payload.get("domain"), str):
+        fields["domain"] = payload["domain"]
+    for key in partition_keys:
+        value: Any = record.metadata.get(key)
+        if isinstance(value, str | int | float | bool):
+            # as keywords, whatever the type: one tenant's number never clashes with another's string
+            fields[METADATA_PREFIX + key] = term_of(value)
+    return fields
+
+
+def index_doc(record: MemoryRecord, partition_keys: Sequence[str] = ()) -> IndexDoc:
     return IndexDoc(
         id=record.memory_id,
         tenant=record.tenant,
@@ -34,14 +65,18 @@ def index_doc(record: MemoryRecord) -> IndexDoc:
             **({"observed_at": time_key(record.observed_at)} if record.observed_at else {}),
             # candidates for reconciliation come only from vectors of the same embedding model
             "model": record.embedding_model or "",
+            **filter_fields(record, partition_keys),
         },
     )
 
 
 class MemoryIndexer:
-    def __init__(self, store: MemoryRepository, index: VectorIndex | None) -> None:
+    def __init__(
+        self, store: MemoryRepository, index: VectorIndex | None, partition_keys: Sequence[str] = ()
+    ) -> None:
         self.store = store
         self.index = index
+        self.partition_keys = tuple(partition_keys)
 
     def sync(self, records: Iterable[MemoryRecord]) -> int:
         """Upsert active and superseded versions, remove deleted ones; returns how many were synced.
@@ -63,7 +98,7 @@ class MemoryIndexer:
         for dim, live in sorted(groups.items()):
             try:
                 self.index.ensure(dim)
-                self.index.upsert([index_doc(r) for r in live])
+                self.index.upsert([index_doc(r, self.partition_keys) for r in live])
             except (IndexUnavailable, DimensionMismatch) as exc:
                 logger.warning(
                     "vector index cannot take these versions; left pending for index_sync",
@@ -82,6 +117,10 @@ class MemoryIndexer:
                 )
         self.store.set_index_state(done, "indexed", utcnow())
         return len(done)
+
+    def sync_ids(self, scope: Scope, ids: list[str]) -> int:
+        """Sync the versions of `scope` with these ids (MongoDB's current state)."""
+        return self.sync(self.store.get_many(scope, ids))
 
     def sync_pending(self, older_than_seconds: float = 60.0, limit: int = 500) -> int:
         """Re-index what is still pending after `older_than_seconds` (the index_sync schedule)."""

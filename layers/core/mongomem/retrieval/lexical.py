@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 __all__ = [
     "STOPWORDS",
     "BM25Index",
+    "bm25_union",
     "rrf_fuse",
     "stem",
     "tokenize",
@@ -177,6 +178,34 @@ class BM25Index:
                 scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         return ranked[:k]
+
+
+def bm25_union(
+    parts: Sequence[tuple[BM25Index, set[str] | None]], query: str, k: int = 10
+) -> list[tuple[str, float]]:
+    """Top-k BM25 over several indexes as if they were one: document counts, lengths and idf are summed,
+    so a document scores what it would in a single index holding them all. Each index comes with the ids
+    it may return (None: all)."""
+    parts = [(index, allowed) for index, allowed in parts if len(index) and allowed != set()]
+    if not parts or k <= 0:
+        return []
+    first = parts[0][0]
+    n_docs = sum(len(index._doc_len) for index, _ in parts)
+    avg_len = sum(index._total_len for index, _ in parts) / n_docs or 1.0
+    scores: dict[str, float] = {}
+    for term in dict.fromkeys(first.tokenize(query)):
+        postings = [(index, index._postings.get(term), allowed) for index, allowed in parts]
+        df = sum(len(p) for _, p, _ in postings if p)
+        if not df:
+            continue
+        idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        for index, posting, allowed in postings:
+            for doc_id, tf in (posting or {}).items():
+                if allowed is not None and doc_id not in allowed:
+                    continue
+                norm = index.k1 * (1.0 - index.b + index.b * index._doc_len[doc_id] / avg_len)
+                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (index.k1 + 1.0) / (tf + norm)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
 
 
 def rrf_fuse(

@@ -2,21 +2,36 @@
 
 The index only proposes ids; MongoDB (the source of truth) decides what is returned, so a hit
 the index still holds for a deleted, superseded or foreign memory is dropped, never shown.
+
+One query reads the user's private memories and the tenant's org memories (the index scope names both
+owners, filters sit inside it), so the two are ranked together; each result says its visibility.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from datetime import datetime
 
+from mongomem.kinds import KindRegistry, builtin_registry
+from mongomem.longterm.filters import check_filters, passes
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import MemoryRecord
+from mongomem.models.memory import MemoryFilter, MemoryRecord, MemoryView
 from mongomem.models.search import SearchRequest, SearchResponse, SearchResult, SearchSignals
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
-from mongomem.vectors.port import DimensionMismatch, Hit, IndexUnavailable, SearchQuery, VectorIndex, time_key
+from mongomem.vectors.port import (
+    DimensionMismatch,
+    FilterValue,
+    Hit,
+    IndexUnavailable,
+    SearchQuery,
+    VectorIndex,
+    term_of,
+    time_key,
+)
 
 __all__ = ["REINFORCEMENT_WEIGHT", "MemorySearch", "reinforcement_boost"]
 
@@ -38,28 +53,51 @@ class MemorySearch:
     """Hybrid (k-NN + BM25), k-NN or BM25 search over one user's long-term memories."""
 
     def __init__(
-        self, store: MemoryRepository, index: VectorIndex | None, embedder: EmbeddingProvider
+        self,
+        store: MemoryRepository,
+        index: VectorIndex | None,
+        embedder: EmbeddingProvider,
+        kinds: KindRegistry | None = None,
+        partition_keys: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
+        self.kinds = kinds or builtin_registry()
+        self.partition_keys = tuple(partition_keys)
 
     def search(self, scope: Scope, request: SearchRequest) -> SearchResponse:
-        """Ranked memories of `scope` for the request; superseded versions only when asked for."""
+        """Ranked memories the user sees (theirs and the org's) for the request; superseded versions only
+        when asked for."""
         started = time.perf_counter()
+        statuses = ["active", "superseded"] if request.include_superseded else ["active"]
+        types = [str(t) for t in request.types] if request.types else None
+        wanted = MemoryFilter(
+            tags=tuple(request.tags or ()), domain=request.domain, metadata=dict(request.metadata or {})
+        )
+        check_filters(self.kinds, types, wanted, self.partition_keys)
         if self.index is None:
             raise IndexUnavailable(
                 "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
             )
-        statuses = ["active", "superseded"] if request.include_superseded else ["active"]
-        types = [str(t) for t in request.types] if request.types else None
-        filters: dict[str, str | list[str]] = {"status": statuses}
+        view = MemoryView(scope, request.agent_id, request.visibility)
+        filters: dict[str, FilterValue] = {"status": statuses}
         if types:
             filters["type"] = types
+        if request.agent_id is not None:
+            filters["agent_id"] = [request.agent_id, None]  # the agent's own and those shared by agents
+        if wanted.tags:
+            filters["tags"] = list(wanted.tags)
+        if wanted.domain is not None:
+            filters["domain"] = wanted.domain
+        for key, value in wanted.metadata.items():
+            filters[f"metadata.{key}"] = term_of(value)
         vector = None if request.mode == "bm25" else self.embedder.embed([request.query], "query")[0]
+        owners = view.owners()
         query = SearchQuery(
             tenant=scope.tenant,
-            user_id=scope.user_id,
+            user_id=owners[0],
+            also_user_ids=tuple(owners[1:]),
             kind="memory",
             text=request.query,
             vector=vector,
@@ -76,7 +114,7 @@ class MemorySearch:
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
-        records = {r.memory_id: r for r in self.store.get_many(scope, [h.id for h in hits])}
+        records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in hits])}
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
         for hit in hits:
@@ -84,6 +122,8 @@ class MemorySearch:
             if record is None or record.status not in statuses or (types and record.type not in types):
                 continue
             if record.expires_at is not None and record.expires_at <= now:
+                continue
+            if wanted and not passes(record, wanted):
                 continue
             result = _result(record, hit, request.mode == "hybrid")
             ranked.append((result.score, record.memory_id, result))
@@ -121,6 +161,9 @@ def _result(record: MemoryRecord, hit: Hit, hybrid: bool) -> SearchResult:
             rrf=hit.score if hybrid else None,
             reinforcement_boost=boost,
         ),
+        visibility=record.visibility,
+        agent_id=record.agent_id,
+        metadata=record.metadata,
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mongomem.retrieval.lexical import BM25Index
+from mongomem.retrieval.lexical import BM25Index, bm25_union
 from mongomem.vectors.port import (
     DimensionMismatch,
     FieldValue,
@@ -105,13 +105,20 @@ class _Partition:
                         del by_term[term]
 
     def allowed(self, filters: dict[str, Any]) -> set[str] | None:
-        """Ids passing every filter (a list value means any of); None when there is no filter."""
+        """Ids passing every filter (a list value means any of, None: without the field); None when there
+        is no filter."""
         allowed: set[str] | None = None
         for name, value in filters.items():
             by_term = self.postings.get(name, {})
             wanted = value if isinstance(value, list) else [value]
+            if None in wanted and not by_term:
+                continue  # no document has the field: every one passes (the common case, cheaply)
             ids: set[str] = set()
             for v in wanted:
+                if v is None:
+                    having = set().union(*by_term.values())
+                    ids |= {i for i in self.ids if i not in having}
+                    continue
                 ids |= by_term.get(term_of(v), set())
             allowed = ids if allowed is None else allowed & ids
             if not allowed:
@@ -289,28 +296,40 @@ class EmbeddedIndex:
 
     # ------------------------------------------------------------------ reads
     def search(self, q: SearchQuery) -> list[Hit]:
-        """Exact cosine k-NN and/or BM25 over the caller's partition, fused by RRF for hybrid."""
+        """Exact cosine k-NN and/or BM25 over the caller's partition (and those of `also_user_ids`: one
+        ranking over their union, BM25 with shared statistics), fused by RRF for hybrid."""
         with self._lock:
             wants_knn = q.vector is not None and q.mode != "bm25"
             if wants_knn and q.vector is not None and self._dim not in (None, len(q.vector)):
                 assert self._dim is not None
                 raise DimensionMismatch(self._dim, len(q.vector), "embedded vector index")
-            part = self._parts.get((q.tenant, q.user_id, q.kind))
-            if part is None:
+            parts = [p for u in q.user_ids if (p := self._parts.get((q.tenant, u, q.kind))) is not None]
+            if not parts:
                 return []
             window = candidate_window(q)
-            allowed = part.allowed(q.filters)
-            if q.ranges:
-                allowed = part.within(q.ranges, allowed)
+            scoped: list[tuple[_Partition, set[str] | None]] = []
+            for part in parts:
+                allowed = part.allowed(q.filters)
+                if q.ranges:
+                    allowed = part.within(q.ranges, allowed)
+                scoped.append((part, allowed))
             knn = bm25 = None
             if wants_knn and q.vector is not None:
-                knn = self._knn(part, normalize(q.vector), allowed, window)
+                query = normalize(q.vector)
+                ranked = [hit for part, allowed in scoped for hit in self._knn(part, query, allowed, window)]
+                knn = sorted(ranked, key=lambda item: (-item[1], item[0]))[:window]
             if q.mode != "knn" and q.text.strip():
-                bm25 = part.bm25.search(q.text, k=window, allowed_ids=allowed) if allowed != set() else []
+                if len(scoped) == 1:
+                    part, allowed = scoped[0]
+                    bm25 = part.bm25.search(q.text, k=window, allowed_ids=allowed) if allowed != set() else []
+                else:
+                    bm25 = bm25_union([(part.bm25, allowed) for part, allowed in scoped], q.text, window)
             if knn is None and bm25 is None:
                 return []
             ids = {doc_id for ranked in (knn, bm25) if ranked for doc_id, _ in ranked}
-            fields = {i: _copy(part.fields[part.row_of[i]]) for i in ids}
+            fields = {}
+            for part, _ in scoped:
+                fields.update({i: _copy(part.fields[part.row_of[i]]) for i in ids if i in part.row_of})
         return fuse(q, knn, bm25, fields)
 
     def _knn(

@@ -348,7 +348,14 @@ class OpenSearchIndex:
     def query_bodies(self, q: SearchQuery) -> list[tuple[str, dict[str, Any]]]:
         """The request bodies `search` sends, as (leg, body); exposed for benchmarks and docs."""
         window = candidate_window(q)
-        scope = _scope_terms(q.tenant, q.user_id, q.kind) + _filter_terms(q.filters) + _range_terms(q.ranges)
+        users = q.user_ids
+        owner = {"term": {"user_id": users[0]}} if len(users) == 1 else {"terms": {"user_id": users}}
+        scope = [
+            *_scope_terms(q.tenant, None, q.kind),
+            owner,
+            *_filter_terms(q.filters),
+            *_range_terms(q.ranges),
+        ]
         bodies: list[tuple[str, dict[str, Any]]] = []
         if q.vector is not None and q.mode != "bm25":
             if self._dim is not None and len(q.vector) != self._dim:
@@ -425,7 +432,14 @@ def _scope_terms(tenant: str | None, user_id: str | None, kind: str | None) -> l
 def _filter_terms(filters: dict[str, Any]) -> list[dict[str, Any]]:
     clauses: list[dict[str, Any]] = []
     for name, value in sorted(filters.items()):
-        if isinstance(value, list):
+        if isinstance(value, list) and None in value:
+            # None: documents without the field (indexed before it existed) pass too
+            present = [term_of(v) for v in value if v is not None]
+            either: list[dict[str, Any]] = [{"bool": {"must_not": [{"exists": {"field": name}}]}}]
+            if present:
+                either.append({"terms": {name: present}})
+            clauses.append({"bool": {"should": either, "minimum_should_match": 1}})
+        elif isinstance(value, list):
             clauses.append({"terms": {name: [term_of(v) for v in value]}})
         else:
             clauses.append({"term": {name: term_of(value)}})

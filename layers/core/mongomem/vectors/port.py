@@ -39,7 +39,8 @@ __all__ = [
 Kind = Literal["memory", "turn"]
 Mode = Literal["hybrid", "knn", "bm25"]
 FieldValue = str | int | float | bool | None | list[str]
-FilterValue = str | list[str]
+# A list means any of; None in a list matches a document without the field (written before it existed).
+FilterValue = str | list[str] | list[str | None]
 
 # Reciprocal rank fusion constant (Cormack et al. 2009): 60 damps the head of each list so
 # that a document ranked well by both retrievers beats one ranked first by only one of them.
@@ -87,9 +88,11 @@ class IndexDoc:
 
 @dataclass(slots=True)
 class SearchQuery:
-    """A scoped search; `filters` are exact matches (a list means any of), ANDed together; `ranges` bound
-    string fields as (from, to): from <= value < to, either end open (None). ISO-8601 UTC timestamps in one
-    format compare in time order."""
+    """A scoped search; `filters` are exact matches (a list means any of, None in it: the field is absent),
+    ANDed together; `ranges` bound string fields as (from, to): from <= value < to, either end open (None).
+    ISO-8601 UTC timestamps in one format compare in time order. `also_user_ids` widens the scope to the
+    documents of those owners too (the tenant's org memories), searched and ranked with the user's in one
+    query."""
 
     tenant: str
     user_id: str
@@ -102,6 +105,11 @@ class SearchQuery:
     # knn/hybrid: minimum cosine similarity of a vector match; bm25: minimum BM25 score.
     min_score: float | None = None
     mode: Mode = "hybrid"
+    also_user_ids: tuple[str, ...] = ()
+
+    @property
+    def user_ids(self) -> list[str]:
+        return list(dict.fromkeys((self.user_id, *self.also_user_ids)))
 
     def __post_init__(self) -> None:
         if self.top_k < 1:

@@ -41,7 +41,11 @@ _SAFE: TypeAdapter[dict[str, Any]] = TypeAdapter(SafeMapping)
 
 
 def resolve_key(
-    principal: Principal, scope: WorkingMemoryScope, user_id: str | None, thread_id: str | None
+    principal: Principal,
+    scope: WorkingMemoryScope,
+    user_id: str | None,
+    thread_id: str | None,
+    agent_id: str | None = None,
 ) -> WorkingMemoryKey:
     """The scope key of a request; a service account is its own user, as everywhere else."""
     user = principal.fixed_user_id or user_id
@@ -59,7 +63,11 @@ def resolve_key(
             "thread-scoped working memory needs thread_id", {"path": "thread_id", "scope": scope}
         )
     return WorkingMemoryKey(
-        scope=scope, tenant=principal.tenant, user_id=user, thread_id=thread_id if scope == "thread" else None
+        scope=scope,
+        tenant=principal.tenant,
+        user_id=user,
+        thread_id=thread_id if scope == "thread" else None,
+        agent_id=agent_id if scope == "resource" else None,
     )
 
 

@@ -9,6 +9,7 @@ from pymongo import ASCENDING, IndexModel
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.models.common import Scope
+from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 
 # Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
@@ -67,6 +68,69 @@ class MongoErasureRepository:
                 other += int(self.db[name].delete_many(scope.filter()).deleted_count)
             counts["other"] = other
         return counts
+
+    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+        """Take the user's evidence out of the tenant's org memories: a version left without evidence is
+        deleted, the others lose the user's entries (and the count they added). A lineage whose active
+        version went falls back to its newest surviving version. Returns (changed ids, deleted ids)."""
+        coll = self.db["memories"]
+        changed: list[str] = []
+        deleted: list[str] = []
+        emptied: set[str] = set()
+        query = {"tenant": scope.tenant, "user_id": ORG_OWNER, "evidence.user_id": scope.user_id}
+        with translate_errors():
+            for doc in coll.find(query, {"vector": 0}):
+                evidence = doc.get("evidence") or []
+                mine = [e for e in evidence if e.get("user_id") == scope.user_id]
+                rest = [e for e in evidence if e.get("user_id") != scope.user_id]
+                if not rest:
+                    coll.delete_one({"_id": doc["_id"]})
+                    deleted.append(doc["_id"])
+                    if doc.get("status") == "active":
+                        emptied.add(doc["lineage_id"])
+                    continue
+                said = {e.get("snapshot_id") for e in mine if e.get("snapshot_id")}
+                update: dict[str, object] = {
+                    "evidence": rest,
+                    "decisions": [d for d in doc.get("decisions") or [] if d.get("snapshot_id") not in said],
+                    "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - len(mine)),
+                    "updated_at": at,
+                    "index_state": "pending",
+                }
+                seen = [e["observed_at"] for e in rest if e.get("observed_at")]
+                if seen:
+                    update["observed_at"] = min(seen)
+                coll.update_one({"_id": doc["_id"]}, {"$set": update})
+                changed.append(doc["_id"])
+            for lineage_id in emptied:
+                survivor = coll.find_one(
+                    {
+                        "tenant": scope.tenant,
+                        "user_id": ORG_OWNER,
+                        "lineage_id": lineage_id,
+                        "status": {"$ne": "deleted"},
+                    },
+                    {"_id": 1},
+                    sort=[("version", -1)],
+                )
+                if survivor is None or coll.count_documents(
+                    {
+                        "tenant": scope.tenant,
+                        "user_id": ORG_OWNER,
+                        "lineage_id": lineage_id,
+                        "status": "active",
+                    }
+                ):
+                    continue
+                coll.update_one(
+                    {"_id": survivor["_id"]},
+                    {
+                        "$set": {"status": "active", "updated_at": at, "index_state": "pending"},
+                        "$unset": {"superseded_by": "", "valid_to": ""},
+                    },
+                )
+                changed.append(survivor["_id"])
+        return list(dict.fromkeys(changed)), deleted
 
     def _erase_local_queue(self, scope: Scope, snapshot_ids: set[str]) -> int:
         """The local stack's queued extraction messages for the user's snapshots (SQS has no such delete)."""

@@ -25,9 +25,9 @@ def snapshot_id(scope: Scope, session_id: str, from_seq: int) -> str:
     return "snap-" + digest[:24]
 
 
-def resource_key(tenant: str, user_id: str) -> str:
-    """A user's working-memory record (resource scope)."""
-    return f"{tenant}|{user_id}"
+def resource_key(tenant: str, user_id: str, agent_id: str | None = None) -> str:
+    """A user's working-memory record (resource scope), or one agent's of the user."""
+    return f"{tenant}|{user_id}" if agent_id is None else f"{tenant}|{user_id}|agent|{agent_id}"
 
 
 def thread_key(tenant: str, user_id: str, thread_id: str) -> str:

@@ -94,7 +94,7 @@ class MongoWorkingMemoryRepository:
                 "thread_id": key.thread_id,
             }
             return self.threads, query, f"metadata.{FIELD}"
-        return self.resources, {"_id": resource_key(key.tenant, key.user_id), **scope}, FIELD
+        return self.resources, {"_id": resource_key(key.tenant, key.user_id, key.agent_id), **scope}, FIELD
 
     def load(self, key: WorkingMemoryKey) -> Stored | None:
         collection, query, path = self._target(key)

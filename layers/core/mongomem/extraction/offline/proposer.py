@@ -12,10 +12,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mongomem.extraction.offline import episodic, procedural, semantic, taxonomic
+from mongomem.extraction.offline import episodic, preference, procedural, semantic, taxonomic
 from mongomem.extraction.offline.text import clean_text
 from mongomem.extraction.proposal import TurnView
-from mongomem.extraction.schemas import EpisodicItem, ProceduralItem, SemanticItem, TaxonomicItem
+from mongomem.extraction.schemas import (
+    EpisodicItem,
+    PreferenceItem,
+    ProceduralItem,
+    SemanticItem,
+    TaxonomicItem,
+)
 
 MAX_ITEMS = 200
 MAX_TURN_CHARS = 20_000  # longer turns are read up to here (keeps the cost linear and bounded)
@@ -36,6 +42,7 @@ KINDS: dict[str, KindRules] = {
     "episodic": KindRules(EpisodicItem, episodic.propose),
     "procedural": KindRules(ProceduralItem, procedural.propose),
     "taxonomic": KindRules(TaxonomicItem, taxonomic.propose),
+    "preference": KindRules(PreferenceItem, preference.propose),
 }
 
 
@@ -77,7 +84,7 @@ def _validated(model: type[BaseModel], items: list[dict[str, Any]]) -> list[dict
             if isinstance(item.get(key), list):
                 item[key] = item[key][:cap]
         try:
-            valid.append(model.model_validate(item).model_dump(mode="json"))
+            valid.append(model.model_validate(item).model_dump(mode="json", exclude_unset=True))
         except ValidationError:
             continue
     return valid
