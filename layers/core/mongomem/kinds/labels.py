@@ -19,7 +19,7 @@ word ("the colour green" for a favourite colour), a company's legal suffix, a da
 "March 3rd") and a plural ("peanuts" / "peanut", never in a name) do not make another value. Numbers,
 names and negations are never folded.
 
-Changing these forms changes stored keys: `mongomem migrate` recomputes them (mongomem.migrate.rekey).
+Changing these forms changes stored keys: `mongomem migrate` recomputes them (mongomem.longterm.rekey).
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ from __future__ import annotations
 import re
 
 from mongomem.kinds.base import norm
-
-# Bump when the canonical forms change: `mongomem migrate` re-keys stored memories of older versions.
-KEY_VERSION = 2
 
 _ARTICLES = frozenset({"the", "a", "an"})
 _OWNERS = frozenset({"my", "their", "his", "her", "your", "our"})
