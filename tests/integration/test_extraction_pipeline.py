@@ -275,7 +275,8 @@ def test_taxonomic_restatement_merges_aliases(pipeline: Any, extract_fn: Any, ct
 def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
     a = {"items": [{"subject": "user", "attribute": "favourite food", "value": "pizza margherita"}]}
     b = {
-        "items": [{"subject": "user", "attribute": "preferred food", "value": "pizza margherita with basil"}]
+        # another key ("preferred food" is "favourite food" now: the same key, decided by rule)
+        "items": [{"subject": "user", "attribute": "favourite dish", "value": "pizza margherita with basil"}]
     }
     svc = pipeline({"semantic": [a, b], "reconcile": []}, enabled=["semantic"])
     run(extract_fn, ctx, promote(svc, ANA, "s1", [("user", "I love pizza margherita.")]), "semantic")

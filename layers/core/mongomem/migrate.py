@@ -1,4 +1,5 @@
-"""Deploy-time migration: every MongoDB index and the search index, created once per deploy.
+"""Deploy-time migration: every MongoDB index and the search index, created once per deploy, and the
+stored memories' match keys recomputed when a release changed how a kind computes them.
 
 Deployed functions never create indexes on a cold start; the stack's `Migration` custom resource
 (mongomem.adapters.cfn_response.custom_resource) runs this on every deploy that changes it (creating an
@@ -14,6 +15,9 @@ from typing import Any, Protocol
 
 from mongomem.config import Settings
 from mongomem.errors import MongomemError
+from mongomem.kinds import KindRegistry
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.longterm.rekey import rekey
 from mongomem.ports import EmbeddingProvider
 from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, VectorIndex
 
@@ -30,6 +34,10 @@ class Migratable(Protocol):
     def vector_index(self) -> VectorIndex | None: ...
     @property
     def embedder(self) -> EmbeddingProvider: ...
+    @property
+    def memory_store(self) -> MemoryRepository: ...
+    @property
+    def kinds(self) -> KindRegistry: ...
 
     def ensure_short_term_indexes(self) -> None:
         """Sessions, turns, snapshots."""
@@ -50,7 +58,9 @@ def migrate(
     say(f"MongoDB {settings.db_name}: sessions, turns, snapshots indexes ready")
     full.ensure_other_indexes()
     say(f"MongoDB {settings.db_name}: memories, retention and api_keys indexes ready")
-    report: dict[str, Any] = {"database": settings.db_name, "search_index": None}
+    # stored match keys as the kinds compute them now (a release may change how; mongomem.longterm.rekey)
+    keys = rekey(full.memory_store, full.kinds, say)
+    report: dict[str, Any] = {"database": settings.db_name, "search_index": None, "keys": keys.as_dict()}
     index = full.vector_index
     if index is None:
         say("no search index configured (OpenSearchMode=none)")

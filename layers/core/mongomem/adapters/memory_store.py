@@ -431,6 +431,18 @@ class MemoryStore:
                 ordered=False,
             )
 
+    def set_keys(self, keys: list[tuple[str, str]], at: datetime) -> None:
+        if not keys:
+            return
+        with translate_errors():
+            self.coll.bulk_write(
+                [
+                    UpdateOne({"_id": memory_id}, {"$set": {"key": key, "updated_at": at}})
+                    for memory_id, key in keys
+                ],
+                ordered=False,
+            )
+
     def forget_deleted_embeddings(self) -> int:
         with translate_errors():
             result = self.coll.update_many(

@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, norm
+from mongomem.kinds.base import Item, MemoryKind, norm, same_value
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
+from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
 
 # Attributes that record what the user asked, not what is true of them.
 QUESTION_ATTRIBUTES = frozenset(
@@ -81,9 +82,22 @@ class Semantic(MemoryKind):
         ]
 
     def key(self, payload: dict[str, Any]) -> str:
-        key = f"{norm(payload['subject'])}|{norm(payload['attribute'])}"
-        # an attribute of many values: each value is its own memory, never an update of another
-        return f"{key}|{norm(payload['value'])}" if payload.get("cardinality") == "many" else key
+        """subject|attribute in their canonical forms (mongomem.kinds.labels): "the user's favourite colour"
+        and "favorite color" are one key. An attribute of many values (as the proposer said, or one the
+        labels know holds several: likes, languages, allergies, pets ...) adds the value: each value is its
+        own memory, never an update of another."""
+        attribute = payload["attribute"]
+        key = f"{subject_form(payload['subject'])}|{attribute_form(attribute)}"
+        if payload.get("cardinality") == "many" or many_valued(attribute):
+            return f"{key}|{value_form(attribute, payload['value'])}"
+        return key
+
+    def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """The same value in its canonical form ("Vegetarian" / "a vegetarian diet", "3 March" / "March 3rd"),
+        else by the shared rules (numbers, names and negations compared exactly)."""
+        if value_form(old["attribute"], old["value"]) == value_form(new["attribute"], new["value"]):
+            return True
+        return same_value(str(old["value"]), str(new["value"]))
 
     def text(self, payload: dict[str, Any]) -> str:
         quals = "; ".join(f"{k}: {v}" for k, v in (payload.get("qualifiers") or {}).items())

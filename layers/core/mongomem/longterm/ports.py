@@ -65,6 +65,10 @@ class MemoryRepository(Protocol):
 
     def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int: ...
 
+    def set_keys(self, keys: list[tuple[str, str]], at: datetime) -> None:
+        """Versions given the match key their kind computes now (`mongomem migrate` re-keys)."""
+        ...
+
     # -- reads
     def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None: ...
 

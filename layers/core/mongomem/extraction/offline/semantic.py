@@ -15,9 +15,11 @@ from mongomem.extraction.offline.phrases import is_name_word, split_list, take_n
 from mongomem.extraction.offline.text import capitalise, clip, hedged, squash, statements, strip_punct
 from mongomem.extraction.offline.third_person import third_person, who
 from mongomem.extraction.offline.words import (
+    CAR_MAKES,
     DIETS,
     LANGUAGES,
     MULTI_VALUED,
+    NOT_NAMES,
     NOT_OCCUPATION_MODIFIERS,
     NP_STOP_FIRST,
     OCCUPATIONS,
@@ -69,6 +71,12 @@ Handler = Callable[[Hit], list[Fact]]
 _I = r"\b(?:I|i)"
 _IM = r"\b(?:I'm|I am|i'm|im|Im)"
 _WE = r"(?:\b(?:I|i)|\b[Ww]e)"
+_WE_BE = r"(?:\b(?:I'm|I am|i'm|im|Im)|\b[Ww]e(?:'re|\s+are))"  # "I'm" has no space before its verb
+_IVE = r"\b(?:I've|I\s+have|i've|ive|[Ww]e've|[Ww]e\s+have)"
+# Words a sentence may open with before the fact ("Actually, ...", "These days ...").
+_LEAD = r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days|nowadays|btw)[,!]?\s+)*"
+# A proper name opening a sentence: "Porto", "Tyrell Corporation", "the University of Porto".
+_PROPER_LEAD = r"(?P<val>(?:[Tt]he\s+)?[A-Z][\w'&.\-]*(?:\s+(?:[A-Z0-9][\w'&.\-]*|of|de|da|do|del|la|&))*?)"
 _REST = speaker.REST
 _ADV = r"(?:(?:really|absolutely|truly|just|also|do|totally|still|genuinely|kinda|kind\s+of|quite)\s+)*"
 _MY_REL = rf"\b(?i:my)\s+(?P<rel>(?i:{RELATION_ALT}))"
@@ -186,6 +194,81 @@ def _favourite(hit: Hit) -> list[Fact]:
     return [Fact(f"favourite {what.lower()}", value)]
 
 
+# Capitalised only because they open the sentence: "Work is where I live", "Home is my hometown".
+_COMMON_OPENERS = NOT_NAMES | {"work", "home", "school", "college", "office", "everything", "nothing"}
+
+
+def _val(read: Callable[[str], str | None]) -> Reader:
+    """A reader of the proper name before the match ("Porto is where I live")."""
+
+    def reader(hit: Hit) -> str | None:
+        value = read(hit.m.group("val"))
+        return value if value and value.split()[0].lower() not in _COMMON_OPENERS else None
+
+    return reader
+
+
+# "my X is Y" / "Y is my X" for attributes the rules know by name -> the attribute stored
+_NAMED_ATTRIBUTES = {
+    "home city": "home city",
+    "home town": "hometown",
+    "hometown": "hometown",
+    "home airport": "home airport",
+    "local airport": "home airport",
+    "employer": "employer",
+    "car": "car",
+}
+_NAMED_ALT = "|".join(a.replace(" ", r"\s+") for a in sorted(_NAMED_ATTRIBUTES, key=len, reverse=True))
+_NAMED_HINTS = ("home", "airport", "employer", "car")
+
+
+def _named(hit: Hit, value: str) -> list[Fact]:
+    attribute = _NAMED_ATTRIBUTES[squash(hit.m.group("attr").lower())]
+    if attribute == "car":
+        found = take_proper(re.sub(r"^\s*(?i:an?)\s+", "", value), allow_org=True, max_tokens=4)
+    elif attribute == "home airport":
+        found = _airport(Hit(re.match(r"(?P<rest>.*)", value) or hit.m, hit.ref, hit.past))
+    else:
+        found = take_proper(value, allow_org=attribute == "employer")
+    return [Fact(attribute, found)] if found else []
+
+
+def _my_named(hit: Hit) -> list[Fact]:
+    """ "My hometown is Braga", "My employer is Acme Corp", "My car is a Kia Niro"."""
+    return _named(hit, hit.rest)
+
+
+def _named_mine(hit: Hit) -> list[Fact]:
+    """ "Braga is my hometown", "LIS is my home airport"."""
+    value = hit.m.group("val")
+    return _named(hit, value) if value.split()[0].lower() not in _COMMON_OPENERS else []
+
+
+def _job(hit: Hit) -> list[Fact]:
+    """ "My job title is nurse", "My job is a nurse", "My profession is civil engineer"."""
+    found = _occupation_in(re.sub(r"^\s*(?i:an?)\s+", " ", hit.rest))
+    return [Fact("occupation", found[0])] if found else []
+
+
+def _own_car(hit: Hit) -> str | None:
+    """ "I own a Kia Niro": a car only when its first word is a car make."""
+    value = take_proper(hit.rest, allow_org=True, max_tokens=4)
+    return value if value and value.split()[0].lower() in CAR_MAKES else None
+
+
+def _language_named(hit: Hit) -> list[Fact]:
+    value = strip_punct(hit.m.group("val"))
+    return [Fact("languages", value)] if value.lower() in LANGUAGES else []
+
+
+def _liked_thing(hit: Hit) -> list[Fact]:
+    """ "Hiking is something I love": the thing named before the verb."""
+    value = take_phrase(hit.m.group("val")) or ""
+    if not value or value.split()[0].lower() in NP_STOP_FIRST | {"he", "she", "they", "it", "this", "that"}:
+        return []
+    return [Fact("likes", value)]
+
+
 def _allergy_noun(hit: Hit) -> str | None:
     what = strip_punct(hit.m.group("what"))
     return what if what.lower() not in {"", "an", "a", "severe", "food"} else None
@@ -244,39 +327,86 @@ def _my_attribute(hit: Hit) -> list[Fact]:
 
 _DIET_ALT = "|".join(re.escape(d).replace(r"\ ", " ") for d in sorted(DIETS, key=len, reverse=True))
 
-# (pattern, handler): each pattern is searched in every user sentence; `rest` is the clause after it.
-_RULES: list[tuple[str, Handler]] = [
+# (pattern, handler[, hints]): each pattern is searched in every user sentence (that holds one of its
+# hint words, when it has some); `rest` is the clause after it.
+_RULES: list[tuple[str, Handler] | tuple[str, Handler, tuple[str, ...]]] = [
     *((p.pattern, _one("name", _rest(read), about_user=True)) for p, read in speaker.NAME_RULES),
     (
         rf"\b(?i:(?:you\s+can\s+|please\s+|just\s+)?call\s+me)\s+{_REST}",
         _one("preferred name", _rest(lambda r: take_name(r, max_words=2, strict_end=True)), about_user=True),
+        ("call",),
     ),
     (
-        rf"{_WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?live|(?:am|'m|are|'re)\s+(?:currently\s+|now\s+)?(?:living|based)|"
-        rf"(?:have|'ve)\s+(?:been\s+living|lived))\s+(?i:in)\s+{_REST}",
+        rf"{_WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?live)\s+(?i:in)\s+{_REST}",
         _one("home city", _rest(take_proper)),
+        ("live",),
     ),
-    (rf"{_WE}\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}", _moved),
+    (
+        rf"(?:{_WE_BE}\s+(?i:(?:currently\s+|now\s+)?(?:living|based))|{_IVE}\s+(?i:been\s+living|lived))"
+        rf"\s+(?i:in)\s+{_REST}",
+        _one("home city", _rest(take_proper)),
+        ("living", "based", "lived"),
+    ),
+    (
+        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:where)\s+{_WE}\s+(?i:(?:currently\s+|now\s+)?live)\b",
+        _one("home city", _val(take_proper)),
+        ("where",),
+    ),
+    (
+        rf"\b(?i:my\s+(?:home|house|flat|apartment|place)\s+is\s+(?:now\s+|currently\s+)?in)\s+{_REST}",
+        _one("home city", _rest(take_proper)),
+        ("my",),
+    ),
+    (rf"{_WE}\s+(?i:grew\s+up)\s+(?i:in)\s+{_REST}", _one("hometown", _rest(take_proper)), ("grew",)),
+    (rf"\b(?i:my)\s+(?P<attr>(?i:{_NAMED_ALT}))\s+(?i:is)\s+{_REST}", _my_named, _NAMED_HINTS),
+    (
+        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:my)\s+(?P<attr>(?i:{_NAMED_ALT}))\s*(?:[.!]|$)",
+        _named_mine,
+        _NAMED_HINTS,
+    ),
+    (
+        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:(?:the\s+)?(?:company|firm|place|organi[sz]ation)|where)\s+"
+        rf"(?:(?i:that)\s+)?{_WE}\s+(?i:(?:currently\s+)?work)\b",
+        _one("employer", _val(lambda v: take_proper(v, allow_org=True))),
+        ("work",),
+    ),
+    (rf"{_WE_BE}\s+(?i:(?:currently\s+)?employed\s+(?:by|at))\s+{_REST}", _employer, ("employed",)),
+    (
+        rf"\b(?i:my\s+(?:current\s+)?(?:job\s+title|job|occupation|profession|role))\s+(?i:is)\s+{_REST}",
+        _job,
+        ("job", "occupation", "profession", "role"),
+    ),
+    (rf"{_WE}\s+(?i:(?:also\s+)?own)\s+(?i:an?)\s+{_REST}", _one("car", _own_car), ("own",)),
+    (
+        rf"{_WE}\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}",
+        _moved,
+        ("moved", "relocated"),
+    ),
     (
         rf"(?:{_IM}\s+(?i:originally\s+)?from|{_I}\s+(?i:come|originally\s+come)\s+from)\s+{_REST}",
         _one("hometown", _rest(take_proper)),
+        ("from",),
     ),
     (
         rf"\b(?i:my\s+(?:home|local|nearest|usual|main)\s+airport\s+is)\s+{_REST}",
         _one("home airport", _airport),
+        ("airport",),
     ),
     (
         rf"{_I}\s+(?i:(?:usually\s+|always\s+|normally\s+|mostly\s+)?fly\s+(?:out\s+of|from))\s+{_REST}",
         _one("home airport", _airport),
+        ("fly",),
     ),
     (
         rf"(?:{_I}\s+(?i:(?:currently\s+)?work(?:ed)?|(?:have|'ve)\s+been\s+working)|{_IM}\s+(?i:(?:currently\s+)?working))"
         rf"\s+(?i:at|for)\s+{_REST}",
         _employer,
+        ("work",),
     ),
     (
         rf"{_I}\s+(?i:(?:just\s+)?started\s+(?:working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with))\s+{_REST}",
         _employer,
+        ("started",),
     ),
     (rf"(?:{_IM}|{_I}\s+(?i:work\s+as))\s+(?i:(?:currently\s+)?an?)\s+{_REST}", _occupation),
     (
@@ -288,6 +418,18 @@ _RULES: list[tuple[str, Handler]] = [
     ),
     (rf"{_I}\s+{_ADV}(?P<verb>(?i:like|love|enjoy|adore|prefer))\s+{_REST}", _preference("likes")),
     (
+        rf"{_IM}\s+(?i:(?:really\s+|very\s+|totally\s+|so\s+|also\s+)*into|(?:also\s+)?(?:a\s+)?(?:big|huge|great)\s+fan\s+of)"
+        rf"\s+{_REST}",
+        _preference("likes"),
+        ("into", "fan"),
+    ),
+    (
+        rf"{_LEAD}(?P<val>[A-Za-z][\w'\- ]{{0,40}}?)\s+(?i:is|are)\s+(?i:something|one\s+of\s+the\s+things)\s+"
+        rf"(?:(?i:that)\s+)?{_I}\s+(?i:(?:really\s+|truly\s+|absolutely\s+)?(?:love|enjoy|like))\b",
+        _liked_thing,
+        ("something", "things"),
+    ),
+    (
         rf"{_I}\s+{_ADV}(?i:(?:don't|do\s+not|dont)\s+(?:really\s+|particularly\s+)?(?:like|enjoy|love)|hate|dislike|detest|"
         rf"can't\s+stand|cannot\s+stand)\s+{_REST}",
         _preference("dislikes"),
@@ -296,29 +438,52 @@ _RULES: list[tuple[str, Handler]] = [
         r"\b(?i:my\s+(?:absolute\s+|all-time\s+|all\s+time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s+"
         rf"(?i:is|are|has\s+to\s+be)\s+{_REST}",
         _favourite,
+        ("favourite", "favorite"),
     ),
     (
         r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days)[,!]?\s+)*(?P<val>[A-Za-z][\w'\- ]{0,40}?)"
         r"\s+(?i:is|are)\s+(?i:my\s+(?:absolute\s+|all-time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s*(?:[.!]|$)",
         _favourite,
+        ("favourite", "favorite"),
+    ),
+    (
+        rf"{_LEAD}(?i:the)\s+(?P<what>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*)?)\s+(?:(?i:that)\s+)?{_I}\s+"
+        rf"(?i:like|love|enjoy)\s+(?i:(?:the\s+)?(?:most|best))\s+(?i:is|are)\s+{_REST}",
+        _favourite,
+        ("most", "best"),
     ),
     (
         rf"{_IM}\s+(?i:(?:very\s+|severely\s+|also\s+|really\s+|quite\s+|highly\s+|mildly\s+|deathly\s+)*allergic\s+to)"
         rf"\s+{_REST}",
         _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
+        ("allerg",),
     ),
     (
         rf"{_I}\s+(?i:have\s+an?)\s+(?i:(?:severe|mild|serious)\s+)?(?P<what>[a-z][a-z\-]{{1,20}}(?:\s+[a-z][a-z\-]{{1,20}})?)"
         r"\s+(?i:allergy)\b",
         _one("allergy", _allergy_noun),
+        ("allerg",),
     ),
     (
         rf"{_I}\s+(?i:have\s+an?\s+(?:\w+\s+)?allergy\s+to)\s+{_REST}",
         _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
+        ("allerg",),
     ),
     (
-        rf"{_IM}\s+(?i:(?:an?\s+|strictly\s+|fully\s+|also\s+|now\s+)*)(?P<diet>(?i:{_DIET_ALT}))\b",
+        rf"(?:{_IM}|{_IVE}\s+(?i:been)|{_I}\s+(?i:became|went))\s+(?i:(?:an?\s+|strictly\s+|fully\s+|also\s+|now\s+)*)"
+        rf"(?P<diet>(?i:{_DIET_ALT}))\b",
         _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
+    ),
+    (
+        rf"(?:{_I}\s+(?i:(?:follow|eat|keep\s+to|stick\s+to|have)|am\s+on)|{_IM}\s+(?i:on))\s+(?i:an?\s+)?"
+        rf"(?i:(?:strict|strictly|fully|mostly)\s+)?(?P<diet>(?i:{_DIET_ALT}))\s+(?i:diet)\b",
+        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
+        ("diet",),
+    ),
+    (
+        rf"\b(?i:my\s+diet\s+is)\s+(?i:(?:an?\s+|strictly\s+|fully\s+)*)(?P<diet>(?i:{_DIET_ALT}))\b",
+        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
+        ("diet",),
     ),
     (
         rf"{_MY_REL}(?:(?:'s|s')\s+(?i:name\s+is)|\s+(?i:is\s+(?:called|named)))\s+{_REST}",
@@ -334,21 +499,42 @@ _RULES: list[tuple[str, Handler]] = [
         rf"{_WE}\s+(?i:have|'ve\s+got|got|adopted)\s+(?i:an?\s+)?(?:[a-z]+\s+){{0,2}}?(?P<kind>[a-z]+)\s+(?i:called|named)"
         rf"\s+{_REST}",
         _pet_named,
+        ("called", "named"),
     ),
-    (rf"\b(?i:my\s+birthday\s+is)\s+{_REST}", _one("birthday", _birthday)),
-    (rf"{_I}\s+(?i:was\s+born)\s+{_REST}", _born),
-    (rf"{_I}\s+(?i:(?:also\s+)?speak)\s+(?i:(?:fluent\s+)?){_REST}", _each("languages", _languages)),
+    (rf"\b(?i:my\s+birthday\s+(?:is|falls|comes))\s+{_REST}", _one("birthday", _birthday), ("birthday",)),
+    (rf"{_WE}\s+(?i:celebrate\s+my\s+birthday)\s+{_REST}", _one("birthday", _birthday), ("birthday",)),
+    (rf"{_I}\s+(?i:was\s+born)\s+{_REST}", _born, ("born",)),
+    (
+        rf"{_I}\s+(?i:(?:also\s+)?(?:can\s+)?(?:also\s+)?speak)\s+(?i:(?:fluent\s+)?){_REST}",
+        _each("languages", _languages),
+        ("speak",),
+    ),
+    (
+        rf"{_IM}\s+(?i:(?:also\s+)?(?:fluent|conversational|proficient)\s+in)\s+{_REST}",
+        _each("languages", _languages),
+        ("fluent", "conversational", "proficient"),
+    ),
+    (
+        rf"{_LEAD}(?P<val>[A-Z][a-z]+)\s+(?i:is)\s+(?i:(?:one\s+of\s+the\s+languages|a\s+language|another\s+language))"
+        rf"\s+(?:(?i:that)\s+)?{_I}\s+(?i:(?:can\s+)?speak)\b",
+        _language_named,
+        ("language",),
+    ),
     (
         rf"{_I}\s+(?i:drive)\s+(?i:an?)\s+{_REST}",
         _one("car", _rest(lambda r: take_proper(r, allow_org=True, max_tokens=4))),
+        ("drive",),
     ),
     (
         r"\b(?i:my)\s+(?P<attr>(?i:email(?:\s+address)?|phone\s+number|time\s*zone|blood\s+type|shoe\s+size|"
         rf"seat\s+preference|frequent\s+flyer\s+number|pronouns|t-shirt\s+size))\s+(?i:is|are)\s+{_REST}",
         _my_attribute,
+        ("my",),
     ),
 ]
-RULES = [(re.compile(pattern), handler) for pattern, handler in _RULES]
+# (compiled pattern, handler, hints): a rule with hints runs only on a sentence holding one of them (in
+# lower case): most sentences hold none, and a substring test is much cheaper than a regex search.
+RULES = [(re.compile(rule[0]), rule[1], rule[2] if len(rule) > 2 else ()) for rule in _RULES]
 
 _REMEMBER = re.compile(
     r"^(?:(?i:please|also|and|oh|btw|by\s+the\s+way|ok|okay)[,!]?\s+)*(?i:remember|note|don't\s+forget|do\s+not\s+forget|"
@@ -392,7 +578,10 @@ def propose(turns: Sequence[TurnView]) -> list[dict[str, Any]]:
         ref = turn.timestamp.date()
         for sentence in statements(turn.content):
             before, past = len(found), tense(sentence)
-            for pattern, handler in RULES:
+            low = sentence.lower()
+            for pattern, handler, hints in RULES:
+                if hints and not any(h in low for h in hints):
+                    continue
                 for m in pattern.finditer(sentence):
                     if hedged(sentence[: m.start()]):
                         continue

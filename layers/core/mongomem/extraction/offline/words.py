@@ -83,6 +83,14 @@ NOT_OCCUPATION_MODIFIERS = frozenset(
     "former ex retired aspiring wannabe future would-be failed huge big great terrible bad good fan".split()
 )
 
+# Car makes: "I own a Kia Niro" is a car only when the make is one (owning a Labrador is not).
+CAR_MAKES = frozenset(
+    """toyota volkswagen vw tesla honda ford renault skoda fiat volvo kia hyundai bmw audi mercedes
+    mercedes-benz porsche peugeot citroen citroën opel vauxhall nissan mazda subaru mitsubishi suzuki
+    seat dacia jeep chevrolet chevy dodge ram gmc cadillac buick lexus acura infiniti jaguar land
+    range mini alfa lancia saab polestar rivian lucid byd cupra smart""".split()
+)
+
 # What a user says -> the diet stored.
 DIETS = {d: d for d in "vegetarian vegan pescatarian gluten-free keto kosher halal teetotal".split()} | {
     "pescetarian": "pescatarian",

@@ -1,0 +1,87 @@
+"""Re-keying stored memories: every version gets the match key its kind computes now.
+
+A kind's `key` may change between releases (semantic keys became canonical forms of the attribute in
+mongomem.kinds.labels: "favourite colour" and "favorite color" are one key). Reconciliation looks memories
+up by key, so a stored key computed the old way would no longer meet its restatements. `mongomem migrate`
+(and the stack's Migration custom resource, on every deploy) runs `rekey`: idempotent, it writes only the
+keys that differ.
+
+Two memories that were apart under the old keys and share one now (a paraphrase stored twice) are merged
+the way reconciliation would have decided: the most recently observed one stays active, the others are
+superseded by it (kept as history, listed with status=superseded, never deleted). Their search entries are
+marked pending and the index sync rewrites them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from mongomem.kinds import KindRegistry
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import MemoryRecord
+
+BATCH = 500
+
+
+@dataclass
+class RekeyReport:
+    seen: int = 0
+    rekeyed: int = 0
+    merged: int = 0  # active duplicates superseded by the memory they now share a key with
+
+    def as_dict(self) -> dict[str, int]:
+        return {"seen": self.seen, "rekeyed": self.rekeyed, "merged": self.merged}
+
+
+def _newest(record: MemoryRecord) -> tuple[datetime, datetime, int, str]:
+    observed = record.observed_at or record.created_at
+    return (observed, record.created_at, record.version, record.memory_id)
+
+
+def rekey(
+    store: MemoryRepository, kinds: KindRegistry, progress: Callable[[str], None] | None = None
+) -> RekeyReport:
+    """Give every stored version its kind's current key; merge actives that now share one."""
+    say = progress or (lambda _line: None)
+    report = RekeyReport()
+    now = utcnow()
+    pending: list[tuple[str, str]] = []
+    changed_groups: set[tuple[str, str, str, str]] = set()
+    actives: dict[tuple[str, str, str, str], list[MemoryRecord]] = defaultdict(list)
+    for record in store.all_versions(BATCH):
+        report.seen += 1
+        kind = kinds.get(record.type)
+        if kind is None:
+            continue  # a kind this deployment does not know keeps its key
+        try:
+            key = kind.key(record.payload)
+        except (KeyError, TypeError, ValueError):
+            continue  # a payload the kind cannot read (written by another version) keeps its key
+        group = (record.tenant, record.user_id, record.type, key)
+        if key != record.key:
+            pending.append((record.memory_id, key))
+            changed_groups.add(group)
+            if len(pending) >= BATCH:
+                store.set_keys(pending, now)
+                report.rekeyed += len(pending)
+                pending = []
+        if record.status == "active":
+            actives[group].append(record)
+    store.set_keys(pending, now)
+    report.rekeyed += len(pending)
+    for group in changed_groups:
+        members = actives.get(group, [])
+        if len(members) < 2:
+            continue
+        keep = max(members, key=_newest)
+        scope = Scope(tenant=group[0], user_id=group[1])
+        for other in members:
+            if other.memory_id != keep.memory_id:
+                store.supersede(scope, other.memory_id, keep.memory_id, now)
+                report.merged += 1
+    say(f"memories: {report.rekeyed} of {report.seen} versions re-keyed, {report.merged} duplicates merged")
+    return report

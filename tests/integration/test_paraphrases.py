@@ -1,0 +1,250 @@
+"""No paraphrase duplicates: a fact restated in other words, in a later conversation, is reinforced (one
+memory, counted again), a changed value is an update, and two different facts worded alike stay two.
+
+End to end on the real server: turns are recorded, each conversation promoted into its own snapshot and
+extracted by the real extract handler, embedded by the bundled local model (the one `make dev` uses) into
+the embedded vector index. Both proposers: the offline rules from the user's own words, and an LLM whose
+answers label and word the same fact differently each time (a scripted provider, as real models vary).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mongomem.config import parse_project_config
+from mongomem.local.queue import local_queue_factory
+from mongomem.longterm.rekey import rekey
+from mongomem.models.common import Scope
+from mongomem.models.memory import CreateMemoryRequest
+from mongomem.models.turns import RecordTurnsRequest
+from mongomem.providers.embed_local import LocalEmbedderProvider
+from mongomem.providers.llm_offline import OfflineLLM
+from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.runtime import Services, configure
+from mongomem.vectors.embedded import EmbeddedIndex
+from tests.conftest import load_event, load_function
+
+ANA = Scope(tenant="default", user_id="ana")
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedderProvider:
+    provider = LocalEmbedderProvider()
+    ok, why = provider.ready()
+    assert ok, f"the bundled local embedding model must load: {why}"
+    return provider
+
+
+@pytest.fixture(scope="module")
+def extract_fn() -> Any:
+    return load_function("extract")
+
+
+@pytest.fixture
+def build(make_settings: Any, tmp_path: Path, embedder: LocalEmbedderProvider) -> Iterator[Any]:
+    made: list[Services] = []
+
+    def make(llm: Any) -> Services:
+        cfg = parse_project_config({"memory": {"extraction": {"enabled": ["semantic"]}}})
+        svc = Services(
+            make_settings(project=cfg, enabled_extractions=["semantic"]),
+            llm=llm,
+            embedder=embedder,
+            vector_index=EmbeddedIndex(tmp_path / f"v{len(made)}"),
+            queue_factory=local_queue_factory,
+        )
+        configure(svc)
+        made.append(svc)
+        return svc
+
+    yield make
+    configure(None)
+    for svc in made:
+        svc.db.client.drop_database(svc.db.name)
+
+
+def say(svc: Services, extract_fn: Any, ctx: Any, session: str, *user_turns: str) -> None:
+    """One conversation: the user's turns (each acknowledged), promoted into a snapshot and extracted."""
+    turns = []
+    for text in user_turns:
+        turns += [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
+    svc.recorder.record(ANA, session, RecordTurnsRequest.model_validate({"turns": turns}))
+    snap = svc.promoter.flush(ANA, session)[0].snapshot_id
+    record = load_event("extract_sqs.json")["Records"][0]
+    event = {"Records": [dict(record, body=json.dumps({"snapshot_id": snap, "type": "semantic"}))]}
+    assert extract_fn.lambda_handler(event, ctx) == {"batchItemFailures": []}
+
+
+def facts(svc: Services, status: str = "active") -> list[tuple[str, str, int]]:
+    found = svc.memories.list(ANA, "semantic", status, 100, None).memories
+    return sorted((m.payload["attribute"], m.payload["value"], m.reinforcement_count) for m in found)
+
+
+def decisions(svc: Services) -> list[str]:
+    found = svc.memories.list(ANA, "semantic", None, 100, None).memories
+    return sorted(d.decision for m in found for d in m.decisions)
+
+
+def item(attribute: str, value: str, subject: str = "user", **more: Any) -> dict[str, Any]:
+    return {"subject": subject, "attribute": attribute, "value": value, "evidence_seqs": [1], **more}
+
+
+def answers(*rounds: list[dict[str, Any]]) -> ScriptedLLM:
+    """An LLM answering each snapshot's extraction with the next round's items (ADD when asked to reconcile)."""
+    reconcile = {"decision": "ADD", "target_id": None, "reason": "not sure"}
+    return ScriptedLLM(
+        {"semantic": [{"items": r} for r in rounds], "reconcile": [reconcile] * 20}, loop=False
+    )
+
+
+def test_a_fact_restated_in_other_words_is_reinforced_and_a_new_value_updates_it(
+    build: Any, extract_fn: Any, ctx: Any
+) -> None:
+    svc = build(OfflineLLM())
+    # Given a fact said once, then twice more in other words, in later conversations
+    say(svc, extract_fn, ctx, "s1", "I live in Porto.")
+    say(svc, extract_fn, ctx, "s2", "Porto is where I live these days.")
+    say(svc, extract_fn, ctx, "s3", "My home is in Porto now.")
+    # Then there is one memory of it, reinforced by each restatement
+    assert facts(svc) == [("home city", "Porto", 3)]
+    assert decisions(svc) == ["ADD", "REINFORCE", "REINFORCE"]
+    # When the value changes, the memory is updated (the old value is kept as history)
+    say(svc, extract_fn, ctx, "s4", "These days I live in Lisbon.")
+    assert facts(svc) == [("home city", "Lisbon", 1)]
+    assert facts(svc, "superseded") == [("home city", "Porto", 3)]
+
+
+def test_facts_worded_alike_are_not_merged_and_each_is_reinforced_by_its_own_restatement(
+    build: Any, extract_fn: Any, ctx: Any
+) -> None:
+    svc = build(OfflineLLM())
+    # Given facts whose sentences and values look alike
+    say(
+        svc,
+        extract_fn,
+        ctx,
+        "s1",
+        "I live in Porto.",
+        "I'm originally from Lisbon.",
+        "My favourite colour is green.",
+        "My favourite food is green curry.",
+        "I speak Spanish.",
+        "I speak French.",
+    )
+    # When each is restated in other words
+    say(
+        svc,
+        extract_fn,
+        ctx,
+        "s2",
+        "Lisbon is my hometown.",
+        "Porto is where I live these days.",
+        "My favorite color is green.",
+        "Green curry is my favourite food.",
+        "I'm fluent in French.",
+        "Spanish is one of the languages I speak.",
+    )
+    # Then every fact is its own memory, reinforced once
+    assert facts(svc) == [
+        ("favourite colour", "green", 2),
+        ("favourite food", "green curry", 2),
+        ("home city", "Porto", 2),
+        ("hometown", "Lisbon", 2),
+        ("languages", "French", 2),
+        ("languages", "Spanish", 2),
+    ]
+    assert decisions(svc).count("UPDATE") == 0
+
+
+def test_an_llm_that_labels_and_words_a_fact_differently_each_time_reinforces_one_memory(
+    build: Any, extract_fn: Any, ctx: Any
+) -> None:
+    svc = build(
+        answers(
+            [item("favourite colour", "green"), item("languages", "Spanish", cardinality="many")],
+            [item("the user's favorite color", "Green", "User"), item("languages spoken", "spanish")],
+            [item("Preferred Colour", "the colour green", "the user"), item("Language", "Spanish language")],
+            [item("favorite colour", "blue"), item("spoken languages", "French")],
+        )
+    )
+    for n in range(3):
+        say(svc, extract_fn, ctx, f"s{n}", "I said something about colours and languages.")
+    # Then the restatements reinforced one memory each, however they were labelled
+    assert facts(svc) == [("favourite colour", "green", 3), ("languages", "Spanish", 3)]
+    # When the colour changes and another language is named: the colour is updated, the language added
+    say(svc, extract_fn, ctx, "s3", "More about colours and languages.")
+    assert facts(svc) == [
+        ("favorite colour", "blue", 1),  # the new version, labelled as the LLM labelled it
+        ("languages", "Spanish", 3),
+        ("spoken languages", "French", 1),
+    ]
+    assert facts(svc, "superseded") == [("favourite colour", "green", 3)]
+
+
+def test_an_llm_naming_two_different_facts_alike_keeps_both(build: Any, extract_fn: Any, ctx: Any) -> None:
+    svc = build(
+        answers(
+            [item("home city", "Porto"), item("hometown", "Lisbon"), item("birthday", "March 3")],
+            [
+                item("city of residence", "Porto"),
+                item("home town", "Lisbon"),
+                item("birth date", "1990-03-03"),
+            ],
+        )
+    )
+    say(svc, extract_fn, ctx, "s1", "Where I live and where I am from.")
+    say(svc, extract_fn, ctx, "s2", "The same again, and when I was born.")
+    assert facts(svc) == [
+        ("birth date", "1990-03-03", 1),
+        ("birthday", "March 3", 1),
+        ("home city", "Porto", 2),
+        ("hometown", "Lisbon", 2),
+    ]
+
+
+def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build: Any) -> None:
+    # Given memories stored with the keys an older release computed: a fact stored twice under two labels
+    svc = build(OfflineLLM())
+
+    def create(attribute: str, value: str) -> str:
+        payload = {"subject": "user", "attribute": attribute, "value": value}
+        # reconcile off: written as it was, as the older release stored the paraphrase next to its fact
+        request = CreateMemoryRequest.model_validate(
+            {"type": "semantic", "payload": payload, "reconcile": False}
+        )
+        return svc.memories.create(ANA, request).memory.memory_id
+
+    older = create("favourite colour", "green")
+    newer = create("favorite color", "green")
+    food = create("favourite food", "sushi")
+    for memory_id, old_key in ((older, "user|favourite colour"), (newer, "user|favorite color")):
+        svc.memory_store.coll.update_one({"_id": memory_id}, {"$set": {"key": old_key}})
+    # When the migration runs (twice: it is idempotent)
+    report = rekey(svc.memory_store, svc.kinds)
+    assert report.as_dict() == {"seen": 3, "rekeyed": 1, "merged": 1}  # "favorite color" was canonical
+    assert rekey(svc.memory_store, svc.kinds).as_dict() == {"seen": 3, "rekeyed": 0, "merged": 0}
+    # Then one active memory holds the colour, the duplicate is history pointing at it, the food is untouched
+    active = {m.memory_id: m for m in svc.memories.list(ANA, "semantic", "active", 10, None).memories}
+    assert set(active) == {newer, food}
+    gone = svc.memory_store.get(ANA, older)
+    assert gone is not None and (gone.status, gone.superseded_by) == ("superseded", newer)
+    # and a restatement under a third label reinforces the kept memory
+    again = svc.memories.create(
+        ANA,
+        CreateMemoryRequest.model_validate(
+            {
+                "type": "semantic",
+                "payload": {"subject": "the user", "attribute": "Favourite Colour", "value": "Green"},
+            }
+        ),
+    )
+    assert (again.decision, again.memory.memory_id, again.memory.reinforcement_count) == (
+        "REINFORCE",
+        newer,
+        2,
+    )
