@@ -1,7 +1,7 @@
 """Benchmark: LLM tokens and cost per 1,000 recorded turns, with and without prompt caching.
 
 The LoCoMo dev conversations (default ../shared/data/locomo-dev from the checkout) are recorded with
-the record path (`record_turns`: user_id = conversation, one session per LoCoMo session, `name` = the
+the record path (`svc.recorder.record`: user_id = conversation, one session per LoCoMo session, `name` = the
 speaker), each session is promoted to snapshots (`Promoter.flush`, at most `max_messages` turns each)
 and every snapshot is extracted for every enabled kind through the real extract handler
 (functions/extract, an SQS event per kind, the kinds of one snapshot one after another as the four
@@ -55,12 +55,12 @@ def parse_prices(text: str) -> dict[str, float]:
     return prices
 
 
-def floor_text(turns: list[dict[str, Any]]) -> str:
-    """The least an extractor must read of a snapshot: one line per turn."""
+def floor_text(turns: list[Any]) -> str:
+    """The least an extractor must read of a snapshot: one line per turn (`Turn` models)."""
     lines = []
     for t in turns:
-        speaker = t.get("name") or t["role"]
-        lines.append(f"[{t['seq']}] {speaker} ({t['timestamp'].isoformat()}): {t['content']}")
+        speaker = t.name or t.role
+        lines.append(f"[{t.seq}] {speaker} ({t.timestamp.isoformat()}): {t.content}")
     return "\n".join(lines)
 
 
@@ -248,15 +248,13 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
     from twin.bedrock import prompt_parts, tokens
 
     from mongomem.config import MemoryType, parse_project_config, settings_from_env
-    from mongomem.extraction import builtin, registry
     from mongomem.extraction.offline.proposer import OfflineProposer
     from mongomem.extraction.proposal import TurnView
     from mongomem.local.queue import local_queue_factory
-    from mongomem.models.common import Scope, as_utc
+    from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
     from mongomem.providers import llm_bedrock
     from mongomem.runtime import Services, configure
-    from mongomem.shortterm.record import record_turns
     from mongomem.vectors.embedded import EmbeddedIndex
     from tests.conftest import Ctx, load_event, load_function
 
@@ -285,8 +283,6 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
         vector_index=EmbeddedIndex(None),
     )
     configure(svc)
-    registry.clear()
-    builtin.install()
     fn = load_function("extract")
     template = load_event("extract_sqs.json")["Records"][0]
     ctx = Ctx()
@@ -299,27 +295,22 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
             for n, start, turns in locomo.sessions(conv):
                 body = locomo.api_turns(conv, start, turns)
                 for i in range(0, len(body), 100):
-                    record_turns(
-                        svc.store,
-                        svc.settings.memory,
+                    svc.recorder.record(
                         scope,
                         f"session_{n}",
                         RecordTurnsRequest.model_validate({"turns": body[i : i + 100]}),
                     )
                 for snap in svc.promoter.flush(scope, f"session_{n}"):
-                    snapshots.append({"id": snap["_id"], "scope": scope, "doc": snap})
+                    snapshots.append({"id": snap.snapshot_id, "scope": scope, "doc": snap})
         for snap in snapshots:
             doc = snap["doc"]
-            turns = svc.store.turns_in_range(snap["scope"], doc["session_id"], doc["from_seq"], doc["to_seq"])
+            turns = svc.turns.in_range(snap["scope"], doc.session_id, doc.from_seq, doc.to_seq)
             snap["turns"] = len(turns)
             snap["floor_tokens"] = tokens(floor_text(turns))
-            views = [
-                TurnView(t["seq"], t["role"], t["content"], as_utc(t["timestamp"]), t.get("name"))
-                for t in turns
-            ]
+            views = [TurnView(t.seq, t.role, t.content, t.timestamp, t.name) for t in turns]
             snap["extract_calls"], snap["reconcile_calls"] = [], []
             for kind in args.kinds:
-                answer = {"items": proposer.propose(kind, views, doc["user_id"])}
+                answer = {"items": proposer.propose(kind, views, doc.user_id)}
                 stand_in.responder = lambda tool, _b, _p, a=answer: None if tool == "reconcile" else a
                 before = len(stand_in.calls)
                 event = {
@@ -338,7 +329,6 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
                     ).append(call)
     finally:
         configure(None)
-        registry.clear()
         stand_in.responder = None
     wall = time.perf_counter() - started
 
