@@ -490,11 +490,10 @@ def build_case(world: World, fn: Any, ctx: Any, endpoint: str, q: dict[str, Any]
     def floor() -> None:
         embedder.embed([text], "query")
         transport.perform_request("POST", path, body=ndjson)
-        # by _id, hinted (SecantusDB would scan the collection with the scope beside the ids)
         if memory_ids:
-            list(db.memories.find({"_id": {"$in": memory_ids}, **scope}, hint="_id_"))
+            list(db.memories.find({"_id": {"$in": memory_ids}, **scope}))
         if turn_ids:
-            list(db.turns.find({"_id": {"$in": turn_ids}, **scope}, hint="_id_"))
+            list(db.turns.find({"_id": {"$in": turn_ids}, **scope}))
 
     def handler() -> None:
         with quiet():
