@@ -15,7 +15,8 @@ Floor: the snapshot transcripts' tokens x the enabled kinds (each kind must read
 transcript being one line per turn, "[seq] speaker (timestamp): content".
 
 One JSON line: `input_tokens_per_1k_turns` (everything sent: uncached + cache read + cache write),
-`output_tokens_per_1k_turns`, `prompt_overhead` (input / floor - 1; goal <= 0.15), `cacheable_share`
+`output_tokens_per_1k_turns`, `prompt_overhead` (input / floor - 1; goal <= 0.15), `billed_input_overhead`
+(the input as billed with caching / the floor at the input price - 1), `cacheable_share`
 (share of input tokens behind a cache point that a later call read from the cache; goal >= 0.70), the
 estimated cost per 1,000 turns with and without caching at `--prices`, where the input goes
 (tool schema, system text, transcript, framing, reconciliation calls), which of it repeats across the
@@ -150,7 +151,16 @@ def what_if(
             systems = [" ".join(b.get("text", "") for b in body.get("system") or []) for body in bodies]
             common = common_prefix(systems)
             kind_texts = [system[len(common) :].strip() for system in systems]
-            user = " ".join(b.get("text", "") for b in bodies[0]["messages"][0]["content"] if "text" in b)
+            # the shared user part: the blocks before the request's cache point (the transcript)
+            blocks = bodies[0]["messages"][0]["content"]
+            cut = next((i for i, b in enumerate(blocks) if "cachePoint" in b), len(blocks))
+            user = " ".join(b.get("text", "") for b in blocks[:cut] if "text" in b)
+            kind_parts = [
+                " ".join(b.get("text", "") for b in body["messages"][0]["content"][cut + 1 :] if "text" in b)
+                for body in bodies
+            ]
+            # what differs per kind: the rest of its system text and its part after the cache point
+            kind_texts = [f"{t}\n{k}".strip() for t, k in zip(kind_texts, kind_parts, strict=True)]
             tools = [body["toolConfig"]["tools"][0] for body in bodies]
             schemas = [compact_schema(t["toolSpec"]["inputSchema"]["json"]) for t in tools]
             names = [t["toolSpec"]["name"] for t in tools]
@@ -378,6 +388,13 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
             "prompt_overhead": input_total / floor - 1,
             "cacheable_share": cacheable(converses) / input_total if input_total else 0.0,
             "cost_with_caching": with_cache * per_1k,
+            # what the input is billed with caching (reads at the cache-read price) against the floor
+            # billed at the input price: the overhead a team pays, beside the overhead in tokens sent
+            "billed_input_overhead": (
+                uncached * p["input"] + read * p["cache_read"] + write * p["cache_write"]
+            )
+            / (floor * p["input"])
+            - 1,
             "cost_without_caching": without_cache * per_1k,
             "floor_tokens_per_1k_turns": floor * per_1k,
             "extraction_overhead": extract_input / floor - 1,
@@ -467,6 +484,7 @@ def main() -> None:
             "without_caching": r(figures["cost_without_caching"], 5),
         },
         "goals": {"prompt_overhead": 0.15, "cacheable_share": 0.70},
+        "billed_input_overhead": r(figures["billed_input_overhead"], 3),
         "prices_usd_per_1m_tokens": args.prices,
         "model": MODEL,
         "kinds": args.kinds,

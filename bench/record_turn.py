@@ -138,11 +138,6 @@ def services_for(uri: str, db: str) -> Any:
     )
 
 
-def database_of(svc: Any) -> Any:
-    """The pymongo database of the services (`svc.db`; `svc.store.db` before the repositories)."""
-    return svc.db if hasattr(type(svc), "db") else svc.store.db
-
-
 class Sides:
     """The handler and the two bare sides, over one set of services and one database."""
 
@@ -157,7 +152,7 @@ class Sides:
         self.template = load_event("record_turn_single.json")
         self.sink = io.StringIO()
         self.handler("warmup-indexes", 1)  # the turns' indexes exist before the bare side copies them
-        database = database_of(self.svc)
+        database = self.svc.db  # the raw pymongo database, for the bare sides
         self.write_concern = database.write_concern.document
         self.bare = database["bare_turns"]
         self.bare_sessions = database["bare_sessions"]
