@@ -436,7 +436,8 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
     world.reset_scan()  # the due sessions were re-inserted: they sit at the end of the natural order
     now = utcnow()
     policy = world.svc.promoter.policy
-    # the filter MongoSessionRepository.claim_due sends (one branch per due rule)
+    # the claim's filter before issue 15 (one $or branch per due rule, in one findAndModify); the claim
+    # now probes each rule's hinted partial index and leases by compare-and-set (the diagnosis above)
     rules: list[dict[str, Any]] = [{"idle_due_at": {"$lte": now}}, {"pending": {"$gte": policy.max_messages}}]
     if policy.max_tokens:
         rules.append({"unpromoted_tokens": {"$gte": policy.max_tokens}})
@@ -452,8 +453,8 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
     partial = ("bench_idle_due_pending", {"pending": {"$gt": 0}})
     # (label, operation, filter, probe index)
     candidates: list[tuple[str, str, dict[str, Any], tuple[str, dict[str, Any]] | None]] = [
-        ("claim: current filter, findAndModify (what the scan sends)", "fam", current, None),
-        ("claim: current filter, read only", "find", current, None),
+        ("claim: the former $or filter, findAndModify", "fam", current, None),
+        ("claim: the former $or filter, read only", "find", current, None),
         (
             "claim: idle rule alone, existing idle_due index (partial $exists)",
             "find",
@@ -479,13 +480,13 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
             None,
         ),
         (
-            "advance: findAndModify {_id, promoted_through_seq} (what the scan sends)",
+            "advance: findAndModify {_id, promoted_through_seq} (the former advance)",
             "fam",
             {"_id": s["_id"], "promoted_through_seq": 0},
             None,
         ),
         (
-            "advance: update {_id, promoted_through_seq}",
+            "advance: update {_id, promoted_through_seq} (the advance now, then a read by _id)",
             "update",
             {"_id": s["_id"], "promoted_through_seq": 0},
             None,
