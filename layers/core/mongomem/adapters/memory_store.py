@@ -201,9 +201,8 @@ class MemoryStore:
         if not ids:
             return []
         with translate_errors():
-            # hinted: with the scope beside the ids, SecantusDB would otherwise scan the collection
-            cursor = self.coll.find({"_id": {"$in": ids}, **scope.filter()}, hint="_id_")
-            return [to_record(d) for d in cursor]
+            # _id first: some servers (SecantusDB) pick the index from the first key of the filter
+            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **scope.filter()})]
 
     def active_by_key(self, scope: Scope, kind: str, key: str) -> list[MemoryRecord]:
         with translate_errors():
