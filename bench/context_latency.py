@@ -3,7 +3,7 @@
 Data (seeded once per data dir, through the project's own code): 1,000 users with 100 long-term memories
 each of mixed kinds (semantic 40 %, episodic 30 %, procedural 20 %, taxonomic 10 %; documents cloned from
 one that `MemoryService.create` wrote, indexed with `retrieval.indexing.index_doc`), and one user in ten
-with 2,000 recorded turns (20 sessions of 100, recorded with `record_turns`, embedded and indexed for
+with 2,000 recorded turns (20 sessions of 100, recorded with `svc.recorder`, embedded and indexed for
 recall by the scan job's `TurnIndexer`) and a working memory, in the real OpenSearch node (engine
 lucene, 2 index documents per turn) and SecantusDB. Embedder: the hashing embedder (dim 384 by default),
 the same on both sides, so its cost stays small next to what is being compared.
@@ -193,8 +193,9 @@ class World:
         return figures
 
     def _seed_memories(self) -> float:
+        from mongomem.adapters.memory_store import to_record
         from mongomem.models.common import Scope
-        from mongomem.models.memory import CreateMemoryRequest, memory_key, memory_text
+        from mongomem.models.memory import CreateMemoryRequest
         from mongomem.retrieval.indexing import index_doc
 
         started = time.perf_counter()
@@ -220,7 +221,7 @@ class World:
                 user = f"user-{u:05d}"
                 kinds = [KIND_MIX[j % len(KIND_MIX)] for j in range(a.memories_per_user)]
                 payloads = [memory_payload(k, rng, j) for j, k in enumerate(kinds)]
-                texts = [memory_text(k, p) for k, p in zip(kinds, payloads, strict=True)]
+                texts = [self.svc.kinds[k].text(p) for k, p in zip(kinds, payloads, strict=True)]
                 vectors = self.embedder.embed(texts, "document")
                 for j, (kind, payload, text, vector) in enumerate(
                     zip(kinds, payloads, texts, vectors, strict=True)
@@ -232,7 +233,7 @@ class World:
                         lineage_id=f"lin-{u:05d}-{j:03d}",
                         user_id=user,
                         type=kind,
-                        key=memory_key(kind, payload),
+                        key=self.svc.kinds[kind].key(payload),
                         payload=payload,
                         text=text,
                         vector=vector,
@@ -241,13 +242,14 @@ class World:
                         created_at=at,
                         updated_at=at,
                         last_reinforced_at=at,
+                        observed_at=at,
                         valid_from=at.date().isoformat(),
                         index_state="indexed",
                         indexed_at=at,
                         evidence=[{"snapshot_id": None, "seqs": [], "source": "api"}],
                     )
                     pending_mongo.append(doc)
-                    pending_index.append(index_doc(doc))
+                    pending_index.append(index_doc(to_record(doc)))
                 if len(pending_mongo) >= 2000 or u == a.users - 1:
                     futures.append(pool.submit(coll.insert_many, pending_mongo, ordered=False))
                     futures.append(pool.submit(self.index.upsert, pending_index))
@@ -265,7 +267,6 @@ class World:
     def _seed_turns(self) -> float:
         from mongomem.models.common import Scope
         from mongomem.models.turns import RecordTurnsRequest
-        from mongomem.shortterm.record import record_turns
 
         started = time.perf_counter()
         a = self.args
@@ -288,9 +289,7 @@ class World:
                         }
                     )
                 for k in range(0, len(turns), 100):  # memory.limits.max_batch
-                    record_turns(
-                        self.svc.store,
-                        self.svc.settings.memory,
+                    self.svc.recorder.record(
                         scope,
                         f"chat-{s:03d}",
                         RecordTurnsRequest.model_validate({"turns": turns[k : k + 100]}),
@@ -302,24 +301,25 @@ class World:
     def _index_turns(self) -> float:
         """The recall index documents the scan job's TurnIndexer writes, built a session at a time.
 
-        Same texts, ids and fields (retrieval.turn_indexing's own functions) and the same turn flags;
-        only the batching differs: TurnIndexer reads each batch's neighbourhood with turns_in_ranges,
-        which SecantusDB answers with a collection scan (see docs/benchmarks.md), ~500 turns a minute here.
+        Same texts, ids and fields (retrieval.turn_indexing's own functions) and the same turn flags
+        (set through the turn repository); only the batching differs: a session's turns are read once
+        with `TurnRepository.in_range` instead of the indexer's bounded batches and neighbour windows.
         """
+        from mongomem.models.common import Scope
         from mongomem.retrieval import turn_indexing as ti
         from mongomem.vectors.port import IndexDoc
 
         started = time.perf_counter()
-        db = self.svc.store.db
+        repo = self.svc.turns
         sessions = max(1, self.args.turns_per_user // self.args.turns_per_session)
         futures = []
         with ThreadPoolExecutor(max_workers=2) as pool:
             for n, u in enumerate(self.heavy):
-                user = f"user-{u:05d}"
+                scope = Scope(tenant=TENANT, user_id=f"user-{u:05d}")
                 for s in range(sessions):
-                    scope = {"tenant": TENANT, "user_id": user, "session_id": f"chat-{s:03d}"}
-                    turns = [t for t in db.turns.find(scope).sort("seq", 1) if ti.recallable(t)]
-                    slots: list[tuple[dict[str, Any], str, str]] = []
+                    everything = repo.in_range(scope, f"chat-{s:03d}", 1, 10**9)
+                    turns = [t for t in everything if ti.recallable(t)]
+                    slots: list[tuple[Any, str, str]] = []
                     for i, t in enumerate(turns):
                         prev = turns[i - 1] if i else None
                         nxt = turns[i + 1] if i + 1 < len(turns) else None
@@ -328,9 +328,9 @@ class World:
                     vectors = self.embedder.embed([text for _, _, text in slots], "document")
                     docs = [
                         IndexDoc(
-                            id=ti.doc_id(t["_id"], channel),
-                            tenant=t["tenant"],
-                            user_id=t["user_id"],
+                            id=ti.doc_id(t.id, channel),
+                            tenant=t.tenant,
+                            user_id=t.user_id,
                             kind="turn",
                             text=text,
                             vector=vector,
@@ -339,9 +339,9 @@ class World:
                         for (t, channel, text), vector in zip(slots, vectors, strict=True)
                     ]
                     futures.append(pool.submit(self.index.upsert, docs))
-                    db.turns.update_many(scope, {"$set": {"recall_indexed": True, "recall_ctx_next": True}})
-                    if turns:
-                        db.turns.update_one({"_id": turns[-1]["_id"]}, {"$set": {"recall_ctx_next": False}})
+                    ids = [t.id for t in everything]
+                    repo.set_recall_state(ids[:-1], indexed=True, ctx_next=True)
+                    repo.set_recall_state(ids[-1:], indexed=True, ctx_next=False)
                     if len(futures) > 4:
                         for f in futures[:-2]:
                             f.result()
@@ -387,7 +387,7 @@ class World:
 def make_queries(world: World, n: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     """Request bodies with the id of the document each was drawn from."""
     rng = random.Random(seed)
-    db = world.svc.store.db
+    db = world.svc.db
     out: dict[str, list[dict[str, Any]]] = {"search": [], "recall": [], "context": []}
     for _ in range(n):
         user = f"user-{rng.randrange(world.args.users):05d}"
@@ -422,35 +422,38 @@ PATHS = {"search": "/v1/memories/search", "recall": "/v1/recall", "context": "/v
 
 
 class Capture:
-    """Records the SearchQuery objects the handler sends to the index (only while installed)."""
+    """Records the SearchQuery objects the handler sends to the index, and its round trips (only while
+    installed). `OpenSearchIndex.search` goes through `search_many`, so wrapping that sees both."""
 
     def __init__(self, index: Any) -> None:
         self.index = index
         self.queries: list[Any] = []
+        self.round_trips = 0
 
     def __enter__(self) -> Capture:
-        real = self.index.search
+        real = self.index.search_many
 
-        def search(q: Any) -> Any:
-            self.queries.append(q)
-            return real(q)
+        def search_many(queries: list[Any]) -> Any:
+            self.queries.extend(queries)
+            self.round_trips += 1
+            return real(queries)
 
-        self.index.search = search  # an instance attribute shadows the method until __exit__
+        self.index.search_many = search_many  # an instance attribute shadows the method until __exit__
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        del self.index.search
+        del self.index.search_many
 
 
 def turn_keys(user: str, public_ids: list[str]) -> list[str]:
-    from mongomem.adapters.mongo import session_key, turn_key
+    from mongomem.adapters.mongo.ids import turn_key
     from mongomem.models.common import Scope
 
     scope = Scope(tenant=TENANT, user_id=user)
     out = []
     for tid in public_ids:
         session, _, seq = tid.rpartition(":")
-        out.append(turn_key(session_key(scope, session), int(seq)))
+        out.append(turn_key(scope, session, int(seq)))
     return out
 
 
@@ -477,7 +480,7 @@ def build_case(world: World, fn: Any, ctx: Any, endpoint: str, q: dict[str, Any]
         memory_ids = list(ids.get("memories", []))
         turn_ids = turn_keys(user, list(ids.get("recent_turns", [])) + list(ids.get("recalled", [])))
         hit = True
-    db = world.svc.store.db
+    db = world.svc.db
     transport = world.index.client.transport
     path = f"/{INDEX}/_msearch"
     text = q["body"]["query"]
@@ -502,7 +505,7 @@ def build_case(world: World, fn: Any, ctx: Any, endpoint: str, q: dict[str, Any]
         "floor": floor,
         "hit": hit,
         "bodies": len(bodies),
-        "searches": len(cap.queries),
+        "searches": cap.round_trips,
         "tokens": answer.get("tokens"),
     }
 
@@ -523,7 +526,7 @@ def measure(cases: list[dict[str, Any]], rnd: int) -> tuple[list[float], list[fl
 def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float]:
     """Median ms per step of the handler (each step wrapped with a timer for this pass only)."""
     from mongomem.adapters.memory_store import MemoryStore
-    from mongomem.adapters.mongo import MongoStore
+    from mongomem.adapters.mongo.turns import MongoTurnRepository
     from mongomem.providers.embed_hashing import HashingEmbedder
     from mongomem.retrieval import context as context_module
     from mongomem.retrieval.recall import Recall
@@ -536,7 +539,7 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
         "context": [
             (context_module.ContextBuilder, "build", "ContextBuilder.build"),
             (context_module.ContextBuilder, "_working_memory", "working memory"),
-            (MongoStore, "list_turns", "recent turns (list_turns)"),
+            (MongoTurnRepository, "latest", "recent turns (turns.latest)"),
             (MemorySearch, "search", "memories (MemorySearch.search)"),
             (Recall, "recall", "recalled (Recall.recall)"),
             (context_module.ContextBuilder, "_fit", "budget fit"),
@@ -544,9 +547,9 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
         "recall": [
             (Recall, "recall", "Recall.recall"),
             (HashingEmbedder, "embed", "embed query"),
-            (OpenSearchIndex, "search", "OpenSearch searches (4 rankings)"),
-            (MongoStore, "turns_by_ids", "matches by id (turns_by_ids)"),
-            (MongoStore, "turns_in_ranges", "neighbours (turns_in_ranges)"),
+            (OpenSearchIndex, "search_many", "OpenSearch _msearch (4 rankings)"),
+            (MongoTurnRepository, "by_ids", "matches by id (turns.by_ids)"),
+            (MongoTurnRepository, "in_ranges", "neighbours (turns.in_ranges)"),
         ],
         "search": [
             (MemorySearch, "search", "MemorySearch.search"),

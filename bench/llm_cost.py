@@ -1,7 +1,7 @@
 """Benchmark: LLM tokens and cost per 1,000 recorded turns, with and without prompt caching.
 
 The LoCoMo dev conversations (default ../shared/data/locomo-dev from the checkout) are recorded with
-the record path (`record_turns`: user_id = conversation, one session per LoCoMo session, `name` = the
+the record path (`svc.recorder.record`: user_id = conversation, one session per LoCoMo session, `name` = the
 speaker), each session is promoted to snapshots (`Promoter.flush`, at most `max_messages` turns each)
 and every snapshot is extracted for every enabled kind through the real extract handler
 (functions/extract, an SQS event per kind, the kinds of one snapshot one after another as the four
@@ -15,7 +15,8 @@ Floor: the snapshot transcripts' tokens x the enabled kinds (each kind must read
 transcript being one line per turn, "[seq] speaker (timestamp): content".
 
 One JSON line: `input_tokens_per_1k_turns` (everything sent: uncached + cache read + cache write),
-`output_tokens_per_1k_turns`, `prompt_overhead` (input / floor - 1; goal <= 0.15), `cacheable_share`
+`output_tokens_per_1k_turns`, `prompt_overhead` (input / floor - 1; goal <= 0.15), `billed_input_overhead`
+(the input as billed with caching / the floor at the input price - 1), `cacheable_share`
 (share of input tokens behind a cache point that a later call read from the cache; goal >= 0.70), the
 estimated cost per 1,000 turns with and without caching at `--prices`, where the input goes
 (tool schema, system text, transcript, framing, reconciliation calls), which of it repeats across the
@@ -55,12 +56,12 @@ def parse_prices(text: str) -> dict[str, float]:
     return prices
 
 
-def floor_text(turns: list[dict[str, Any]]) -> str:
-    """The least an extractor must read of a snapshot: one line per turn."""
+def floor_text(turns: list[Any]) -> str:
+    """The least an extractor must read of a snapshot: one line per turn (`Turn` models)."""
     lines = []
     for t in turns:
-        speaker = t.get("name") or t["role"]
-        lines.append(f"[{t['seq']}] {speaker} ({t['timestamp'].isoformat()}): {t['content']}")
+        speaker = t.name or t.role
+        lines.append(f"[{t.seq}] {speaker} ({t.timestamp.isoformat()}): {t.content}")
     return "\n".join(lines)
 
 
@@ -150,7 +151,16 @@ def what_if(
             systems = [" ".join(b.get("text", "") for b in body.get("system") or []) for body in bodies]
             common = common_prefix(systems)
             kind_texts = [system[len(common) :].strip() for system in systems]
-            user = " ".join(b.get("text", "") for b in bodies[0]["messages"][0]["content"] if "text" in b)
+            # the shared user part: the blocks before the request's cache point (the transcript)
+            blocks = bodies[0]["messages"][0]["content"]
+            cut = next((i for i, b in enumerate(blocks) if "cachePoint" in b), len(blocks))
+            user = " ".join(b.get("text", "") for b in blocks[:cut] if "text" in b)
+            kind_parts = [
+                " ".join(b.get("text", "") for b in body["messages"][0]["content"][cut + 1 :] if "text" in b)
+                for body in bodies
+            ]
+            # what differs per kind: the rest of its system text and its part after the cache point
+            kind_texts = [f"{t}\n{k}".strip() for t, k in zip(kind_texts, kind_parts, strict=True)]
             tools = [body["toolConfig"]["tools"][0] for body in bodies]
             schemas = [compact_schema(t["toolSpec"]["inputSchema"]["json"]) for t in tools]
             names = [t["toolSpec"]["name"] for t in tools]
@@ -248,15 +258,13 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
     from twin.bedrock import prompt_parts, tokens
 
     from mongomem.config import MemoryType, parse_project_config, settings_from_env
-    from mongomem.extraction import builtin, registry
     from mongomem.extraction.offline.proposer import OfflineProposer
     from mongomem.extraction.proposal import TurnView
     from mongomem.local.queue import local_queue_factory
-    from mongomem.models.common import Scope, as_utc
+    from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
     from mongomem.providers import llm_bedrock
     from mongomem.runtime import Services, configure
-    from mongomem.shortterm.record import record_turns
     from mongomem.vectors.embedded import EmbeddedIndex
     from tests.conftest import Ctx, load_event, load_function
 
@@ -285,8 +293,6 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
         vector_index=EmbeddedIndex(None),
     )
     configure(svc)
-    registry.clear()
-    builtin.install()
     fn = load_function("extract")
     template = load_event("extract_sqs.json")["Records"][0]
     ctx = Ctx()
@@ -299,27 +305,22 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
             for n, start, turns in locomo.sessions(conv):
                 body = locomo.api_turns(conv, start, turns)
                 for i in range(0, len(body), 100):
-                    record_turns(
-                        svc.store,
-                        svc.settings.memory,
+                    svc.recorder.record(
                         scope,
                         f"session_{n}",
                         RecordTurnsRequest.model_validate({"turns": body[i : i + 100]}),
                     )
                 for snap in svc.promoter.flush(scope, f"session_{n}"):
-                    snapshots.append({"id": snap["_id"], "scope": scope, "doc": snap})
+                    snapshots.append({"id": snap.snapshot_id, "scope": scope, "doc": snap})
         for snap in snapshots:
             doc = snap["doc"]
-            turns = svc.store.turns_in_range(snap["scope"], doc["session_id"], doc["from_seq"], doc["to_seq"])
+            turns = svc.turns.in_range(snap["scope"], doc.session_id, doc.from_seq, doc.to_seq)
             snap["turns"] = len(turns)
             snap["floor_tokens"] = tokens(floor_text(turns))
-            views = [
-                TurnView(t["seq"], t["role"], t["content"], as_utc(t["timestamp"]), t.get("name"))
-                for t in turns
-            ]
+            views = [TurnView(t.seq, t.role, t.content, t.timestamp, t.name) for t in turns]
             snap["extract_calls"], snap["reconcile_calls"] = [], []
             for kind in args.kinds:
-                answer = {"items": proposer.propose(kind, views, doc["user_id"])}
+                answer = {"items": proposer.propose(kind, views, doc.user_id)}
                 stand_in.responder = lambda tool, _b, _p, a=answer: None if tool == "reconcile" else a
                 before = len(stand_in.calls)
                 event = {
@@ -338,7 +339,6 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
                     ).append(call)
     finally:
         configure(None)
-        registry.clear()
         stand_in.responder = None
     wall = time.perf_counter() - started
 
@@ -388,6 +388,13 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
             "prompt_overhead": input_total / floor - 1,
             "cacheable_share": cacheable(converses) / input_total if input_total else 0.0,
             "cost_with_caching": with_cache * per_1k,
+            # what the input is billed with caching (reads at the cache-read price) against the floor
+            # billed at the input price: the overhead a team pays, beside the overhead in tokens sent
+            "billed_input_overhead": (
+                uncached * p["input"] + read * p["cache_read"] + write * p["cache_write"]
+            )
+            / (floor * p["input"])
+            - 1,
             "cost_without_caching": without_cache * per_1k,
             "floor_tokens_per_1k_turns": floor * per_1k,
             "extraction_overhead": extract_input / floor - 1,
@@ -477,6 +484,7 @@ def main() -> None:
             "without_caching": r(figures["cost_without_caching"], 5),
         },
         "goals": {"prompt_overhead": 0.15, "cacheable_share": 0.70},
+        "billed_input_overhead": r(figures["billed_input_overhead"], 3),
         "prices_usd_per_1m_tokens": args.prices,
         "model": MODEL,
         "kinds": args.kinds,

@@ -6,7 +6,7 @@ Two worlds side by side on one SecantusDB server, each in its own database:
     rest are idle and fully promoted, each with its turns and its snapshot;
   * small: 20,000 and large: 200,000 long-term memories, of which the SAME 200 wait for index_sync.
 Every document is a copy of what the real code wrote for a template: the record path
-(`record_turns`), promotion (`Promoter.flush`), recall indexing (marked indexed) and
+(`svc.recorder.record`), promotion (`Promoter.flush`), recall indexing (marked indexed) and
 `MemoryService.create`, with ids, users and times changed; bulk `insert_many` seeds them.
 
 Each round resets the 200 due sessions and the 200 pending memories and invokes the real handlers
@@ -65,12 +65,18 @@ class Capture(monitoring.CommandListener):
         coll = cmd.get(name) if isinstance(cmd.get(name), str) else ""
         entry: dict[str, Any] = {"name": name, "collection": coll}
         if name == "find":
-            entry.update(filter=cmd.get("filter") or {}, sort=cmd.get("sort"), limit=cmd.get("limit"))
+            entry.update(
+                filter=cmd.get("filter") or {},
+                sort=cmd.get("sort"),
+                limit=cmd.get("limit"),
+                hint=cmd.get("hint"),
+            )
         elif name == "findAndModify":
-            entry.update(filter=cmd.get("query") or {}, sort=cmd.get("sort"), limit=1)
+            entry.update(filter=cmd.get("query") or {}, sort=cmd.get("sort"), limit=1, hint=cmd.get("hint"))
         elif name in ("update", "delete"):
             ops = cmd.get("updates") or cmd.get("deletes") or []
-            entry.update(filter=(ops[0].get("q") if ops else {}) or {}, limit=None)
+            first = ops[0] if ops else {}
+            entry.update(filter=first.get("q") or {}, limit=None, hint=first.get("hint"))
         else:
             entry.update(filter=None, limit=None)
         with self._lock:
@@ -124,6 +130,8 @@ def examined(db: Any, entry: dict[str, Any]) -> dict[str, Any]:
         inner["sort"] = entry["sort"]
     if entry.get("limit"):
         inner["limit"] = entry["limit"]
+    if entry.get("hint"):
+        inner["hint"] = entry["hint"]  # the index the command named, as the server used it
     reply = db.command({"explain": inner, "verbosity": "executionStats"})
     stats = reply.get("executionStats", {})
     plan = reply.get("queryPlanner", {}).get("winningPlan", {})
@@ -179,7 +187,6 @@ def templates(uri: str, turns_per_session: int) -> dict[str, Any]:
     from mongomem.models.common import Scope
     from mongomem.models.memory import CreateMemoryRequest
     from mongomem.models.turns import RecordTurnsRequest
-    from mongomem.shortterm.record import record_turns
 
     db_name = f"scan_tmpl_{uuid.uuid4().hex[:6]}"
     svc = services_for(uri, db_name)
@@ -195,18 +202,20 @@ def templates(uri: str, turns_per_session: int) -> dict[str, Any]:
         for i in range(turns_per_session)
     ]
     for sid in ("idle", "due", "active"):
-        record_turns(
-            svc.store, svc.settings.memory, scope, sid, RecordTurnsRequest.model_validate({"turns": body})
-        )
+        svc.recorder.record(scope, sid, RecordTurnsRequest.model_validate({"turns": body}))
     svc.promoter.flush(scope, "idle")
     # Recall indexing ran for these turns in earlier scans (as TurnIndexer.index_batch marks them).
-    svc.store.turns.update_many({}, {"$set": {"recall_indexed": True, "recall_ctx_next": True}})
+    for sid in ("idle", "due", "active"):
+        ids = [t.id for t in svc.turns.in_range(scope, sid, 1, turns_per_session)]
+        svc.turns.set_recall_state(ids, indexed=True, ctx_next=True)
+    # The documents themselves (BSON as the adapters wrote them) are what the worlds are cloned from.
+    db = svc.db
     out: dict[str, Any] = {}
     for sid in ("idle", "due", "active"):
         out[sid] = {
-            "session": svc.store.sessions.find_one({"session_id": sid}),
-            "turns": list(svc.store.turns.find({"session_id": sid}).sort("seq", 1)),
-            "snapshots": list(svc.store.snapshots.find({"session_id": sid})),
+            "session": db.sessions.find_one({"session_id": sid}),
+            "turns": list(db.turns.find({"session_id": sid}).sort("seq", 1)),
+            "snapshots": list(db.snapshots.find({"session_id": sid})),
         }
     created = svc.memories.create(
         scope,
@@ -219,7 +228,7 @@ def templates(uri: str, turns_per_session: int) -> dict[str, Any]:
         ),
     )
     out["memory"] = svc.memory_store.coll.find_one({"_id": created.memory.memory_id})
-    svc.store.client.drop_database(db_name)
+    db.client.drop_database(db_name)
     return out
 
 
@@ -233,17 +242,18 @@ def clone_session(
     tmpl: dict[str, Any], user: str, sid: str, anchor: datetime
 ) -> tuple[Any, list[Any], list[Any]]:
     """A template session with another user/session id, its last turn at `anchor`."""
-    from mongomem.adapters.mongo import session_key, snapshot_id_for, turn_key
+    from mongomem.adapters.mongo.ids import session_key, snapshot_id, turn_key
     from mongomem.models.common import Scope
 
-    skey = session_key(Scope(tenant="default", user_id=user), sid)
+    scope = Scope(tenant="default", user_id=user)
+    skey = session_key(scope, sid)
     delta = anchor - tmpl["session"]["last_turn_at"]
     session = dict(tmpl["session"], _id=skey, user_id=user, session_id=sid)
     _shift(session, delta, ("created_at", "last_turn_at", "idle_due_at"))
-    snap_ids = {s["_id"]: snapshot_id_for(skey, s["from_seq"]) for s in tmpl["snapshots"]}
+    snap_ids = {s["_id"]: snapshot_id(scope, sid, s["from_seq"]) for s in tmpl["snapshots"]}
     turns = []
     for t in tmpl["turns"]:
-        turn = dict(t, _id=turn_key(skey, t["seq"]), user_id=user, session_id=sid)
+        turn = dict(t, _id=turn_key(scope, sid, t["seq"]), user_id=user, session_id=sid)
         _shift(turn, delta, ("timestamp", "recorded_at"))
         if "snapshot_id" in turn:
             turn["snapshot_id"] = snap_ids[turn["snapshot_id"]]
@@ -273,14 +283,15 @@ class World:
 
     @property
     def db(self) -> Any:
-        return self.svc.store.db
+        return self.svc.db
 
     def seed(self, tmpl: dict[str, Any], batch: int = 2000) -> float:
         from mongomem.models.common import utcnow
 
         started = time.perf_counter()
-        store = self.svc.store  # creates the indexes first, as a deployment's migration does
+        self.svc.ensure_short_term_indexes()  # the indexes first, as a deployment's migration does
         _ = self.svc.memory_store
+        db = self.svc.db
         now = utcnow()
         self.seeded_at = now
         step = self.step
@@ -290,7 +301,7 @@ class World:
         def flush(force: bool = False) -> None:
             for coll, docs in buf.items():
                 if docs and (force or len(docs) >= batch):
-                    store.db[coll].insert_many(docs, ordered=False)
+                    db[coll].insert_many(docs, ordered=False)
                     docs.clear()
 
         for i in range(self.sessions):
@@ -314,15 +325,14 @@ class World:
         return time.perf_counter() - started
 
     def _seed_memories(self, tmpl: dict[str, Any], now: datetime, batch: int) -> None:
-        from mongomem.models.memory import memory_key, memory_text
-
+        kind = self.svc.kinds["semantic"]
         rng = random.Random(7)
         coll = self.svc.memory_store.coll
         step = self.step
         docs: list[dict[str, Any]] = []
         for i in range(self.memories):
             payload = memory_payload("semantic", rng, i)
-            text = memory_text("semantic", payload)
+            text = kind.text(payload)
             pending = i % step == 0 and i // step < self.due
             at = now - timedelta(minutes=10 if pending else 60 * 24 + i % 10_000)
             doc = dict(
@@ -330,13 +340,14 @@ class World:
                 _id=f"mem-bench{i:09d}",
                 lineage_id=f"lin-bench{i:09d}",
                 user_id=f"u{i // 100:06d}",
-                key=memory_key("semantic", payload),
+                key=kind.key(payload),
                 payload=payload,
                 text=text,
                 vector=self.svc.embedder.embed([text], "document")[0],
                 created_at=at,
                 updated_at=at,
                 last_reinforced_at=at,
+                observed_at=at,
                 index_state="pending" if pending else "indexed",
             )
             if pending:
@@ -350,10 +361,18 @@ class World:
 
     def reset_scan(self) -> None:
         """The 200 due sessions as they were before a scan promoted them."""
-        from mongomem.adapters.mongo import snapshot_id_for
+        from mongomem.adapters.mongo.ids import snapshot_id
+        from mongomem.models.common import Scope
 
         ids = [s["_id"] for s in self.due_sessions]
-        snaps = [snapshot_id_for(s["_id"], s["promoted_through_seq"] + 1) for s in self.due_sessions]
+        snaps = [
+            snapshot_id(
+                Scope(tenant=s["tenant"], user_id=s["user_id"]),
+                s["session_id"],
+                s["promoted_through_seq"] + 1,
+            )
+            for s in self.due_sessions
+        ]
         self.db.sessions.delete_many({"_id": {"$in": ids}})
         self.db.sessions.insert_many(self.due_sessions)
         self.db.snapshots.delete_many({"_id": {"$in": snaps}})
@@ -411,15 +430,20 @@ def diagnose(world: World, commands: list[dict[str, Any]], reset: Any, due: int)
 def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
     """Candidate query shapes on the large world (after the rounds): explain and time each, with the
     index it needs created for the probe only. `claim` rows find and lease a due session, `advance` rows
-    are the promotion's compare-and-set on one session (`MongoStore.advance`)."""
+    are the promotion's compare-and-set on one session (`MongoSessionRepository.advance`)."""
     from mongomem.models.common import utcnow
 
     world.reset_scan()  # the due sessions were re-inserted: they sit at the end of the natural order
     now = utcnow()
     policy = world.svc.promoter.policy
+    # the claim's filter before issue 15 (one $or branch per due rule, in one findAndModify); the claim
+    # now probes each rule's hinted partial index and leases by compare-and-set (the diagnosis above)
+    rules: list[dict[str, Any]] = [{"idle_due_at": {"$lte": now}}, {"pending": {"$gte": policy.max_messages}}]
+    if policy.max_tokens:
+        rules.append({"unpromoted_tokens": {"$gte": policy.max_tokens}})
     current = {
         "$and": [
-            policy.due_query(now),
+            {"$or": rules},
             {"$or": [{"lease_until": {"$exists": False}}, {"lease_until": {"$lte": now}}]},
         ]
     }
@@ -429,8 +453,8 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
     partial = ("bench_idle_due_pending", {"pending": {"$gt": 0}})
     # (label, operation, filter, probe index)
     candidates: list[tuple[str, str, dict[str, Any], tuple[str, dict[str, Any]] | None]] = [
-        ("claim: current filter, findAndModify (what the scan sends)", "fam", current, None),
-        ("claim: current filter, read only", "find", current, None),
+        ("claim: the former $or filter, findAndModify", "fam", current, None),
+        ("claim: the former $or filter, read only", "find", current, None),
         (
             "claim: idle rule alone, existing idle_due index (partial $exists)",
             "find",
@@ -456,13 +480,13 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
             None,
         ),
         (
-            "advance: findAndModify {_id, promoted_through_seq} (what the scan sends)",
+            "advance: findAndModify {_id, promoted_through_seq} (the former advance)",
             "fam",
             {"_id": s["_id"], "promoted_through_seq": 0},
             None,
         ),
         (
-            "advance: update {_id, promoted_through_seq}",
+            "advance: update {_id, promoted_through_seq} (the advance now, then a read by _id)",
             "update",
             {"_id": s["_id"], "promoted_through_seq": 0},
             None,

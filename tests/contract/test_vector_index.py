@@ -229,6 +229,34 @@ def test_hybrid_surfaces_both_an_exact_keyword_match_and_a_semantic_neighbour(
     assert ids(index.search(query(tenant, "SFO", vector=None))) == ["keyword"]
 
 
+def test_several_queries_at_once_answer_as_each_alone(index: VectorIndex, tenant: str) -> None:
+    from mongomem.vectors.port import search_all
+
+    # Given turns and memories of two users
+    index.upsert(
+        [
+            *(mem(f"m{i}", f"trip {i} to the mountains for hiking", tenant) for i in range(6)),
+            mem("other", "hiking in the mountains", tenant, user="bob"),
+            *(
+                IndexDoc(f"t{i}", tenant, "alice", "turn", f"hiking day {i}", embed("hiking"), {"seq": i})
+                for i in range(4)
+            ),
+        ]
+    )
+    queries = [
+        query(tenant, "hiking in the mountains", top_k=3),
+        query(tenant, "hiking", kind="turn", mode="knn", top_k=2),
+        query(tenant, "hiking", kind="turn", mode="bm25", top_k=2),
+        query(tenant, "nothing matches zzz", mode="bm25"),
+    ]
+    # When they are asked together (recall's rankings: one round trip on OpenSearch)
+    together = search_all(index, queries)
+    # Then each gets exactly the hits it gets alone, in its own scope and kind
+    assert [ids(hits) for hits in together] == [ids(index.search(q)) for q in queries]
+    assert [len(hits) for hits in together] == [3, 2, 2, 0]
+    assert "other" not in ids(together[0])
+
+
 def test_upsert_is_idempotent_by_id(index: VectorIndex, tenant: str) -> None:
     # Given the same memory written twice, then rewritten with a new status, then moved to bob
     first = mem("m1", "likes green tea", tenant, status="active", reinforcement_count=1)

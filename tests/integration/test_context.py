@@ -230,3 +230,34 @@ def test_the_sample_event_builds_a_context(svc: Services, api: Any, ctx: Any) ->
     assert response["statusCode"] == 200, response["body"]
     body = json.loads(response["body"])
     assert body["token_budget"] == 2000 and body["tokens"] <= 2000
+
+
+def test_the_sources_are_read_at_the_same_time_not_one_after_another(
+    history: Services, api: Any, ctx: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    # Given working memory, memory search and recall that each wait until the other two have started
+    # (read one after another, the first would wait in vain and the barrier would break)
+    started = threading.Barrier(3, timeout=20)
+
+    def meeting(real: Any) -> Any:
+        def wait_then_call(*args: Any, **kwargs: Any) -> Any:
+            started.wait()
+            return real(*args, **kwargs)
+
+        return wait_then_call
+
+    monkeypatch.setattr(history.working_memory, "get", meeting(history.working_memory.get))
+    monkeypatch.setattr(history.search, "search", meeting(history.search.search))
+    monkeypatch.setattr(history.recall, "recall", meeting(history.recall.recall))
+    # When an agent asks for its context
+    result = context(api, ctx, session_id="now", query="seat and snacks for the flight", recent_turns=3)
+    # Then every source answered, in the same block and order as ever
+    assert [s["name"] for s in result["sections"] if s["ids"]] == [
+        "working_memory",
+        "recent_turns",
+        "memories",
+        "recalled",
+    ]
+    assert not started.broken

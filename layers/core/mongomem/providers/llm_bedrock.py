@@ -158,7 +158,9 @@ class BedrockLLM:
                 {
                     "toolSpec": {
                         "name": name,
-                        "description": f"Record the {request.task} answer as JSON matching the schema.",
+                        # the same for every task sharing this schema: the tool definition opens the prompt,
+                        # so a task-specific word here would break the kinds' shared prompt-cache prefix
+                        "description": "Record the answer as JSON matching the schema.",
                         "inputSchema": {"json": request.schema},
                     }
                 }

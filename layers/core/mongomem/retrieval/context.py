@@ -14,10 +14,13 @@ Tokens are estimated like the record path (about 4 characters a token), on the r
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mongomem import markers
 from mongomem.errors import MongomemError, NotFound
@@ -54,6 +57,21 @@ TITLES = {
 }
 # Turns read to find the latest user message when the request has no query.
 QUERY_LOOKBACK = 20
+# The sources run concurrently, each waiting on its own store or index: one worker per source that
+# runs beside the request's thread (working memory, memories), shared by the process's requests.
+SOURCE_WORKERS = 4
+T = TypeVar("T")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _in_background(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run `fn(*args)` on the sources' pool, with the caller's context variables (log keys, request)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=SOURCE_WORKERS, thread_name_prefix="context-source")
+    return _pool.submit(contextvars.copy_context().run, fn, *args)
 
 
 def estimate_tokens(text: str) -> int:
@@ -116,24 +134,34 @@ class ContextBuilder:
         self.kinds = kinds
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
-        """Collect every section, then drop lowest-priority items until the block fits the budget."""
+        """Collect every section, then drop lowest-priority items until the block fits the budget.
+
+        The sources run concurrently: working memory and memories on the pool, while this thread reads
+        the recent turns and then recalls (recall leaves out the recent turns; without a query in the
+        request, memories wait for the latest user turn as well)."""
         if request.sources:  # the caller names the sources (mongomem.retrieval.context_sources)
             from mongomem.kinds import builtin_registry
             from mongomem.retrieval.context_sources import SourcesContext
 
             return SourcesContext(self, self.kinds or builtin_registry()).build(principal, scope, request)
+        given = request.query if request.query and request.query.strip() else None
+        working = _in_background(self._working_memory, principal, scope, request)
+        memories = _in_background(self._memories, scope, request, given) if given else None
         recent_docs = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
-        query = request.query if request.query and request.query.strip() else _latest_user_text(recent_docs)
+        query = given or _latest_user_text(recent_docs)
+        if memories is None:
+            memories = _in_background(self._memories, scope, request, query)
         recent_docs = recent_docs[-request.recent_turns :] if request.recent_turns else []
+        recalled = self._recalled(scope, request, query, [d.public_id for d in recent_docs])
         sections = [
-            self._working_memory(principal, scope, request),
+            working.result(),
             _Section(
                 "recent_turns",
                 [_Item([d.public_id], _line(d)) for d in recent_docs],
                 drop_front=True,
             ),
-            self._memories(scope, request, query),
-            self._recalled(scope, request, query, [d.public_id for d in recent_docs]),
+            memories.result(),
+            recalled,
         ]
         # the block goes out inside mongomem's marker (an agent echoing it is never learnt from again)
         self._fit(sections, request.token_budget - MARKER_TOKENS)

@@ -21,7 +21,14 @@ from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.retrieval.lexical import rrf_fuse
 from mongomem.shortterm.ports import TurnRepository
-from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, Mode, SearchQuery, VectorIndex
+from mongomem.vectors.port import (
+    DimensionMismatch,
+    IndexUnavailable,
+    Mode,
+    SearchQuery,
+    VectorIndex,
+    search_all,
+)
 
 __all__ = ["CHANNELS", "Recall", "RecallDisabled", "public_turn_id"]
 
@@ -132,24 +139,26 @@ class Recall:
         base: dict[str, str | list[str]] = {}
         if request.scope == "thread" and request.thread:
             base["session_id"] = request.thread
-        rankings: list[list[str]] = []
+        queries = [
+            SearchQuery(
+                tenant=scope.tenant,
+                user_id=scope.user_id,
+                kind="turn",
+                text=request.query,
+                vector=vector if mode == "knn" else None,
+                top_k=window,
+                filters={**base, "channel": channel},
+                min_score=request.min_score if mode == "knn" else None,
+                mode=mode,
+            )
+            for channel, mode in CHANNELS
+        ]
         try:
-            for channel, mode in CHANNELS:
-                query = SearchQuery(
-                    tenant=scope.tenant,
-                    user_id=scope.user_id,
-                    kind="turn",
-                    text=request.query,
-                    vector=vector if mode == "knn" else None,
-                    top_k=window,
-                    filters={**base, "channel": channel},
-                    min_score=request.min_score if mode == "knn" else None,
-                    mode=mode,
-                )
-                # ids are "<turn key>#<channel>": both channels of a turn fuse into one turn
-                # (a long turn's chunks are several documents of one channel: its best one ranks it)
-                keys = (hit.id.rpartition("#")[0] for hit in self.index.search(query))
-                rankings.append(list(dict.fromkeys(keys)))
+            # every ranking in one round trip; ids are "<turn key>#<channel>": both channels of a turn
+            # fuse into one turn (a long turn's chunks are several documents of one channel: its best
+            # one ranks it)
+            found = search_all(self.index, queries)
+            rankings = [list(dict.fromkeys(hit.id.rpartition("#")[0] for hit in hits)) for hits in found]
         except DimensionMismatch as exc:
             raise IndexUnavailable(
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",

@@ -317,9 +317,14 @@ class OpenSearchIndex:
     # ------------------------------------------------------------------- reads
     def search(self, q: SearchQuery) -> list[Hit]:
         """knn and/or BM25 in one round trip, both filtered by scope; fused by RRF for hybrid."""
-        bodies = self.query_bodies(q)
+        return self.search_many([q])[0]
+
+    def search_many(self, queries: list[SearchQuery]) -> list[list[Hit]]:
+        """Every query's hits (as `search` returns them) from ONE `_msearch` round trip."""
+        plans = [self.query_bodies(q) for q in queries]
+        bodies = [body for plan in plans for body in plan]
         if not bodies:
-            return []
+            return [[] for _ in queries]
         try:
             with self._errors("search"):
                 if len(bodies) == 1:
@@ -330,6 +335,18 @@ class OpenSearchIndex:
                         lines += [{}, body]
                     responses = self.client.msearch(index=self.index_name, body=lines)["responses"]
         except _Missing:
+            return [[] for _ in queries]
+        out: list[list[Hit]] = []
+        at = 0
+        for q, plan in zip(queries, plans, strict=True):
+            out.append(self._hits(q, plan, responses[at : at + len(plan)]))
+            at += len(plan)
+        return out
+
+    def _hits(
+        self, q: SearchQuery, bodies: list[tuple[str, dict[str, Any]]], responses: list[dict[str, Any]]
+    ) -> list[Hit]:
+        if not bodies:
             return []
         legs: dict[str, list[tuple[str, float]]] = {}
         fields: dict[str, dict[str, FieldValue]] = {}

@@ -168,6 +168,14 @@ class VectorIndex(Protocol):
         ...
 
 
+def search_all(index: VectorIndex, queries: list[SearchQuery]) -> list[list[Hit]]:
+    """Every query's hits: in one round trip where the index can (`search_many`), else one by one."""
+    many = getattr(index, "search_many", None)
+    if callable(many):
+        return list(many(queries))
+    return [index.search(q) for q in queries]
+
+
 def time_key(value: datetime) -> str:
     """A timestamp as index fields hold it: UTC, microseconds always written, so that strings compare in
     time order (SearchQuery.ranges)."""

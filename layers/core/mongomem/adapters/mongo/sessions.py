@@ -23,7 +23,6 @@ from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, TokenSeen
 COLLECTION = "sessions"
 # Never handed to logic: the token list is the adapter's fast path, the lease the adapter's lock.
 _HIDDEN = {"tokens": 0, "lease_owner": 0, "lease_until": 0}
-_UNLEASED = [{"lease_until": {"$exists": False}}]
 
 
 def _session(doc: dict[str, Any]) -> Session:
@@ -48,7 +47,12 @@ def _lease(owner: str, now: datetime, lease_seconds: int) -> dict[str, Any]:
 
 
 def _free(now: datetime) -> dict[str, Any]:
-    return {"$or": [*_UNLEASED, {"lease_until": {"$lte": now}}]}
+    # no lease, or an expired one ($not matches a missing field): one clause, no $or
+    return {"lease_until": {"$not": {"$gt": now}}}
+
+
+# How often a claim looks for another due session after a racing scanner leased the one it found.
+CLAIM_RACES = 8
 
 
 class MongoSessionRepository:
@@ -179,30 +183,44 @@ class MongoSessionRepository:
     def claim_due(
         self, owner: str, now: datetime, lease_seconds: int, max_messages: int, max_tokens: int | None
     ) -> Session | None:
-        # one branch per due rule, each served by its partial index
-        rules: list[dict[str, Any]] = [{"idle_due_at": {"$lte": now}}, {"pending": {"$gte": max_messages}}]
+        # One probe per due rule, each read from that rule's partial index (hinted: SecantusDB plans
+        # neither an $or of the rules nor the $exists a partial index implies), then the lease by
+        # compare-and-set on _id: no findAndModify, whose write SecantusDB runs as a collection scan.
+        # Keys examined grow with due (and leased) sessions only; see docs/benchmarks.md.
+        rules: list[tuple[str, dict[str, Any]]] = [
+            ("idle_due", {"idle_due_at": {"$lte": now}}),
+            ("pending", {"pending": {"$gte": max_messages}}),
+        ]
         if max_tokens:
-            rules.append({"unpromoted_tokens": {"$gte": max_tokens}})
+            rules.append(("unpromoted_tokens", {"unpromoted_tokens": {"$gte": max_tokens}}))
         with translate_errors():
-            doc = self.coll.find_one_and_update(
-                {"$and": [{"$or": rules}, _free(now)]},
-                _lease(owner, now, lease_seconds),
-                projection=_HIDDEN,
-                return_document=ReturnDocument.AFTER,
-            )
-        return _session(doc) if doc else None
+            for index, rule in rules:
+                query = {**rule, **_free(now)}
+                for _ in range(CLAIM_RACES):
+                    found = self.coll.find_one(query, {"_id": 1}, hint=index)
+                    if found is None:
+                        break
+                    doc = self._lease_if({"_id": found["_id"], **query}, owner, now, lease_seconds)
+                    if doc is not None:
+                        return _session(doc)
+        return None
 
     def claim(
         self, scope: Scope, session_id: str, owner: str, now: datetime, lease_seconds: int
     ) -> Session | None:
         with translate_errors():
-            doc = self.coll.find_one_and_update(
-                {"_id": session_key(scope, session_id), **_free(now)},
-                _lease(owner, now, lease_seconds),
-                projection=_HIDDEN,
-                return_document=ReturnDocument.AFTER,
+            doc = self._lease_if(
+                {"_id": session_key(scope, session_id), **_free(now)}, owner, now, lease_seconds
             )
         return _session(doc) if doc else None
+
+    def _lease_if(
+        self, query: dict[str, Any], owner: str, now: datetime, lease_seconds: int
+    ) -> dict[str, Any] | None:
+        """Lease the session `query` (which pins its _id) still matches; its document, or None."""
+        if self.coll.update_one(query, _lease(owner, now, lease_seconds)).modified_count != 1:
+            return None
+        return self.coll.find_one({"_id": query["_id"], "lease_owner": owner}, _HIDDEN)
 
     def release(self, scope: Scope, session_id: str, owner: str) -> None:
         with translate_errors():
@@ -215,15 +233,17 @@ class MongoSessionRepository:
         skey = session_key(scope, session_id)
         size = snapshot.to_seq - snapshot.from_seq + 1
         with translate_errors():
-            doc = self.coll.find_one_and_update(
+            # compare-and-set, then a read by _id (not findAndModify: see claim_due)
+            moved = self.coll.update_one(
                 {"_id": skey, "promoted_through_seq": snapshot.from_seq - 1},
                 {
                     "$set": {"promoted_through_seq": snapshot.to_seq},
                     "$inc": {"pending": -size, "unpromoted_tokens": -snapshot.tokens},
                 },
-                projection=_HIDDEN,
-                return_document=ReturnDocument.AFTER,
             )
+            if moved.modified_count != 1:
+                return None
+            doc = self.coll.find_one({"_id": skey}, _HIDDEN)
             if doc is not None and doc["pending"] <= 0:
                 # Fully promoted: leave the idle index. A record racing in between sets pending > 0
                 # again, so the filter keeps its fresh idle_due_at.
