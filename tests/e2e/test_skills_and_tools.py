@@ -162,6 +162,11 @@ def test_mcp_offers_procedure_tools_context_sources_and_aliases(stack: LocalStac
         "discover_procedures",
         "get_procedure_skill",
         "record_procedure_feedback",
+        "create_thread",
+        "list_threads",
+        "update_thread",
+        "delete_thread",
+        "clone_thread",
         *ALIASES,
     }
     assert got["tools"] == expected

@@ -47,10 +47,18 @@ def api() -> Any:
     return load_function("memory_api")
 
 
-def write(api: Any, ctx: Any, payload: dict[str, Any], type_: str = "procedural", user: str = "ana") -> Any:
-    status, body = helpers.call(
-        api, ctx, "memory_create.json", {"user_id": user, "type": type_, "payload": payload}
-    )
+def write(
+    api: Any,
+    ctx: Any,
+    payload: dict[str, Any],
+    type_: str = "procedural",
+    user: str = "ana",
+    visibility: str | None = None,
+) -> Any:
+    body = {"user_id": user, "type": type_, "payload": payload}
+    if visibility is not None:
+        body["visibility"] = visibility
+    status, body = helpers.call(api, ctx, "memory_create.json", body)
     assert status in (200, 201), body
     return body["memory"]
 
@@ -111,7 +119,7 @@ def test_a_procedure_exports_as_an_agent_skill_counting_reinforcements_and_uses(
 
 def test_skill_and_feedback_refuse_what_they_cannot_serve(svc: Any, api: Any, ctx: Any) -> None:
     fact = write(api, ctx, {"subject": "user", "attribute": "diet", "value": "vegetarian"}, type_="semantic")
-    procedure = write(api, ctx, EXPENSE)
+    procedure = write(api, ctx, EXPENSE, visibility="private")  # ana's own (procedures default to org)
     status, body = route(api, ctx, "GET", f"/v1/memories/{fact['memory_id']}/skill", query={"user_id": "ana"})
     assert status == 400 and "only procedural memories are skills" in body["error"]["message"]
     status, body = route(
@@ -126,7 +134,7 @@ def test_skill_and_feedback_refuse_what_they_cannot_serve(svc: Any, api: Any, ct
         {"user_id": "ana", "outcome": "meh"},
     )
     assert status == 422 and set(body["error"]) == {"code", "message", "details"}
-    # bob's feedback never reaches ana's procedure
+    # bob's feedback never reaches ana's private procedure
     status, _ = route(
         api,
         ctx,
@@ -219,3 +227,23 @@ def test_skill_rendering_carries_tools_triggers_and_expected_outputs() -> None:
     assert meta["allowed-tools"] == "Bash(git:*) Read" and meta["metadata"]["mongomem-version"] == "3"
     assert "1. Run the tests\n   Expected: all green\n2. Deploy" in body and "- a tag v* is pushed" in body
     assert skill_name("---", "fallback") == "fallback" and len(skill_name("x" * 100, "f")) == 64
+
+
+def test_a_shared_procedure_is_a_skill_for_every_user_of_the_tenant(svc: Any, api: Any, ctx: Any) -> None:
+    # Given a procedure ana's agent learnt, shared with the organisation (procedures default to org)
+    procedure = write(api, ctx, EXPENSE)
+    assert procedure["visibility"] == "org"
+    # Then bob exports it and his feedback counts on the one shared memory
+    status, skill = route(
+        api, ctx, "GET", f"/v1/memories/{procedure['memory_id']}/skill", query={"user_id": "bob"}
+    )
+    assert status == 200 and skill["content"].startswith("---\n")
+    status, result = route(
+        api,
+        ctx,
+        "POST",
+        f"/v1/memories/{procedure['memory_id']}/feedback",
+        {"user_id": "bob", "outcome": "success"},
+    )
+    assert status == 200 and result["usage"]["successes"] == 1
+    assert svc.memory_store.coll.find_one(procedure["memory_id"])["usage"]["successes"] == 1

@@ -9,7 +9,7 @@ from mongomem.errors import Conflict, InvalidInput, NotFound
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.skills import render_skill
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import MemoryRecord, ProcedureUsage
+from mongomem.models.memory import MemoryRecord, MemoryView, ProcedureUsage
 from mongomem.models.procedures import (
     DiscoverRequest,
     DiscoverResponse,
@@ -39,7 +39,8 @@ class ProcedureService:
         self.search = search
 
     def _procedure(self, scope: Scope, memory_id: str) -> MemoryRecord:
-        record = self.store.get(scope, memory_id)
+        # the user's own procedures and the tenant's shared (org) ones: procedures default to org
+        record = self.store.get(MemoryView(scope), memory_id)
         if record is None or record.status == "deleted":
             raise NotFound(f"memory {memory_id!r} not found for this user", {"memory_id": memory_id})
         if record.type != PROCEDURAL:
@@ -67,7 +68,8 @@ class ProcedureService:
                 f"memory {memory_id!r} was replaced by {record.superseded_by!r}; give feedback on the current version",
                 {"memory_id": memory_id, "superseded_by": record.superseded_by},
             )
-        updated = self.store.record_use(scope, memory_id, request.outcome, request.used_at or utcnow())
+        home = Scope(tenant=record.tenant, user_id=record.user_id)  # where the version is stored
+        updated = self.store.record_use(home, memory_id, request.outcome, request.used_at or utcnow())
         if updated is None:  # replaced or deleted meanwhile
             raise Conflict(f"memory {memory_id!r} is no longer the current version", {"memory_id": memory_id})
         usage = updated.usage or ProcedureUsage()
@@ -92,7 +94,10 @@ class ProcedureService:
                 observed_before=request.observed_before,
             ),
         )
-        records = {r.memory_id: r for r in self.store.get_many(scope, [h.memory_id for h in found.results])}
+        records = {
+            r.memory_id: r
+            for r in self.store.get_many(MemoryView(scope), [h.memory_id for h in found.results])
+        }
         hits: list[ProcedureHit] = []
         for hit in found.results:
             record = records.get(hit.memory_id)
