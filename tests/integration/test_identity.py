@@ -209,8 +209,12 @@ def seed_tenant_a(svc: Any, gw: Gateway, key_a: str, user: str, marker: str) -> 
     assert status == 201
     ids["memory"] = json.loads(body)["memory"]["memory_id"]
     procedure = {"name": f"Open locker {marker}", "when_to_use": "At the gym", "steps": [f"Enter {marker}"]}
+    # private: the user's own (org memories reach the tenant's users by design, probed separately)
     status, _, body = gw.call(
-        "POST", "/v1/memories", key_a, {"user_id": user, "type": "procedural", "payload": procedure}
+        "POST",
+        "/v1/memories",
+        key_a,
+        {"user_id": user, "type": "procedural", "payload": procedure, "visibility": "private"},
     )
     assert status == 201
     ids["procedure"] = json.loads(body)["memory"]["memory_id"]
