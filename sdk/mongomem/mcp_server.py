@@ -78,10 +78,30 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
         user_id: str | None = None,
         types: list[str] | None = None,
         top_k: int = 10,
+        agent_id: str | None = None,
+        visibility: Literal["private", "org"] | None = None,
+        tags: list[str] | None = None,
+        domain: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memories (facts, episodes, procedures, terms, preferences, the
-        project's custom types: `types` names them) and the organisation's shared ones by meaning and words."""
-        return dict(call(client.search, who(user_id), query, types=types, top_k=top_k))
+        project's custom types: `types` names them) and the organisation's shared ones by meaning and words.
+        Optional filters: agent_id (that agent's memories plus the shared ones), visibility (private|org),
+        tags (any of), domain (taxonomic), metadata (the project's partition keys)."""
+        return dict(
+            call(
+                client.search,
+                who(user_id),
+                query,
+                types=types,
+                top_k=top_k,
+                agent_id=agent_id,
+                visibility=visibility,
+                tags=tags,
+                domain=domain,
+                metadata=metadata,
+            )
+        )
 
     @server.tool()
     def recall_messages(

@@ -164,3 +164,32 @@ def test_thread_tools_and_a_double_wrapped_working_memory_update(stack: LocalSta
     assert client.get_working_memory(user).content == "# User\n- **Bag**: blue\n"
     # the new tools' results are mongomem's own output: never extracted
     assert set(out) <= markers.OWN_TOOLS
+
+
+def test_search_memories_takes_the_scope_and_filters_of_the_api(stack: LocalStack) -> None:
+    user = f"di-{uuid.uuid4().hex[:6]}"
+    sdk = MemoryClient(stack.url)
+    # Given a private fact of one agent and an org-wide term (terms are shared by the tenant by default)
+    fact = {"subject": "user", "attribute": "home city", "value": "Porto"}
+    sdk.create_memory(user, "semantic", fact, agent_id="planner")
+    sdk.create_memory(user, "taxonomic", {"term": "OPO", "definition": "Porto airport", "domain": "travel"})
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(stdio_server("--base-url", stack.url, "--user-id", user)) as client:
+            for name, args in (
+                ("org", {"query": "Porto", "visibility": "org"}),
+                ("private", {"query": "Porto", "visibility": "private"}),
+                ("other-agent", {"query": "Porto", "agent_id": "booker", "visibility": "private"}),
+                ("travel", {"query": "Porto", "domain": "travel"}),
+            ):
+                out[name] = await client.call_tool("search_memories", args)
+        return out
+
+    out = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert not any(r.is_error for r in out.values()), {k: r.content for k, r in out.items() if r.is_error}
+    types = {k: [h["type"] for h in r.structured_content["results"]] for k, r in out.items()}
+    # Then each filter is applied by the service, as over HTTP
+    assert types["org"] == ["taxonomic"] and types["private"] == ["semantic"]
+    assert types["other-agent"] == []  # another agent does not see the planner's private fact
+    assert types["travel"] == ["taxonomic"]
