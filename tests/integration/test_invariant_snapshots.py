@@ -18,7 +18,7 @@ from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services
 from mongomem.shortterm.promotion import Promoter
 
-TURNS = 10_000
+TURNS = 4_000
 SESSIONS = 200
 WRITERS = 6
 SCANNERS = 3
