@@ -39,7 +39,14 @@ def config(*types: dict[str, Any], **extraction: Any) -> Any:
 
 def test_a_declared_type_is_enabled_and_registered_beside_the_built_in_kinds() -> None:
     cfg = config(TICKET)
-    assert cfg.memory.enabled_kinds == ["semantic", "episodic", "procedural", "taxonomic", "ticket"]
+    assert cfg.memory.enabled_kinds == [
+        "semantic",
+        "episodic",
+        "procedural",
+        "taxonomic",
+        "preference",
+        "ticket",
+    ]
     kinds = project_registry(cfg.memory.custom_types)
     assert kinds.names()[-1] == "ticket" and kinds["ticket"].visibility == "org"
     # the deployed template's enabled list (no custom types in it) still extracts the declared ones
