@@ -139,7 +139,7 @@ def lineages(svc: Services) -> dict[str, list[tuple[int, str, int]]]:
 @pytest.mark.parametrize("path", ["rules", "llm"])
 @pytest.mark.parametrize("kind_name", [k.name for k in builtin_registry()])
 def test_one_changed_memory_touches_exactly_its_own_lineage(make: Any, kind_name: str, path: str) -> None:
-    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(words=st.lists(WORDS, min_size=UNRELATED, max_size=UNRELATED), pick=st.integers(0, UNRELATED - 1))
     def check(words: list[list[str]], pick: int) -> None:
         llm = WrongUpdater() if path == "llm" else OfflineLLM()
