@@ -310,3 +310,23 @@ def test_a_compiled_graph_uses_the_store_and_records_its_messages(
 def test_a_namespace_first_store_needs_a_user_to_list_namespaces(mem: MemoryClient) -> None:
     with pytest.raises(InvalidNamespaceError, match="prefix naming the user"):
         MongomemStore(mem).list_namespaces()
+
+
+def test_a_store_bound_to_an_agent_keeps_that_agents_items_apart(stack: LocalStack) -> None:
+    user = uid("agents")
+    with MemoryClient(stack.url) as client:
+        planner = MongomemStore(client, agent_id="planner")
+        booker = MongomemStore(client, agent_id="booker")
+        shared = MongomemStore(client)  # no agent: items the user's agents share
+        # Given the planner agent's own item and an item shared by the user's agents
+        planner.put((user, "prefs"), "seat", {"side": "aisle"})
+        shared.put((user, "prefs"), "airline", {"name": "TAP"})
+        # Then another agent does not see the planner's item, but both see the shared one
+        assert planner.get((user, "prefs"), "seat").value == {"side": "aisle"}  # type: ignore[union-attr]
+        assert booker.get((user, "prefs"), "seat") is None
+        assert booker.get((user, "prefs"), "airline").value == {"name": "TAP"}  # type: ignore[union-attr]
+        assert sorted(i.key for i in booker.search((user,))) == ["airline"]
+        assert sorted(i.key for i in planner.search((user,))) == ["airline", "seat"]
+        # ... and the memories say whose they are
+        owners = {m.payload["attribute"]: m.agent_id for m in client.list_memories(user, "semantic").memories}
+        assert owners == {"seat": "planner", "airline": None}

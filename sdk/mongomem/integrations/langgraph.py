@@ -12,7 +12,9 @@
 
 How items map onto mongomem (docs/integrations.md has the table):
 - tenant: the API key's; user: the namespace's first label (or `user_id=` for a store bound to one
-  user, then the whole namespace is the path); kind: semantic.
+  user, then the whole namespace is the path); agent: `agent_id=` binds the store to one agent of the
+  user (its items are that agent's; it reads them and the items the user's agents share), without it
+  items are shared by the user's agents; kind: semantic (an item is a fact of the user's).
 - an item is one semantic fact: subject `lgstore.<rest of the namespace, dot-joined>` (labels never
   contain dots, LangGraph forbids them), attribute = the key, value = the JSON of the value. It is
   embedded and indexed like any memory, so `search(query=...)` goes through POST /v1/memories/search.
@@ -128,12 +130,14 @@ class MongomemStore(BaseStore):
         aclient: AsyncMemoryClient | None = None,
         *,
         user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> None:
         if client is None and aclient is None:
             raise ValueError("give a MemoryClient, an AsyncMemoryClient, or both")
         self.client = client
         self.aclient = aclient
         self.user_id = user_id
+        self.agent_id = agent_id
 
     # -- namespaces -> (user, path) ----------------------------------------------------------------------
 
@@ -171,7 +175,7 @@ class MongomemStore(BaseStore):
     def _versions(self, user: str, path: tuple[str, ...], key: str) -> Steps:
         """The active memories holding `key` in the namespace, newest first."""
         page: MemoryPage = yield Methods.list_memories.build(
-            user, "semantic", "active", 10, subject=subject_of(path), attribute=key
+            user, "semantic", "active", 10, subject=subject_of(path), attribute=key, agent_id=self.agent_id
         )
         return page.memories
 
@@ -198,7 +202,9 @@ class MongomemStore(BaseStore):
                 "value": text,
                 "qualifiers": {"created_at": created or datetime.now().astimezone().isoformat()},
             }
-            yield Methods.create_memory.build(user, "semantic", payload, reconcile=False)
+            yield Methods.create_memory.build(
+                user, "semantic", payload, reconcile=False, agent_id=self.agent_id
+            )
         for memory in old:  # after the new version is written: a crash in between keeps the newest
             try:
                 yield Methods.delete_memory.build(memory.memory_id, user)
@@ -214,7 +220,7 @@ class MongomemStore(BaseStore):
         prefix = subject_of(path)
         while True:
             page: MemoryPage = yield Methods.list_memories.build(
-                user, "semantic", "active", PAGE, cursor, subject_prefix=prefix
+                user, "semantic", "active", PAGE, cursor, subject_prefix=prefix, agent_id=self.agent_id
             )
             out.extend(m for m in page.memories if _under(m.payload.get("subject", ""), prefix))
             if not page.next_cursor:
@@ -227,7 +233,9 @@ class MongomemStore(BaseStore):
         want = max(0, op.offset) + max(0, op.limit)
         hits: list[tuple[MemoryOut | Any, float | None]] = []
         if op.query:
-            response = yield Methods.search.build(user, op.query, ["semantic"], SEARCH_TOP_K)
+            response = yield Methods.search.build(
+                user, op.query, ["semantic"], SEARCH_TOP_K, agent_id=self.agent_id
+            )
             hits = [
                 (h, float(h.score)) for h in response.results if _under(h.payload.get("subject", ""), prefix)
             ]
@@ -369,11 +377,17 @@ class MessageRecorder:
     """
 
     def __init__(
-        self, client: MemoryClient, user_id: str | None = None, *, messages_key: str = "messages"
+        self,
+        client: MemoryClient,
+        user_id: str | None = None,
+        *,
+        messages_key: str = "messages",
+        agent_id: str | None = None,
     ) -> None:
         self.client = client
         self.user_id = user_id
         self.messages_key = messages_key
+        self.agent_id = agent_id
 
     def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         configurable = (config or {}).get("configurable") or {}
@@ -392,7 +406,9 @@ class MessageRecorder:
         fresh = message_turns(messages[start:])
         if fresh:
             digest = hashlib.sha256("\n".join(ids[start:]).encode()).hexdigest()[:40]
-            batch = TurnBuffer(session, user, source=SOURCE, token=f"{SOURCE}:{digest}")
+            batch = TurnBuffer(
+                session, user, source=SOURCE, token=f"{SOURCE}:{digest}", agent_id=self.agent_id
+            )
             batch.add(*fresh)
             batch.flush(self.client)
         return {}
