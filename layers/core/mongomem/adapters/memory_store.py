@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
+from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from mongomem.adapters.mongo import translate_errors
+from mongomem.adapters.mongo import translate_errors, update_and_read
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import (
     ORG_OWNER,
@@ -195,7 +195,7 @@ class MemoryStore:
         if merged_payload is not None:
             update["$set"].update(payload=merged_payload, text=merged_text, index_state="pending")
         with translate_errors():
-            doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+            doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None
 
     def record_use(self, scope: Scope, memory_id: str, outcome: str, at: datetime) -> MemoryRecord | None:
@@ -207,11 +207,7 @@ class MemoryStore:
             "$set": {"usage.last_outcome": outcome},
         }
         with translate_errors():
-            doc = self.coll.find_one_and_update(
-                {"_id": memory_id, **scope.filter(), "status": "active"},
-                update,
-                return_document=ReturnDocument.AFTER,
-            )
+            doc = update_and_read(self.coll, {"_id": memory_id, **scope.filter(), "status": "active"}, update)
         return to_record(doc) if doc else None
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
@@ -254,20 +250,39 @@ class MemoryStore:
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None
     ) -> list[MemoryRecord]:
         """Active versions of the key in one agent's part of the scope (None: the part shared by agents)."""
-        with translate_errors():
-            cursor = self.coll.find(
-                {**scope.filter(), "type": kind, "key": key, "status": "active", "agent_id": agent_id}
-            )
-            return [to_record(d) for d in cursor.sort("version", DESCENDING)]
+        found = [r for r in self.by_keys(scope, kind, [key], None) if r.agent_id == agent_id]
+        return sorted(found, key=lambda r: -r.version)
 
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
         """A version of this key that already holds this snapshot's evidence (redelivery check)."""
+        held = [
+            r
+            for r in self.by_keys(scope, kind, [key], snapshot_id)
+            if any(e.snapshot_id == snapshot_id for e in r.evidence)
+        ]
+        return max(held, key=lambda r: r.version) if held else None
+
+    def by_keys(
+        self, scope: Scope, kind: str, keys: list[str], snapshot_id: str | None
+    ) -> list[MemoryRecord]:
+        if not keys:
+            return []
+        # Exactly the fields of the scope_type_key index: SecantusDB walks the whole collection when a
+        # filter names one field more (agent_id, evidence.snapshot_id, an $or); the rest is sorted out
+        # here, over the few versions one key has.
+        query = {
+            **scope.filter(),
+            "type": kind,
+            "key": keys[0] if len(keys) == 1 else {"$in": sorted(set(keys))},
+        }
         with translate_errors():
-            doc = self.coll.find_one(
-                {**scope.filter(), "type": kind, "key": key, "evidence.snapshot_id": snapshot_id},
-                sort=[("version", DESCENDING)],
-            )
-        return to_record(doc) if doc else None
+            docs = list(self.coll.find(query, {"vector": 0}))
+        return [
+            r
+            for r in map(to_record, docs)
+            if r.status == "active"
+            or (snapshot_id is not None and any(e.snapshot_id == snapshot_id for e in r.evidence))
+        ]
 
     def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]:
         with translate_errors():

@@ -97,6 +97,11 @@ class Committer:
         if not accepted:
             return result
         vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+        known = (
+            self.reconciler.known_keys(home, kind, [kind.key(p) for p, _ in accepted], evidence.snapshot_id)
+            if len(accepted) > 1
+            else None
+        )
         touched: list[str] = []
         for (payload, proof), vector in zip(accepted, vectors, strict=True):
             outcome = self.reconciler.apply(
@@ -114,6 +119,7 @@ class Committer:
                 ),
                 reconcile=reconcile,
                 deadline=deadline,
+                known=known,
             )
             result.outcomes.append(outcome)
             touched.extend(outcome.touched)

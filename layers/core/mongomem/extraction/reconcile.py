@@ -89,6 +89,33 @@ class Outcome:
     touched: list[str] = field(default_factory=list)  # ids whose index entry must be (re)written
 
 
+@dataclass
+class KnownKeys:
+    """What one read found for a commit's match keys: their active versions and the versions already
+    holding the snapshot's evidence. A key written during the commit is `stale` and read again from the
+    store, so two items of one commit with the same key see each other's write."""
+
+    snapshot_id: str | None
+    records: list[MemoryRecord]
+    keys: set[str]
+    stale: set[str] = field(default_factory=set)
+
+    def knows(self, key: str) -> bool:
+        return key in self.keys and key not in self.stale
+
+    def with_evidence(self, key: str) -> MemoryRecord | None:
+        held = [
+            r
+            for r in self.records
+            if r.key == key and any(e.snapshot_id == self.snapshot_id for e in r.evidence)
+        ]
+        return max(held, key=lambda r: r.version) if held else None
+
+    def active(self, key: str, agent_id: str | None) -> list[MemoryRecord]:
+        found = [r for r in self.records if r.key == key and r.status == "active" and r.agent_id == agent_id]
+        return sorted(found, key=lambda r: -r.version)
+
+
 class Reconciler:
     def __init__(
         self,
@@ -104,20 +131,43 @@ class Reconciler:
         self.reinforce_at = reinforce_at
         self.ambiguous_from = ambiguous_from
 
+    def known_keys(
+        self, scope: Scope, kind: MemoryKind, keys: list[str], snapshot_id: str | None
+    ) -> KnownKeys:
+        """Read a commit's keys at once (one round trip instead of two per item)."""
+        return KnownKeys(snapshot_id, self.store.by_keys(scope, kind.name, keys, snapshot_id), set(keys))
+
     def apply(
-        self, scope: Scope, new: NewMemory, reconcile: bool = True, deadline: float | None = None
+        self,
+        scope: Scope,
+        new: NewMemory,
+        reconcile: bool = True,
+        deadline: float | None = None,
+        known: KnownKeys | None = None,
     ) -> Outcome:
-        """Decide and write; safe to repeat for the same snapshot (a redelivery changes nothing)."""
+        """Decide and write; safe to repeat for the same snapshot (a redelivery changes nothing).
+        `known` is the commit's read of its keys (`known_keys`); without it the key is read here."""
         now = utcnow()
+        cached = known is not None and known.snapshot_id == new.snapshot_id and known.knows(new.key)
+        if known is not None:
+            known.stale.add(new.key)  # whatever happens next may write this key
         if new.snapshot_id:
-            prior = self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
+            prior = (
+                known.with_evidence(new.key)
+                if cached and known is not None
+                else self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
+            )
             if prior is not None:
                 if prior.status == "active":  # a version kept as history never supersedes anything
                     self.store.heal_lineage(scope, prior.lineage_id, prior.version, prior.memory_id, now)
                 return Outcome("NOOP", "already applied from this snapshot", prior)
         if not reconcile:
             return self._add(scope, new, now, "reconciliation switched off by the caller", "api")
-        by_key = self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
+        by_key = (
+            known.active(new.key, new.agent_id)
+            if cached and known is not None
+            else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
+        )
         if by_key:
             target = by_key[0]
             if new.kind.same_content(target.payload, new.payload):

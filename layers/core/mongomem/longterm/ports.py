@@ -85,6 +85,13 @@ class MemoryRepository(Protocol):
         """A version of this key that already holds this snapshot's evidence (the redelivery check)."""
         ...
 
+    def by_keys(
+        self, scope: Scope, kind: str, keys: list[str], snapshot_id: str | None
+    ) -> list[MemoryRecord]:
+        """In one read, for a batch of match keys: their active versions and the versions that already
+        hold this snapshot's evidence (any status), without vectors."""
+        ...
+
     def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]: ...
 
     def list_page(

@@ -17,6 +17,7 @@ from mongomem.adapters.mongo.driver import (
     get_client,
     replicated,
     translate_errors,
+    update_and_read,
     write_concern_for,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "get_client",
     "replicated",
     "translate_errors",
+    "update_and_read",
     "write_concern_for",
 ]

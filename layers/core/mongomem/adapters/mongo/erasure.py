@@ -39,14 +39,17 @@ class MongoErasureRepository:
     def expire_turns(self, snapshot: StoredSnapshot, expire_at: datetime) -> int:
         """Give the snapshot's turns (that have none yet) an `expire_at`; note it on the snapshot."""
         with translate_errors():
+            # Exactly the session_seq index's fields (the snapshot's seq range holds exactly its turns):
+            # SecantusDB walks the whole collection for a filter with one field more. A turn that has an
+            # expiry already keeps it ($ifNull), as a filter on expire_at would have kept it.
             result = self.db["turns"].update_many(
                 {
                     "tenant": snapshot.tenant,
                     "user_id": snapshot.user_id,
-                    "snapshot_id": snapshot.snapshot_id,
-                    "expire_at": {"$exists": False},
+                    "session_id": snapshot.session_id,
+                    "seq": {"$gte": snapshot.from_seq, "$lte": snapshot.to_seq},
                 },
-                {"$set": {"expire_at": expire_at}},
+                [{"$set": {"expire_at": {"$ifNull": ["$expire_at", expire_at]}}}],
             )
             self.db["snapshots"].update_one(
                 {"_id": snapshot.snapshot_id}, {"$set": {"turns_expire_at": expire_at}}

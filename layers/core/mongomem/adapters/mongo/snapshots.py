@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
-from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors, update_and_read
 from mongomem.adapters.mongo.ids import snapshot_id
 from mongomem.models.common import Scope
 from mongomem.models.sessions import NewSnapshot, StoredSnapshot, TypeStatusUpdate
@@ -118,9 +118,7 @@ class MongoSnapshotRepository:
         if not change:
             return self.get(snapshot_id)
         with translate_errors():
-            doc = self.coll.find_one_and_update(
-                {"_id": snapshot_id}, change, return_document=ReturnDocument.AFTER
-            )
+            doc = update_and_read(self.coll, {"_id": snapshot_id}, change)
         return _snapshot(doc) if doc else None
 
     def requeue_extraction(
@@ -130,7 +128,7 @@ class MongoSnapshotRepository:
         query = {"_id": snapshot_id, **scope.filter(), f"{path}.status": {"$exists": True, "$ne": "done"}}
         update = {"$set": {f"{path}.status": "queued", f"{path}.error": None, f"{path}.updated_at": at}}
         with translate_errors():
-            doc = self.coll.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
+            doc = update_and_read(self.coll, query, update)
         return _snapshot(doc) if doc else None
 
     def delete_session(self, scope: Scope, session_id: str) -> int:
