@@ -21,7 +21,9 @@ def conversation(
     """A session with `turns` recorded turns (queued for recall when `recall`), nothing promoted."""
     now = at or utcnow()
     sessions = MongoSessionRepository(database)
-    last = sessions.allocate(scope, session, None, turns, 3 * turns, None, now + timedelta(minutes=15), now)
+    last = sessions.allocate(
+        scope, session, None, turns, 3 * turns, None, now + timedelta(minutes=15), now
+    ).last_seq
     new = [
         NewTurn(
             seq=last - turns + 1 + i,

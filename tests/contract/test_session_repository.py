@@ -19,11 +19,10 @@ OTHER_TENANT = Scope(tenant="globex", user_id="ana")
 def allocate(sessions: Any, scope: Scope, sid: str, count: int = 1, tokens: int = 5, **kw: Any) -> int:
     now = kw.pop("now", utcnow())
     due = kw.pop("idle_due_at", now + timedelta(seconds=900))
-    return int(
-        sessions.allocate(
-            scope, sid, kw.pop("agent_id", None), count, tokens, kw.pop("token", None), due, now
-        )
+    allocated = sessions.allocate(
+        scope, sid, kw.pop("agent_id", None), count, tokens, kw.pop("token", None), due, now
     )
+    return int(allocated.last_seq)
 
 
 def cut(scope: Scope, sid: str, from_seq: int, to_seq: int, tokens: int = 0) -> StoredSnapshot:
@@ -109,29 +108,49 @@ def test_due_sessions_are_claimed_by_one_owner_until_released_or_expired(session
     now = utcnow()
     allocate(sessions, ANA, "idle", idle_due_at=now - timedelta(seconds=1), now=now - timedelta(minutes=20))
     allocate(sessions, ANA, "busy", idle_due_at=now + timedelta(minutes=15), now=now)
-    claimed = sessions.claim_due("scanner-a", now, 60, 50, None)
+    claimed = sessions.claim_due("scanner-a", now, 60)
     assert claimed is not None and claimed.session_id == "idle"
     # held: nobody else gets it, and the not-due session is never handed out
-    assert sessions.claim_due("scanner-b", now, 60, 50, None) is None
+    assert sessions.claim_due("scanner-b", now, 60) is None
     assert sessions.claim(ANA, "idle", "scanner-b", now, 60) is None
     # a release by someone else changes nothing; the owner's does
     sessions.release(ANA, "idle", "scanner-b")
-    assert sessions.claim_due("scanner-b", now, 60, 50, None) is None
+    assert sessions.claim_due("scanner-b", now, 60) is None
     sessions.release(ANA, "idle", "scanner-a")
-    assert sessions.claim_due("scanner-b", now, 60, 50, None).session_id == "idle"
+    assert sessions.claim_due("scanner-b", now, 60).session_id == "idle"
     # an expired lease is taken over
     later = now + timedelta(seconds=61)
-    assert sessions.claim_due("scanner-c", later, 60, 50, None).session_id == "idle"
+    assert sessions.claim_due("scanner-c", later, 60).session_id == "idle"
 
 
-def test_size_and_token_rules_make_a_session_due(sessions: Any) -> None:
+def test_a_session_marked_due_by_size_is_claimed_until_promoted_below_the_rules(sessions: Any) -> None:
     now = utcnow()
     far = now + timedelta(hours=1)
-    allocate(sessions, ANA, "many", 5, tokens=5, idle_due_at=far)
-    allocate(sessions, ANA, "long", 1, tokens=900, idle_due_at=far)
-    assert sessions.claim_due("o", now, 60, 10, None) is None
-    assert sessions.claim_due("o", now, 60, 5, None).session_id == "many"
-    assert sessions.claim_due("o", now, 60, 10, 500).session_id == "long"
+    first = sessions.allocate(ANA, "many", None, 5, 5, None, far, now)
+    assert (first.last_seq, first.pending, first.unpromoted_tokens, first.size_marked) == (5, 5, 5, False)
+    allocate(sessions, ANA, "quiet", 1, tokens=5, idle_due_at=far)
+    assert sessions.claim_due("o", now, 60) is None  # counters alone never make a session due
+    sessions.mark_size_due(ANA, "many", now)
+    sessions.mark_size_due(ANA, "many", now + timedelta(minutes=5))  # marked once: the first mark stays
+    assert sessions.get(ANA, "many").size_due_at == now.replace(microsecond=now.microsecond // 1000 * 1000)
+    assert sessions.allocate(ANA, "many", None, 1, 5, None, far, now).size_marked is True
+    claimed = sessions.claim_due("o", now, 60)
+    assert claimed is not None and claimed.session_id == "many"
+    sessions.release(ANA, "many", "o")
+    # still at the rule (6 pending >= 5): the mark stays; below it, the mark goes
+    sessions.clear_size_due(ANA, "many", 5, None)
+    assert sessions.get(ANA, "many").size_due_at is not None
+    sessions.clear_size_due(ANA, "many", 10, None)
+    assert sessions.get(ANA, "many").size_due_at is None
+    assert sessions.claim_due("o", now, 60) is None
+    # the token rule alike; and a session promoted to nothing pending leaves the size index
+    sessions.mark_size_due(ANA, "quiet", now)
+    sessions.clear_size_due(ANA, "quiet", 10, 3)  # 5 tokens >= 3: kept
+    assert sessions.claim_due("o", now, 60).session_id == "quiet"
+    sessions.release(ANA, "quiet", "o")
+    assert sessions.advance(ANA, "quiet", cut(ANA, "quiet", 1, 1, tokens=5)).size_due_at is None
+    assert sessions.get(ANA, "quiet").size_due_at is None
+    assert sessions.claim_due("o", now, 60) is None
 
 
 def test_advance_moves_the_promotion_point_once(sessions: Any) -> None:
@@ -148,7 +167,7 @@ def test_advance_moves_the_promotion_point_once(sessions: Any) -> None:
     assert done is not None and (done.pending, done.idle_due_at) == (0, None)
     stored = sessions.get(ANA, "s1")
     assert (stored.pending, stored.unpromoted_tokens, stored.idle_due_at) == (0, 0, None)
-    assert sessions.claim_due("o", utcnow() + timedelta(days=1), 60, 1, None) is None
+    assert sessions.claim_due("o", utcnow() + timedelta(days=1), 60) is None
 
 
 def test_deleted_turns_leave_their_tokens_and_range_behind(sessions: Any) -> None:
@@ -176,8 +195,8 @@ def test_a_copy_has_the_sources_seqs_all_promoted_and_is_made_once(sessions: Any
     copy = sessions.get(ANA, "copy")
     assert (copy.last_seq, copy.promoted_through_seq, copy.pending, copy.agent_id) == (4, 4, 0, "a1")
     assert copy.idle_due_at is None  # nothing to promote: the scanner never claims it
-    assert sessions.claim_due("scanner", now + timedelta(days=1), 60, 1, None) is not None  # the source
-    assert sessions.claim_due("scanner", now + timedelta(days=1), 60, 1, None) is None
+    assert sessions.claim_due("scanner", now + timedelta(days=1), 60) is not None  # the source
+    assert sessions.claim_due("scanner", now + timedelta(days=1), 60) is None
     assert sessions.create_copy(ANA, "copy", source, now) is False
     # the next turn recorded in the copy follows the copied seqs
     assert allocate(sessions, ANA, "copy") == 5

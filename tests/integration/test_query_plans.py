@@ -91,7 +91,7 @@ def test_claiming_due_sessions_reads_only_due_keys_among_many_idle_sessions(reco
     # When a scanner claims until nothing is due
     recorder.on = True
     claimed = []
-    while (session := sessions.claim_due("scanner", now, 60, 50, None)) is not None:
+    while (session := sessions.claim_due("scanner", now, 60)) is not None:
         claimed.append(session.user_id)
     recorder.on = False
     # Then it claimed exactly the two due sessions
@@ -159,3 +159,17 @@ def test_turns_by_id_and_their_neighbours_are_read_from_the_id_index(recorded: A
     for read, asked in zip(found, (3, 7), strict=True):
         assert set(read["filter"]) == {"_id", "tenant", "user_id"}
         assert len(read["filter"]["_id"]["$in"]) == asked
+
+
+def test_recording_keeps_only_the_idle_and_size_mark_indexes_on_sessions(recorded: Any) -> None:
+    database, _ = recorded
+    sessions = MongoSessionRepository(database)
+    # Given a deployment whose earlier version indexed the counters every recorded turn changes
+    sessions.coll.create_index("pending", name="pending", partialFilterExpression={"pending": {"$gt": 0}})
+    sessions.coll.create_index("unpromoted_tokens", name="unpromoted_tokens")
+    # When its migration ensures the indexes
+    sessions._create_indexes()
+    # Then a turn rewrites one due-rule entry (idle_due_at); the size rule reads the marks only
+    names = {ix["name"] for ix in sessions.coll.list_indexes()}
+    assert {"idle_due", "size_due"} <= names
+    assert not names & {"pending", "unpromoted_tokens"}

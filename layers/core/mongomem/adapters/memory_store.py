@@ -239,12 +239,14 @@ class MemoryStore:
             doc = self.coll.find_one({"_id": memory_id, **read_filter(scope)})
         return to_record(doc) if doc else None
 
-    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
+    def get_many(self, scope: Scope | MemoryView, ids: list[str], vectors: bool = True) -> list[MemoryRecord]:
         if not ids:
             return []
+        projection = None if vectors else {"vector": 0}
         with translate_errors():
-            # _id first: some servers (SecantusDB) pick the index from the first key of the filter
-            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **read_filter(scope)})]
+            # a filter naming _id is a point lookup on SecantusDB whatever else it names
+            cursor = self.coll.find({"_id": {"$in": ids}, **read_filter(scope)}, projection)
+            return [to_record(d) for d in cursor]
 
     def active_by_key(
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None

@@ -72,7 +72,10 @@ class MemoryRepository(Protocol):
     # -- reads
     def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None: ...
 
-    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]: ...
+    def get_many(self, scope: Scope | MemoryView, ids: list[str], vectors: bool = True) -> list[MemoryRecord]:
+        """The versions with these ids in the scope (or view); `vectors=False` leaves their vectors
+        out (search and reconciliation read payloads, not vectors)."""
+        ...
 
     def active_by_key(
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None

@@ -88,6 +88,7 @@ class Session(Model):
     pending: int = 0  # allocated seqs not yet promoted
     unpromoted_tokens: int = 0
     idle_due_at: datetime | None = None  # when the idle rule makes it due (None: nothing to promote)
+    size_due_at: datetime | None = None  # when the record path saw it reach a size rule (None: not marked)
     deleted_ranges: list[tuple[int, int]] = Field(default_factory=list)  # unpromoted seqs deleted on request
 
     @property

@@ -12,8 +12,9 @@ from mongomem.models.sessions import Session
 class PromotionPolicy:
     """Due when `pending` turns reach max_messages (or tokens max_tokens), or when it went idle.
 
-    Each rule is one counter the record path keeps (pending, unpromoted_tokens, idle_due_at), so
-    recording a turn is a plain increment and a store can find due sessions through an index.
+    The record path keeps the counters (pending, unpromoted_tokens) and idle_due_at with a plain
+    increment, and marks a session due by size when its counters reach a size rule (`size_reached`),
+    so a store finds due sessions through two small indexes (idle, size-marked).
     """
 
     def __init__(self, max_messages: int, max_tokens: int | None, idle_seconds: int) -> None:
@@ -30,10 +31,13 @@ class PromotionPolicy:
         """When a session recorded to at `now` becomes idle-due."""
         return now + timedelta(seconds=self.idle_seconds)
 
-    def size_due(self, session: Session) -> bool:
-        if session.pending >= self.max_messages:
+    def size_reached(self, pending: int, unpromoted_tokens: int) -> bool:
+        if pending >= self.max_messages:
             return True
-        return bool(self.max_tokens) and session.unpromoted_tokens >= (self.max_tokens or 0)
+        return bool(self.max_tokens) and unpromoted_tokens >= (self.max_tokens or 0)
+
+    def size_due(self, session: Session) -> bool:
+        return self.size_reached(session.pending, session.unpromoted_tokens)
 
     def is_due(self, session: Session, now: datetime) -> bool:
         if session.pending <= 0:

@@ -7,7 +7,7 @@ to the behaviour described here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:  # annotations only: importing the ports costs no model
     from datetime import datetime
@@ -21,6 +21,15 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs no model
 TOKEN_WINDOW = 200
 # How many deleted unpromoted seq ranges a session remembers; older ones fall back to the hole grace period.
 DELETED_RANGES = 50
+
+
+class Allocated(NamedTuple):
+    """What one allocation left on the session: the last seq reserved and the counters after it."""
+
+    last_seq: int
+    pending: int
+    unpromoted_tokens: int
+    size_marked: bool  # the session is already marked due by size (`mark_size_due`)
 
 
 class TokenSeen(Exception):
@@ -40,13 +49,25 @@ class SessionRepository(Protocol):
         client_token: str | None,
         idle_due_at: datetime,
         now: datetime,
-    ) -> int:
-        """Reserve `count` consecutive seqs in one round trip; returns the last one.
+    ) -> Allocated:
+        """Reserve `count` consecutive seqs in one round trip; returns the last one and the counters.
 
         Creates the session on its first turn, bumps `pending` and `unpromoted_tokens`, sets
         `last_turn_at` and `idle_due_at`, and remembers the client token (the last TOKEN_WINDOW).
         Raises TokenSeen, allocating nothing, when the token is already remembered.
         """
+        ...
+
+    def mark_size_due(self, scope: Scope, session_id: str, at: datetime) -> None:
+        """Make the session due by size (the record path saw its counters reach a size rule): the
+        scan finds it among the marked sessions only, so recording never rewrites a size index."""
+        ...
+
+    def clear_size_due(
+        self, scope: Scope, session_id: str, max_messages: int, max_tokens: int | None
+    ) -> None:
+        """Unmark a session promoted below the size rules; a record that reached them again in
+        between keeps the mark (the condition is on the counters, in one update)."""
         ...
 
     def token_seen_at(self, scope: Scope, session_id: str, client_token: str) -> datetime | None:
@@ -61,13 +82,11 @@ class SessionRepository(Protocol):
         """The user's sessions, most recently active first; `before` = (last_turn_at, session_id) pages."""
         ...
 
-    def claim_due(
-        self, owner: str, now: datetime, lease_seconds: int, max_messages: int, max_tokens: int | None
-    ) -> Session | None:
+    def claim_due(self, owner: str, now: datetime, lease_seconds: int) -> Session | None:
         """Lease one due session nobody holds (or whose lease expired).
 
-        Due: `idle_due_at <= now`, or `pending >= max_messages`, or (with max_tokens)
-        `unpromoted_tokens >= max_tokens`. Its cost grows with due sessions, not with all sessions.
+        Due: `idle_due_at <= now`, or marked due by size (`mark_size_due`). Its cost grows with due
+        sessions, not with all sessions.
         """
         ...
 
@@ -85,7 +104,8 @@ class SessionRepository(Protocol):
         """Move promoted_through_seq over the snapshot if it still ends just before it (compare-and-set).
 
         Takes the snapshot's turns and tokens off the counters; a session left with nothing pending
-        leaves the idle rule (idle_due_at unset). None when another scanner advanced it first.
+        leaves the idle and size rules (idle_due_at and the size mark unset). None when another
+        scanner advanced it first.
         """
         ...
 

@@ -60,9 +60,7 @@ class Promoter:
     # -- entry points --------------------------------------------------------------------------
     def claim_due(self, now: datetime) -> Session | None:
         """Lease one due session for this owner (None when none is due and free)."""
-        return self.sessions.claim_due(
-            self.owner, now, self.settings.lease_seconds, self.policy.max_messages, self.policy.max_tokens
-        )
+        return self.sessions.claim_due(self.owner, now, self.settings.lease_seconds)
 
     def scan(self, now: datetime | None = None, max_sessions: int | None = None) -> ScanReport:
         """Promote every due session (up to max_sessions), then re-send unfanned snapshots."""
@@ -128,6 +126,9 @@ class Promoter:
                 self._fan_out(snap)
                 cut.append(snap)
                 current = advanced or self.sessions.get(scope, sid)
+            if current is not None and current.size_due_at is not None and not self.policy.size_due(current):
+                # promoted below the size rules: off the size index (unless a record reached them again)
+                self.sessions.clear_size_due(scope, sid, self.policy.max_messages, self.policy.max_tokens)
         finally:
             self.sessions.release(scope, sid, self.owner)
         return cut

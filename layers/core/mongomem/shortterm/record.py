@@ -120,10 +120,14 @@ class TurnRecorder:
         tokens = sum(estimate_tokens(t) for t in request.turns)
         now = utcnow()
         count = len(request.turns)
-        last = self.sessions.allocate(
+        allocated = self.sessions.allocate(
             scope, session_id, request.agent_id, count, tokens, token, self.policy.idle_due_at(now), now
         )
-        return last - count + 1
+        if not allocated.size_marked and self.policy.size_reached(
+            allocated.pending, allocated.unpromoted_tokens
+        ):
+            self.sessions.mark_size_due(scope, session_id, now)  # once per promotion, not per turn
+        return allocated.last_seq - count + 1
 
     def _new_turns(
         self, request: RecordTurnsRequest, first: int, token: str | None, keys: list[str] | None = None

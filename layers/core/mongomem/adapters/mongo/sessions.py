@@ -18,11 +18,13 @@ from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import session_key
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.sessions import Session, StoredSnapshot
-from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, TokenSeen
+from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, Allocated, TokenSeen
 
 COLLECTION = "sessions"
 # Never handed to logic: the token list is the adapter's fast path, the lease the adapter's lock.
 _HIDDEN = {"tokens": 0, "lease_owner": 0, "lease_until": 0}
+# What an allocation reads back: the seq it reserved and what the size rules look at.
+_COUNTERS = {"last_seq": 1, "pending": 1, "unpromoted_tokens": 1, "size_due_at": 1}
 
 
 def _session(doc: dict[str, Any]) -> Session:
@@ -38,6 +40,7 @@ def _session(doc: dict[str, Any]) -> Session:
         pending=doc.get("pending", 0),
         unpromoted_tokens=doc.get("unpromoted_tokens", 0),
         idle_due_at=as_utc(doc["idle_due_at"]) if doc.get("idle_due_at") else None,
+        size_due_at=as_utc(doc["size_due_at"]) if doc.get("size_due_at") else None,
         deleted_ranges=[(int(a), int(b)) for a, b in doc.get("deleted_ranges") or []],
     )
 
@@ -50,6 +53,9 @@ def _free(now: datetime) -> dict[str, Any]:
     # no lease, or an expired one ($not matches a missing field): one clause, no $or
     return {"lease_until": {"$not": {"$gt": now}}}
 
+
+# Dropped where an earlier version created them: every recorded turn rewrote their entries.
+OBSOLETE_INDEXES = frozenset({"pending", "unpromoted_tokens"})
 
 # How often a claim looks for another due session after a racing scanner leased the one it found.
 CLAIM_RACES = 8
@@ -71,24 +77,25 @@ class MongoSessionRepository:
                 [
                     IndexModel([("tenant", ASCENDING), ("user_id", ASCENDING), ("session_id", ASCENDING)]),
                     # The scanner's cost grows with due sessions only: each due rule has a partial index
-                    # holding just the sessions with unpromoted turns.
+                    # holding just the sessions it makes due. The size rule is a mark the record path
+                    # sets when a session reaches it, so recording a turn rewrites one such index entry
+                    # (idle_due_at), not three.
                     IndexModel(
                         [("idle_due_at", ASCENDING)],
                         name="idle_due",
                         partialFilterExpression={"idle_due_at": {"$exists": True}},
                     ),
                     IndexModel(
-                        [("pending", ASCENDING)],
-                        name="pending",
-                        partialFilterExpression={"pending": {"$gt": 0}},
-                    ),
-                    IndexModel(
-                        [("unpromoted_tokens", ASCENDING)],
-                        name="unpromoted_tokens",
-                        partialFilterExpression={"unpromoted_tokens": {"$gt": 0}},
+                        [("size_due_at", ASCENDING)],
+                        name="size_due",
+                        partialFilterExpression={"size_due_at": {"$exists": True}},
                     ),
                 ]
             )
+            # Indexes of earlier versions on counters every turn changes (the size rules read them)
+            present = {ix["name"] for ix in self.coll.list_indexes()}
+            for obsolete in OBSOLETE_INDEXES & present:
+                self.coll.drop_index(obsolete)
 
     # -- recording -----------------------------------------------------------------------------
     def allocate(
@@ -101,7 +108,7 @@ class MongoSessionRepository:
         client_token: str | None,
         idle_due_at: datetime,
         now: datetime,
-    ) -> int:
+    ) -> Allocated:
         # Plain $inc/$set/$push (no pipeline update): cheap on every MongoDB-compatible server.
         skey = session_key(scope, session_id)
         update: dict[str, Any] = {
@@ -139,12 +146,33 @@ class MongoSessionRepository:
         if doc is None:
             # The session exists, so the filter missed only because the token is already in the window.
             raise TokenSeen(client_token)
-        return int(doc["last_seq"])
+        return Allocated(
+            int(doc["last_seq"]),
+            int(doc.get("pending", 0)),
+            int(doc.get("unpromoted_tokens", 0)),
+            doc.get("size_due_at") is not None,
+        )
 
     def _allocate_existing(self, query: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
         return self.coll.find_one_and_update(
-            query, update, return_document=ReturnDocument.AFTER, projection={"last_seq": 1}
+            query, update, return_document=ReturnDocument.AFTER, projection=_COUNTERS
         )
+
+    def mark_size_due(self, scope: Scope, session_id: str, at: datetime) -> None:
+        with translate_errors():
+            self.coll.update_one(
+                {"_id": session_key(scope, session_id), "size_due_at": {"$exists": False}},
+                {"$set": {"size_due_at": at}},
+            )
+
+    def clear_size_due(
+        self, scope: Scope, session_id: str, max_messages: int, max_tokens: int | None
+    ) -> None:
+        query: dict[str, Any] = {"_id": session_key(scope, session_id), "pending": {"$lt": max_messages}}
+        if max_tokens:
+            query["unpromoted_tokens"] = {"$lt": max_tokens}
+        with translate_errors():
+            self.coll.update_one(query, {"$unset": {"size_due_at": ""}})
 
     def token_seen_at(self, scope: Scope, session_id: str, client_token: str) -> datetime | None:
         with translate_errors():
@@ -180,19 +208,15 @@ class MongoSessionRepository:
         return [_session(d) for d in docs]
 
     # -- promotion -----------------------------------------------------------------------------
-    def claim_due(
-        self, owner: str, now: datetime, lease_seconds: int, max_messages: int, max_tokens: int | None
-    ) -> Session | None:
+    def claim_due(self, owner: str, now: datetime, lease_seconds: int) -> Session | None:
         # One probe per due rule, each read from that rule's partial index (hinted: SecantusDB plans
         # neither an $or of the rules nor the $exists a partial index implies), then the lease by
         # compare-and-set on _id: no findAndModify, whose write SecantusDB runs as a collection scan.
         # Keys examined grow with due (and leased) sessions only; see docs/benchmarks.md.
         rules: list[tuple[str, dict[str, Any]]] = [
             ("idle_due", {"idle_due_at": {"$lte": now}}),
-            ("pending", {"pending": {"$gte": max_messages}}),
+            ("size_due", {"size_due_at": {"$lte": now}}),
         ]
-        if max_tokens:
-            rules.append(("unpromoted_tokens", {"unpromoted_tokens": {"$gte": max_tokens}}))
         with translate_errors():
             for index, rule in rules:
                 query = {**rule, **_free(now)}
@@ -249,9 +273,10 @@ class MongoSessionRepository:
                 # again, so the filter keeps its fresh idle_due_at.
                 self.coll.update_one(
                     {"_id": skey, "pending": {"$lte": 0}},
-                    {"$unset": {"idle_due_at": ""}, "$set": {"unpromoted_tokens": 0}},
+                    {"$unset": {"idle_due_at": "", "size_due_at": ""}, "$set": {"unpromoted_tokens": 0}},
                 )
                 doc.pop("idle_due_at", None)
+                doc.pop("size_due_at", None)
         return _session(doc) if doc else None
 
     def forget_deleted(
