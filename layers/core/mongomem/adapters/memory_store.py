@@ -239,14 +239,12 @@ class MemoryStore:
             doc = self.coll.find_one({"_id": memory_id, **read_filter(scope)})
         return to_record(doc) if doc else None
 
-    def get_many(self, scope: Scope | MemoryView, ids: list[str], vectors: bool = True) -> list[MemoryRecord]:
+    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
         if not ids:
             return []
-        projection = None if vectors else {"vector": 0}
         with translate_errors():
             # a filter naming _id is a point lookup on SecantusDB whatever else it names
-            cursor = self.coll.find({"_id": {"$in": ids}, **read_filter(scope)}, projection)
-            return [to_record(d) for d in cursor]
+            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **read_filter(scope)})]
 
     def active_by_key(
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None
@@ -278,7 +276,8 @@ class MemoryStore:
             "key": keys[0] if len(keys) == 1 else {"$in": sorted(set(keys))},
         }
         with translate_errors():
-            docs = list(self.coll.find(query, {"vector": 0}))
+            # whole documents: SecantusDB spends more on a projection than on returning the vector
+            docs = list(self.coll.find(query))
         return [
             r
             for r in map(to_record, docs)

@@ -225,7 +225,7 @@ class Reconciler:
         scores = {h.id: h.score for h in hits}
         found = [
             r
-            for r in self.store.get_many(scope, list(scores), vectors=False)
+            for r in self.store.get_many(scope, list(scores))
             if r.status == "active"
             and r.type == new.kind.name
             and r.embedding_model == new.embedding_model

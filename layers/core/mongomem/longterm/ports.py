@@ -72,10 +72,7 @@ class MemoryRepository(Protocol):
     # -- reads
     def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None: ...
 
-    def get_many(self, scope: Scope | MemoryView, ids: list[str], vectors: bool = True) -> list[MemoryRecord]:
-        """The versions with these ids in the scope (or view); `vectors=False` leaves their vectors
-        out (search and reconciliation read payloads, not vectors)."""
-        ...
+    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]: ...
 
     def active_by_key(
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None
@@ -92,7 +89,7 @@ class MemoryRepository(Protocol):
         self, scope: Scope, kind: str, keys: list[str], snapshot_id: str | None
     ) -> list[MemoryRecord]:
         """In one read, for a batch of match keys: their active versions and the versions that already
-        hold this snapshot's evidence (any status), without vectors."""
+        hold this snapshot's evidence (any status)."""
         ...
 
     def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]: ...

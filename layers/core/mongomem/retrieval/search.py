@@ -114,7 +114,7 @@ class MemorySearch:
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
-        records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in hits], vectors=False)}
+        records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in hits])}
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
         for hit in hits:
