@@ -320,6 +320,9 @@ class World:
             buf["snapshots"] += snaps
             if i % batch == batch - 1:
                 flush()
+                if (i + 1) % (batch * 10) == 0:
+                    elapsed = time.perf_counter() - started
+                    log(f"  seeding {self.label}: {i + 1:,} of {self.sessions:,} sessions ({elapsed:.0f} s)")
         flush(force=True)
         self._seed_memories(tmpl["memory"], now, batch)
         return time.perf_counter() - started
@@ -356,6 +359,8 @@ class World:
             if len(docs) >= batch:
                 coll.insert_many(docs, ordered=False)
                 docs = []
+                if (i + 1) % (batch * 10) == 0:
+                    log(f"  seeding {self.label}: {i + 1:,} of {self.memories:,} memories")
         if docs:
             coll.insert_many(docs, ordered=False)
 
@@ -468,9 +473,15 @@ def alternatives(world: World, repeat: int = 3) -> list[dict[str, Any]]:
             partial,
         ),
         (
-            "claim: size rule alone, existing pending index",
+            "claim: size rule alone, the counter unindexed (the record path marks size_due_at instead)",
             "find",
             {"pending": {"$gte": policy.max_messages}},
+            None,
+        ),
+        (
+            "claim: size rule as the record path's mark, size_due index (partial $exists)",
+            "find",
+            {"size_due_at": {"$lte": now}},
             None,
         ),
         (
