@@ -419,17 +419,28 @@ def run_round(server: Any, stand_in: Any, args: argparse.Namespace, convs: list[
     }
 
 
+def default_kinds() -> list[str]:
+    """memory.extraction.enabled's default: what a deployment extracts unless told otherwise."""
+    from mongomem.config import ExtractionConfig
+
+    return [str(k) for k in ExtractionConfig().enabled]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data_dir", nargs="?", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
-    p.add_argument("--kinds", default="semantic,episodic,procedural,taxonomic")
+    p.add_argument(
+        "--kinds",
+        default="",
+        help="comma-separated; default: the kinds a deployment enables (every built-in)",
+    )
     p.add_argument("--max-messages", type=int, default=50, help="memory.snapshot.max_messages")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument(
         "--prices", default="", help="USD per 1M tokens, e.g. input=0.3,output=2.5,cache_read=0.075"
     )
     args = p.parse_args()
-    args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] or default_kinds()
     args.prices = parse_prices(args.prices)
 
     import boto3

@@ -55,8 +55,7 @@ class Semantic(MemoryKind):
     item = SemanticItem
     instructions = (
         "Extract FACTS only: labelled, self-contained facts about the user or the world (subject, attribute, "
-        "value, optional qualifiers). Use subject 'user' for the user. Say for each fact whether the attribute "
-        "holds one value at a time (cardinality 'one') or several (cardinality 'many'). Resolve relative dates "
+        "value, optional qualifiers). Use subject 'user' for the user. Resolve relative dates "
         "('last Saturday', 'yesterday') to absolute ISO dates using the time of the turn that says them. "
         "Skip small talk."
     )
