@@ -222,6 +222,22 @@ def test_reinforced_memories_get_a_logarithmic_boost(svc: Services, api: Any, ct
     assert result["score"] == pytest.approx(result["signals"]["rrf"] * boost)
 
 
+def test_a_page_shows_the_memory_restated_most_among_close_ones(svc: Services, api: Any, ctx: Any) -> None:
+    # Given the memory asked about, and a close one the user restated three more times
+    asked = remember(api, ctx, "semantic", AIRPORT)
+    restated = {**AIRPORT, "attribute": "work airport"}
+    for _ in range(4):
+        close = remember(api, ctx, "semantic", restated)
+    assert close["reinforcement_count"] == 4 and close["memory_id"] != asked["memory_id"]
+    # When a page of one is asked for, the reinforcement boost decides between the near-tie
+    (first,) = search(api, ctx, "user home airport: LIS", top_k=1)
+    (second, third) = search(api, ctx, "user home airport: LIS", top_k=2)
+    # Then the page holds the memory restated most, as it ranks in the full ranking
+    assert first["memory_id"] == close["memory_id"] == second["memory_id"]
+    assert third["memory_id"] == asked["memory_id"]
+    assert first["signals"]["rrf"] < third["signals"]["rrf"] and first["score"] > third["score"]
+
+
 def test_other_users_and_tenants_memories_are_never_returned(svc: Services, api: Any, ctx: Any) -> None:
     # Given the same fact for two users of one tenant and for the same user id in another tenant
     mine = remember(api, ctx, "semantic", AIRPORT, user="alice")

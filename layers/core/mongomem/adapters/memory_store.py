@@ -187,13 +187,14 @@ class MemoryStore:
             query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
         update: dict[str, Any] = {
             "$inc": {"reinforcement_count": 1},
-            "$set": {"last_reinforced_at": at, "updated_at": at},
+            # index_state: the index holds the count too (search ranks by it), re-written after this
+            "$set": {"last_reinforced_at": at, "updated_at": at, "index_state": "pending"},
             "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
         }
         if evidence.observed_at is not None:
             update["$min"] = {"observed_at": evidence.observed_at}
         if merged_payload is not None:
-            update["$set"].update(payload=merged_payload, text=merged_text, index_state="pending")
+            update["$set"].update(payload=merged_payload, text=merged_text)
         with translate_errors():
             doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None

@@ -439,4 +439,5 @@ class Reconciler:
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
             return Outcome("NOOP", "restatement already counted", current, by, score)
-        return Outcome("REINFORCE", reason, record, by, score, [record.memory_id] if merged else [])
+        # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
+        return Outcome("REINFORCE", reason, record, by, score, [record.memory_id])

@@ -114,22 +114,30 @@ class MemorySearch:
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
                 {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
             ) from exc
-        records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in hits])}
+        # Ranked by the index's copy of each memory's reinforcement count (every reinforcement re-indexes
+        # the memory), so only the page is read from MongoDB; hits hydration drops (an index lagging
+        # behind MongoDB) are replaced by the next ones. The page is then ordered by MongoDB's figures.
+        ordered = sorted(hits, key=lambda h: (-_boosted(h.score, _indexed_count(h)), h.id))
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
-        for hit in hits:
-            record = records.get(hit.id)
-            if record is None or record.status not in statuses or (types and record.type not in types):
-                continue
-            if record.expires_at is not None and record.expires_at <= now:
-                continue
-            if wanted and not passes(record, wanted):
-                continue
-            result = _result(record, hit, request.mode == "hybrid")
-            ranked.append((result.score, record.memory_id, result))
-        if len(ranked) < len(hits):
+        read = 0
+        while read < len(ordered) and len(ranked) < request.top_k:
+            batch = ordered[read : read + request.top_k - len(ranked)]
+            read += len(batch)
+            records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in batch])}
+            for hit in batch:
+                record = records.get(hit.id)
+                if record is None or record.status not in statuses or (types and record.type not in types):
+                    continue
+                if record.expires_at is not None and record.expires_at <= now:
+                    continue
+                if wanted and not passes(record, wanted):
+                    continue
+                result = _result(record, hit, request.mode == "hybrid")
+                ranked.append((result.score, record.memory_id, result))
+        if len(ranked) < read:
             # The index lags MongoDB (a write-through failed); index_sync will catch up.
-            logger.info("search dropped stale index hits", extra={"stale": len(hits) - len(ranked)})
+            logger.info("search dropped stale index hits", extra={"stale": read - len(ranked)})
         ranked.sort(key=lambda item: (-item[0], item[1]))  # ties by id: a rebuilt index ranks identically
         return SearchResponse(
             results=[result for _, _, result in ranked[: request.top_k]],
@@ -137,10 +145,20 @@ class MemorySearch:
         )
 
 
+def _boosted(score: float, count: int) -> float:
+    boost = reinforcement_boost(count)
+    # Dividing a negative cosine keeps "more reinforced ranks higher" true below zero as well.
+    return score * boost if score >= 0 else score / boost
+
+
+def _indexed_count(hit: Hit) -> int:
+    value = hit.fields.get("reinforcement_count")
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1
+
+
 def _result(record: MemoryRecord, hit: Hit, hybrid: bool) -> SearchResult:
     boost = reinforcement_boost(record.reinforcement_count)
-    # Dividing a negative cosine keeps "more reinforced ranks higher" true below zero as well.
-    score = hit.score * boost if hit.score >= 0 else hit.score / boost
+    score = _boosted(hit.score, record.reinforcement_count)
     sig = hit.signals
     return SearchResult(
         memory_id=record.memory_id,
