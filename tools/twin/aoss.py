@@ -23,7 +23,7 @@ Serverless (`service="aoss"`):
   own schedule, never on request. `settle()` waits until every write is visible (tests).
 
 Domain (`service="es"`): requests are SigV4-signed for `es`; everything else goes to the node as it is
-(custom ids, `_refresh`, `_delete_by_query` exist on a domain).
+(custom ids, `_refresh`, `_delete_by_query` exist on a domain), but for the k-NN engine the node lacks.
 """
 
 from __future__ import annotations
@@ -166,10 +166,15 @@ class SearchProxy:
         denied = self._signature(headers, body)
         if denied is not None:
             return denied
-        if not self.serverless:
-            return self._node(method, target, body if body else None, headers)
         parts = urlsplit(target)
         path = [p for p in parts.path.split("/") if p]
+        if not self.serverless:
+            # a domain offers faiss like the node does not: only the engine is translated for the node
+            if method == "PUT" and len(path) == 1 and not path[0].startswith("_"):
+                return self._create_index(path[0], target, body)
+            if method == "GET" and len(path) == 2 and path[1] in ("_mapping", "_mappings"):
+                return self._declared(path[0], self._node(method, target))
+            return self._node(method, target, body if body else None, headers)
         params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         return self._serverless(method, path, params, target, headers, body)
 
@@ -295,12 +300,12 @@ class SearchProxy:
     # -- index creation: the engines a vector search collection offers ----------------------------------
     def _create_index(self, index: str, target: str, body: bytes) -> Answer:
         spec = json.loads(body or b"{}")
-        problem = self._engine_error(spec.get("mappings") or {})
+        problem = self._engine_error(spec.get("mappings") or {}) if self.serverless else None
         if problem is not None:
             return problem
         declared: dict[str, str] = {}
         for field_path, method in _knn_methods(spec.get("mappings") or {}):
-            declared[field_path] = method.get("engine", DEFAULT_ENGINE)
+            declared[field_path] = method.get("engine", DEFAULT_ENGINE if self.serverless else "nmslib")
             method["engine"] = "lucene"  # the node has no faiss/nmslib library; same HNSW, same scores
             params = method.get("parameters")
             if isinstance(params, dict):
