@@ -218,7 +218,7 @@ def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_
     network = json.loads(stack.props("SearchNetworkPolicy")["Policy"])
     assert network[0]["AllowFromPublic"] is False and network[0]["SourceVPCEs"] == ["SearchVpcEndpoint"]
     # without CreateVpcEndpoints the functions still run in the VPC (reaching AWS through a NAT)
-    nat = resolve(**VPC)
+    nat = resolve(**VPC, OpenSearchMode="serverless")
     assert all("VpcConfig" in f for f in functions(nat).values())
     assert not nat.of_type("AWS::EC2::VPCEndpoint")
     assert json.loads(nat.props("SearchNetworkPolicy")["Policy"])[0]["AllowFromPublic"] is True
@@ -285,10 +285,10 @@ def test_the_default_search_is_an_encrypted_domain_reached_with_iam() -> None:
     # a first deploy's size: one t3.small.search node, 10 GiB gp3, in no VPC
     assert domain["ClusterConfig"]["InstanceType"] == "t3.small.search"
     assert (
-        domain["ClusterConfig"]["InstanceCount"] == 1
+        str(domain["ClusterConfig"]["InstanceCount"]) == "1"
         and domain["ClusterConfig"]["ZoneAwarenessEnabled"] is False
     )
-    assert domain["EBSOptions"] == {"EBSEnabled": True, "VolumeType": "gp3", "VolumeSize": 10}
+    assert domain["EBSOptions"] == {"EBSEnabled": True, "VolumeType": "gp3", "VolumeSize": "10"}
     assert "VPCOptions" not in domain
     # encrypted at rest and between nodes, HTTPS only; the domain trusts the account, IAM decides who
     assert domain["EncryptionAtRestOptions"] == {"Enabled": True}
@@ -314,7 +314,7 @@ def test_the_default_search_is_an_encrypted_domain_reached_with_iam() -> None:
     ]
     two = resolve(**VPC, OpenSearchDomainInstanceCount="2").props("SearchDomain")
     assert two["VPCOptions"]["SubnetIds"] == ["subnet-a", "subnet-b"]
-    assert two["ClusterConfig"]["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": 2}
+    assert two["ClusterConfig"]["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": "2"}
 
 
 def test_serverless_refuses_the_lucene_engine() -> None:
