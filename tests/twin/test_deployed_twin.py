@@ -405,6 +405,7 @@ def test_every_dashboard_widget_names_a_metric_the_code_emits(dev: Any) -> None:
 LAYER_UNUSED_ON_PURPOSE = {
     "dns": "pymongo resolves mongodb+srv:// (Atlas) hosts with dnspython; the twin connects with mongodb://",
     "tenacity": "the retry policy of the OpenAI-compatible providers (LlmProvider=openai); the twin runs Bedrock",
+    "re2": "custom types' `pattern` keywords run on RE2 (linear time); the twin's project declares none",
 }
 
 
