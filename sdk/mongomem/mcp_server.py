@@ -8,7 +8,12 @@ streamable HTTP (`--transport http`, served at http://HOST:PORT/mcp).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -271,28 +276,128 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--base-url", default="http://127.0.0.1:3000", help="the memory API")
-    parser.add_argument("--api-key", default=None, help="sent as x-api-key (API-key authenticated stacks)")
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help="refused: a command line is visible to every user of the machine; use MONGOMEM_API_KEY or "
+        "--api-key-file",
+    )
+    parser.add_argument(
+        "--api-key-file",
+        default=None,
+        help="a file holding the key sent to the memory API as x-api-key (default: MONGOMEM_API_KEY)",
+    )
     parser.add_argument("--user-id", default=None, help="serve one user's memory (tools drop user_id)")
     parser.add_argument("--host", default="127.0.0.1", help="http transport: interface to listen on")
     parser.add_argument("--port", type=int, default=8000, help="http transport: port (path /mcp)")
+    parser.add_argument(
+        "--token-file",
+        default=None,
+        help="http transport: a file holding the bearer token MCP clients must send (default: "
+        f"{TOKEN_ENV}; without either, a random token is made and printed at start)",
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request")
+
+
+TOKEN_ENV = "MONGOMEM_MCP_TOKEN"
+KEY_ENV = "MONGOMEM_API_KEY"
+
+
+def _secret_file(path: str, what: str) -> str:
+    text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    if not text:
+        raise ValueError(f"{path} holds no {what}")
+    return text
+
+
+def upstream_key(args: argparse.Namespace, env: Mapping[str, str]) -> str | None:
+    """The memory API key: from --api-key-file or MONGOMEM_API_KEY, never from the command line."""
+    if args.api_key:
+        raise ValueError(
+            "--api-key is refused: a command line is visible to every user of the machine (ps); "
+            f"put the key in {KEY_ENV} or in a file named by --api-key-file"
+        )
+    if args.api_key_file:
+        return _secret_file(args.api_key_file, "API key")
+    return env.get(KEY_ENV) or None
+
+
+def client_token(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, bool]:
+    """(the bearer token HTTP clients must send, whether it was made here)."""
+    if args.token_file:
+        return _secret_file(args.token_file, "token"), False
+    if env.get(TOKEN_ENV):
+        return env[TOKEN_ENV], False
+    return secrets.token_urlsafe(32), True
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>` (401 otherwise).
+    The streamable HTTP endpoint acts with the upstream key, so without this any local process - or any
+    host, with --host 0.0.0.0 - could read and write the memory through it."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = json.dumps(
+                    {"error": {"code": "unauthorized", "message": "send Authorization: Bearer <token>"}}
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="mongomem-mcp"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or Ctrl-C (http)."""
+    import sys
+
     try:
         import mcp  # noqa: F401
     except ImportError:
-        import sys
-
         print("the MCP server needs the `mcp` package: pip install 'mcp>=2.3,<3'", file=sys.stderr)
         return 2
-    client = MemoryClient(args.base_url, timeout=args.timeout, api_key=args.api_key)
+    try:
+        api_key = upstream_key(args, os.environ)
+    except (OSError, ValueError) as exc:
+        print(f"mongomem mcp: {exc}", file=sys.stderr)
+        return 2
+    client = MemoryClient(args.base_url, timeout=args.timeout, api_key=api_key)
     server = build_server(client, user_id=args.user_id)
     if args.transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        return 0
+    try:
+        token, made = client_token(args, os.environ)
+    except (OSError, ValueError) as exc:
+        print(f"mongomem mcp: {exc}", file=sys.stderr)
+        return 2
+    if made:
+        print(
+            f"mongomem mcp: clients must send 'Authorization: Bearer {token}' "
+            f"(set {TOKEN_ENV} or --token-file to choose it)",
+            file=sys.stderr,
+            flush=True,
+        )
+    import uvicorn
+
+    app = BearerAuth(server.streamable_http_app(host=args.host), token)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 

@@ -184,3 +184,39 @@ def test_success_answers_match_the_spec_too(stack: LocalStack) -> None:
         statuses.append(response.status_code)
         case.validate_response(response, checks=CHECKS)
     assert statuses[:4] == [201, 200, 201, 200]
+
+
+def test_issue_22_answers_match_the_spec(stack: LocalStack) -> None:
+    """The trust-boundary answers (202 proposals, 403 refusals, the refused imports and tool calls) are
+    documented statuses with documented bodies, and none is a 5xx."""
+    service, _ = create_key(stack.keys, "fuzz22", "memory_service")
+    ana, _ = create_key(stack.keys, "fuzz22", "service_account", user_id="ana")
+    mal, _ = create_key(stack.keys, "fuzz22", "service_account", user_id="mal")
+    schema = schemathesis.openapi.from_dict(api_spec(stack))
+    term = {"type": "taxonomic", "payload": {"term": "SLO", "definition": "service level objective"}}
+    other = {"type": "taxonomic", "payload": {"term": "SLO", "definition": "a sales lead opportunity"}}
+    shared = {
+        "type": "semantic",
+        "visibility": "org",
+        "payload": {"subject": "user", "attribute": "boss", "value": "mal"},
+    }
+    blank = {
+        "user_id": "ana",
+        "turns": [{"session_id": "i1", "role": "user", "content": " ", "timestamp": "2024-01-01T00:00:00Z"}],
+    }
+    cases = [
+        (ana, "POST", "/v1/memories", {}, term, 201),
+        (mal, "POST", "/v1/memories", {}, other, 202),
+        (mal, "POST", "/v1/memories", {}, shared, 403),
+        (service, "POST", "/v1/import", {}, blank, 400),
+        (service, "POST", "/v1/working-memory/tool", {"user_id": "ana"}, {"memory": None}, 422),
+        (service, "GET", "/v1/memories", {"user_id": "ana", "metadata": '{"k": Infinity}'}, None, 400),
+    ]
+    for key, method, path, query, body, expected in cases:
+        kwargs: dict[str, Any] = {"query": query}
+        if body is not None:
+            kwargs.update(body=body, media_type="application/json")
+        case = schema[path][method].Case(**kwargs)
+        response = case.call(base_url=stack.url, headers={"x-api-key": key}, timeout=30)
+        assert response.status_code == expected, (path, response.text[:300])
+        case.validate_response(response, checks=CHECKS)

@@ -8,12 +8,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from mongomem import markers
 from mongomem.client import MemoryClient
@@ -92,8 +96,8 @@ def free_port() -> int:
 
 
 def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalStack) -> None:
-    # Given the server on streamable HTTP, serving one user's memory
-    user, port = f"bo-{uuid.uuid4().hex[:6]}", free_port()
+    # Given the server on streamable HTTP, serving one user's memory, with the token its clients must send
+    user, port, token = f"bo-{uuid.uuid4().hex[:6]}", free_port(), f"t-{uuid.uuid4().hex}"
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -110,6 +114,7 @@ def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalSt
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "MONGOMEM_MCP_TOKEN": token},
     )
     try:
         deadline = time.monotonic() + 20
@@ -120,11 +125,24 @@ def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalSt
             except OSError:
                 time.sleep(0.1)
 
+        url = f"http://127.0.0.1:{port}/mcp"
+
         async def scenario() -> Any:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            auth = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with Client(streamable_http_client(url, http_client=auth)) as client:
                 await client.call_tool("update_working_memory", {"memory": "# User\n- **Pet**: a cat\n"})
                 return await client.call_tool("get_working_memory", {})
 
+        # A client without the token (or with another) is refused before any tool runs
+        for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": token}):
+            request = urllib.request.Request(
+                url, data=b"{}", headers={"content-type": "application/json", **headers}
+            )
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401 and refused.value.headers["www-authenticate"].startswith(
+                "Bearer"
+            )
         result = asyncio.run(asyncio.wait_for(scenario(), 30))
         # Then the tools act for that user without being told who it is
         assert not result.is_error and "a cat" in result.structured_content["content"]
@@ -132,6 +150,26 @@ def test_streamable_http_with_a_fixed_user_updates_working_memory(stack: LocalSt
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_keys_never_come_from_the_command_line(tmp_path: Path) -> None:
+    # An upstream key on argv is refused (any local user reads it with ps); a file or the environment works
+    refused = subprocess.run(
+        [sys.executable, "-m", "mongomem.mcp_server", "--api-key", "mm_secret"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "MONGOMEM_API_KEY" in refused.stderr
+    empty = tmp_path / "key"
+    empty.write_text("\n")
+    refused = subprocess.run(
+        [sys.executable, "-m", "mongomem.mcp_server", "--api-key-file", str(empty)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "holds no API key" in refused.stderr
 
 
 def test_thread_tools_and_a_double_wrapped_working_memory_update(stack: LocalStack) -> None:

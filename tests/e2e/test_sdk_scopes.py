@@ -81,13 +81,19 @@ def test_two_users_conversations_make_one_org_term_every_user_finds(client: Memo
     hits = eventually(reinforced)
     assert len(hits) == 1 and hits[0].visibility == "org"
     memory = client.get_memory(hits[0].memory_id, carol).memory
-    assert sorted(e.user_id or "" for e in memory.evidence) == sorted([ana, bob])
+    # carol learns that two statements back it, never whose (each user sees only their own)
+    assert [e.user_id for e in memory.evidence] == [None, None] and all(
+        e.observed_at for e in memory.evidence
+    )
+    for user in (ana, bob):
+        seen = client.get_memory(hits[0].memory_id, user).memory.evidence
+        assert sorted(e.user_id or "" for e in seen) == sorted(["", user])
     # ... a third user sees it beside nothing private of the others
     assert client.search(carol, term, visibility="private").results == []
     # ... and erasing ana keeps the term (bob said it too) with bob's evidence only
     erased = client.request("DELETE", f"/v1/users/{ana}")
     assert erased["erased"]["org_memories_updated"] == 1
-    kept = client.get_memory(hits[0].memory_id, carol).memory
+    kept = client.get_memory(hits[0].memory_id, bob).memory
     assert [e.user_id for e in kept.evidence] == [bob] and kept.reinforcement_count == 1
 
 

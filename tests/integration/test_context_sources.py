@@ -163,7 +163,9 @@ def test_each_source_gives_its_items_and_says_why_others_were_dropped(
     recalled = reports[("turns", "semantic")]["ids"]
     assert recalled and not set(recalled) & set(recent) and all(i.startswith("old:") for i in recalled)
     # markdown, inside the marker, within the budget; the timing of every stage
-    assert result["context"].startswith('<mongomem-memory source="context">\n# Context\n\n## Working memory')
+    assert result["context"].startswith(
+        '<mongomem-memory source="context">\n[mongomem-memory source=context]\n# Context\n\n## Working memory'
+    )
     assert markers.strip(result["context"])[0] == ""
     assert result["tokens"] <= 4000 and result["token_budget"] == 4000
     assert set(result["timings_ms"]) == {"fetch", "fit", "render", "total"}

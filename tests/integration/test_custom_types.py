@@ -246,3 +246,32 @@ def test_a_created_types_schema_cannot_change_incompatibly(
     err_text = capsys.readouterr().err
     assert code == 2 and "field 'status' changes type" in err_text
     assert not (data / "project-config.yaml").exists()
+
+
+@pytest.mark.timeout(60)  # with Python's backtracking `re` this request never finished
+def test_a_pattern_runs_in_linear_time_whatever_the_payload(
+    make_settings: Any, api: Any, ctx: Any, made: list[Services], tmp_path: Path
+) -> None:
+    # Given a type whose pattern backtracks catastrophically under a backtracking engine
+    ticket = {**TICKET, "schema": {**TICKET["schema"]}}
+    ticket["schema"]["properties"] = {
+        **TICKET["schema"]["properties"],
+        "ticket_id": {"type": "string", "pattern": "^(a+)+$"},
+    }
+    svc = build(make_settings, EmbeddedIndex(tmp_path / "v"), {}, [ticket])
+    made.append(svc)
+    configure(svc)
+
+    def write(ticket_id: str) -> tuple[int, Any]:
+        body = {
+            "user_id": "ana",
+            "type": "ticket",
+            "payload": {"ticket_id": ticket_id, "status": "open", "summary": "x"},
+        }
+        return helpers.call(api, ctx, "memory_create.json", body)
+
+    # When a payload made to trigger it arrives (a thousand a's and a mismatch)
+    status, refused = write("a" * 1000 + "!")
+    # Then it is refused at once, naming the field, and a matching one is stored
+    assert status == 400 and refused["error"]["details"][0]["path"] == "payload.ticket_id", refused
+    assert write("a" * 1000)[0] == 201

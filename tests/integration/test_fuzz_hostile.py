@@ -194,6 +194,41 @@ ENDPOINTS = [
             "data": '{"session_id": "fz-jsonl", "role": "user", "content": "hi", "timestamp": "2023-05-08T10:00:00Z"}\n',
         },
     ),
+    # issue 22: the LoCoMo shape, the working-memory tool, org writes, feedback, metadata filters
+    Endpoint(
+        "POST",
+        "/v1/import",
+        body={
+            "user_id": USER,
+            "format": "locomo",
+            "data": {
+                "speaker_a": "Ana",
+                "speaker_b": "Bo",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [{"speaker": "Ana", "text": "I moved to Braga", "dia_id": "D1:1"}],
+            },
+        },
+    ),
+    Endpoint(
+        "POST", "/v1/working-memory/tool", query={"user_id": USER}, body={"memory": "# User\n- seat: aisle\n"}
+    ),
+    Endpoint(
+        "POST",
+        "/v1/memories",
+        body={
+            "user_id": USER,
+            "type": "taxonomic",
+            "visibility": "org",
+            "payload": {"term": "SLO", "definition": "service level objective", "aliases": ["slo"]},
+        },
+    ),
+    Endpoint(
+        "POST",
+        "/v1/memories/{memory_id}/feedback",
+        {"memory_id": SEEDED},
+        body={"user_id": USER, "outcome": "success", "used_at": "2026-01-01T00:00:00Z"},
+    ),
+    Endpoint("GET", "/v1/memories", query={"user_id": USER, "metadata": '{"region": "eu", "n": 1}'}),
     Endpoint("GET", "/v1/status"),
     Endpoint("GET", "/v1/users"),
     Endpoint("GET", "/v1/stats/memories", query={"user_id": USER, "days": "7"}),
@@ -218,6 +253,12 @@ QUERY_VALUES = st.one_of(
             "%24where",
             "a.b",
             "%7B%22%24gt%22%3A1%7D",
+            # JSON filter texts a caller can send (GET /v1/memories?metadata=): values no document holds
+            "%7B%22k%22%3A%20Infinity%7D",
+            "%7B%22k%22%3A%201e400%7D",
+            "%7B%22k%22%3A%20%22%5Cud800%22%7D",
+            "%7B%22k%22%3A%20" + "9" * 30 + "%7D",
+            "%7B%22%5Cud800%22%3A%201%7D",
         ]
     ),
     st.integers(5_000, 30_000).map(lambda n: "x" * n),

@@ -178,6 +178,73 @@ CASES: list[tuple[str, str, str, str | bytes]] = [
 ]
 
 
+def imported(*turns: dict[str, Any], fmt: str = "turns") -> str:
+    body: dict[str, Any] = {"user_id": USER, "format": fmt}
+    body["turns" if fmt == "turns" else "data"] = list(turns) if fmt == "turns" else turns[0]
+    return json.dumps(body)
+
+
+def past(
+    session: str, content: str = "I live in Lisbon", when: Any = "2024-03-01T10:00:00Z"
+) -> dict[str, Any]:
+    return {"session_id": session, "role": "user", "content": content, "timestamp": when}
+
+
+def locomo(session_1: Any, when: str = "1:56 pm on 8 May, 2023") -> dict[str, Any]:
+    return {"speaker_a": "Ana", "speaker_b": "Bo", "session_1_date_time": when, "session_1": session_1}
+
+
+LOCOMO_TURN = {"speaker": "Ana", "text": "I moved to Lisbon", "dia_id": "D1:1"}
+WM_TOOL = f"/v1/working-memory/tool?user_id={USER}"
+MEMORIES = f"/v1/memories?user_id={USER}&metadata="
+
+# Issue 22: each answered 500 (some after writing part of the request) or was stored against the rules.
+CASES += [
+    (
+        "import: a whitespace-only turn in the second session (the first was written before)",
+        "POST",
+        "/v1/import",
+        imported(past("imp-a"), past("imp-b", content="   ")),
+    ),
+    ("import: a numeric timestamp", "POST", "/v1/import", imported(past("imp-c", when=1709287200))),
+    ("import: a numeric timestamp as text", "POST", "/v1/import", imported(past("imp-c", when="1709287200"))),
+    (
+        "import: turns older than the session's (seq order would break time order)",
+        "POST",
+        "/v1/import",
+        imported(past(SESSION, when="2020-01-01T00:00:00Z")),
+    ),
+    ("import: LoCoMo session_1 is a string", "POST", "/v1/import", imported(locomo("hello"), fmt="locomo")),
+    (
+        "import: LoCoMo session_1 is a list of strings",
+        "POST",
+        "/v1/import",
+        imported(locomo(["hello", "there"]), fmt="locomo"),
+    ),
+    (
+        "import: LoCoMo turns spaced past the year 9999",
+        "POST",
+        "/v1/import",
+        imported(locomo([LOCOMO_TURN] * 12, when="11:59 pm on 31 December, 9999"), fmt="locomo"),
+    ),
+    ("working-memory tool: memory null", "POST", WM_TOOL, '{"memory": null}'),
+    ("working-memory tool: memory a number", "POST", WM_TOOL, '{"memory": 5}'),
+    ("working-memory tool: memory a boolean", "POST", WM_TOOL, '{"memory": true}'),
+    ("working-memory tool: memory a list", "POST", WM_TOOL, '{"memory": ["a"]}'),
+    ("working-memory tool: fields in template mode", "POST", WM_TOOL, '{"seat": "aisle"}'),
+    ("metadata filter: Infinity", "GET", MEMORIES + "%7B%22region%22%3A%20Infinity%7D", ""),
+    ("metadata filter: 1e400", "GET", MEMORIES + "%7B%22region%22%3A%201e400%7D", ""),
+    ("metadata filter: a lone surrogate", "GET", MEMORIES + "%7B%22region%22%3A%20%22%5Cud800%22%7D", ""),
+    ("metadata filter: an int beyond int64", "GET", MEMORIES + "%7B%22n%22%3A%20" + "9" * 30 + "%7D", ""),
+    (
+        "a batch naming another agent than its session's",
+        "POST",
+        TURNS,
+        f'{{"user_id": "{USER}", "agent_id": "other-agent", "turns": [{{"role": "user", "content": "hi"}}]}}',
+    ),
+]
+
+
 @pytest.fixture
 def gateway(make_settings: Any, tmp_path: Path) -> Iterator[tuple[Gateway, Services]]:
     svc = hostile_services(make_settings, tmp_path)

@@ -279,7 +279,9 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
                         "session_id": s,
                         "role": "user",
                         "content": "imported probe",
-                        "timestamp": "2023-05-08T10:00:00Z",
+                        # after the turns the caller's own probes recorded in that session (an import
+                        # adds history after a session's turns, never before them)
+                        "timestamp": "2099-05-08T10:00:00Z",
                     }
                 ],
             },

@@ -119,7 +119,10 @@ def test_an_org_term_is_one_memory_two_users_reinforce_and_every_user_finds(
     memory = second["memory"]
     assert memory["memory_id"] == first["memory"]["memory_id"]
     assert memory["reinforcement_count"] == 2
-    assert [e["user_id"] for e in memory["evidence"]] == ["ana", "bob"]
+    # the evidence keeps both statements (MongoDB holds who said each), but bob's answer names only his
+    stored = svc.db["memories"].find_one({"_id": memory["memory_id"]}) or {}
+    assert [e["user_id"] for e in stored["evidence"]] == ["ana", "bob"]
+    assert [e["user_id"] for e in memory["evidence"]] == [None, "bob"]
     assert memory["payload"]["related_terms"] == ["MTBF"]
     # ... and carol, who never said it, finds it in one search with her own memories, ranked together
     write(fns, ctx, "carol", "semantic", {"subject": "user", "attribute": "team", "value": "MTTR reduction"})

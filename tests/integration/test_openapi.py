@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
 from typing import Any
 
 from mongomem.api.app import MemoryApi
@@ -60,3 +63,23 @@ def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any)
     page = get(api, "/v1/docs", ctx, services)
     assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
     assert "SwaggerUIBundle" in page["body"] and "/v1/sessions/{session_id}/turns" in page["body"]
+
+
+def test_swagger_ui_runs_only_its_own_scripts_and_cannot_be_framed(services: Any, ctx: Any) -> None:
+    # Given the docs page as API Gateway serves it
+    api = MemoryApi(status_router)
+    enable_docs(api)
+    page = get(api, "/v1/docs", ctx, services)
+    headers = {k.lower(): v for k, v in page["headers"].items()}
+    # Then it may not be framed (clickjacking) and runs no script but its own inline ones, by hash
+    csp = dict(part.strip().split(" ", 1) for part in headers["content-security-policy"].split(";"))
+    assert csp["frame-ancestors"] == "'none'" and headers["x-frame-options"] == "DENY"
+    assert csp["default-src"] == "'none'" and csp["object-src"] == "'none'" and csp["base-uri"] == "'none'"
+    scripts = re.findall(r"<script>(.*?)</script>", page["body"], re.DOTALL)
+    assert len(scripts) == 2
+    allowed = set(csp["script-src"].split())
+    assert "'unsafe-inline'" not in allowed and "'unsafe-eval'" not in allowed
+    for body in scripts:
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in allowed
+    assert headers["x-content-type-options"] == "nosniff"

@@ -99,12 +99,18 @@ def test_a_procedure_exports_as_an_agent_skill_counting_reinforcements_and_uses(
     assert meta["metadata"]["reinforcements"] == "2" and meta["metadata"]["successes"] == "0"
     assert "1. Photograph the receipt" in body and "3. Submit to your manager" in body
     assert markers.strip(body)[0] == ""  # the whole body is marked: never learnt again if pasted back
-    # When its uses are reported: two successes and a failure
-    for outcome in ("success", "failure", "success"):
+    # When three users report their uses (the procedure is the tenant's): two successes and a failure
+    for user, outcome in (("ana", "success"), ("bob", "failure"), ("cy", "success")):
         status, result = route(
-            api, ctx, "POST", f"/v1/memories/{mid}/feedback", {"user_id": "ana", "outcome": outcome}
+            api, ctx, "POST", f"/v1/memories/{mid}/feedback", {"user_id": user, "outcome": outcome}
         )
-        assert status == 200, result
+        assert status == 200 and result["counted"], result
+    # ... and one of them reports again the same day: it counts once (the latest report stands)
+    status, again = route(
+        api, ctx, "POST", f"/v1/memories/{mid}/feedback", {"user_id": "cy", "outcome": "success"}
+    )
+    assert status == 200 and not again["counted"]
+    assert (again["usage"]["successes"], again["usage"]["failures"]) == (2, 1)
     assert result["usage"]["successes"] == 2 and result["usage"]["failures"] == 1
     assert result["usage"]["last_outcome"] == "success" and result["success_rate"] == pytest.approx(0.6)
     # Then the memory and its skill say so
@@ -180,9 +186,9 @@ def test_discover_ranks_procedures_by_relevance_and_success(svc: Any, api: Any, 
     )
     # When the first-ranked one keeps failing and the other keeps working
     first, second = before["results"][0]["memory_id"], before["results"][1]["memory_id"]
-    for _ in range(3):
-        route(api, ctx, "POST", f"/v1/memories/{first}/feedback", {"user_id": "ana", "outcome": "failure"})
-        route(api, ctx, "POST", f"/v1/memories/{second}/feedback", {"user_id": "ana", "outcome": "success"})
+    for user in ("ana", "bob", "cy"):  # (each user's feedback counts once a day)
+        route(api, ctx, "POST", f"/v1/memories/{first}/feedback", {"user_id": user, "outcome": "failure"})
+        route(api, ctx, "POST", f"/v1/memories/{second}/feedback", {"user_id": user, "outcome": "success"})
     # Then the one that works ranks first, each result saying why
     status, after = route(api, ctx, "POST", "/v1/procedures/discover", query)
     assert [h["memory_id"] for h in after["results"]] == [second, first]

@@ -299,7 +299,8 @@ def test_order_time_returns_the_messages_in_time_order_across_threads(
     assert [m["thread"] for m in body["messages"]] == ["kitchen", "garage", "kitchen", "garage"]
     assert body["turn_ids"] == [m["turn_id"] for m in body["messages"]]
     # ... the prompt text follows that order, naming each message's thread, inside the marker
-    lines = markers.strip(body["text"])[1] == 1 and body["text"].splitlines()[1:-1]
+    # (inside the marker's tags and its tag-free sentinel lines)
+    lines = markers.strip(body["text"])[1] == 1 and body["text"].splitlines()[2:-2]
     assert [line.split("(thread ")[1].split(")")[0] for line in lines] == [
         "kitchen",
         "garage",

@@ -303,6 +303,13 @@ def test_a_template_tool_call_is_applied_with_or_without_the_memory_wrapper(
     # an object in template mode is refused with the call to make instead
     status, refused = call(api, "POST", f"{WM}/tool", q, {"name": "Ada", "city": "Lisbon"})
     assert status == 400 and '{"memory": "<Markdown>"}' in refused["error"]["message"]
+    # ... and so is one field that is not the text: {"seat": "aisle"} never replaces the profile with "aisle"
+    status, refused = call(api, "POST", f"{WM}/tool", q, {"seat": "aisle"})
+    assert (status, refused["error"]["code"]) == (400, "working_memory_mode_mismatch")
+    # a wrapped value that is not text is a 422, as for PUT and PATCH
+    for bad in (None, 5, True, ["# User"]):
+        status, refused = call(api, "POST", f"{WM}/tool", q, {"memory": bad})
+        assert status == 422 and refused["error"]["details"]["path"] == "memory", (bad, refused)
     assert call(api, "GET", WM, q)[1]["content"] == "# User\n- Name: Ada Lovelace"
 
 

@@ -30,6 +30,13 @@ TICKET = {
 }
 
 
+DEEP: dict[str, Any] = {}
+_node = DEEP
+for _ in range(40):  # 40 levels of `items`: jsonschema's own schema check would recurse through them
+    _node["items"] = {}
+    _node = _node["items"]
+
+
 def config(*types: dict[str, Any], **extraction: Any) -> Any:
     memory: dict[str, Any] = {"custom_types": list(types)}
     if extraction:
@@ -78,6 +85,61 @@ def test_a_declared_type_is_enabled_and_registered_beside_the_built_in_kinds() -
         (
             {"schema": {"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}},
             "local references",
+        ),
+        # schemas validation could never finish with, or that reach outside: named where they go wrong
+        (
+            {"schema": {**TICKET["schema"], "$defs": {"node": {"items": {"$ref": "#/$defs/node"}}}}},
+            "schema.$defs.node.items.$ref: the reference is recursive",
+        ),
+        (
+            {
+                "schema": {
+                    **TICKET["schema"],
+                    "properties": {**TICKET["schema"]["properties"], "x": {"$ref": "#"}},
+                }
+            },
+            "schema.properties.x.$ref: the reference is recursive",
+        ),
+        (
+            {
+                "schema": {
+                    **TICKET["schema"],
+                    "properties": {
+                        **TICKET["schema"]["properties"],
+                        "x": {"$dynamicRef": "https://example.com/s"},
+                    },
+                }
+            },
+            "schema.properties.x.$dynamicRef: $dynamicRef is not supported",
+        ),
+        (
+            {
+                "schema": {
+                    **TICKET["schema"],
+                    "properties": {**TICKET["schema"]["properties"], "x": {"$ref": "#/$defs/none"}},
+                }
+            },
+            "does not resolve",
+        ),
+        (
+            {"schema": {**TICKET["schema"], "properties": {**TICKET["schema"]["properties"], "x": DEEP}}},
+            "the schema nests more than 16 levels deep",
+        ),
+        (
+            {
+                "schema": {
+                    **TICKET["schema"],
+                    "properties": {
+                        **TICKET["schema"]["properties"],
+                        "x": {"type": "string", "pattern": "(a)\\1"},
+                    },
+                }
+            },
+            "schema.properties.x.pattern: '(a)\\\\1' cannot run in linear time",
+        ),
+        (
+            {"schema": {**TICKET["schema"], "patternProperties": {"^x": {}}}},
+            "patternProperties is not supported",
         ),
     ],
 )

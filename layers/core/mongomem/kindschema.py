@@ -15,6 +15,26 @@ FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 SCALARS = ("string", "number", "integer", "boolean")
 # Field names a payload may not use: they are the item's own (evidence) or the stored document's.
 RESERVED_FIELDS = frozenset({"evidence_seqs"})
+# How deep a schema may nest (objects and lists), how long a pattern may be.
+MAX_SCHEMA_DEPTH = 16
+MAX_PATTERN_CHARS = 1_000
+# Keywords that reach outside the document or make references dynamic, and patternProperties (jsonschema
+# runs those patterns with Python's backtracking engine inside additionalProperties).
+UNSUPPORTED_KEYWORDS = frozenset(
+    {
+        "$id",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "patternProperties",
+    }
+)
+SCHEMA_DIALECTS = (
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2020-12/schema#",
+)
 
 
 def types_of(spec: Any) -> list[str]:
@@ -33,7 +53,9 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
     """Why a custom type's payload schema (with its match key) cannot be used; empty when it can."""
     if not isinstance(schema, dict):
         return ["schema must be a JSON Schema object"]
-    problems: list[str] = []
+    problems: list[str] = structure_problems(schema)
+    if problems:  # the metaschema check below recurses: a schema too deep for it stops here
+        return problems
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -57,8 +79,6 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
                 f"schema.properties.{name}: a field name is letters, digits and _ (not starting with a digit), "
                 "at most 64 characters, and not evidence_seqs"
             )
-    if _external_refs(schema):
-        problems.append("schema may only use local references ($ref starting with '#')")
     required = set(schema.get("required") or [])
     for field in match_key:
         if field not in props:
@@ -74,15 +94,147 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
     return problems
 
 
-def _external_refs(node: Any) -> bool:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and not ref.startswith("#"):
-            return True
-        return any(_external_refs(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_external_refs(v) for v in node)
-    return False
+def structure_problems(schema: dict[str, Any]) -> list[str]:
+    """What makes a schema unusable for validating payloads, each naming its place (`schema.a.b`):
+    nesting deeper than MAX_SCHEMA_DEPTH, references that leave the document or point back into
+    themselves (validation would never end), dynamic references and anchors, `patternProperties`,
+    and `pattern`s that cannot run in linear time (they run on RE2). Walked without recursion."""
+    problems: list[str] = []
+    refs: list[tuple[tuple[str, ...], str]] = []  # (where the $ref is, its target)
+    stack: list[tuple[Any, tuple[str, ...]]] = [(schema, ())]
+    while stack:
+        node, at = stack.pop()
+        where = ".".join(("schema", *at))
+        if len(at) > MAX_SCHEMA_DEPTH:
+            problems.append(f"{where}: the schema nests more than {MAX_SCHEMA_DEPTH} levels deep")
+            continue
+        if isinstance(node, list):
+            stack.extend((item, (*at, str(i))) for i, item in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            here = f"{where}.{key}"
+            if key in UNSUPPORTED_KEYWORDS and not _is_field(at):
+                problems.append(f"{here}: {key} is not supported (a custom type's schema is self-contained)")
+            elif key == "$schema" and value not in SCHEMA_DIALECTS:
+                problems.append(f"{here}: only JSON Schema 2020-12 ({SCHEMA_DIALECTS[0]}) is supported")
+            elif key == "$ref" and not _is_field(at):
+                if not isinstance(value, str) or not value.startswith("#"):
+                    problems.append(f"{here}: schema may only use local references ($ref starting with '#')")
+                else:
+                    refs.append((at, value))
+            elif key == "pattern" and isinstance(value, str) and not _is_field(at):
+                problem = pattern_problem(value)
+                if problem:
+                    problems.append(f"{here}: {problem}")
+            stack.append((value, (*at, str(key))))
+    return problems or _ref_problems(schema, refs)
+
+
+def _is_field(at: tuple[str, ...]) -> bool:
+    """Whether a key at `at` names a field (a key of `properties`), not a keyword."""
+    return bool(at) and at[-1] in ("properties", "$defs", "definitions", "dependentSchemas")
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a `pattern` cannot be used (None: it runs on RE2, in time linear in the text)."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"a pattern holds at most {MAX_PATTERN_CHARS} characters"
+    try:
+        compiled_pattern(pattern)
+    except ValueError as exc:
+        return (
+            f"{pattern[:80]!r} cannot run in linear time (RE2: {exc}); "
+            "look-arounds and back-references are not supported"
+        )
+    return None
+
+
+_PATTERNS: dict[str, Any] = {}
+
+
+def compiled_pattern(pattern: str) -> Any:
+    """The pattern compiled by RE2 (linear time, no catastrophic backtracking); ValueError if it cannot be."""
+    if pattern not in _PATTERNS:
+        import re2
+
+        options = re2.Options()
+        options.log_errors = False
+        try:
+            _PATTERNS[pattern] = re2.compile(pattern, options)
+        except re2.error as exc:
+            raise ValueError(str(exc.args[0] if exc.args else exc).strip("b'\"")) from None
+    return _PATTERNS[pattern]
+
+
+def _pointer(ref: str) -> tuple[str, ...] | None:
+    """A local reference ("#/$defs/a") as path tokens; None for an anchor-style one ("#name")."""
+    if ref in ("#", "#/"):
+        return ()
+    if not ref.startswith("#/"):
+        return None
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/"))
+
+
+def _resolves(schema: Any, path: tuple[str, ...]) -> bool:
+    node = schema
+    for token in path:
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False
+    return True
+
+
+def _ref_problems(schema: dict[str, Any], refs: list[tuple[tuple[str, ...], str]]) -> list[str]:
+    """References that do not resolve, or that reach back into the place they are in (a recursive
+    schema: validating a payload would follow it without end)."""
+    problems: list[str] = []
+    targets: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {}
+    for at, ref in refs:
+        where = ".".join(("schema", *at, "$ref"))
+        path = _pointer(ref)
+        if path is None or not _resolves(schema, path):
+            problems.append(f"{where}: {ref!r} does not resolve to a part of this schema")
+        else:
+            targets[at] = (path, where)
+    if problems:
+        return problems
+    # Following a reference evaluates its target, and so every reference inside that target: a cycle
+    # of such steps (a reference inside its own target is the shortest) never ends.
+    follows = {
+        at: [other for other in targets if other[: len(path)] == path] for at, (path, _) in targets.items()
+    }
+    done: set[tuple[str, ...]] = set()
+    for root in targets:
+        if root in done:
+            continue
+        trail: list[tuple[str, ...]] = []
+        on_trail: set[tuple[str, ...]] = set()
+        stack: list[tuple[tuple[str, ...], int]] = [(root, 0)]
+        while stack:
+            node, step = stack.pop()
+            if step == 0:
+                trail.append(node)
+                on_trail.add(node)
+            nexts = follows[node]
+            if step < len(nexts):
+                stack.append((node, step + 1))
+                child = nexts[step]
+                if child in on_trail:
+                    return [
+                        f"{targets[child][1]}: the reference is recursive (following it reaches it again)"
+                    ]
+                if child not in done:
+                    stack.append((child, 0))
+            else:
+                trail.pop()
+                on_trail.discard(node)
+                done.add(node)
+    return problems
 
 
 def incompatible_changes(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mongomem.config import environment
+from mongomem.longterm.skills import skill_name
 
 DEFAULT_URL = "http://127.0.0.1:3000"
 
@@ -31,23 +32,33 @@ def _pages(client: Any, user_id: str | None, kind: str | None) -> Iterator[Any]:
 
 
 def export_skills(client: Any, user_id: str | None, target: Path, out: TextIO) -> list[Path]:
-    """One folder per active procedure, named for its skill; a second skill of the same name gets -2."""
+    """One folder per active procedure, named for its skill; a second skill of the same name gets -2.
+
+    Files land only inside `target`, whatever the server answers: each folder name is made here from
+    the skill's name (lowercase letters, digits and hyphens: no `/`, no `..`), and a folder that exists
+    as a symbolic link is not written through."""
     target.mkdir(parents=True, exist_ok=True)
+    root = target.resolve()
     written: list[Path] = []
     taken: set[str] = set()
     for memory in _pages(client, user_id, "procedural"):
         skill = client.get_skill(memory.memory_id, user_id)
-        name, n = skill.name, 2
+        base = skill_name(str(skill.name), fallback=f"procedure-{str(memory.lineage_id)[-8:]}")
+        name, n = base, 2
         while name in taken:
-            name, n = f"{skill.name[:60]}-{n}", n + 1
+            name, n = f"{base[:60]}-{n}", n + 1
         taken.add(name)
         content = (
             skill.content
             if name == skill.name
             else skill.content.replace(f"name: {skill.name}\n", f"name: {name}\n", 1)
         )
-        path = target / name / "SKILL.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder = root / name
+        path = folder / "SKILL.md"
+        if folder.is_symlink() or path.is_symlink() or not path.resolve().is_relative_to(root):
+            print(f"skipped {name!r} ({memory.memory_id}): {folder} is a link", file=sys.stderr)
+            continue
+        folder.mkdir(exist_ok=True)
         path.write_text(content, encoding="utf-8")
         written.append(path)
         print(f"{path}  ({memory.memory_id})", file=out)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
+from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
@@ -27,6 +27,9 @@ from mongomem.models.memory import (
     ObservedRange,
     PayloadFilter,
 )
+
+FEEDBACK_COLLECTION = "procedure_feedback"
+_USE_FIELD = {"success": "usage.successes", "failure": "usage.failures"}
 
 
 def read_filter(target: Scope | MemoryView) -> dict[str, Any]:
@@ -76,9 +79,14 @@ def to_doc(record: MemoryRecord) -> dict[str, Any]:
 class MemoryStore:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self.coll: Collection[dict[str, Any]] = db["memories"]
+        # one document per (procedure version, user, window): what each user reported
+        self.feedback: Collection[dict[str, Any]] = db[FEEDBACK_COLLECTION]
 
     def ensure_indexes(self) -> None:
         with translate_errors():
+            self.feedback.create_indexes(
+                [IndexModel([("tenant", ASCENDING), ("user_id", ASCENDING)], name="feedback_user")]
+            )
             self.coll.create_indexes(
                 [
                     IndexModel(
@@ -179,10 +187,11 @@ class MemoryStore:
         at: datetime,
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
+        status: str = "active",
     ) -> MemoryRecord | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged; an
         earlier observation moves observed_at back (it is the first time the memory was stated)."""
-        query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": "active"}
+        query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": status}
         if evidence.snapshot_id:
             query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
         update: dict[str, Any] = {
@@ -199,17 +208,68 @@ class MemoryStore:
             doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None
 
-    def record_use(self, scope: Scope, memory_id: str, outcome: str, at: datetime) -> MemoryRecord | None:
-        """Count one use of an active version (a success or a failure) and when it was."""
-        field = "usage.successes" if outcome == "success" else "usage.failures"
+    def activate(
+        self,
+        scope: Scope,
+        memory_id: str,
+        supersedes: str,
+        decision: DecisionRecord,
+        at: datetime,
+        payload: dict[str, Any],
+        text: str,
+    ) -> MemoryRecord | None:
         update = {
-            "$inc": {field: 1},
-            "$max": {"usage.last_used_at": at},
-            "$set": {"usage.last_outcome": outcome},
+            "$set": {
+                "status": "active",
+                "supersedes": supersedes,
+                "payload": payload,
+                "text": text,
+                "updated_at": at,
+                "index_state": "pending",
+            },
+            "$push": {"decisions": decision.model_dump()},
         }
         with translate_errors():
-            doc = update_and_read(self.coll, {"_id": memory_id, **scope.filter(), "status": "active"}, update)
+            doc = update_and_read(
+                self.coll, {"_id": memory_id, **scope.filter(), "status": "proposed"}, update
+            )
         return to_record(doc) if doc else None
+
+    def record_use(
+        self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime
+    ) -> tuple[MemoryRecord | None, bool]:
+        """Count a user's use of an active version once per window (a later report in the window
+        replaces the earlier one). The user's reports live in `procedure_feedback` (tenant, user_id:
+        erased with the user, whose counts erasure takes back)."""
+        key = f"{scope.tenant}|{memory_id}|{user_id}|{window}"
+        report = {"tenant": scope.tenant, "user_id": user_id, "memory_id": memory_id, "window": window}
+        with translate_errors():
+            before = self.feedback.find_one_and_update(
+                {"_id": key},
+                {"$set": {**report, "outcome": outcome, "at": at}},
+                upsert=True,
+                return_document=ReturnDocument.BEFORE,
+            )
+            previous = (before or {}).get("outcome")
+            inc: dict[str, int] = {}
+            if previous != outcome:
+                inc[_USE_FIELD[outcome]] = 1
+                if previous in _USE_FIELD:
+                    inc[_USE_FIELD[previous]] = -1
+            update: dict[str, Any] = {
+                "$max": {"usage.last_used_at": at},
+                "$set": {"usage.last_outcome": outcome},
+            }
+            if inc:
+                update["$inc"] = inc
+            doc = update_and_read(self.coll, {"_id": memory_id, **scope.filter(), "status": "active"}, update)
+            if doc is None:  # replaced or deleted meanwhile: the report does not stand
+                if before is None:
+                    self.feedback.delete_one({"_id": key})
+                else:
+                    self.feedback.replace_one({"_id": key}, {k: v for k, v in before.items() if k != "_id"})
+                return None, False
+        return to_record(doc), bool(inc)
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
         if not ids:

@@ -7,9 +7,12 @@ one resolver knows only half of the routes. The document here covers every route
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib
 import json
 import pkgutil
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +33,8 @@ DESCRIPTION = (
 )
 
 _cache: dict[str, str] = {}
+_pages: dict[str, tuple[str, dict[str, str]]] = {}
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _lock = threading.Lock()
 
 
@@ -81,6 +86,38 @@ def _build(version: str, server_url: str | None) -> str:
 
 def swagger_html(spec_url: str = OPENAPI_PATH) -> str:
     """Swagger UI (Powertools' bundled assets, so it works offline) loading the document from spec_url."""
+    return swagger_page(spec_url)[0]
+
+
+def swagger_page(spec_url: str = OPENAPI_PATH) -> tuple[str, dict[str, str]]:
+    """(Swagger UI's page, its security headers), built once per process."""
+    if spec_url not in _pages:
+        html = _swagger_html(spec_url)  # built outside the lock: it takes it for the document
+        _pages.setdefault(spec_url, (html, docs_headers(html)))
+    return _pages[spec_url]
+
+
+def docs_headers(html: str) -> dict[str, str]:
+    """The page's Content-Security-Policy and frame protection, like the console's.
+
+    Swagger UI's scripts are inline (Powertools ships them so the page works offline): each is allowed
+    by its SHA-256 and nothing else may run - an injected <script> or event handler is blocked. Styles
+    stay inline-capable (Swagger UI sets style attributes); images and fonts may be data: URLs."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
+        for body in _INLINE_SCRIPT.findall(html)
+    )
+    csp = (
+        f"default-src 'none'; script-src {hashes}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'; object-src 'none'"
+    )
+    from mongomem.api.console import SECURITY_HEADERS
+
+    return {**SECURITY_HEADERS, "Content-Security-Policy": csp, "Cache-Control": "no-store"}
+
+
+def _swagger_html(spec_url: str) -> str:
     from aws_lambda_powertools.event_handler.openapi import swagger_ui
     from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
@@ -104,4 +141,5 @@ def enable_docs(memory_api: MemoryApi) -> None:
 
     @app.get(DOCS_PATH, include_in_schema=False)
     def docs():
-        return Response(status_code=200, content_type="text/html; charset=utf-8", body=swagger_html())
+        html, headers = swagger_page()
+        return Response(status_code=200, content_type="text/html; charset=utf-8", body=html, headers=headers)

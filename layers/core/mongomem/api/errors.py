@@ -8,6 +8,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from mongomem.errors import (
     Conflict,
@@ -80,6 +81,21 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         details = _validation_details(exc)
         if any(d["type"] == "json_invalid" for d in details):
             return error_response(400, "invalid_json", "the request body is not valid JSON")
+        return error_response(422, "validation_error", "the request does not match the schema", details)
+
+    @app.exception_handler(ValidationError)
+    def _invalid_inside(exc: ValidationError) -> Response:
+        # a model built inside a route (a tool call's arguments, an import's turns) refused its input:
+        # the caller's mistake, answered like the resolver's own validation (never the value itself)
+        details = [
+            {
+                "path": ".".join(str(p) for p in err.get("loc", ())) or "(body)",
+                "message": err.get("msg", "invalid"),
+                "type": err.get("type"),
+            }
+            for err in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
+        logger.warning("request refused by a model", extra={"model": exc.title, "errors": len(details)})
         return error_response(422, "validation_error", "the request does not match the schema", details)
 
     @app.exception_handler(StoreAuthFailed)

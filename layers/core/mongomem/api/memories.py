@@ -42,13 +42,19 @@ def _scope(user_id: str | None) -> Scope:
     responses={
         201: {"description": "ADD or UPDATE", "content": {"application/json": {"model": WriteResult}}},
         200: {"description": "REINFORCE", "content": {"application/json": {"model": WriteResult}}},
+        202: {
+            "description": "PROPOSE: a user's other value for an org memory, kept as a proposal",
+            "content": {"application/json": {"model": WriteResult}},
+        },
     },
 )
 def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) -> tuple[WriteResult, int]:
-    result = services_of(router).memories.create(_scope(request.user_id), request)
+    # a tenant-wide key speaks for the tenant; a service account (one user) only proposes org changes
+    tenant_wide = caller(router).fixed_user_id is None
+    result = services_of(router).memories.create(_scope(request.user_id), request, tenant_wide)
     emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
-    return result, 201 if result.decision in ("ADD", "UPDATE") else 200
+    return result, {"ADD": 201, "UPDATE": 201, "PROPOSE": 202}.get(result.decision, 200)
 
 
 @router.get("/v1/memories/<memory_id>", summary="A memory and, on request, its whole version chain")
@@ -64,7 +70,7 @@ def list_memories(
     type: Annotated[
         str | None, Query(pattern=KIND_NAME_PATTERN, description="a memory kind (built-in or custom)")
     ] = None,
-    status: Annotated[Literal["active", "superseded", "deleted"] | None, Query()] = None,
+    status: Annotated[Literal["active", "superseded", "deleted", "proposed"] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
     subject: Annotated[

@@ -64,6 +64,7 @@ class Committer:
         visibility: Visibility | None = None,
         agent_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        authoritative: bool = False,
     ) -> Committed:
         """Write each valid item as ADD / UPDATE / REINFORCE; `turn_times` are the turns evidence may cite
         (seq -> when it was said): an item's evidence is observed when the latest turn it cites was said.
@@ -71,6 +72,8 @@ class Committer:
         `scope` is the user who said it. A private memory is written (and reconciled) in the user's
         scope - in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope,
         where the same statement by another user reinforces it; the evidence names the user either way.
+        A user's statement that conflicts with an org memory is only a proposal unless `authoritative`
+        (a tenant-wide caller's direct write): `Reconciler._propose`.
         """
         result = Committed()
         visibility = visibility or self.visibility_of(kind)
@@ -116,6 +119,7 @@ class Committer:
                     visibility=visibility,
                     agent_id=agent,
                     metadata=dict(metadata or {}),
+                    authoritative=authoritative,
                 ),
                 reconcile=reconcile,
                 deadline=deadline,

@@ -44,6 +44,11 @@ AMBIGUOUS_FROM = 0.80
 CANDIDATES = 5
 
 
+def contributors(record: MemoryRecord) -> set[str]:
+    """The users whose statements a version's evidence holds."""
+    return {e.user_id for e in record.evidence if e.user_id}
+
+
 def thresholds_for(embedder: object) -> tuple[float, float]:
     """(reinforce_at, ambiguous_from) for an embedder's similarity profile."""
     declared = getattr(embedder, "similarity_thresholds", None)
@@ -62,6 +67,9 @@ class NewMemory:
     # the agent whose private memory it is (None: shared by the user's agents); reconciled within it
     agent_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # a tenant-wide caller's direct write (memory_service key, operator): it changes an org memory at
+    # once; a user's statement (their extraction, their service account) may only propose a change
+    authoritative: bool = False
 
     @property
     def key(self) -> str:
@@ -175,6 +183,8 @@ class Reconciler:
             if target.observed_at is not None and new.observed(now) < target.observed_at:
                 # an older statement arriving late (history imported, snapshots extracted out of order)
                 return self._history(scope, new, target, now)
+            if new.visibility == "org" and not new.authoritative:
+                return self._propose(scope, new, target, now)
             return self._update(scope, new, target, now, "same key, another value", "rule", None)
         ranked = self._by_meaning(scope, new)
         if not ranked:
@@ -398,6 +408,76 @@ class Reconciler:
         self.store.insert(record)
         self.store.supersede(scope, old.memory_id, record.memory_id, now)
         return Outcome("UPDATE", reason, record, by, score, [record.memory_id, old.memory_id])
+
+    def _propose(self, scope: Scope, new: NewMemory, current: MemoryRecord, now: datetime) -> Outcome:
+        """A user's statement that conflicts with an org memory: a proposal, which becomes the new version
+        once the users behind it include every user behind the current version (a correction of one's
+        own statement) or outnumber them; until then the current version stays what everyone reads."""
+        lineage = self.store.lineage(scope, current.lineage_id)
+        pending = [
+            r for r in lineage if r.status == "proposed" and new.kind.same_content(r.payload, new.payload)
+        ]
+        backers = contributors(current)
+        if pending:
+            held = max(pending, key=lambda r: r.version)
+            merged = new.kind.merged(held.payload, new.payload)
+            note = self._decision(
+                "PROPOSE",
+                "another statement of a pending proposal",
+                "rule",
+                None,
+                current.memory_id,
+                new,
+                now,
+            )
+            proposal = self.store.reinforce(
+                scope,
+                held.memory_id,
+                new.evidence,
+                note,
+                now,
+                merged_payload=merged,
+                merged_text=new.kind.text(merged) if merged else None,
+                status="proposed",
+            )
+            if proposal is None:  # this snapshot already backs it
+                return Outcome("NOOP", "restatement already counted", held)
+        else:
+            version = max(r.version for r in lineage) + 1
+            note = self._decision(
+                "PROPOSE",
+                f"conflicts with org memory {current.memory_id}: proposed as its next version",
+                "rule",
+                None,
+                current.memory_id,
+                new,
+                now,
+            )
+            proposal = self._record(scope, new, current.lineage_id, version, None, note, now).model_copy(
+                update={"status": "proposed"}
+            )
+            self.store.insert(proposal)
+        proposers = contributors(proposal)
+        if backers <= proposers or len(proposers) > len(backers):
+            reason = (
+                f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
+                "behind the current version"
+            )
+            decision = self._decision("UPDATE", reason, "rule", None, current.memory_id, new, now)
+            payload = new.kind.updated(current.payload, proposal.payload)
+            promoted = self.store.activate(
+                scope, proposal.memory_id, current.memory_id, decision, now, payload, new.kind.text(payload)
+            )
+            if promoted is not None:
+                self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
+                return Outcome("UPDATE", reason, promoted, touched=[promoted.memory_id, current.memory_id])
+        needed = len(backers) + 1 - len(proposers)
+        reason = (
+            f"conflicts with the org memory {current.memory_id} stated by {len(backers)} user(s): kept as a "
+            f"proposal backed by {len(proposers)}; it replaces the current version when every user behind "
+            f"that restates it or {needed} more user(s) state it"
+        )
+        return Outcome("PROPOSE", reason, proposal, touched=[proposal.memory_id])
 
     def _history(self, scope: Scope, new: NewMemory, current: MemoryRecord, now: datetime) -> Outcome:
         """Keep an older value than the current one in the lineage's history; the current one stays."""

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mongomem.errors import InvalidInput
 from mongomem.kinds import KindRegistry
-from mongomem.models.common import check_key
+from mongomem.models.common import INT64_MAX, INT64_MIN, check_key, check_text
 from mongomem.models.memory import MemoryFilter, MemoryRecord
 
 MAX_TAGS = 20
 MAX_METADATA_FILTERS = 8
+MAX_FILTER_CHARS = 2_000
 
 
 def kinds_with(kinds: KindRegistry, field: str) -> list[str]:
@@ -52,8 +54,27 @@ def check_filters(
                 f"(configured: {configured})",
                 {"path": path, "partition_keys": list(partition_keys)},
             )
-        if not isinstance(value, str | int | float | bool) or (isinstance(value, float) and value != value):
-            raise InvalidInput(f"{path} must be a string, number or boolean", {"path": path})
+        problem = scalar_problem(value)
+        if problem:
+            raise InvalidInput(f"{path} {problem}", {"path": path})
+
+
+def scalar_problem(value: Any) -> str | None:
+    """Why a filter value cannot be matched against stored metadata (None: it can): the values a stored
+    document may hold - valid Unicode of bounded length, 64-bit integers, finite numbers, booleans."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if INT64_MIN <= value <= INT64_MAX else "must fit in a 64-bit integer"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "must be a finite number"
+    if isinstance(value, str):
+        try:
+            check_text(value, MAX_FILTER_CHARS)
+        except ValueError as exc:
+            return f"is not a storable string: {exc}"
+        return None
+    return "must be a string, number or boolean"
 
 
 def passes(record: MemoryRecord, filters: MemoryFilter) -> bool:

@@ -45,12 +45,32 @@ class MemoryRepository(Protocol):
         at: datetime,
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
+        status: str = "active",
     ) -> MemoryRecord | None:
-        """+1, evidence and decision appended (once per snapshot), payload merged; None if not applied."""
+        """+1, evidence and decision appended (once per snapshot), payload merged, on a version of this
+        status (an active one, or a `proposed` one another user backs); None if not applied."""
         ...
 
-    def record_use(self, scope: Scope, memory_id: str, outcome: str, at: datetime) -> MemoryRecord | None:
-        """Count a success or failure of using an active version; None when it is not active (replaced)."""
+    def activate(
+        self,
+        scope: Scope,
+        memory_id: str,
+        supersedes: str,
+        decision: DecisionRecord,
+        at: datetime,
+        payload: dict[str, Any],
+        text: str,
+    ) -> MemoryRecord | None:
+        """A `proposed` version becomes the active one (superseding `supersedes`, which the caller then
+        supersedes); None when it is no longer proposed."""
+        ...
+
+    def record_use(
+        self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime
+    ) -> tuple[MemoryRecord | None, bool]:
+        """Count a user's success or failure of using an active version, once per user and `window`: a
+        second report in the window replaces the first (the counts move only if the outcome changed).
+        Returns (the version, whether its counts changed); (None, False) when it is not active."""
         ...
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None: ...

@@ -4,8 +4,9 @@ that fit a task (ranked by relevance and by success)."""
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 
-from mongomem.errors import Conflict, InvalidInput, NotFound
+from mongomem.errors import Conflict, InvalidInput, NotFound, Unprocessable
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.skills import render_skill
 from mongomem.models.common import Scope, utcnow
@@ -24,6 +25,17 @@ from mongomem.retrieval.search import MemorySearch
 PROCEDURAL = "procedural"
 # Candidates the search returns per result asked for: success may lift a slightly less relevant procedure.
 OVERFETCH = 3
+# A user's feedback on one version counts once per window (of the server's clock: a caller's used_at
+# cannot open new windows); a later report in the same window replaces the earlier one.
+FEEDBACK_WINDOW = timedelta(days=1)
+# How far ahead of the server's clock a caller's used_at may be (clocks differ a little).
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def feedback_window(at: datetime) -> str:
+    """The window `at` falls in (UTC days for the one-day window)."""
+    start = int(at.timestamp() // FEEDBACK_WINDOW.total_seconds())
+    return f"{int(FEEDBACK_WINDOW.total_seconds())}s:{start}"
 
 
 def success_rate(usage: ProcedureUsage | None) -> float:
@@ -68,8 +80,17 @@ class ProcedureService:
                 f"memory {memory_id!r} was replaced by {record.superseded_by!r}; give feedback on the current version",
                 {"memory_id": memory_id, "superseded_by": record.superseded_by},
             )
+        now = utcnow()
+        used_at = request.used_at or now
+        if used_at > now + CLOCK_SKEW:
+            raise Unprocessable(
+                "used_at is in the future: report a use after it happened",
+                {"path": "used_at", "now": now.isoformat()},
+            )
         home = Scope(tenant=record.tenant, user_id=record.user_id)  # where the version is stored
-        updated = self.store.record_use(home, memory_id, request.outcome, request.used_at or utcnow())
+        updated, counted = self.store.record_use(
+            home, memory_id, scope.user_id, feedback_window(now), request.outcome, used_at
+        )
         if updated is None:  # replaced or deleted meanwhile
             raise Conflict(f"memory {memory_id!r} is no longer the current version", {"memory_id": memory_id})
         usage = updated.usage or ProcedureUsage()
@@ -78,6 +99,7 @@ class ProcedureService:
             lineage_id=updated.lineage_id,
             usage=usage,
             success_rate=success_rate(usage),
+            counted=counted,
         )
 
     def discover(self, scope: Scope, request: DiscoverRequest) -> DiscoverResponse:

@@ -29,7 +29,21 @@ from mongomem.models.memory import (
 from mongomem.retrieval.indexing import MemoryIndexer
 
 
-def memory_out(record: MemoryRecord) -> MemoryOut:
+def memory_out(record: MemoryRecord, viewer: str | None = None) -> MemoryOut:
+    """A stored version as the API shows it to `viewer` (a user): an org memory names only the viewer's
+    own contributions - the other users' evidence keeps its source and time, never who, which snapshot or
+    which turns (None: the whole record, for a tenant-wide read)."""
+    evidence, decisions = record.evidence, record.decisions
+    if viewer is not None and record.visibility == "org":
+        own = {e.snapshot_id for e in evidence if e.user_id == viewer and e.snapshot_id}
+        evidence = [
+            e if e.user_id == viewer else EvidenceRef(source=e.source, observed_at=e.observed_at)
+            for e in evidence
+        ]
+        decisions = [
+            d if d.snapshot_id is None or d.snapshot_id in own else d.model_copy(update={"snapshot_id": None})
+            for d in decisions
+        ]
     return MemoryOut(
         memory_id=record.memory_id,
         lineage_id=record.lineage_id,
@@ -47,8 +61,8 @@ def memory_out(record: MemoryRecord) -> MemoryOut:
         created_at=record.created_at,
         supersedes=record.supersedes,
         superseded_by=record.superseded_by,
-        evidence=record.evidence,
-        decisions=record.decisions,
+        evidence=evidence,
+        decisions=decisions,
         embedding_model=record.embedding_model,
         embedding_dim=record.embedding_dim,
         index_state=record.index_state,
@@ -85,9 +99,27 @@ class MemoryService:
         self.indexer = indexer
         self.partition_keys = tuple(partition_keys)
 
-    def create(self, scope: Scope, request: CreateMemoryRequest) -> WriteResult:
+    def create(self, scope: Scope, request: CreateMemoryRequest, tenant_wide: bool = True) -> WriteResult:
+        """Write one memory. `tenant_wide`: the caller speaks for the tenant (a memory_service key, an
+        operator) and may change org memories directly; otherwise (a service account: one user) an org
+        memory is written only for a kind whose configured visibility is org, reconciled, and a
+        conflicting value is a proposal (docs/security.md "Who may write org memory")."""
         require_kinds(self.kinds, [request.type], "type")
         kind = self.kinds[request.type]
+        visibility = request.visibility or self.committer.visibility_of(kind)
+        if visibility == "org" and not tenant_wide:
+            if self.committer.visibility_of(kind) != "org":
+                raise Forbidden(
+                    f"{kind.name} memories are private in this project: a service account (one user) may "
+                    "not share one with the whole tenant; write it with a memory_service key",
+                    {"path": "visibility", "type": kind.name, "visibility": "org"},
+                )
+            if not request.reconcile:
+                raise Forbidden(
+                    "an org memory is reconciled with what the tenant's users stated: only a memory_service "
+                    "key may write one with reconcile=false",
+                    {"path": "reconcile", "visibility": "org"},
+                )
         try:
             kind.validate(request.payload)
         except KindError as exc:
@@ -103,10 +135,13 @@ class MemoryService:
             visibility=request.visibility,
             agent_id=request.agent_id,
             metadata=request.metadata,
+            authoritative=tenant_wide,
         )
         outcome = committed.outcomes[0]
         fresh = self.store.get(MemoryView(scope), outcome.record.memory_id) or outcome.record
-        return WriteResult(decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh))
+        return WriteResult(
+            decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh, scope.user_id)
+        )
 
     def get(self, scope: Scope, memory_id: str, history: bool) -> MemoryWithHistory:
         """One of the user's memories or one of the tenant's org memories."""
@@ -118,8 +153,8 @@ class MemoryService:
             # in the order the values held: an older observation written later sits where it belongs
             versions = self.store.lineage(_home(record), record.lineage_id)
             versions.sort(key=lambda r: (r.observed_at or r.created_at, r.version))
-            chain = [memory_out(r) for r in versions]
-        return MemoryWithHistory(memory=memory_out(record), history=chain)
+            chain = [memory_out(r, scope.user_id) for r in versions]
+        return MemoryWithHistory(memory=memory_out(record, scope.user_id), history=chain)
 
     def list(
         self,
@@ -157,7 +192,7 @@ class MemoryService:
         more = len(records) > limit
         records = records[:limit]
         return MemoryPage(
-            memories=[memory_out(r) for r in records],
+            memories=[memory_out(r, scope.user_id) for r in records],
             next_cursor=records[-1].created_at.isoformat() if more and records else None,
         )
 

@@ -29,7 +29,8 @@ def skill_name(name: str, fallback: str) -> str:
 
 
 def _quoted(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    # outside the marked body, a value still may not forge a marker (an agent may paste the whole file)
+    return json.dumps(markers.neutralise(value), ensure_ascii=False)
 
 
 def _step(step: Any) -> tuple[str, str | None]:

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, StringConstraints
 
 from mongomem.models.base import Model
 
@@ -131,7 +131,23 @@ def _utc_datetime(value: datetime) -> datetime:
 
 # A date-time normalised to UTC; one that leaves the representable range after normalisation
 # (0001-01-01T00:00:00+14:00) is a validation error, never an OverflowError in the driver.
-UtcDateTime = Annotated[datetime, AfterValidator(_utc_datetime)]
+def _not_a_number(value: Any) -> Any:
+    # pydantic would read 1700000000 (or "1700000000") as seconds since 1970; the schema says an ISO 8601
+    # date-time string, and a number's unit (seconds? milliseconds?) is a guess, so it is refused
+    if isinstance(value, int | float) or (isinstance(value, str) and _numeric(value)):
+        raise ValueError("a date-time is an ISO 8601 string such as 2024-05-01T09:30:00Z, not a number")
+    return value
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)  # linear in the text, unlike a regex with two quantifiers
+    except ValueError:
+        return False
+    return True
+
+
+UtcDateTime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(_utc_datetime)]
 
 
 def parse_utc_datetime(text: str) -> datetime:

@@ -11,8 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from mongomem.config import KindName
 from mongomem.models.common import Identifier, SafeMapping, Scope, UtcDateTime
 
-Status = Literal["active", "superseded", "deleted"]
-Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP"]
+# proposed: a user's conflicting restatement of an org memory, waiting for the support that makes it the
+# new version (docs/security.md "Who may write org memory")
+Status = Literal["active", "superseded", "deleted", "proposed"]
+Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP", "PROPOSE"]
 Visibility = Literal["private", "org"]
 
 # The owner (user_id) of a tenant's org memories. It cannot be a caller's user id: `#` is outside the

@@ -41,6 +41,11 @@ class FeedbackResult(BaseModel):
     lineage_id: str
     usage: ProcedureUsage
     success_rate: float = Field(description="(successes + 1) / (uses + 2): 0.5 for an untried procedure")
+    counted: bool = Field(
+        True,
+        description="whether this report changed the counts: a user's feedback on a version counts once a "
+        "day (a later report that day replaces the earlier one)",
+    )
 
 
 class DiscoverRequest(BaseModel):

@@ -15,19 +15,20 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
 from mongomem.config import MemoryConfig
-from mongomem.errors import InvalidInput, PayloadTooLarge
-from mongomem.models.common import Scope, utcnow
+from mongomem.errors import Conflict, InvalidInput, PayloadTooLarge
+from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.imports import MAX_IMPORT_TURNS, ImportReport, ImportRequest, ImportTurn
 from mongomem.models.sessions import StoredSnapshot
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.shortterm.ports import TurnRepository
 from mongomem.shortterm.record import TurnRecorder
 
+T = TypeVar("T")
 # LoCoMo: the turns of a session are this far apart from the session's start (their order and day stay).
 LOCOMO_TURN_SECONDS = 10
 
@@ -107,9 +108,27 @@ def parse_locomo(data: dict[str, Any] | list[Any]) -> list[ImportTurn]:
             )
         prefix = f"{sample['sample_id']}-" if len(samples) > 1 and sample.get("sample_id") else ""
         numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
+        if not isinstance(conv["speaker_a"], str):
+            raise InvalidInput(
+                f"data[{index}].speaker_a must be a name (a string)", {"path": "data.speaker_a"}
+            )
         for n in numbers:
             start = _locomo_time(conv.get(f"session_{n}_date_time"), f"data.session_{n}_date_time")
-            for i, t in enumerate(conv[f"session_{n}"] or []):
+            said = conv[f"session_{n}"] or []
+            if not isinstance(said, list) or not all(isinstance(t, dict) for t in said):
+                raise InvalidInput(
+                    f'session_{n} must be a list of turn objects ({{"speaker", "text", "dia_id"}})',
+                    {"path": f"data.session_{n}"},
+                )
+            for i, t in enumerate(said):
+                try:
+                    when = start + timedelta(seconds=LOCOMO_TURN_SECONDS * i)
+                except OverflowError:
+                    raise InvalidInput(
+                        f"session_{n}[{i}]: {LOCOMO_TURN_SECONDS} s a turn after "
+                        f"session_{n}_date_time runs past the year 9999",
+                        {"path": f"data.session_{n}.{i}"},
+                    ) from None
                 content = str(t.get("text") or "")
                 if t.get("blip_caption"):
                     content += f" [shared a photo: {t['blip_caption']}]"
@@ -118,7 +137,7 @@ def parse_locomo(data: dict[str, Any] | list[Any]) -> list[ImportTurn]:
                     "role": "user" if t.get("speaker") == conv["speaker_a"] else "assistant",
                     "name": t.get("speaker"),
                     "content": content,
-                    "timestamp": start + timedelta(seconds=LOCOMO_TURN_SECONDS * i),
+                    "timestamp": when,
                     "metadata": {"dia_id": t["dia_id"]} if t.get("dia_id") else None,
                 }
                 try:
@@ -175,14 +194,26 @@ class Importer:
         report.sessions = len(by_session)
         idle = timedelta(seconds=self.memory.snapshot.idle_seconds)
         now = utcnow()
+        # Plan every session's batches first, each validated exactly as the record path will: a turn the
+        # record path would refuse, or an older turn than the session already holds, refuses the whole
+        # import before anything is written.
+        plans: list[tuple[str, list[tuple[_Stretch, list[RecordTurnsRequest]]]]] = []
         for session_id, said in by_session.items():
             said.sort(key=lambda t: t.timestamp)  # stable: equal times keep the file's order
             seen = self.turns.import_keys(scope, session_id)
             fresh = [(t, k) for t in said if (k := import_key(t)) not in seen]
             seen.update(k for _, k in fresh)
             report.already_imported += len(said) - len(fresh)
-            for stretch in _stretches(fresh, idle):
-                self._record(scope, session_id, stretch)
+            if fresh:
+                self._check_order(scope, session_id, fresh[0][0])
+            planned = [(s, self._batches(session_id, s, turns)) for s in _stretches(fresh, idle)]
+            plans.append((session_id, planned))
+        for session_id, planned in plans:
+            for stretch, batches in planned:
+                for batch, keys in zip(
+                    batches, _chunks(stretch.keys, self.memory.limits.max_batch), strict=True
+                ):
+                    self.recorder.record(scope, session_id, batch, import_keys=keys)
                 report.turns_recorded += len(stretch.turns)
                 if now - stretch.turns[-1].timestamp < idle:
                     # still going on in real time: the scan promotes it when it goes idle
@@ -193,19 +224,51 @@ class Importer:
                 report.extraction_queued += sum(len(s.extraction) for s in snaps)
         return report
 
-    def _record(self, scope: Scope, session_id: str, stretch: _Stretch) -> None:
-        size = self.memory.limits.max_batch
-        for start in range(0, len(stretch.turns), size):
-            batch, keys = stretch.turns[start : start + size], stretch.keys[start : start + size]
+    def _check_order(self, scope: Scope, session_id: str, first: ImportTurn) -> None:
+        """Turns get seqs after the session's own: an older turn than its latest would break time order."""
+        latest = self.turns.latest(scope, session_id, 1)
+        if latest and first.timestamp < as_utc(latest[-1].timestamp):
+            raise Conflict(
+                f"session {session_id!r} already holds turns up to {as_utc(latest[-1].timestamp).isoformat()}; "
+                f"an import adds turns after them, but this one starts at {first.timestamp.isoformat()} "
+                "(import older history into another session, or import the whole history before recording)",
+                {
+                    "path": "turns",
+                    "session_id": session_id,
+                    "session_latest": as_utc(latest[-1].timestamp).isoformat(),
+                    "import_earliest": first.timestamp.isoformat(),
+                },
+            )
+
+    def _batches(
+        self, session_id: str, stretch: _Stretch, every: list[ImportTurn]
+    ) -> list[RecordTurnsRequest]:
+        """The stretch's record requests, validated now (InvalidInput names the turn the record path refuses)."""
+        out = []
+        for batch, keys in zip(
+            _chunks(stretch.turns, self.memory.limits.max_batch),
+            _chunks(stretch.keys, self.memory.limits.max_batch),
+            strict=True,
+        ):
             # a retried request (its answer lost) replays the batch: the token is the batch's own keys
             token = "import-" + hashlib.sha256("".join(keys).encode()).hexdigest()[:40]
-            request = RecordTurnsRequest.model_validate(
-                {
-                    "client_token": token,
-                    "turns": [t.model_dump(exclude={"session_id"}, exclude_none=True) for t in batch],
-                }
-            )
-            self.recorder.record(scope, session_id, request, import_keys=keys)
+            body = {
+                "client_token": token,
+                "turns": [t.model_dump(exclude={"session_id"}, exclude_none=True) for t in batch],
+            }
+            try:
+                out.append(RecordTurnsRequest.model_validate(body))
+            except ValidationError as exc:
+                first = exc.errors(include_input=False, include_url=False)[0]
+                where = [p for p in first["loc"]]
+                turn = batch[int(where[1])] if len(where) > 1 and str(where[1]).isdigit() else batch[0]
+                index = next(i for i, t in enumerate(every) if t is turn)
+                field = ".".join(str(p) for p in where[2:]) or "turn"
+                raise InvalidInput(
+                    f"turn {index} (session {session_id}): {field}: {first['msg']}",
+                    {"path": f"turns.{index}" + (f".{field}" if where[2:] else ""), "session_id": session_id},
+                ) from None
+        return out
 
 
 def _check_sizes(turns: list[ImportTurn], memory: MemoryConfig) -> None:
@@ -217,6 +280,10 @@ def _check_sizes(turns: list[ImportTurn], memory: MemoryConfig) -> None:
                 f"turn {index} (session {turn.session_id}) has {size} bytes of content; the limit is {limit}",
                 {"path": f"turns.{index}.content", "max_content_bytes": limit},
             )
+
+
+def _chunks(items: list[T], size: int) -> list[list[T]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _stretches(turns: list[tuple[ImportTurn, str]], idle: timedelta) -> list[_Stretch]:

@@ -36,6 +36,14 @@ class TokenSeen(Exception):
     """The client token is among the session's recent tokens: the request is a retry."""
 
 
+class AgentConflict(Exception):
+    """The batch names another agent than the session belongs to (its first turns' agent_id, or none)."""
+
+    def __init__(self, session_agent: str | None) -> None:
+        super().__init__(session_agent)
+        self.session_agent = session_agent
+
+
 class SessionRepository(Protocol):
     """One document per (tenant, user_id, session_id): seq allocation, counters, leases."""
 
@@ -54,7 +62,8 @@ class SessionRepository(Protocol):
 
         Creates the session on its first turn, bumps `pending` and `unpromoted_tokens`, sets
         `last_turn_at` and `idle_due_at`, and remembers the client token (the last TOKEN_WINDOW).
-        Raises TokenSeen, allocating nothing, when the token is already remembered.
+        Raises TokenSeen, allocating nothing, when the token is already remembered, and AgentConflict,
+        allocating nothing, when `agent_id` is given and the session belongs to another agent (or none).
         """
         ...
 

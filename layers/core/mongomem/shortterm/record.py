@@ -18,7 +18,7 @@ from mongomem.models.turns import (
     TurnIn,
 )
 from mongomem.shortterm.policy import PromotionPolicy
-from mongomem.shortterm.ports import SessionRepository, TokenSeen, TurnRepository
+from mongomem.shortterm.ports import AgentConflict, SessionRepository, TokenSeen, TurnRepository
 
 
 def estimate_tokens(turn: TurnIn) -> int:
@@ -120,9 +120,19 @@ class TurnRecorder:
         tokens = sum(estimate_tokens(t) for t in request.turns)
         now = utcnow()
         count = len(request.turns)
-        allocated = self.sessions.allocate(
-            scope, session_id, request.agent_id, count, tokens, token, self.policy.idle_due_at(now), now
-        )
+        try:
+            allocated = self.sessions.allocate(
+                scope, session_id, request.agent_id, count, tokens, token, self.policy.idle_due_at(now), now
+            )
+        except AgentConflict as exc:
+            held = exc.session_agent
+            raise Conflict(
+                f"session {session_id!r} belongs to "
+                + (f"agent {held!r}" if held else "no agent (its first turns named none)")
+                + f"; this batch names agent {request.agent_id!r}. A session is one agent's conversation: "
+                "record the other agent's turns in a session of its own",
+                {"path": "agent_id", "session_id": session_id, "session_agent_id": held},
+            ) from None
         if not allocated.size_marked and self.policy.size_reached(
             allocated.pending, allocated.unpromoted_tokens
         ):

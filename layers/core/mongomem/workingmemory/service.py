@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from mongomem.errors import InvalidInput, NotFound, PayloadTooLarge
+from mongomem.errors import InvalidInput, NotFound, PayloadTooLarge, Unprocessable
 from mongomem.models.common import Principal, SafeMapping, Scope, as_utc
 from mongomem.models.working_memory import (
     Delivery,
@@ -37,6 +37,8 @@ from mongomem.workingmemory.merge import deep_merge, encoded_size, has_content, 
 from mongomem.workingmemory.ports import Stored, WorkingMemoryPort
 
 SEED_KEY = "workingMemory"
+# Template mode: the one field of a tool call without the wrapper that is taken as the Markdown text.
+TEXT_FIELDS = frozenset({"content", "markdown", "text", "working_memory", "workingMemory"})
 _SAFE: TypeAdapter[dict[str, Any]] = TypeAdapter(SafeMapping)
 
 
@@ -69,6 +71,18 @@ def resolve_key(
         thread_id=thread_id if scope == "thread" else None,
         agent_id=agent_id if scope == "resource" else None,
     )
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
 
 
 def _as_object(value: Any) -> Any:
@@ -160,24 +174,41 @@ class WorkingMemoryService:
         return self.merge(key, WorkingMemoryWrite(memory=self.tool_memory(arguments)), read_only)
 
     def tool_memory(self, arguments: str | dict[str, Any]) -> str | dict[str, Any]:
-        """The memory inside tool-call arguments, with or without the `memory` wrapper."""
+        """The memory inside tool-call arguments, with or without the `memory` wrapper.
+
+        Template mode takes a text: `{"memory": "..."}`, a bare string, or one field that names the text
+        (`TEXT_FIELDS`: `{"markdown": "..."}`); any other object (`{"seat": "aisle"}`) is refused, never
+        taken as the whole document. Schema mode takes an object, wrapped or not. A wrapped value of
+        another type (null, a number, a boolean, a list) is a 422, as it is for PUT and PATCH."""
+        schema_mode = self.config.json_schema is not None
         value: Any = _as_object(arguments) if isinstance(arguments, str) else arguments
         if isinstance(value, str):
             return value  # a bare Markdown text (or a JSON string that was not an object)
         if not isinstance(value, dict):
-            raise ModeMismatch("the tool call's arguments must be an object", {"path": "memory"})
+            raise Unprocessable(
+                f"the tool call's arguments must be an object; got {_json_type(value)}", {"path": "(body)"}
+            )
         properties = (self.config.json_schema or {}).get("properties") or {}
         if set(value) == {"memory"} and "memory" not in properties:
-            inner = value["memory"]
-            return _as_object(inner) if self.config.json_schema is not None else inner
-        if self.config.json_schema is not None:
+            inner = _as_object(value["memory"]) if schema_mode else value["memory"]
+            if not isinstance(inner, str | dict):
+                wanted = "an object of fields" if schema_mode else "the Markdown text"
+                raise Unprocessable(
+                    f"memory must be {wanted}; got {_json_type(inner)}",
+                    {"path": "memory", "mode": self.config.mode},
+                )
+            return inner
+        if schema_mode:
             return value
-        texts = [v for v in value.values() if isinstance(v, str)]
-        if len(value) == 1 and len(texts) == 1:
-            return texts[0]  # {"content": "..."}, {"markdown": "..."}: the model named the field itself
+        if len(value) == 1:
+            ((name, text),) = value.items()
+            if name in TEXT_FIELDS and isinstance(text, str):
+                return text  # {"markdown": "..."}: the model named the text field itself
         raise ModeMismatch(
-            'working memory is in template mode: call the tool with {"memory": "<Markdown>"}',
-            {"path": "memory", "mode": "template"},
+            'working memory is in template mode: call the tool with {"memory": "<Markdown>"} '
+            f"(the whole document); an object of fields such as {{{', '.join(map(repr, list(value)[:3]))}}} "
+            "cannot be merged into Markdown",
+            {"path": "memory", "mode": "template", "fields": list(value)[:20]},
         )
 
     def clear(self, key: WorkingMemoryKey, read_only: bool = False) -> WorkingMemoryState:

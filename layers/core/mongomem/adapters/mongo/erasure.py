@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pymongo import ASCENDING, IndexModel
 
+from mongomem.adapters.memory_store import FEEDBACK_COLLECTION
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.models.common import Scope
 from mongomem.models.memory import ORG_OWNER
@@ -61,6 +62,7 @@ class MongoErasureRepository:
         counts: dict[str, int] = {}
         with translate_errors():
             snapshot_ids = [d["_id"] for d in self.db["snapshots"].find(scope.filter(), {"_id": 1})]
+            counts["procedure_feedback"] = self._forget_feedback(scope)
             for name in USER_COLLECTIONS:
                 counts[name] = int(self.db[name].delete_many(scope.filter()).deleted_count)
             counts["queue_messages"] = self._erase_local_queue(scope, set(snapshot_ids))
@@ -111,7 +113,8 @@ class MongoErasureRepository:
                         "tenant": scope.tenant,
                         "user_id": ORG_OWNER,
                         "lineage_id": lineage_id,
-                        "status": {"$ne": "deleted"},
+                        # a proposal never held the value: only a version that was active comes back
+                        "status": "superseded",
                     },
                     {"_id": 1},
                     sort=[("version", -1)],
@@ -126,7 +129,7 @@ class MongoErasureRepository:
                 ):
                     continue
                 coll.update_one(
-                    {"_id": survivor["_id"]},
+                    {"_id": survivor["_id"], "status": "superseded"},
                     {
                         "$set": {"status": "active", "updated_at": at, "index_state": "pending"},
                         "$unset": {"superseded_by": "", "valid_to": ""},
@@ -134,6 +137,19 @@ class MongoErasureRepository:
                 )
                 changed.append(survivor["_id"])
         return list(dict.fromkeys(changed)), deleted
+
+    def _forget_feedback(self, scope: Scope) -> int:
+        """Take the user's procedure feedback back out of the counts it added (org procedures keep the
+        other users' reports), then delete the reports."""
+        coll = self.db[FEEDBACK_COLLECTION]
+        reports = list(coll.find(scope.filter(), {"memory_id": 1, "outcome": 1}))
+        for report in reports:
+            field = "usage.successes" if report.get("outcome") == "success" else "usage.failures"
+            self.db["memories"].update_one(
+                {"_id": report.get("memory_id"), "tenant": scope.tenant, field: {"$gt": 0}},
+                {"$inc": {field: -1}},
+            )
+        return int(coll.delete_many(scope.filter()).deleted_count) if reports else 0
 
     def _erase_local_queue(self, scope: Scope, snapshot_ids: set[str]) -> int:
         """The local stack's queued extraction messages for the user's snapshots (SQS has no such delete)."""

@@ -18,7 +18,7 @@ from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import session_key
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.sessions import Session, StoredSnapshot
-from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, Allocated, TokenSeen
+from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, AgentConflict, Allocated, TokenSeen
 
 COLLECTION = "sessions"
 # Never handed to logic: the token list is the adapter's fast path, the lease the adapter's lock.
@@ -116,6 +116,9 @@ class MongoSessionRepository:
             "$set": {"last_turn_at": now, "idle_due_at": idle_due_at},
         }
         query: dict[str, Any] = {"_id": skey}
+        if agent_id is not None:
+            # a session belongs to one agent: a batch naming another is refused, never reassigned
+            query["agent_id"] = agent_id
         if client_token:
             update["$push"] = {"tokens": {"$each": [{"t": client_token, "at": now}], "$slice": -TOKEN_WINDOW}}
             # a quick retry misses the filter and is answered without allocating seqs
@@ -144,7 +147,13 @@ class MongoSessionRepository:
                     pass
                 doc = self._allocate_existing(query, update)
         if doc is None:
-            # The session exists, so the filter missed only because the token is already in the window.
+            # The session exists, so the filter missed because the token is already in the window or
+            # because the session belongs to another agent (a read only on this rare path).
+            if agent_id is not None:
+                with translate_errors():
+                    held = self.coll.find_one({"_id": skey}, {"agent_id": 1})
+                if held is not None and held.get("agent_id") != agent_id:
+                    raise AgentConflict(held.get("agent_id"))
             raise TokenSeen(client_token)
         return Allocated(
             int(doc["last_seq"]),
