@@ -15,7 +15,52 @@ IMPLEMENTATIONS = [
     "embedded",
     "embedded-pure-python",
     pytest.param("opensearch", marks=pytest.mark.opensearch),
+    pytest.param("opensearch-serverless", marks=pytest.mark.opensearch),
 ]
+
+# How long the Serverless stand-in keeps a write from search here: long enough that a test which did not
+# wait for visibility fails, short enough to keep the suite quick (the twin runs a realistic one).
+VISIBILITY_SECONDS = 0.3
+
+
+@pytest.fixture(scope="session")
+def serverless_collection(opensearch_node: Any) -> Iterator[Any]:
+    """The OpenSearch Serverless stand-in (tools/twin/aoss.py) in front of the session's node."""
+    from twin.aoss import SearchProxy
+
+    with SearchProxy(opensearch_node.url, visibility_seconds=VISIBILITY_SECONDS) as proxy:
+        yield proxy
+
+
+def signed_client(url: str, service: str = "aoss") -> Any:
+    """An opensearch-py client that signs with SigV4 for `service`, as a deployed function does."""
+    from botocore.credentials import Credentials
+    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+
+    auth = Urllib3AWSV4SignerAuth(Credentials("AKIDTWINTWINTWIN", "twin-secret"), "eu-west-1", service)
+    return OpenSearch(hosts=[url], http_auth=auth, connection_class=Urllib3HttpConnection, timeout=30)
+
+
+class Visible:
+    """A VectorIndex whose writes return once search sees them: the test waits for visibility (the
+    stand-in's clock), it never refreshes."""
+
+    def __init__(self, index: Any, collection: Any) -> None:
+        self._index = index
+        self._collection = collection
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._index, name)
+        if name not in ("upsert", "delete", "delete_user", "drop", "ensure"):
+            return attr
+
+        def then_settle(*args: Any, **kwargs: Any) -> Any:
+            result = attr(*args, **kwargs)
+            self._collection.settle()
+            return result
+
+        return then_settle
+
 
 OpenIndex = Callable[[], VectorIndex]
 
@@ -35,6 +80,17 @@ def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenI
             index = OpenSearchIndex(node.url, name, engine="lucene", shards=1, replicas=0, refresh=True)
             opened.append(index)
             return index
+    elif request.param == "opensearch-serverless":
+        from mongomem.vectors.opensearch import OpenSearchIndex
+
+        collection = request.getfixturevalue("serverless_collection")
+        name = f"contract-{uuid.uuid4().hex[:12]}"
+
+        def factory() -> VectorIndex:
+            # faiss, as deployed: the stand-in refuses lucene and builds the node's index with it
+            signed = OpenSearchIndex(signed_client(collection.url), name, serverless=True)
+            opened.append(signed)
+            return Visible(signed, collection)  # type: ignore[return-value]
     else:
         from mongomem.vectors.embedded import EmbeddedIndex
 

@@ -47,9 +47,11 @@ memory:
 
 
 # What the twin changes of samconfig.toml's environments, and why: a short config max age so `apply
-# --wait` is quick, and the lucene k-NN engine (the test node, assembled from Maven Central, has no
-# faiss native library). Everything else is the template's defaults and samconfig's lists.
-TWIN = {"ConfigMaxAgeSeconds": "5", "OpenSearchEngine": "lucene"}
+# --wait` is quick, and, for dev, OpenSearchMode=serverless: the journey runs against the Serverless
+# stand-in, the strictest of the search services (no custom ids, no refresh, writes searchable only
+# after a few seconds); staging runs the template's default (an OpenSearch Service domain). Everything
+# else is the template's defaults and samconfig's lists.
+TWIN = {"ConfigMaxAgeSeconds": "5"}
 CONSOLE_ORIGIN = "https://console.example.com"
 
 
@@ -58,7 +60,9 @@ def dev(twin: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     from twin.stack import samconfig
 
     name, params = samconfig(ROOT, "default")  # `sam deploy`
-    return twin.deploy(name, {**params, **TWIN}, tmp_path_factory.mktemp("dev"))
+    return twin.deploy(
+        name, {**params, **TWIN, "OpenSearchMode": "serverless"}, tmp_path_factory.mktemp("dev")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +70,14 @@ def staging(twin: Any, dev: Any, tmp_path_factory: pytest.TempPathFactory) -> An
     from twin.stack import samconfig
 
     name, params = samconfig(ROOT, "staging")  # `sam deploy --config-env staging`
-    # one SecantusDB and one OpenSearch node stand in for both stages' Atlas clusters and collections:
-    # a database of its own, and (to also deploy the no-search variant) no search index
-    # and a browser console on another origin calls its API (CORS)
-    extra = {"MongoDbName": "mongomem_staging", "OpenSearchMode": "none", "CorsAllowOrigins": CONSOLE_ORIGIN}
+    # one SecantusDB and one OpenSearch node stand in for both stages' Atlas clusters and search services:
+    # a database and an index of its own (the default mode: an OpenSearch Service domain); a browser
+    # console on another origin calls its API (CORS)
+    extra = {
+        "MongoDbName": "mongomem_staging",
+        "OpenSearchIndex": "mongomem-staging",
+        "CorsAllowOrigins": CONSOLE_ORIGIN,
+    }
     return twin.deploy(name, {**params, **TWIN, **extra}, tmp_path_factory.mktemp("staging"))
 
 
@@ -180,8 +188,8 @@ def test_journey_record_scan_extract_search_context_erase(
     trips = eventually(lambda: mem.search(user_id="user-7", query="Lisbon", types=["trip"], top_k=3).results)
     assert [(t.type, t.payload["destination"]) for t in trips] == [("trip", "Lisbon")]
     step("custom type: the ExtractCustom function stored the trip; search by types=[trip] finds it")
-    recalled = mem.recall(query="Lisbon", user_id="user-7", top_k=2)
-    assert any("Lisbon" in t["content"] for g in recalled["threads"] for t in g["turns"]), recalled
+    recalled = eventually(lambda: mem.recall(query="Lisbon", user_id="user-7", top_k=2)["threads"])
+    assert any("Lisbon" in t["content"] for g in recalled for t in g["turns"]), recalled
     context = mem.build_context(
         user_id="user-7", session_id="sess-42", query="travel plans", token_budget=800
     )
@@ -222,10 +230,26 @@ def test_journey_record_scan_extract_search_context_erase(
     assert {row["version"] for row in report["config"]["functions"].values()} == {1}
     assert report["config"]["applied"] == 1 and report["service"]["ready"] is True
     step("mongomem memory status --stack: applied version 1 on every function; service ready")
-    # Erasing the user removes everything, in MongoDB and in the index
-    assert mem.request("DELETE", "/v1/users/user-7")["total"] > 0
+    # Erasing the user removes everything, in MongoDB and in the index (the collection has no _refresh)
+    erased = mem.request("DELETE", "/v1/users/user-7")
+    assert erased["total"] > 0 and erased["erased"]["index_entries"] > 0, erased
     assert mem.search(user_id="user-7", query="airport", top_k=3).results == []
-    step("erase: DELETE /v1/users/user-7 leaves nothing to find")
+    twin.collection.settle()
+    left = json.loads(
+        urllib.request.urlopen(
+            urllib.request.Request(
+                f"{twin.opensearch_url}/mongomem-memories/_count",
+                data=json.dumps({"query": {"term": {"user_id": "user-7"}}}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+        ).read()
+    )
+    assert left["count"] == 0, left  # no vector or text of the user is left in the collection
+    assert not [c for c in twin.collection.calls if c.status == 404 and "_refresh" in c.path]
+    step(
+        f"erase: DELETE /v1/users/user-7 deleted {erased['erased']['index_entries']} index entries by field; "
+        "nothing of the user is left in the collection"
+    )
 
 
 def test_an_offline_llm_in_the_cloud_is_refused_with_its_reason(
@@ -297,10 +321,15 @@ def test_two_stages_side_by_side(
         dev.schedules["ScanSessionsFunctionSchedule"]["Name"]
         != staging.schedules["ScanSessionsFunctionSchedule"]["Name"]
     )
-    # staging runs without a search index: no index-lag alarm there, one in dev
+    # dev searches a Serverless collection, staging a domain (the default): each has its index-lag alarm
     alarms = {a["AlarmName"] for a in twin.client("cloudwatch").describe_alarms()["MetricAlarms"]}
     assert any("IndexLagAlarm" in a and a.startswith("mongomem-dev") for a in alarms)
-    assert not any("IndexLagAlarm" in a and a.startswith("mongomem-staging") for a in alarms)
+    assert any("IndexLagAlarm" in a and a.startswith("mongomem-staging") for a in alarms)
+    env = staging.functions["MemoryApiFunction"].spec.environment
+    assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-es" and "SearchDomain" in staging.resources
+    with urllib.request.urlopen(f"{twin.opensearch_url}/mongomem-staging/_mapping") as answer:
+        mapping = json.loads(answer.read())["mongomem-staging"]["mappings"]["properties"]["vector"]
+    assert mapping["dimension"] == 1024  # the staging migration created its index through the domain
     # each stage has its own data: a key of staging cannot see dev's tenant data, and vice versa
     _, out, _ = cli(
         capsys,
@@ -326,7 +355,10 @@ def test_two_stages_side_by_side(
     report = json.loads(out)
     assert report["config"]["applied"] is None
     assert {row["config"] for row in report["config"]["functions"].values()} == {"template defaults"}
-    step("two stages (dev, staging) side by side: no name collides, data and config stay per stage")
+    step(
+        "two stages side by side (dev: Serverless collection, staging: the default OpenSearch Service domain): "
+        "no name collides, data, index and config stay per stage"
+    )
 
 
 def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:

@@ -194,7 +194,7 @@ def test_without_vpc_parameters_no_function_runs_in_a_vpc() -> None:
 
 
 def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_calls() -> None:
-    stack = resolve(**VPC, CreateVpcEndpoints="true")
+    stack = resolve(**VPC, CreateVpcEndpoints="true", OpenSearchMode="serverless")
     fns = functions(stack)
     # every function (the deploy-time migration included) runs in the given subnets and security group
     for name, fn in fns.items():
@@ -225,7 +225,7 @@ def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_
         "SearchVpcEndpoint",
     ]
     # without CreateVpcEndpoints the functions still run in the VPC (reaching AWS through a NAT)
-    nat = resolve(**VPC)
+    nat = resolve(**VPC, OpenSearchMode="serverless")
     assert all("VpcConfig" in f for f in functions(nat).values())
     assert not nat.of_type("AWS::EC2::VPCEndpoint")
     assert json.loads(nat.props("SearchNetworkPolicy")["Policy"])[0]["AllowFromPublic"] is True
@@ -283,6 +283,74 @@ def test_existing_opensearch_without_its_endpoint_or_arn_is_refused_by_the_templ
         "OpenSearchMode=existing needs OpenSearchResourceArn (what the functions may call).",
     ]
     assert resolve(**EXISTING).failed_rules == []
+
+
+def test_the_default_search_is_an_encrypted_domain_reached_with_iam() -> None:
+    stack = resolve()
+    (domain,) = stack.of_type("AWS::OpenSearchService::Domain").values()
+    assert not [k for k, (t, _) in stack.resources.items() if t.startswith("AWS::OpenSearchServerless::")]
+    # a first deploy's size: one t3.small.search node, 10 GiB gp3, in no VPC
+    assert domain["ClusterConfig"]["InstanceType"] == "t3.small.search"
+    assert (
+        str(domain["ClusterConfig"]["InstanceCount"]) == "1"
+        and domain["ClusterConfig"]["ZoneAwarenessEnabled"] is False
+    )
+    assert domain["EBSOptions"] == {"EBSEnabled": True, "VolumeType": "gp3", "VolumeSize": "10"}
+    assert "VPCOptions" not in domain
+    # encrypted at rest and between nodes, HTTPS only; the domain trusts the account, IAM decides who
+    assert domain["EncryptionAtRestOptions"] == {"Enabled": True}
+    assert domain["NodeToNodeEncryptionOptions"] == {"Enabled": True}
+    assert domain["DomainEndpointOptions"]["EnforceHTTPS"] is True
+    (trust,) = domain["AccessPolicies"]["Statement"]
+    assert trust["Principal"] == {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}
+    # the functions sign for es and reach it over HTTPS; exactly the five search roles may call it
+    for name, fn in functions(stack).items():
+        env = fn["Environment"]["Variables"]
+        assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-es", name
+        assert env["MONGOMEM_OPENSEARCH_ENDPOINT"] == "https://SearchDomain.DomainEndpoint", name
+    statement = stack.props("SearchAccessPolicy")["PolicyDocument"]["Statement"][0]
+    assert statement["Resource"] == ["SearchDomain.Arn", "SearchDomain.Arn/*"]
+    assert "IndexLagAlarm" in stack.resources
+    # in a VPC: one subnet for one node, every subnet (one per zone) for two or three, behind its own group
+    vpc = resolve(**VPC)
+    options = vpc.props("SearchDomain")["VPCOptions"]
+    assert options == {"SubnetIds": ["subnet-a"], "SecurityGroupIds": ["SearchDomainSecurityGroup"]}
+    ingress = vpc.props("SearchDomainSecurityGroup")["SecurityGroupIngress"]
+    assert ingress == [
+        {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "SourceSecurityGroupId": "sg-fn"}
+    ]
+    two = resolve(**VPC, OpenSearchDomainInstanceCount="2").props("SearchDomain")
+    assert two["VPCOptions"]["SubnetIds"] == ["subnet-a", "subnet-b"]
+    assert two["ClusterConfig"]["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": "2"}
+
+
+def test_serverless_refuses_the_lucene_engine() -> None:
+    # vector search collections offer faiss (and nmslib), not lucene: the template says so before AWS does
+    assert resolve(OpenSearchMode="serverless", OpenSearchEngine="lucene").failed_rules == [
+        "OpenSearchMode=serverless needs OpenSearchEngine=faiss (vector search collections do not offer the "
+        "lucene engine)."
+    ]
+    assert resolve(OpenSearchMode="serverless").failed_rules == []
+    assert resolve(OpenSearchEngine="lucene").failed_rules == []  # a domain builds lucene indexes
+
+
+def test_serverless_collection_grants_what_the_functions_call() -> None:
+    stack = resolve(OpenSearchMode="serverless")
+    (rule, collection_rule) = json.loads(stack.props("SearchDataAccess")["Policy"])[0]["Rules"]
+    # reindex --re-embed drops and recreates the index: DELETE <index> needs aoss:DeleteIndex
+    assert set(rule["Permission"]) == {
+        "aoss:CreateIndex",
+        "aoss:DescribeIndex",
+        "aoss:UpdateIndex",
+        "aoss:DeleteIndex",
+        "aoss:ReadDocument",
+        "aoss:WriteDocument",
+    }
+    assert collection_rule["Permission"] == ["aoss:DescribeCollectionItems"]
+    for name, fn in functions(stack).items():
+        env = fn["Environment"]["Variables"]
+        assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-aoss", name
+        assert env["MONGOMEM_OPENSEARCH_ENGINE"] == "faiss", name
 
 
 def test_no_search_mode_leaves_search_out_entirely() -> None:

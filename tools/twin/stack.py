@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from .aoss import SearchProxy
 from .apigw import ApiGateway
 from .bedrock import BedrockStandIn
 from .cfn import Resolver, load_template, references, sam_transform
@@ -61,6 +62,7 @@ class Twin:
         cache: Path | None = None,
         build_dir: Path | None = None,
         concurrency: int = 1000,
+        search_visibility_seconds: float = 3.0,
     ) -> None:
         import logging
 
@@ -90,6 +92,10 @@ class Twin:
         self.moto_url = f"http://127.0.0.1:{self.moto._server.server_address[1]}"
         self.ssm = SsmThrottle(self.moto_url)  # SSM's read rate in front of moto's SSM
         self.bedrock = BedrockStandIn().start()
+        # OpenSearch Serverless (a VECTORSEARCH collection: its rules, writes visible after a few seconds)
+        # and OpenSearch Service domains, both answered by the real node (tools/twin/aoss.py)
+        self.collection = SearchProxy(opensearch_url, visibility_seconds=search_visibility_seconds).start()
+        self.domain = SearchProxy(opensearch_url, service="es").start()
         self.stacks: dict[str, DeployedStack] = {}
         self.lambda_api = LambdaApi(self.invoke)
         self.responses = _CfnResponses()
@@ -189,6 +195,8 @@ class Twin:
         self.lambda_api.stop()
         self.bedrock.stop()
         self.ssm.stop()
+        self.collection.stop()
+        self.domain.stop()
         self.responses.stop()
         self.moto.stop()
 
@@ -391,6 +399,9 @@ class DeployedStack:
         runtime = str(p.get("Runtime") or "")
         lifecycle_refusal(runtime)  # a runtime whose function creation Lambda blocks fails the deploy
         env = {k: _cfn_string(v) for k, v in ((p.get("Environment") or {}).get("Variables") or {}).items()}
+        # The template reaches a domain over HTTPS (its endpoint is a bare host); the stand-in speaks HTTP.
+        domain = "https://" + self.twin.domain.url.removeprefix("http://")
+        env = {k: self.twin.domain.url if v == domain else v for k, v in env.items()}
         spec = FunctionSpec(
             logical_id=r.logical_id,
             name=name,
@@ -471,12 +482,31 @@ class DeployedStack:
     def _create_AWS_OpenSearchServerless_Collection(self, r: Resource) -> None:
         collection = hashlib.sha256(f"{self.name}/{r.logical_id}".encode()).hexdigest()[:20]
         r.ref = collection
-        # The collection's endpoint is the real OpenSearch node (functions sign with SigV4 for aoss;
-        # the node does not check signatures).
+        if r.properties.get("Type") != "VECTORSEARCH":
+            raise NotImplementedError("the twin's collection stand-in is a VECTORSEARCH collection")
+        # The collection's endpoint is the Serverless stand-in in front of the real node: SigV4 for aoss,
+        # a vector search collection's rules, writes searchable after a delay.
         r.attrs = {
             "Arn": f"arn:aws:aoss:{REGION}:{ACCOUNT}:collection/{collection}",
-            "CollectionEndpoint": self.twin.opensearch_url,
+            "CollectionEndpoint": self.twin.collection.url,
             "Id": collection,
+        }
+
+    def _create_AWS_OpenSearchService_Domain(self, r: Resource) -> None:
+        name = r.properties["DomainName"]
+        if not re.fullmatch(r"[a-z][a-z0-9-]{2,27}", name):
+            raise RuntimeError(
+                f"{r.logical_id}: domain name {name!r} is not 3-28 lowercase letters, digits, hyphens"
+            )
+        json.dumps(r.properties["AccessPolicies"])
+        self.policies[r.logical_id] = r.properties
+        # A domain's endpoint is a host name (DomainEndpoint has no scheme): the stand-in's, SigV4 for es
+        r.ref = name
+        r.attrs = {
+            "Arn": f"arn:aws:es:{REGION}:{ACCOUNT}:domain/{name}",
+            "DomainArn": f"arn:aws:es:{REGION}:{ACCOUNT}:domain/{name}",
+            "DomainEndpoint": self.twin.domain.url.removeprefix("http://"),
+            "Id": name,
         }
 
     def _create_custom(self, r: Resource) -> None:

@@ -317,8 +317,13 @@ class Services:
             from mongomem.vectors.opensearch import OpenSearchIndex, make_client
 
             client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
+            # SigV4 for `aoss` is a Serverless collection: its rules (no custom ids, no refresh) apply
             return OpenSearchIndex(
-                client, s.opensearch_index, engine=s.opensearch_engine, create_missing=s.create_search_index
+                client,
+                s.opensearch_index,
+                engine=s.opensearch_engine,
+                create_missing=s.create_search_index,
+                serverless=s.opensearch_auth == "sigv4-aoss",
             )
         if s.vector_index_path:
             from pathlib import Path

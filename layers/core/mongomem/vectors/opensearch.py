@@ -2,11 +2,23 @@
 
 One `_msearch` round trip carries both legs of a hybrid query. Scope, kind and filters sit
 inside the knn clause (efficient filtering), so a small user among many is never starved.
+
+Two sets of rules (docs/aws-rules.md, "OpenSearch Serverless"):
+- a managed domain or a node: a document's id is its `_id`, a write replaces the document of that id,
+  `_refresh` makes writes visible at once when asked;
+- a Serverless vector search collection (`serverless=True`): the service assigns `_id`s and refuses
+  custom ones and upserts, and has no `_refresh` (writes become visible on its own schedule). A
+  document's id lives in the `id` field; a write inserts the new copy (stamped with a `rev`) and then
+  deletes the older copies it can see; deletes and erasure find documents by field; reads collapse
+  copies of one id to the newest and delete the stale ones they meet; erasure sweeps until a search
+  finds nothing of the user (or its time budget ends).
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -14,6 +26,7 @@ from typing import Any, Literal
 from opensearchpy import OpenSearch, Urllib3HttpConnection
 from opensearchpy.exceptions import NotFoundError, OpenSearchException, RequestError, TransportError
 
+from mongomem.observability import logger
 from mongomem.vectors.port import (
     RESERVED_FIELDS,
     DimensionMismatch,
@@ -42,6 +55,10 @@ _SORT = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
 _BULK_BYTES = 4_000_000
 
 _NO_INDEX = "index_not_found_exception"
+# The write stamp of a Serverless copy: later writes sort higher (nanoseconds, then a random tail).
+REV = "rev"
+# Hits per page when deletes and erasure look documents up by field.
+_PAGE = 1000
 
 _CLIENTS: dict[tuple[str, str, str | None], OpenSearch] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -141,6 +158,8 @@ class OpenSearchIndex:
         knn_candidates: int = 100,
         refresh: bool | Literal["wait_for"] = False,
         create_missing: bool = True,
+        serverless: bool = False,
+        sweep_seconds: float = 10.0,
     ) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown k-NN engine {engine!r}; use one of {ENGINES}")
@@ -163,6 +182,12 @@ class OpenSearchIndex:
         self.refresh = refresh
         # Deployed functions never create the index: the deploy-time migration does (`mongomem migrate`).
         self.create_missing = create_missing
+        if serverless and refresh:
+            raise ValueError("a Serverless collection has no refresh: writes become visible on its schedule")
+        # Serverless rules: ids in a field, no upsert, no refresh (see the module docstring).
+        self.serverless = serverless
+        # How long erasure keeps sweeping while deleted documents still answer searches (Serverless).
+        self.sweep_seconds = sweep_seconds
         self._dim: int | None = None
         self._lock = threading.Lock()
 
@@ -194,6 +219,7 @@ class OpenSearchIndex:
                 ],
                 "properties": {
                     "id": {"type": "keyword"},
+                    REV: {"type": "keyword"},
                     "tenant": {"type": "keyword"},
                     "user_id": {"type": "keyword"},
                     "kind": {"type": "keyword"},
@@ -252,11 +278,32 @@ class OpenSearchIndex:
         if len(dims) > 1:
             raise ValueError(f"one upsert batch mixes vector dimensions {sorted(dims)}")
         self.ensure(dims.pop())
+        if self.serverless:
+            self._insert_then_retire(docs)
+            return
         lines: list[dict[str, Any]] = []
         for doc in docs:
             lines.append({"index": {"_index": self.index_name, "_id": doc.id}})
             lines.append(self._source(doc))
         self._bulk(lines, "upsert")
+
+    def _insert_then_retire(self, docs: list[IndexDoc]) -> None:
+        """Serverless: insert the new copies (the service assigns `_id`s), then delete the older ones.
+
+        An older copy written too recently for search to see survives this; reads collapse it and
+        delete it when they meet it."""
+        latest = {doc.id: doc for doc in docs}  # one write per id: the last one wins, as with _id
+        rev = f"{time.time_ns():020d}-{secrets.token_hex(4)}"
+        lines: list[dict[str, Any]] = []
+        for doc in latest.values():
+            lines.append({"index": {"_index": self.index_name}})
+            lines.append({**self._source(doc), REV: rev})
+        self._bulk(lines, "upsert")
+        ids = list(latest)
+        for start in range(0, len(ids), _PAGE // 2):
+            chunk = ids[start : start + _PAGE // 2]
+            older = {"bool": {"filter": [{"terms": {"id": chunk}}], "must_not": [{"term": {REV: rev}}]}}
+            self._sweep(older, "upsert")
 
     @staticmethod
     def _source(doc: IndexDoc) -> dict[str, Any]:
@@ -274,6 +321,15 @@ class OpenSearchIndex:
         """Delete by id; ids that are not indexed are ignored."""
         if not ids:
             return
+        if self.serverless:
+            try:
+                for start in range(0, len(ids), _PAGE // 2):
+                    self._sweep(
+                        {"bool": {"filter": [{"terms": {"id": ids[start : start + _PAGE // 2]}}]}}, "delete"
+                    )
+            except _Missing:
+                pass
+            return
         lines: list[dict[str, Any]] = [{"delete": {"_index": self.index_name, "_id": i}} for i in ids]
         self._bulk(lines, "delete")  # a missing index or id is not an error: the goal state holds
 
@@ -282,29 +338,72 @@ class OpenSearchIndex:
         # Paged search + bulk delete rather than _delete_by_query: Serverless collections (and
         # nodes without the reindex module) do not offer it, and an erase must work everywhere.
         scope = {"bool": {"filter": _scope_terms(tenant, user_id, None)}}
-        body: dict[str, Any] = {"size": 1000, "_source": False, "sort": [{"id": "asc"}], "query": scope}
-        deleted = 0
         try:
-            self._refresh_quietly()  # search sees refreshed documents only: do not miss recent ones
-            while True:
-                with self._errors("delete user"):
-                    hits = self.client.search(index=self.index_name, body=body)["hits"]["hits"]
-                if not hits:
-                    return deleted
-                lines = [{"delete": {"_index": self.index_name, "_id": h["_id"]}} for h in hits]
-                deleted += self._bulk(lines, "delete")
-                body["search_after"] = hits[-1]["sort"]
+            if not self.serverless:
+                self._refresh_quietly()  # search sees refreshed documents only: do not miss recent ones
+                return self._sweep(scope, "delete user")[1]
+            return self._sweep_until_gone(scope)
         except _Missing:
-            return deleted
+            return 0
+
+    def _sweep_until_gone(self, query: dict[str, Any]) -> int:
+        """Serverless: sweep until a search finds nothing, or every document it still finds is one this
+        erase deleted already and `sweep_seconds` are over.
+
+        A deleted document answers searches until the collection refreshes, so passes repeat (with
+        growing pauses): each deletes what it finds that is new (a write that became visible since)."""
+        deadline = time.monotonic() + self.sweep_seconds
+        deleted: set[str] = set()
+        total, pause = 0, 0.2
+        while True:
+            found, gone = self._sweep(query, "delete user", skip=deleted)
+            total += gone
+            if not found:
+                return total
+            fresh = set(found) - deleted
+            deleted |= fresh
+            if not fresh and time.monotonic() + pause > deadline:
+                logger.info(
+                    "erase: every document search finds is deleted; they leave search when the collection refreshes",
+                    extra={"index": self.index_name, "still_visible": len(found), "deleted": total},
+                )
+                return total
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+    def _sweep(
+        self, query: dict[str, Any], action: str, skip: set[str] | frozenset[str] = frozenset()
+    ) -> tuple[list[str], int]:
+        """One pass over the documents `query` finds: delete each (but those in `skip`) by its `_id`.
+
+        Returns the `_id`s found and how many deletes removed a document."""
+        body: dict[str, Any] = {"size": _PAGE, "_source": False, "sort": [{"id": "asc"}], "query": query}
+        found: list[str] = []
+        deleted = 0
+        while True:
+            with self._errors(action):
+                hits = self.client.search(index=self.index_name, body=body)["hits"]["hits"]
+            if not hits:
+                return found, deleted
+            found += [h["_id"] for h in hits]
+            lines = [
+                {"delete": {"_index": self.index_name, "_id": h["_id"]}} for h in hits if h["_id"] not in skip
+            ]
+            if lines:
+                deleted += self._bulk(lines, "delete")
+            body["search_after"] = hits[-1]["sort"]
 
     def _refresh_quietly(self) -> None:
+        """Refresh where the service offers it; a 404 that is not a missing index means it does not."""
         try:
             with self._errors("refresh"):
                 self.client.indices.refresh(index=self.index_name)
-        except _Missing:
-            raise
+        except _Missing as exc:
+            if getattr(exc.__cause__, "error", None) == _NO_INDEX:
+                raise
+            # no _refresh here (a Serverless collection answers 404 with no body): search anyway
         except IndexUnavailable:
-            pass  # Serverless has no _refresh (it refreshes on its own); the search still runs
+            pass
 
     def drop(self) -> None:
         """Delete the index (missing is fine); the next ensure/upsert recreates it."""
@@ -364,30 +463,67 @@ class OpenSearchIndex:
         except _Missing:
             return [[] for _ in queries]
         out: list[list[Hit]] = []
+        stale: list[str] = []
         at = 0
         for q, plan in zip(queries, plans, strict=True):
-            out.append(self._hits(q, plan, responses[at : at + len(plan)]))
+            out.append(self._hits(q, plan, responses[at : at + len(plan)], stale))
             at += len(plan)
+        if stale:
+            self._forget_copies(stale)
         return out
 
     def _hits(
-        self, q: SearchQuery, bodies: list[tuple[str, dict[str, Any]]], responses: list[dict[str, Any]]
+        self,
+        q: SearchQuery,
+        bodies: list[tuple[str, dict[str, Any]]],
+        responses: list[dict[str, Any]],
+        stale: list[str],
     ) -> list[Hit]:
         if not bodies:
             return []
-        legs: dict[str, list[tuple[str, float]]] = {}
-        fields: dict[str, dict[str, FieldValue]] = {}
         for (leg, _), resp in zip(bodies, responses, strict=True):
             if "error" in resp:
                 if resp.get("status") == 404:
                     return []  # index not created yet: nothing has been indexed
                 raise IndexUnavailable(f"OpenSearch search failed ({leg})", details=resp["error"])
+        # Serverless: a replaced version may still have an older copy in the index (written before
+        # search could see it). Only the newest copy of an id counts; the others are deleted below.
+        newest: dict[str, str] = {}
+        if self.serverless:
+            for resp in responses:
+                for h in resp["hits"]["hits"]:
+                    source = h.get("_source", {})
+                    doc_id, rev = str(source.get("id", h["_id"])), str(source.get(REV, ""))
+                    newest[doc_id] = max(rev, newest.get(doc_id, ""))
+        legs: dict[str, list[tuple[str, float]]] = {}
+        fields: dict[str, dict[str, FieldValue]] = {}
+        for (leg, _), resp in zip(bodies, responses, strict=True):
             ranked = legs[leg] = []
+            shown: set[str] = set()
             for h in resp["hits"]["hits"]:
+                source = h.get("_source", {})
+                doc_id = str(source.get("id", h["_id"])) if self.serverless else h["_id"]
+                if self.serverless and str(source.get(REV, "")) < newest[doc_id]:
+                    stale.append(h["_id"])
+                    continue
+                if doc_id in shown:
+                    continue
+                shown.add(doc_id)
                 score = self._cosine(h["_score"]) if leg == "knn" else float(h["_score"])
-                ranked.append((h["_id"], score))
-                fields.setdefault(h["_id"], _fields(h.get("_source", {})))
+                ranked.append((doc_id, score))
+                fields.setdefault(doc_id, _fields(source))
         return fuse(q, legs.get("knn"), legs.get("bm25"), fields)
+
+    def _forget_copies(self, stale: list[str]) -> None:
+        """Delete older copies a search met (best effort: the next search meets them again)."""
+        lines = [{"delete": {"_index": self.index_name, "_id": i}} for i in dict.fromkeys(stale)]
+        try:
+            self._bulk(lines, "delete")
+        except IndexUnavailable as exc:
+            logger.warning(
+                "search index: could not delete older copies of replaced documents",
+                extra={"count": len(lines), "reason": str(exc)},
+            )
 
     def query_bodies(self, q: SearchQuery) -> list[tuple[str, dict[str, Any]]]:
         """The request bodies `search` sends, as (leg, body); exposed for benchmarks and docs."""
@@ -500,7 +636,7 @@ def _range_terms(ranges: dict[str, tuple[str | None, str | None]]) -> list[dict[
 
 
 def _fields(source: dict[str, Any]) -> dict[str, FieldValue]:
-    return {k: v for k, v in source.items() if k not in RESERVED_FIELDS}
+    return {k: v for k, v in source.items() if k not in RESERVED_FIELDS and k != REV}
 
 
 def _chunks(lines: list[dict[str, Any]], dim: int) -> Iterator[list[dict[str, Any]]]:
