@@ -65,9 +65,16 @@ $(SAM_STAMP):
 sam-validate: $(SAM_STAMP)
 	$(SAM_VENV)/bin/sam validate --lint --region eu-west-1
 
+# The functions' runtime (template.yaml Globals): `sam build` wants its CPython on PATH, and the deployed
+# twin runs the functions on it. pyenv keeps one here; PYTHON_RUNTIME_BIN points at another.
+PYTHON_RUNTIME := 3.13
+PYTHON_RUNTIME_BIN ?= $(shell for d in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(PYTHON_RUNTIME).*/bin 2>/dev/null | sort -V -r) $$(dirname "$$(command -v python$(PYTHON_RUNTIME) 2>/dev/null)"); do \
+  if "$$d/python$(PYTHON_RUNTIME)" -c "" 2>/dev/null; then echo "$$d"; break; fi; done)
+
 # Builds the functions and the layer for arm64 without Docker (wheels come from PyPI).
 sam-build: sam-validate
-	$(SAM_VENV)/bin/sam build --region eu-west-1
+	@if [ -z "$(PYTHON_RUNTIME_BIN)" ]; then echo "error: CPython $(PYTHON_RUNTIME) (the functions' runtime) is missing: pyenv install $(PYTHON_RUNTIME)" >&2; exit 1; fi
+	PATH="$(PYTHON_RUNTIME_BIN):$$PATH" $(SAM_VENV)/bin/sam build --region eu-west-1
 
 bench: $(STAMP)
 	$(BIN)/python bench/record_turn.py

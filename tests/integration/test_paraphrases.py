@@ -226,8 +226,18 @@ def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build
         svc.memory_store.coll.update_one({"_id": memory_id}, {"$set": {"key": old_key}})
     # When the migration runs (twice: it is idempotent)
     report = rekey(svc.memory_store, svc.kinds)
-    assert report.as_dict() == {"seen": 3, "rekeyed": 1, "merged": 1}  # "favorite color" was canonical
-    assert rekey(svc.memory_store, svc.kinds).as_dict() == {"seen": 3, "rekeyed": 0, "merged": 0}
+    assert report.as_dict() == {
+        "seen": 3,
+        "rekeyed": 1,
+        "merged": 1,
+        "complete": True,
+    }  # "favorite color" was canonical
+    assert rekey(svc.memory_store, svc.kinds).as_dict() == {
+        "seen": 3,
+        "rekeyed": 0,
+        "merged": 0,
+        "complete": True,
+    }
     # Then one active memory holds the colour, the duplicate is history pointing at it, the food is untouched
     active = {m.memory_id: m for m in svc.memories.list(ANA, "semantic", "active", 10, None).memories}
     assert set(active) == {newer, food}

@@ -1,4 +1,8 @@
-"""The deployed twin's fixtures: one Twin (moto, the Bedrock stand-in, the Lambda API) per session."""
+"""The deployed twin's fixtures: one Twin (moto, the Bedrock stand-in, the Lambda API) per session.
+
+The twin's account has a new AWS account's Lambda concurrency quota, 10 ("Lambda quotas": new accounts
+start with reduced concurrency): every stack of the suite, the journey included, deploys and runs in it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+
+NEW_ACCOUNT_CONCURRENCY = 10
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +25,7 @@ def twin(mongo_server: Any, opensearch_node: Any) -> Iterator[Any]:
         pytest.fail(
             "the deployed twin needs the built stack: run `make sam-build` (make test does)", pytrace=False
         )
-    instance = Twin(ROOT, mongo_server.uri, opensearch_node.url)
+    instance = Twin(ROOT, mongo_server.uri, opensearch_node.url, concurrency=NEW_ACCOUNT_CONCURRENCY)
     yield instance
     instance.close()
 

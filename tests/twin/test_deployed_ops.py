@@ -23,7 +23,7 @@ import pytest
 from pymongo import MongoClient
 
 from mongomem.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_event
 
 USER = "mongomem-app"
 PASSWORDS = ("first-password", "rotated-password", "changed-by-hand")
@@ -180,6 +180,15 @@ def test_a_password_changed_without_its_secret_answers_503_after_one_refetch(
     assert body["error"]["details"]["retry_after_seconds"] == 2
     # the secret was refetched once for that request, found unchanged, and logged
     assert ops.log_text("RecordTurnsFunction").count(UNCHANGED) == before + 1
+    # A scheduler tick meanwhile fails, and runs once: Lambda does not run it twice more beside the next
+    # ticks (EventInvokeConfig: no retries of an asynchronous invocation; the next tick is the retry)
+    from twin.lambda_rt import InvocationError
+
+    scan = ops.functions["ScanSessionsFunction"]
+    runs = scan.invocations
+    with pytest.raises(InvocationError):
+        ops.schedule("ScanSessionsFunctionSchedule", load_event("scan_schedule.json"))
+    assert scan.invocations == runs + 1
     # And once the secret is put right, the next request reconnects without a redeploy
     twin.client("secretsmanager").put_secret_value(
         SecretId="mongomem/ops/mongodb", SecretString=json.dumps({"uri": auth_mongo.uri(PASSWORDS[2])})
@@ -254,3 +263,68 @@ def test_a_stack_deployed_with_allow_demo_providers_runs_them(twin: Any, demo: A
     assert run(twin, "memory", "configure", *DEMO, "--config", str(path))[0] == 0
     code, out, err = run(twin, "memory", "apply", *DEMO, "--wait", "--timeout", "120")
     assert code == 0 and out.count("runs version 1, ready") == len(demo.functions), err + out
+
+
+def test_ssm_keeps_a_hundred_versions_and_configure_says_what_to_do_at_the_limit(
+    twin: Any, ops: Any, tmp_path: Path
+) -> None:
+    ssm = twin.client("ssm")
+    name = "/mongomem/mongomem-ops/project-config"
+    applied = ssm.get_parameter(Name=f"{name}:applied")["Parameter"]["Version"]
+    versions = [int(p["Version"]) for p in ssm.get_parameter_history(Name=name, MaxResults=50)["Parameters"]]
+    # Given the parameter holds 100 versions and its oldest is the applied one (SSM's limit: it would drop
+    # the oldest for a new one, but not a labelled version)
+    assert min(versions) == applied
+    current = ssm.get_parameter(Name=name)["Parameter"]
+    for _ in range(100 - int(current["Version"]) + min(versions) - 1):
+        ssm.put_parameter(Name=name, Value=current["Value"], Type="String", Overwrite=True, Tier="Advanced")
+    # When one more version is configured, the CLI refuses it, naming the limit and the way out
+    path = tmp_path / "config.yaml"
+    path.write_text((ROOT / "project-config.yaml").read_text())
+    code, out, err = run(twin, "memory", "configure", *OPS, "--config", str(path))
+    assert code != 0 and "100 versions" in err and "apply a newer version first" in err, err + out
+    # ... and once a newer version is applied, the next upload replaces the oldest
+    newest = ssm.get_parameter(Name=name)["Parameter"]["Version"]
+    ssm.label_parameter_version(Name=name, ParameterVersion=newest, Labels=["applied"])
+    code, out, err = run(twin, "memory", "configure", *OPS, "--config", str(path))
+    assert code == 0, err
+    history = [int(p["Version"]) for p in _history(ssm, name)]
+    assert len(history) == 100 and applied not in history
+    ssm.label_parameter_version(Name=name, ParameterVersion=newest + 1, Labels=["applied"])
+    ops.invoke("MemoryApiFunction", {"mongomem_control": {"refresh": True}})
+
+
+def _history(ssm: Any, name: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"Name": name, "MaxResults": 50}
+    while True:
+        page = ssm.get_parameter_history(**kwargs)
+        rows += page["Parameters"]
+        if not page.get("NextToken"):
+            return rows
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def test_a_config_over_ssms_8_kb_is_refused_before_it_is_uploaded(
+    twin: Any, ops: Any, tmp_path: Path
+) -> None:
+    ssm = twin.client("ssm")
+    name = "/mongomem/mongomem-ops/project-config"
+    versions = len(_history(ssm, name))
+    # Given a config whose JSON is over 8 KB (SSM's advanced tier)
+    path = tmp_path / "big.yaml"
+    kinds = ("semantic", "episodic", "procedural")
+    path.write_text(
+        "memory:\n  extraction:\n" + "".join(f"    {k}: {{prompt: '{'x' * 3000}'}}\n" for k in kinds)
+    )
+    code, out, err = run(twin, "memory", "configure", *OPS, "--config", str(path))
+    # Then the CLI says so and uploads nothing (SSM would refuse it: the twin's SSM does too)
+    assert code != 0 and "8192" in err, err + out
+    assert len(_history(ssm, name)) == versions
+    with pytest.raises(Exception, match="maximum parameter value of 8192"):
+        boto = (
+            __import__("boto3")
+            .session.Session(region_name="eu-west-1")
+            .client("ssm", endpoint_url=twin.ssm.url, aws_access_key_id="x", aws_secret_access_key="y")
+        )
+        boto.put_parameter(Name=name, Value="x" * 9000, Type="String", Overwrite=True, Tier="Advanced")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ memory:
 # after a few seconds); staging runs the template's default (an OpenSearch Service domain). Everything
 # else is the template's defaults and samconfig's lists.
 TWIN = {"ConfigMaxAgeSeconds": "5"}
+CONSOLE_ORIGIN = "https://console.example.com"
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +71,13 @@ def staging(twin: Any, dev: Any, tmp_path_factory: pytest.TempPathFactory) -> An
 
     name, params = samconfig(ROOT, "staging")  # `sam deploy --config-env staging`
     # one SecantusDB and one OpenSearch node stand in for both stages' Atlas clusters and search services:
-    # a database and an index of its own (the default mode: an OpenSearch Service domain)
-    extra = {"MongoDbName": "mongomem_staging", "OpenSearchIndex": "mongomem-staging"}
+    # a database and an index of its own (the default mode: an OpenSearch Service domain); a browser
+    # console on another origin calls its API (CORS)
+    extra = {
+        "MongoDbName": "mongomem_staging",
+        "OpenSearchIndex": "mongomem-staging",
+        "CorsAllowOrigins": CONSOLE_ORIGIN,
+    }
     return twin.deploy(name, {**params, **TWIN, **extra}, tmp_path_factory.mktemp("staging"))
 
 
@@ -435,6 +442,7 @@ LAYER_UNUSED_ON_PURPOSE = {
     "tenacity": "the retry policy of the OpenAI-compatible providers (LlmProvider=openai); the twin runs Bedrock",
     "re2": "custom types' `pattern` keywords run on RE2 (linear time); the twin's project declares none",
     "_re2": "RE2's compiled module, beside re2 in the aarch64 wheel",
+    "s3transfer": "boto3's S3 transfer manager, a dependency of the pinned boto3; no function moves S3 objects",
 }
 
 
@@ -449,7 +457,7 @@ def test_the_layer_holds_what_the_functions_import(dev: Any, twin: Any) -> None:
     imported: set[str] = set()
     for modules in dev.logs.glob("*.modules"):
         for path in modules.read_text().splitlines():
-            for root in twin.sys_path:
+            for root in twin.sys_path("python3.13"):
                 if path.startswith(str(root) + "/"):
                     imported.add(
                         path[len(str(root)) + 1 :].split("/", 1)[0].removesuffix(".py").split(".")[0]
@@ -479,12 +487,21 @@ def test_iam_grants_only_what_each_function_calls(dev: Any) -> None:
         "arn:aws:bedrock:*::foundation-model/amazon.nova-2-lite-v1:0",
         "arn:aws:bedrock:eu-west-1::foundation-model/amazon.titan-embed-text-v2:0",
     }
-    for _, s in statements:
+    # queues are named by ARN, never by a `<stack>-*` pattern (which stack mongomem-dev-2's queues match)
+    queues = {r.attrs["Arn"] for r in dev.resources.values() if r.type == "AWS::SQS::Queue"}
+    inline = [
+        (k, s)
+        for k, v in policies.items()
+        for p in v.get("Policies") or []
+        for s in p["PolicyDocument"]["Statement"]
+    ]
+    for _, s in statements + inline:
         res = s["Resource"]
         for r in [res] if isinstance(res, str) else res:
             assert r != "*", s
+            assert "*" not in r or not r.startswith("arn:aws:sqs"), s
             if r.startswith("arn:aws:sqs"):
-                assert r.startswith("arn:aws:sqs:eu-west-1:123456789012:mongomem-dev-"), s
+                assert r in queues, s
     # which role may call what: IndexSync, RecordTurns, the authorizer and Migrate never call Bedrock
     llm, embed = dev.resources["LlmAccessPolicy"].ref, dev.resources["EmbeddingAccessPolicy"].ref
     roles = {k: v.get("ManagedPolicyArns") or [] for k, v in policies.items() if k.endswith("Role")}
@@ -508,6 +525,288 @@ def test_iam_grants_only_what_each_function_calls(dev: Any) -> None:
     )
     step(
         "IAM: bedrock:InvokeModel on the two configured models only, for the 3 roles that call them; SQS, secrets, aoss scoped to the stack"
+    )
+
+
+def _key(capsys: pytest.CaptureFixture[str], stack: str) -> str:
+    _, out, _ = cli(
+        capsys,
+        "keys",
+        "create",
+        "--stack",
+        stack,
+        "--region",
+        "eu-west-1",
+        "--tenant",
+        "acme",
+        "--kind",
+        "memory_service",
+    )
+    return re.search(r"^(mm_\S+)$", out, re.M).group(1)  # type: ignore[union-attr]
+
+
+def _http(stack: Any, key: str, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+    """One request over HTTP as a client sends it (UTF-8 JSON, non-ASCII unescaped), no retries."""
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    request = urllib.request.Request(
+        stack.api_url + path,
+        data=data,
+        method=method,
+        headers={"x-api-key": key, "content-type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return answer.status, json.loads(answer.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def test_a_turn_page_of_cjk_text_stays_within_lambdas_response_limit(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = _key(capsys, "mongomem-dev")
+    # Given three turns of 0.9 MiB of Japanese each (2.7 MiB of UTF-8: within every request limit)
+    text = "記憶の" * 105_000  # 945,000 bytes (limits.max_content_bytes: 1 MiB)
+    for _ in range(3):
+        status, body = _http(
+            dev, key, "POST", "/v1/sessions/cjk-1/turns", {"user_id": "kei", "role": "user", "content": text}
+        )
+        assert status == 201, body
+    # When the session's turns are read
+    status, body = _http(dev, key, "GET", "/v1/sessions/cjk-1/turns?user_id=kei")
+    # Then they come back whole: escaped as \\uXXXX (6 bytes in the body, 7 in Lambda's response for a
+    # 3-byte character) the page was over Lambda's 6 MB limit and API Gateway answered 500
+    assert status == 200, body
+    assert [t["content"] == text for t in body["turns"]] == [True, True, True]
+    step(
+        "3 turns of 0.9 MiB of CJK text: the page fits Lambda's 6 MB response (bodies unescaped, budget in sent bytes)"
+    )
+
+
+def test_a_browsers_preflight_never_reaches_the_authorizer_on_any_route(
+    staging: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mongomem.local.http import to_event
+
+    api = staging.api
+    authorizer = staging.functions["AuthorizerFunction"]
+    before = authorizer.invocations
+    refused = []
+    for route in api.routes:
+        if route.auth == "NONE":
+            continue
+        path = re.sub(r"\{[^}]+\}", "x-1", route.template)
+        method = "GET" if route.method == "ANY" else route.method
+        headers = {
+            "origin": CONSOLE_ORIGIN,
+            "access-control-request-method": method,
+            "access-control-request-headers": "x-api-key,content-type",
+        }
+        answer = api.dispatch(to_event("OPTIONS", path, headers, b"", "203.0.113.9"))
+        allowed = (answer.get("headers") or {}).get("access-control-allow-origin")
+        if answer["statusCode"] not in (200, 204) or allowed != CONSOLE_ORIGIN:
+            refused.append((route.key, answer["statusCode"]))
+    # Then API Gateway answers every preflight itself (an ANY route would take OPTIONS to the authorizer,
+    # which a preflight, carrying no x-api-key, fails with 401)
+    assert not refused, refused
+    assert authorizer.invocations == before
+    # and a real request from that origin gets its CORS header on the function's answer
+    key = _key(capsys, "mongomem-staging")
+    event = to_event(
+        "GET", "/v1/threads?user_id=ana", {"origin": CONSOLE_ORIGIN, "x-api-key": key}, b"", "203.0.113.9"
+    )
+    answer = api.dispatch(event)
+    assert answer["statusCode"] == 200 and answer["headers"]["access-control-allow-origin"] == CONSOLE_ORIGIN
+    step(
+        f"CORS: preflights of all {len(api.routes)} routes answered by API Gateway (no ANY route, no authorizer)"
+    )
+
+
+def test_a_hanging_model_provider_gets_our_503_before_api_gateway_gives_up(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from twin.faults import Blackhole
+
+    key = _key(capsys, "mongomem-dev")
+    fn = dev.functions["MemoryApiFunction"]
+    with Blackhole() as hole:
+        # Given Bedrock accepts the memory API's connections and never answers
+        fn.spec.aws_env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = hole.url
+        fn.stop()
+        try:
+            started = time.monotonic()
+            # When a search needs the query's embedding
+            status, body = _http(
+                dev, key, "POST", "/v1/memories/search", {"user_id": "ana", "query": "airport", "top_k": 3}
+            )
+            took = time.monotonic() - started
+        finally:
+            fn.spec.aws_env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = twin.bedrock.url
+            fn.stop()
+    # Then the client gets our own retryable error before API Gateway's 30 s (not its bare 503 while the
+    # function goes on retrying 30 s x 4 behind it)
+    assert status == 503 and body.get("error", {}).get("code") == "provider_unavailable", (status, body)
+    assert took < 30, took
+    step(
+        f"a hanging Bedrock: the search answers 503 provider_unavailable after {took:.0f} s (API Gateway waits 30 s)"
+    )
+
+
+def test_a_busy_environment_serves_a_new_config_within_its_max_age_of_the_apply(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import time
+
+    from mongomem.cli.memory_deployed import canonical, digest
+
+    stack = ["--stack", "mongomem-dev", "--region", "eu-west-1"]
+    name = "/mongomem/mongomem-dev/project-config"
+    max_age, latency = 5.0, 1.0  # TWIN's ConfigMaxAgeSeconds; every config read takes a second here
+    fn = dev.functions["MemoryApiFunction"]
+    ssm = twin.client("ssm")
+    # Given the journey's config is applied and a new version is uploaded (not applied yet) ...
+    versions = []
+    for text in (CONFIG, CONFIG.replace("idle_seconds: 3600", "idle_seconds: 3500")):
+        path = tmp_path / "config.yaml"
+        path.write_text(text)
+        assert cli(capsys, "memory", "configure", *stack, "--config", str(path))[0] == 0
+        versions.append(ssm.get_parameter(Name=name)["Parameter"]["Version"])
+    want = digest(canonical(__import__("yaml").safe_load(path.read_text())))
+    ssm.label_parameter_version(Name=name, ParameterVersion=versions[0], Labels=["applied"])
+    version = versions[1]
+    # ... and two warm execution environments of the memory API have just read the applied config
+    a, b = fn.warm(2)
+    twin.ssm.latency = latency
+    try:
+        for env in (a, b):
+            env.invoke({"mongomem_control": {"refresh": True}})
+        # When the new version is applied (the label moves) while the second one serves a request
+        # every 0.2 s (a busy function)
+        ssm.label_parameter_version(Name=name, ParameterVersion=version, Labels=["applied"])
+        applied = time.monotonic()
+        took = None
+        while time.monotonic() - applied < 3 * max_age:
+            if b.invoke({"mongomem_control": {"refresh": False}})["config"]["sha256"] == want:
+                took = time.monotonic() - applied
+                break
+            time.sleep(0.2)
+    finally:
+        twin.ssm.latency = 0.0
+    # Then it serves the new version within the max age (plus the read's own second) of the apply: the age
+    # counts from when its read returned (stamped before the read, a busy environment renewed a value
+    # Powertools had cached a second later, and served the old version up to twice the max age)
+    assert took is not None and took <= max_age + latency + 1.0, took
+    assert a.invoke({"mongomem_control": {"refresh": False}})["config"]["sha256"] == want
+    # (so `apply --wait`, which reaches one environment per function, waits max age + a read after the
+    # label before it returns: then no environment serves the old version)
+    step(
+        f"config: a busy environment served the applied version {took:.1f} s after the label (max age {max_age:g} s)"
+    )
+
+
+def test_a_cold_start_under_ssm_throttling_serves_the_applied_config_not_the_defaults(
+    dev: Any, twin: Any, aws_cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = _key(capsys, "mongomem-dev")
+    applied = twin.client("ssm").get_parameter(Name="/mongomem/mongomem-dev/project-config:applied")[
+        "Parameter"
+    ]
+    from mongomem.cli.memory_deployed import digest
+
+    fn = dev.functions["MemoryApiFunction"]
+    fn.stop()  # the next request cold-starts
+    # Given SSM throttles the next six reads (a burst of cold starts spends the account's 40 per second;
+    # the SDK itself tries a read three times)
+    assert _http(dev, key, "GET", "/v1/status")[0] == 200  # (API Gateway now caches the authorizer's answer)
+    fn.stop()
+    before = twin.ssm.throttled
+    twin.ssm.throttle_next(6)
+    # When a request reaches the cold function
+    status, body = _http(dev, key, "GET", "/v1/status")
+    # Then it serves the applied config, read again after the throttling, never the template's defaults
+    assert twin.ssm.throttled - before == 6
+    assert status == 200 and body["config"]["sha256"] == digest(applied["Value"]), body.get("config")
+    # and when SSM cannot be read at all, the function says so (503) instead of serving the defaults
+    fn.stop()
+    twin.ssm.throttle_next(10_000)
+    try:
+        status, body = _http(dev, key, "GET", "/v1/status")
+    finally:
+        twin.ssm.throttle_next(0)
+    assert status == 503 and body["error"]["code"] == "config_unavailable", body
+    step(
+        "SSM throttling at a cold start: the applied config after retries, or 503 config_unavailable; never defaults"
+    )
+
+
+def test_a_failing_message_comes_back_after_the_visibility_timeout_and_reaches_the_dlq(
+    dev: Any, twin: Any
+) -> None:
+    sqs = twin.client("sqs")
+    queue, dlq = dev.outputs["SemanticQueueUrl"], dev.outputs["SemanticDLQUrl"]
+    attrs = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["VisibilityTimeout", "RedrivePolicy"])[
+        "Attributes"
+    ]
+    visibility, receives = (
+        int(attrs["VisibilityTimeout"]),
+        json.loads(attrs["RedrivePolicy"])["maxReceiveCount"],
+    )
+    extract = dev.functions["ExtractSemanticFunction"]
+    for url in (queue, dlq):  # (messages earlier tests left in flight would come back meanwhile)
+        sqs.purge_queue(QueueUrl=url)
+    # Given a message the semantic extractor fails on every time (it names another kind)
+    sqs.send_message(
+        QueueUrl=queue, MessageBody=json.dumps({"snapshot_id": "snap-misrouted", "type": "episodic"})
+    )
+    for receive in range(1, receives + 1):
+        runs = extract.invocations
+        # When the event source mapping receives it, the function reports it as a batch item failure ...
+        assert dev.drain_queues(rounds=1) == 0
+        assert extract.invocations == runs + 1, receive
+        # ... and SQS hides it for the queue's visibility timeout: nothing is delivered before it ends
+        twin.clock.advance(visibility - 1)
+        assert dev.drain_queues(rounds=1) == 0 and extract.invocations == runs + 1
+        twin.clock.advance(2)
+    # Then after maxReceiveCount receives SQS moves it to the DLQ on the next receive (the DLQ alarm's)
+    dev.drain_queues(rounds=1)
+    moved = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages", [])
+    assert [json.loads(m["Body"])["snapshot_id"] for m in moved] == ["snap-misrouted"]
+    for m in moved:
+        sqs.delete_message(QueueUrl=dlq, ReceiptHandle=m["ReceiptHandle"])
+    step(
+        f"SQS: a failing message comes back every {visibility} s and reaches the DLQ after {receives} receives"
+    )
+
+
+def test_functions_run_python_313_with_the_layers_pinned_sdk(dev: Any, twin: Any) -> None:
+    from twin.runtimes import deprecation
+
+    runtime = dev.functions["MemoryApiFunction"].spec.runtime
+    # The runtime stays supported: Lambda deprecates it no sooner than two years from now
+    import datetime
+
+    assert runtime == "python3.13"
+    deprecated = deprecation(runtime)
+    assert deprecated is None or deprecated > datetime.date.today() + datetime.timedelta(days=730), deprecated
+    # Every function imported botocore from the layer (its pin), none from the runtime's own older SDK
+    layer_roots = [str(p) for p in twin.sys_path(runtime)[:2]]
+    runtime_root = str(twin.sys_path(runtime)[2])
+    for modules in dev.logs.glob("*.modules"):
+        files = modules.read_text().splitlines()
+        botocore = [f for f in files if "/botocore/__init__.py" in f]
+        assert botocore and all(f.startswith(tuple(layer_roots)) for f in botocore), (modules.name, botocore)
+        assert not any(f.startswith(runtime_root + "/") for f in files), modules.name
+        assert any("/python3.13/" in f for f in files), modules.name
+    pins = dict(
+        p.split("==")
+        for p in __import__("twin.layer", fromlist=["pinned_dists"]).pinned_dists(
+            twin.build_dir / "CoreLayer" / "python"
+        )
+    )
+    step(
+        f"runtime {runtime} (deprecated {deprecated}); every function runs the layer's boto3 {pins.get('boto3')}"
     )
 
 

@@ -217,6 +217,13 @@ def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_
     assert aoss["SubnetIds"] == ["subnet-a", "subnet-b"]
     network = json.loads(stack.props("SearchNetworkPolicy")["Policy"])
     assert network[0]["AllowFromPublic"] is False and network[0]["SourceVPCEs"] == ["SearchVpcEndpoint"]
+    # the deploy-time migration reads its secret, its config and the collection through those endpoints:
+    # CloudFormation creates them before it runs (without them it would wait for its own answer an hour)
+    assert stack.props("Migration")["Endpoints"] == [
+        "SecretsManagerEndpoint",
+        "SsmEndpoint",
+        "SearchVpcEndpoint",
+    ]
     # without CreateVpcEndpoints the functions still run in the VPC (reaching AWS through a NAT)
     nat = resolve(**VPC, OpenSearchMode="serverless")
     assert all("VpcConfig" in f for f in functions(nat).values())
@@ -414,3 +421,50 @@ def test_the_built_layer_and_functions_hold_no_tools_package() -> None:
         if any(f"mongomem.{t.removesuffix('.py')}" in py.read_text(encoding="utf-8") for t in TOOLS)
     ]
     assert not offenders, offenders
+
+
+# -- what AWS refuses at deploy time -------------------------------------------------------------------
+
+
+def test_titan_v2_dimensions_are_a_template_rule() -> None:
+    # Titan Text Embeddings V2 gives 256, 512 or 1024 dimensions: any other is refused before anything is
+    # created (not by the first embedding call after the deploy)
+    assert resolve(EmbeddingDimension="512").failed_rules == []
+    refused = resolve(EmbeddingDimension="768").failed_rules
+    assert any("Titan Text Embeddings V2" in r for r in refused), refused
+    # another provider may take it
+    assert resolve(EmbeddingDimension="768", EmbeddingProvider="voyage").failed_rules == []
+
+
+def test_reserved_concurrency_is_off_unless_asked_for() -> None:
+    # a new account's quota (10) refuses any reservation (Lambda keeps 100 unreserved): off by default
+    assert not [k for k, f in functions(resolve()).items() if "ReservedConcurrentExecutions" in f]
+    reserved = {
+        k: f["ReservedConcurrentExecutions"]
+        for k, f in functions(resolve(ReserveConcurrency="true")).items()
+        if "ReservedConcurrentExecutions" in f
+    }
+    assert {k: int(v) for k, v in reserved.items()} == {"ScanSessionsFunction": 2, "IndexSyncFunction": 1}
+
+
+def test_scheduled_functions_are_not_retried_by_lambda() -> None:
+    stack = resolve()
+    configs = {c["FunctionName"]: c for c in stack.of_type("AWS::Lambda::EventInvokeConfig").values()}
+    for schedule in stack.of_type("AWS::Scheduler::Schedule").values():
+        target = schedule["Target"]["Arn"].removesuffix(".Arn")
+        assert int(configs[target]["MaximumRetryAttempts"]) == 0, target
+        assert int(configs[target]["MaximumEventAgeInSeconds"]) <= 300, target
+
+
+def test_every_dlq_keeps_messages_longer_than_its_queue_and_none_keeps_them_14_days() -> None:
+    stack = resolve()
+    queues = stack.of_type("AWS::SQS::Queue")
+    # SQS keeps a moved message's first enqueue time: a DLQ must keep messages longer than its queue
+    # ("Using dead-letter queues"), or they expire there before anyone looks
+    for name, queue in queues.items():
+        policy = queue.get("RedrivePolicy")
+        if policy:
+            dlq = queues[policy["deadLetterTargetArn"].removesuffix(".Arn")]
+            assert int(dlq["MessageRetentionPeriod"]) > int(queue["MessageRetentionPeriod"]), name
+    # messages name snapshots and users: no queue keeps them the 14-day maximum
+    assert all(int(q["MessageRetentionPeriod"]) <= 7 * 86400 for q in queues.values())

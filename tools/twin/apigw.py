@@ -5,6 +5,16 @@ source and result TTL, AWS_IAM, or NONE) and the integrations (function ARNs) al
 `AWS::ApiGatewayV2::Api` Body that the SAM transform produced, so a route missing from
 template.yaml is missing here too. Requests arrive over HTTP (the SDK, the CLI) or as ready-made
 events (the events/ samples), become payload-2.0 events, and go to the twin's functions.
+
+What API Gateway refuses, this refuses ("Quotas for configuring and running an HTTP API", "Configure
+CORS for HTTP APIs"; docs/aws-rules.md):
+- a request body over 10 MB: 413;
+- an integration that has not answered within 30 s: 503 to the client, while the function runs on;
+- an authorizer that has not answered within 10 s: 500;
+- CORS: with a CORS configuration, API Gateway answers a preflight OPTIONS itself, without any
+  authorizer, unless a route matches OPTIONS (an explicit OPTIONS route or an ANY route): then the
+  preflight goes through that route and its authorizer like any request. CORS headers are added to
+  every response to an allowed origin.
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +33,10 @@ from typing import Any
 from mongomem.local.http import to_event
 
 Invoke = Callable[[str, Any], Any]  # (function ARN, event) -> payload; raises on function errors
+
+PAYLOAD_BYTES = 10 * 1024 * 1024  # "Payload size: 10 MB"
+INTEGRATION_TIMEOUT = 30.0  # "Maximum integration timeout: 30 seconds"
+AUTHORIZER_TIMEOUT = 10.0  # "Timeout for Lambda authorizer response: 10000 ms"
 
 
 @dataclass
@@ -48,8 +64,13 @@ class ApiGateway:
             for name, scheme in (body.get("components", {}).get("securitySchemes") or {}).items()
             if "x-amazon-apigateway-authorizer" in scheme
         }
+        self.cors: dict[str, Any] | None = body.get("x-amazon-apigateway-cors")
         self._cache: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self._lock = threading.Lock()
+        # functions keep running after API Gateway gave up on them: each call runs on its own thread
+        self._calls = ThreadPoolExecutor(max_workers=32, thread_name_prefix="apigw-call")
+        self.integration_timeout = INTEGRATION_TIMEOUT
+        self.authorizer_timeout = AUTHORIZER_TIMEOUT
         self.requests: list[tuple[str, int]] = []  # (route key, status): the access log
         self.server: ThreadingHTTPServer | None = None
 
@@ -64,6 +85,15 @@ class ApiGateway:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+        self._calls.shutdown(wait=False, cancel_futures=True)
+
+    def _call(self, arn: str, event: Any, timeout: float) -> Any:
+        """Invoke and wait at most `timeout` seconds (TimeoutError then; the invocation runs on)."""
+        future = self._calls.submit(self.invoke, arn, event)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout as exc:
+            raise TimeoutError(f"{arn} did not answer within {timeout:g}s") from exc
 
     def request(self, method: str, target: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
         return self.dispatch(to_event(method, target, headers, body, "203.0.113.20"))
@@ -78,9 +108,18 @@ class ApiGateway:
 
     def dispatch(self, event: dict[str, Any]) -> dict[str, Any]:
         """A payload-2.0 event in, the response API Gateway would send out."""
+        return self._with_cors(event, self._dispatch(event))
+
+    def _dispatch(self, event: dict[str, Any]) -> dict[str, Any]:
         method = event["requestContext"]["http"]["method"]
         path = event.get("rawPath") or event["requestContext"]["http"]["path"]
+        body = event.get("body") or ""
+        size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode("utf-8"))
+        if size > PAYLOAD_BYTES:
+            return self._log("-", _gateway_error(413, "Request Entity Too Large"))
         found = self.match(method, path)
+        if found is None and method == "OPTIONS" and self.cors is not None:
+            return self._log("OPTIONS (CORS preflight)", self._preflight(event))
         if found is None:
             return self._log("-", _gateway_error(404, "Not Found"))
         route, params = found
@@ -95,10 +134,51 @@ class ApiGateway:
         if denied is not None:
             return self._log(route.key, denied)
         try:
-            result = self.invoke(route.function_arn, event)
+            result = self._call(route.function_arn, event, self.integration_timeout)
+        except TimeoutError:
+            return self._log(route.key, _gateway_error(503, "Service Unavailable"))
         except Exception:
             return self._log(route.key, _gateway_error(500, "Internal Server Error"))
         return self._log(route.key, _normalise(result))
+
+    # -- CORS ----------------------------------------------------------------------------------------
+    def _allowed_origin(self, event: dict[str, Any]) -> str | None:
+        origin = (event.get("headers") or {}).get("origin")
+        if self.cors is None or not origin:
+            return None
+        allowed = [str(o) for o in self.cors.get("allowOrigins") or []]
+        if "*" in allowed:
+            return "*"
+        return origin if origin in allowed else None
+
+    def _preflight(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self.cors is not None
+        headers: dict[str, str] = {}
+        origin = self._allowed_origin(event)
+        if origin is not None:
+            headers["access-control-allow-origin"] = origin
+            headers["access-control-allow-methods"] = ",".join(self.cors.get("allowMethods") or [])
+            headers["access-control-allow-headers"] = ",".join(self.cors.get("allowHeaders") or [])
+            if self.cors.get("maxAge") is not None:
+                headers["access-control-max-age"] = str(self.cors["maxAge"])
+            if self.cors.get("allowCredentials"):
+                headers["access-control-allow-credentials"] = "true"
+        return {"statusCode": 204, "headers": headers, "body": ""}
+
+    def _with_cors(self, event: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+        origin = self._allowed_origin(event)
+        if origin is None or "access-control-allow-origin" in (response.get("headers") or {}):
+            return response
+        assert self.cors is not None
+        headers = {
+            k: v
+            for k, v in (response.get("headers") or {}).items()
+            if not k.lower().startswith("access-control-")
+        }
+        headers["access-control-allow-origin"] = origin
+        if self.cors.get("exposeHeaders"):
+            headers["access-control-expose-headers"] = ",".join(self.cors["exposeHeaders"])
+        return {**response, "headers": headers}
 
     def _authorize(self, route: Route, event: dict[str, Any]) -> dict[str, Any] | None:
         ctx = event["requestContext"]
@@ -147,8 +227,8 @@ class ApiGateway:
                 "requestContext": {k: v for k, v in ctx.items() if k != "authorizer"},
             }
             try:
-                answer = self.invoke(_authorizer_arn(spec), request)
-            except Exception:
+                answer = self._call(_authorizer_arn(spec), request, self.authorizer_timeout)
+            except Exception:  # a failed or timed-out authorizer
                 return _gateway_error(500, "Internal Server Error")
             if ttl > 0:
                 with self._lock:
@@ -232,6 +312,6 @@ def _http(api: ApiGateway) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
 
     return Handler

@@ -17,10 +17,17 @@ import urllib.request
 sys.path[:0] = [p for p in os.environ.pop("TWIN_SYS_PATH", "").split(os.pathsep) if p]
 BASE = f"http://{os.environ['AWS_LAMBDA_RUNTIME_API']}/2018-06-01/runtime"
 MODULES_FILE = os.environ.pop("TWIN_MODULES_FILE", "")
+# The runtime interface client (awslambdaric) serialises a response with the json module's default
+# separators, escaping non-ASCII characters before python3.12 and not from python3.12 on.
+ENSURE_ASCII = os.environ.get("AWS_EXECUTION_ENV", "") not in (
+    "AWS_Lambda_python3.12",
+    "AWS_Lambda_python3.13",
+    "AWS_Lambda_python3.14",
+)
 
 
 def _post(url, payload):
-    data = json.dumps(payload, default=str).encode()
+    data = json.dumps(payload, default=str, ensure_ascii=ENSURE_ASCII).encode("utf-8")
     request = urllib.request.Request(
         url, data=data, method="POST", headers={"Content-Type": "application/json"}
     )

@@ -228,6 +228,7 @@ _FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
     "Fn::Split": _split,
     "Fn::Join": _join,
     "Fn::FindInMap": _find_in_map,
+    "Fn::Contains": lambda r, a: str(r.resolve(a[1])) in [str(x) for x in r.resolve(a[0])],
 }
 
 

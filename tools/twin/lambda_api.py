@@ -19,8 +19,8 @@ from .lambda_rt import InvocationError
 
 
 class LambdaApi:
-    def __init__(self, invoke: Callable[[str, Any], Any]) -> None:
-        self.invoke = invoke  # (name or ARN, event) -> payload
+    def __init__(self, invoke: Callable[[str, Any, str], Any]) -> None:
+        self.invoke = invoke  # (name or ARN, event, invocation type) -> payload
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -54,8 +54,9 @@ def _handler(api: LambdaApi) -> type[BaseHTTPRequestHandler]:
                 return self._send(
                     400, {"message": "the payload is not JSON"}, error="InvalidRequestContentException"
                 )
+            kind = self.headers.get("X-Amz-Invocation-Type") or "RequestResponse"
             try:
-                payload = api.invoke(name, event)
+                payload = api.invoke(name, event, kind)
             except KeyError:
                 return self._send(
                     404,
@@ -63,7 +64,17 @@ def _handler(api: LambdaApi) -> type[BaseHTTPRequestHandler]:
                     error="ResourceNotFoundException",
                 )
             except InvocationError as exc:
+                refused = {
+                    "Throttled": (429, "TooManyRequestsException"),
+                    "RequestTooLarge": (413, "RequestTooLargeException"),
+                }.get(exc.kind)
+                if refused is not None:
+                    return self._send(
+                        refused[0], {"Type": "User", "message": exc.payload["errorMessage"]}, error=refused[1]
+                    )
                 return self._send(200, exc.payload, function_error="Unhandled")
+            if kind == "Event":
+                return self._send(202, "")
             self._send(200, payload)
 
         def _send(

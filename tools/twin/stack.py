@@ -10,6 +10,11 @@ template's own OpenAPI body; custom resources (the deploy-time migration) are in
 custom-resource protocol and must answer SUCCESS; the stack (its parameters and outputs) is
 registered in moto's CloudFormation for the CLI. Nothing in the functions knows it is a twin: AWS is
 reached through the SDK's standard AWS_ENDPOINT_URL_* variables.
+
+Every stack runs in one account with one Lambda concurrency quota (`Account`), SSM is reached through
+its read-rate throttle (ssm.py), SQS runs on a clock the tests can move (clock.py), custom resources
+get Create, Update and Delete requests as CloudFormation sends them (asynchronous invocations that must
+answer), schedules invoke asynchronously: docs/aws-rules.md lists each rule and its source.
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ from .aoss import SearchProxy
 from .apigw import ApiGateway
 from .bedrock import BedrockStandIn
 from .cfn import Resolver, load_template, references, sam_transform
+from .clock import QueueClock
 from .lambda_api import LambdaApi
-from .lambda_rt import ExecutionEnvironment, FunctionSpec, InvocationError
+from .lambda_rt import Account, FunctionSpec, InvocationError, LambdaFunction
 from .layer import host_layer, runtime_libraries
+from .runtimes import lifecycle_refusal
+from .ssm import SsmThrottle
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"  # moto's default account
@@ -53,6 +61,7 @@ class Twin:
         opensearch_url: str,
         cache: Path | None = None,
         build_dir: Path | None = None,
+        concurrency: int = 1000,
         search_visibility_seconds: float = 3.0,
     ) -> None:
         import logging
@@ -73,17 +82,15 @@ class Twin:
         self.built = load_template(built)
         self.sam_python = root / ".venv-sam" / "bin" / "python"
         self._transformed: dict[str, dict[str, Any]] = {}
-        layer_python = self.build_dir / "CoreLayer" / "python"
-        import boto3
-
-        self.sys_path = [
-            host_layer(layer_python, self.cache),
-            layer_python,
-            runtime_libraries(self.cache, boto3.__version__),
-        ]
+        self._sys_paths: dict[str, list[Path]] = {}
+        self._clients: dict[str, Any] = {}
+        self._clients_lock = threading.Lock()
+        self.account = Account(concurrency)  # the Lambda concurrency quota every stack here shares
+        self.clock = QueueClock().install()
         self.moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.moto.start()
         self.moto_url = f"http://127.0.0.1:{self.moto._server.server_address[1]}"
+        self.ssm = SsmThrottle(self.moto_url)  # SSM's read rate in front of moto's SSM
         self.bedrock = BedrockStandIn().start()
         # OpenSearch Serverless (a VECTORSEARCH collection: its rules, writes visible after a few seconds)
         # and OpenSearch Service domains, both answered by the real node (tools/twin/aoss.py)
@@ -92,6 +99,18 @@ class Twin:
         self.stacks: dict[str, DeployedStack] = {}
         self.lambda_api = LambdaApi(self.invoke)
         self.responses = _CfnResponses()
+
+    def sys_path(self, runtime: str = "python3.13") -> list[Path]:
+        """What a function of `runtime` imports besides its code: the layer (built for this machine
+        first), then the runtime's own libraries (layer.py)."""
+        if runtime not in self._sys_paths:
+            layer_python = self.build_dir / "CoreLayer" / "python"
+            self._sys_paths[runtime] = [
+                host_layer(layer_python, self.cache, runtime),
+                layer_python,
+                runtime_libraries(self.cache, runtime),
+            ]
+        return self._sys_paths[runtime]
 
     # -- what every AWS client here uses -------------------------------------------------------------
     def aws_env(self) -> dict[str, str]:
@@ -104,10 +123,10 @@ class Twin:
             "AWS_DEFAULT_REGION": REGION,
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.bedrock.url,
             "AWS_ENDPOINT_URL_LAMBDA": self.lambda_api.url,
+            "AWS_ENDPOINT_URL_SSM": self.ssm.url,
         }
         for service in (
             "SQS",
-            "SSM",
             "SECRETS_MANAGER",
             "CLOUDFORMATION",
             "CLOUDWATCH",
@@ -119,15 +138,19 @@ class Twin:
         return env
 
     def client(self, service: str) -> Any:
+        """A client of the twin's AWS (moto's server), one per service (clients are thread-safe)."""
         import boto3
 
-        env = self.aws_env()
-        return boto3.session.Session(
-            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=env["AWS_SESSION_TOKEN"],
-            region_name=REGION,
-        ).client(service, endpoint_url=self.moto_url)
+        with self._clients_lock:
+            if service not in self._clients:
+                env = self.aws_env()
+                self._clients[service] = boto3.session.Session(
+                    aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                    aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                    aws_session_token=env["AWS_SESSION_TOKEN"],
+                    region_name=REGION,
+                ).client(service, endpoint_url=self.moto_url)
+            return self._clients[service]
 
     def transformed(self, parameters: dict[str, str]) -> dict[str, Any]:
         """The SAM transform of the built template for these parameter values (CloudFormation passes them)."""
@@ -138,21 +161,32 @@ class Twin:
 
     # -- stacks --------------------------------------------------------------------------------------
     def deploy(
-        self, stack_name: str, parameters: dict[str, str], logs: Path, mongodb_uri: str | None = None
+        self,
+        stack_name: str,
+        parameters: dict[str, str],
+        logs: Path,
+        mongodb_uri: str | None = None,
+        timeouts: dict[str, float] | None = None,
     ) -> DeployedStack:
-        """Create a stack; its MongoDB secret holds `mongodb_uri` (default: the twin's SecantusDB)."""
+        """Create a stack; its MongoDB secret holds `mongodb_uri` (default: the twin's SecantusDB).
+
+        `timeouts` replaces functions' Timeout by logical id (a test's way to make work outlast one)."""
         stack = DeployedStack(self, stack_name, parameters, logs, mongodb_uri or self.mongodb_uri)
+        stack.timeouts = dict(timeouts or {})
         self.stacks[stack_name] = stack
         stack.create()
         return stack
 
-    def invoke(self, name_or_arn: str, event: Any) -> Any:
+    def invoke(self, name_or_arn: str, event: Any, invocation_type: str = "RequestResponse") -> Any:
         """Invoke a function of any deployed stack by name or ARN (the Lambda API's view)."""
+        return self.function(name_or_arn).invoke(event, invocation_type)
+
+    def function(self, name_or_arn: str) -> LambdaFunction:
         name = name_or_arn.rsplit(":function:", 1)[-1].split(":")[0]
         for stack in self.stacks.values():
-            env = stack.by_name.get(name)
-            if env is not None:
-                return env.invoke(event)
+            fn = stack.by_name.get(name)
+            if fn is not None:
+                return fn
         raise KeyError(name)
 
     def close(self) -> None:
@@ -160,6 +194,7 @@ class Twin:
             stack.delete()
         self.lambda_api.stop()
         self.bedrock.stop()
+        self.ssm.stop()
         self.collection.stop()
         self.domain.stop()
         self.responses.stop()
@@ -176,8 +211,8 @@ class DeployedStack:
         self.logs = logs
         self.template = twin.transformed(parameters)
         self.resources: dict[str, Resource] = {}
-        self.functions: dict[str, ExecutionEnvironment] = {}
-        self.by_name: dict[str, ExecutionEnvironment] = {}
+        self.functions: dict[str, LambdaFunction] = {}
+        self.by_name: dict[str, LambdaFunction] = {}
         self.api: ApiGateway | None = None
         self.api_url = ""
         self.event_sources: list[dict[str, Any]] = []
@@ -185,6 +220,8 @@ class DeployedStack:
         self.policies: dict[str, dict[str, Any]] = {}
         self.dashboard: dict[str, Any] = {}
         self.custom: dict[str, dict[str, Any]] = {}
+        self.delete_answers: dict[str, dict[str, Any]] = {}
+        self.timeouts: dict[str, float] = {}
         self.resolver = Resolver(
             self.template,
             parameters,
@@ -359,6 +396,8 @@ class DeployedStack:
         name = p.get("FunctionName") or self.physical(r.logical_id)
         arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
         task_root = self.twin.build_dir / p["Code"]["S3Key"]
+        runtime = str(p.get("Runtime") or "")
+        lifecycle_refusal(runtime)  # a runtime whose function creation Lambda blocks fails the deploy
         env = {k: _cfn_string(v) for k, v in ((p.get("Environment") or {}).get("Variables") or {}).items()}
         # The template reaches a domain over HTTPS (its endpoint is a bare host); the stand-in speaks HTTP.
         domain = "https://" + self.twin.domain.url.removeprefix("http://")
@@ -368,20 +407,33 @@ class DeployedStack:
             name=name,
             arn=arn,
             handler=p["Handler"],
-            timeout=float(p.get("Timeout", 3)),
+            timeout=self.timeouts.get(r.logical_id, float(p.get("Timeout", 3))),
             memory=int(p.get("MemorySize", 128)),
             task_root=task_root,
-            sys_path=list(self.twin.sys_path),
+            sys_path=list(self.twin.sys_path(runtime)),
             environment=env,
             log_path=self.logs / f"{r.logical_id}.log",
             aws_env=self.twin.aws_env(),
+            runtime=runtime,
+            reserved=int(p["ReservedConcurrentExecutions"]) if "ReservedConcurrentExecutions" in p else None,
         )
         for var in ("AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL_CLOUDFORMATION"):
             spec.aws_env.pop(var, None)  # functions call neither; keep their view of AWS minimal
-        environment = ExecutionEnvironment(spec)
-        self.functions[r.logical_id] = environment
-        self.by_name[name] = environment
+        try:
+            function = LambdaFunction(spec, self.twin.account)
+        except InvocationError as exc:  # CloudFormation's CREATE_FAILED, with Lambda's message
+            raise RuntimeError(f"{r.logical_id}: {exc.payload['errorMessage']}") from exc
+        self.functions[r.logical_id] = function
+        self.by_name[name] = function
         r.ref, r.attrs = name, {"Arn": arn}
+
+    def _create_AWS_Lambda_EventInvokeConfig(self, r: Resource) -> None:
+        """Retries and maximum event age of the function's asynchronous invocations."""
+        p = r.properties
+        spec = self.by_name[str(p["FunctionName"])].spec
+        spec.async_retries = int(p.get("MaximumRetryAttempts", 2))
+        spec.async_max_age = int(p.get("MaximumEventAgeInSeconds", 6 * 3600))
+        r.ref = f"{p['FunctionName']}:{p.get('Qualifier', '$LATEST')}"
 
     def _create_AWS_Lambda_Permission(self, r: Resource) -> None:
         r.ref = r.logical_id
@@ -458,30 +510,55 @@ class DeployedStack:
         }
 
     def _create_custom(self, r: Resource) -> None:
-        """The custom-resource protocol: invoke the ServiceToken function, wait for its PUT to ResponseURL."""
-        token = uuid.uuid4().hex
-        event = {
-            "RequestType": "Create",
-            "ServiceToken": r.properties["ServiceToken"],
-            "ResponseURL": self.twin.responses.url(token),
-            "StackId": self.resolver.pseudo["AWS::StackId"],
-            "RequestId": str(uuid.uuid4()),
-            "LogicalResourceId": r.logical_id,
-            "ResourceType": r.type,
-            "ResourceProperties": r.properties,
-        }
-        try:
-            self.twin.invoke(r.properties["ServiceToken"], event)
-        except InvocationError as exc:
-            raise RuntimeError(f"custom resource {r.logical_id}: the function failed: {exc}") from exc
-        answer = self.twin.responses.get(token, timeout=30)
-        if answer is None:
-            raise RuntimeError(f"custom resource {r.logical_id} never answered its ResponseURL")
+        answer = self.custom_request(r.logical_id, "Create")
         if answer.get("Status") != "SUCCESS":
             raise RuntimeError(f"custom resource {r.logical_id} failed: {answer.get('Reason')}")
         self.custom[r.logical_id] = answer
         r.ref = answer.get("PhysicalResourceId")
         r.attrs = dict(answer.get("Data") or {})
+
+    def custom_request(
+        self, logical: str, request_type: str, properties: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One custom-resource request, as CloudFormation sends it, and the function's answer.
+
+        CloudFormation invokes the ServiceToken function asynchronously (so Lambda retries a failed
+        invocation twice) and waits for a PUT to the pre-signed ResponseURL until the resource's
+        ServiceTimeout (3600 s by default). The twin cannot wait an hour: once the invocations have ended
+        without a response, nothing else would ever answer, so that is the stack stuck until the
+        timeout, and a RuntimeError here.
+        """
+        resource = self.resources[logical]
+        props = properties if properties is not None else resource.properties
+        token = uuid.uuid4().hex
+        event: dict[str, Any] = {
+            "RequestType": request_type,
+            "ServiceToken": props["ServiceToken"],
+            "ResponseURL": self.twin.responses.url(token),
+            "StackId": self.resolver.pseudo["AWS::StackId"],
+            "RequestId": str(uuid.uuid4()),
+            "LogicalResourceId": logical,
+            "ResourceType": resource.type,
+            "ResourceProperties": props,
+        }
+        if request_type in ("Update", "Delete"):
+            event["PhysicalResourceId"] = resource.ref or f"{logical}-{token[:8]}"
+        if request_type == "Update":
+            event["OldResourceProperties"] = resource.properties
+        failure = ""
+        try:
+            self.twin.invoke(props["ServiceToken"], event, "Event")
+        except InvocationError as exc:
+            failure = f" (the function failed: {exc})"
+        answer = self.twin.responses.get(token, timeout=5)
+        if answer is None:
+            raise RuntimeError(
+                f"custom resource {logical} never answered its {request_type} request{failure}: "
+                "CloudFormation would wait for the resource's ServiceTimeout (an hour by default)"
+            )
+        if request_type != "Delete" and answer.get("Status") == "SUCCESS":
+            resource.properties = props
+        return answer
 
     # -- running it ----------------------------------------------------------------------------------
     def invoke(self, logical: str, event: Any) -> Any:
@@ -490,7 +567,7 @@ class DeployedStack:
     def schedule(self, logical: str, event: dict[str, Any]) -> Any:
         """What EventBridge Scheduler does at a tick: invoke the schedule's target with its event."""
         target = self.schedules[logical]["Target"]["Arn"]
-        return self.twin.invoke(target, event)
+        return self.twin.invoke(target, event, "Event")  # Scheduler invokes Lambda asynchronously
 
     def drain_queues(self, rounds: int = 20) -> int:
         """Deliver queued messages like Lambda's SQS event source mappings (batch size, partial failures)."""
@@ -515,7 +592,7 @@ class DeployedStack:
                     continue  # the whole batch becomes visible again after its visibility timeout
                 failed = set()
                 if "ReportBatchItemFailures" in (mapping.get("FunctionResponseTypes") or []):
-                    failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures") or []}
+                    failed = _batch_item_failures(answer, [m["MessageId"] for m in got])
                 for message in got:
                     if message["MessageId"] not in failed:
                         sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
@@ -542,10 +619,31 @@ class DeployedStack:
         return docs
 
     def delete(self) -> None:
+        """Delete the stack: custom resources get their Delete request (it must be answered), then
+        everything else goes."""
+        for logical, resource in self.resources.items():
+            if logical in self.custom and resource.type.startswith("Custom::"):
+                try:
+                    self.delete_answers[logical] = self.custom_request(logical, "Delete")
+                except RuntimeError as exc:
+                    self.delete_answers[logical] = {"Status": "NO ANSWER", "Reason": str(exc)}
         for env in self.functions.values():
             env.close()
         if self.api is not None:
             self.api.stop()
+
+
+def _batch_item_failures(answer: Any, batch: list[str]) -> set[str]:
+    """The messages to keep, as Lambda reads a partial-batch response ("Handling errors for an SQS event
+    source"): an item failure that is empty or names no message of the batch fails the whole batch."""
+    items = (answer or {}).get("batchItemFailures") if isinstance(answer, dict) else None
+    failed: set[str] = set()
+    for item in items or []:
+        ident = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not ident or ident not in batch:
+            return set(batch)
+        failed.add(str(ident))
+    return failed
 
 
 def _cfn_string(value: Any) -> str:

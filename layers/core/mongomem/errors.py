@@ -72,6 +72,13 @@ class StoreUnavailable(Unavailable):
     code = "store_unavailable"
 
 
+class ConfigUnavailable(Unavailable):
+    """The stack's applied project config could not be read (SSM throttled or unreachable) and this
+    execution environment has none yet: it serves nothing rather than the template's defaults."""
+
+    code = "config_unavailable"
+
+
 class StoreAuthFailed(StoreUnavailable):
     """MongoDB refused the credentials (a rotated password): the runtime refetches the secret once."""
 

@@ -49,17 +49,27 @@ class Migratable(Protocol):
 
 
 def migrate(
-    full: Migratable, progress: Callable[[str], None] | None = None, search_wait: float = SEARCH_READY_SECONDS
+    full: Migratable,
+    progress: Callable[[str], None] | None = None,
+    search_wait: float = SEARCH_READY_SECONDS,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
-    """Create the indexes; returns what was done (for the custom resource's Data and the CLI)."""
+    """Create the indexes; returns what was done (for the custom resource's Data and the CLI).
+
+    `deadline` (a time.monotonic() value) bounds the long parts: the re-keying stops there (incomplete,
+    reported), the wait for the search index gives up there."""
     say = progress or (lambda _line: None)
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
     settings = full.settings
     full.ensure_short_term_indexes()
     say(f"MongoDB {settings.db_name}: sessions, turns, snapshots indexes ready")
     full.ensure_other_indexes()
     say(f"MongoDB {settings.db_name}: memories, retention and api_keys indexes ready")
     # stored match keys as the kinds compute them now (a release may change how; mongomem.longterm.rekey)
-    keys = rekey(full.memory_store, full.kinds, say)
+    keys = rekey(full.memory_store, full.kinds, say, should_stop=out_of_time)
     report: dict[str, Any] = {"database": settings.db_name, "search_index": None, "keys": keys.as_dict()}
     index = full.vector_index
     if index is None:
@@ -70,7 +80,9 @@ def migrate(
         raise MongomemError(
             "the embedding dimension is unknown: set EmbeddingDimension (memory.providers.embeddings.dim)"
         )
-    deadline = time.monotonic() + search_wait
+    waited_until = time.monotonic() + search_wait
+    if deadline is not None:
+        waited_until = min(waited_until, deadline)
     while True:
         try:
             index.ensure(int(dim))
@@ -82,10 +94,33 @@ def migrate(
                 {"index_dim": exc.index_dim, "dim": exc.got_dim},
             ) from exc
         except IndexUnavailable as exc:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= waited_until:
                 raise
             say(f"search index not reachable yet ({exc.message}); retrying")
-            time.sleep(5)
+            time.sleep(max(0.0, min(5.0, waited_until - time.monotonic())))
     report["search_index"] = {"name": settings.opensearch_index, "dim": int(dim)}
     say(f"search index {settings.opensearch_index} ready (dimension {dim})")
+    return report
+
+
+class ServicesRoot(Protocol):
+    """Where a deployed function's services come from (mongomem.runtime.Runtime)."""
+
+    def services(self) -> Any: ...
+
+
+def migrate_deployed(
+    root: ServicesRoot, deadline: float | None, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """The deploy-time migration of a stack: its services built now (a failure here is the migration's
+    failure, answered to CloudFormation), then `migrate` with index creation on, within `deadline`."""
+    from mongomem.observability import logger
+
+    report = migrate(root.services().for_migration(), progress=progress, deadline=deadline)
+    if not report["keys"].get("complete", True):
+        logger.warning(
+            "re-keying stopped before the function's time ran out; the deploy goes on with the keys "
+            "written so far: run `mongomem migrate` with the stack's settings, or deploy again, to finish",
+            extra={"keys": report["keys"]},
+        )
     return report

@@ -586,8 +586,8 @@ class Runtime:
 
     def _load(self, force: bool) -> None:
         base = settings_from_env(self._environ)
-        self._checked_at = self._clock()
         if not base.config_parameter:
+            self._checked_at = self._clock()
             if self._services is None:
                 self._services = self._build(base)
                 self._config.update(source=_file_source(self._environ), loaded_at=_now())
@@ -595,10 +595,25 @@ class Runtime:
         from mongomem.adapters.config_source import ConfigSourceError, read_applied
 
         try:
-            applied = read_applied(base.config_parameter, base.config_max_age, force=force)
+            # This runtime keeps the config's age, so every read goes to SSM; the age counts from when
+            # the read returned, as Powertools' cache would (stamped before the read, a busy function
+            # could serve a value cached just after it for up to twice the max age).
+            applied = read_applied(base.config_parameter, base.config_max_age, force=True)
         except ConfigSourceError as exc:
+            self._checked_at = self._clock()
+            if self._services is None:
+                # Serving the template's defaults instead of the applied config would change what the
+                # function does without anyone noticing: fail this invocation (the API answers 503).
+                from mongomem.errors import ConfigUnavailable
+                from mongomem.observability import logger
+
+                logger.warning("project config not readable; serving nothing yet", extra={"error": str(exc)})
+                raise ConfigUnavailable(
+                    f"the project configuration could not be read: {exc}", {"retry_after_seconds": 2}
+                ) from exc
             self._failed(base, str(exc))
             return
+        self._checked_at = self._clock()
         sha = hashlib.sha256(applied.text.encode()).hexdigest() if applied.text is not None else None
         if self._services is not None and sha == self._config["sha256"] and not self._config["error"]:
             return
@@ -645,9 +660,14 @@ class Runtime:
         def wrapped(event: Any, context: Any) -> Any:
             if isinstance(event, dict) and CONTROL_KEY in event:
                 return self.control(event.get(CONTROL_KEY) or {})
-            from mongomem.errors import StoreAuthFailed
+            from mongomem.errors import ConfigUnavailable, StoreAuthFailed
 
-            svc = self.services()
+            try:
+                svc = self.services()
+            except ConfigUnavailable as exc:
+                if _is_http_api(event):  # the caller gets a retryable 503, not API Gateway's 500
+                    return _unavailable_response(exc)
+                raise
             try:
                 return fn(event, context, svc)
             except StoreAuthFailed:
@@ -659,6 +679,18 @@ class Runtime:
                 return fn(event, context, self.services())
             finally:
                 _auth_retry.reset(token)
+
+        return wrapped
+
+    def bare_handler(self, fn: Callable[[Any, Any], R]) -> Callable[[Any, Any], Any]:
+        """Wrap a handler that builds its services itself, inside its own error handling (the deploy-time
+        custom resource); control invocations are answered as `handler` answers them."""
+
+        @functools.wraps(fn)
+        def wrapped(event: Any, context: Any) -> Any:
+            if isinstance(event, dict) and CONTROL_KEY in event:
+                return self.control(event.get(CONTROL_KEY) or {})
+            return fn(event, context)
 
         return wrapped
 
@@ -698,6 +730,19 @@ class Runtime:
             "embeddings": report["embeddings"],
             "extraction": [str(t) for t in svc.settings.enabled_extractions],
         }
+
+
+def _is_http_api(event: Any) -> bool:
+    return isinstance(event, dict) and "http" in (event.get("requestContext") or {}) and "routeKey" in event
+
+
+def _unavailable_response(exc: Any) -> dict[str, Any]:
+    body = {"error": {"code": exc.code, "message": exc.message, "details": exc.details}}
+    return {
+        "statusCode": 503,
+        "headers": {"Content-Type": "application/json", "Retry-After": "2"},
+        "body": json.dumps(body),
+    }
 
 
 def _parse(text: str, source: str) -> ProjectConfig:

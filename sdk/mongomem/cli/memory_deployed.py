@@ -33,6 +33,10 @@ PARAMETER = "/mongomem/{stack}/project-config"
 # The largest SSM parameter value (advanced tier).
 SSM_MAX_BYTES = 8192
 CONTROL = "mongomem_control"
+# What `apply --wait` adds to the stack's config max age: the longest one config read takes (SSM's own
+# latency and throttled retries). A function serves its config for at most max age counted from when its
+# read returned; a read that started before the label moved may still return the old version.
+READ_MARGIN_SECONDS = 3.0
 OPENAI_HOST = "api.openai.com"
 
 
@@ -165,6 +169,13 @@ class DeployedTarget:
                 Description=f"mongomem project config of stack {self.stack_name}",
             )["Version"]
         except ClientError as exc:
+            if _code(exc) == "ParameterMaxVersionLimitExceeded":
+                # SSM keeps a parameter's last 100 versions and deletes the oldest for a new one, unless
+                # the oldest carries a label - here the applied one.
+                raise DeployError(
+                    f"{self.parameter} holds 100 versions, the most SSM keeps, and its oldest is the applied "
+                    "one: apply a newer version first (`mongomem memory apply --version N`), then configure"
+                ) from exc
             raise DeployError(f"could not upload to SSM {self.parameter}: {aws_message(exc)}") from exc
         return f"SSM parameter {self.parameter} version {version} (not applied yet)"
 
@@ -291,12 +302,16 @@ class DeployedTarget:
                     f"{exc} - not applied: version {previous} is the applied one again"
                 ) from exc
             raise
-        # Warm execution environments re-read the config within the stack's max age.
+        # A control invocation reaches one execution environment of a function; Lambda cannot address
+        # the others. Each of them re-reads the config before serving once its max age (counted from
+        # when its last read returned) has passed: after max age + one read's time from the label, no
+        # environment serves the old version any more.
         max_age = float(self.parameters().get("ConfigMaxAgeSeconds") or 60)
-        rest = labelled + max_age - time.monotonic()
+        rest = labelled + max_age + READ_MARGIN_SECONDS - time.monotonic()
         if rest > 0:
             print(
-                f"  every warm environment re-reads it within {max_age:g}s; waiting {rest:.0f}s",
+                f"  every other execution environment re-reads it within {max_age:g}s of its last read; "
+                f"waiting {rest:.0f}s",
                 file=out,
                 flush=True,
             )

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+from aws_lambda_powertools.shared.json_encoder import Encoder
 
 from mongomem.api.body import BodyRefused, read_json
 from mongomem.api.errors import error_body, install_error_handlers, status_of
 from mongomem.api.identity import SERVICES, USER_HEADER, acting_user_of, begin_request
+from mongomem.budget import API_BUDGET_SECONDS, request_budget
 from mongomem.errors import StoreAuthFailed
 from mongomem.runtime import store_auth_final
 
@@ -32,6 +35,11 @@ def _error(status: int, code: str, message: str, details: Any = None) -> dict[st
     }
 
 
+# Bodies keep non-ASCII characters as they are (Powertools escapes them by default: a CJK character's
+# 3 bytes become 6, then 7 in Lambda's response): mongomem.wire budgets what is really sent.
+_serialize = partial(json.dumps, separators=(",", ":"), cls=Encoder, ensure_ascii=False)
+
+
 def _deserialize(text: str) -> Any:
     value = _parsed.get()
     if value is _UNSET:  # not through MemoryApi.handle (never in the functions): read it the same way
@@ -50,7 +58,9 @@ class MemoryApi:
     """
 
     def __init__(self, *routers: APIGatewayHttpRouter) -> None:
-        self.app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=_deserialize)
+        self.app = APIGatewayHttpResolver(
+            enable_validation=True, json_body_deserializer=_deserialize, serializer=_serialize
+        )
         install_error_handlers(self.app)
         self.routers = routers
         for router in routers:
@@ -91,8 +101,15 @@ class MemoryApi:
         # Powertools' own request context: the routes find the services there, it is cleared after resolve.
         self.app.append_context(**{SERVICES: svc})
         token = _parsed.set(parsed)
+        left = (
+            context.get_remaining_time_in_millis() / 1000
+            if hasattr(context, "get_remaining_time_in_millis")
+            else None
+        )
+        budget = API_BUDGET_SECONDS if left is None else min(API_BUDGET_SECONDS, left - 2.0)
         try:
-            response = self.app.resolve(event, context)
+            with request_budget(budget):
+                response = self.app.resolve(event, context)
         except StoreAuthFailed as exc:
             if not store_auth_final():
                 raise  # the runtime refetches the MongoDB secret and runs the request again

@@ -24,6 +24,7 @@ from mongomem.errors import (
     Unprocessable,
 )
 from mongomem.observability import logger
+from mongomem.ports import EmbeddingError, LLMError
 
 # The one place a domain error becomes an HTTP status: the first class the error is an instance of
 # (most specific first); any other MongomemError is a 500. Domain errors know nothing of HTTP.
@@ -101,6 +102,19 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(StoreAuthFailed)
     def _auth_failed(exc: StoreAuthFailed) -> Response:
         raise exc  # MemoryApi.handle decides: retry with a refetched secret, or answer 503
+
+    @app.exception_handler(EmbeddingError)
+    @app.exception_handler(LLMError)
+    def _provider(exc: Exception) -> Response:
+        # a model provider that failed after its retries, or did not answer within the request's budget
+        logger.warning("provider unavailable", extra={"error": str(exc)[:500]})
+        return error_response(
+            503,
+            "provider_unavailable",
+            "the model provider did not answer in time; retry",
+            {"retry_after_seconds": 2},
+            {"Retry-After": "2"},
+        )
 
     @app.exception_handler(MongomemError)
     def _domain(exc: MongomemError) -> Response:

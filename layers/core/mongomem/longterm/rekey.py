@@ -32,9 +32,10 @@ class RekeyReport:
     seen: int = 0
     rekeyed: int = 0
     merged: int = 0  # active duplicates superseded by the memory they now share a key with
+    complete: bool = True  # False: stopped for time; the keys written so far stay, a rerun finishes
 
-    def as_dict(self) -> dict[str, int]:
-        return {"seen": self.seen, "rekeyed": self.rekeyed, "merged": self.merged}
+    def as_dict(self) -> dict[str, int | bool]:
+        return {"seen": self.seen, "rekeyed": self.rekeyed, "merged": self.merged, "complete": self.complete}
 
 
 def _newest(record: MemoryRecord) -> tuple[datetime, datetime, int, str]:
@@ -43,9 +44,15 @@ def _newest(record: MemoryRecord) -> tuple[datetime, datetime, int, str]:
 
 
 def rekey(
-    store: MemoryRepository, kinds: KindRegistry, progress: Callable[[str], None] | None = None
+    store: MemoryRepository,
+    kinds: KindRegistry,
+    progress: Callable[[str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> RekeyReport:
-    """Give every stored version its kind's current key; merge actives that now share one."""
+    """Give every stored version its kind's current key; merge actives that now share one.
+
+    `should_stop` is asked between batches: once it says so, the keys found so far are written and the
+    walk ends without merging (merges need every member of a group); the report says it is incomplete."""
     say = progress or (lambda _line: None)
     report = RekeyReport()
     now = utcnow()
@@ -53,6 +60,9 @@ def rekey(
     changed_groups: set[tuple[str, str, str, str]] = set()
     actives: dict[tuple[str, str, str, str], list[MemoryRecord]] = defaultdict(list)
     for record in store.all_versions(BATCH):
+        if should_stop is not None and report.seen % BATCH == 0 and report.seen and should_stop():
+            report.complete = False
+            break
         report.seen += 1
         kind = kinds.get(record.type)
         if kind is None:
@@ -73,6 +83,9 @@ def rekey(
             actives[group].append(record)
     store.set_keys(pending, now)
     report.rekeyed += len(pending)
+    if not report.complete:
+        say(f"memories: stopped for time after {report.seen} versions ({report.rekeyed} re-keyed); run again")
+        return report
     for group in changed_groups:
         members = actives.get(group, [])
         if len(members) < 2:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
-from mongomem.ports import EmbeddingError, Purpose
+from mongomem.budget import request_deadline
+from mongomem.ports import EmbeddingError, LLMError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 from mongomem.providers.llm_bedrock import (
     attempts_made,
     aws_credentials_ready,
     aws_error_message,
     bedrock_runtime_client,
+    budget_fit,
 )
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
@@ -56,8 +59,19 @@ class BedrockTitanEmbedder:
         self._credentials_ok = ok
         return ok, reason
 
+    def _client_now(self) -> Any:
+        """The client, its timeouts and retries cut to end before the current request's deadline."""
+        deadline = request_deadline()
+        if deadline is None or self._client is not None:
+            return self.client
+        try:
+            timeout, attempts = budget_fit(deadline - time.monotonic(), self.timeout, self.max_retries + 1)
+        except LLMError as exc:
+            raise EmbeddingError(f"{self.model}: the request's time budget ran out") from exc
+        return bedrock_runtime_client(self.region, timeout, attempts - 1)
+
     def _invoke(self, text: str) -> Any:
-        response = self.client.invoke_model(
+        response = self._client_now().invoke_model(
             modelId=self.model,
             contentType="application/json",
             accept="application/json",

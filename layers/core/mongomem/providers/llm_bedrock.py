@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from mongomem.budget import request_deadline
 from mongomem.ports import LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
 
@@ -220,6 +221,7 @@ class BedrockLLM:
     def _call(self, params: dict[str, Any], deadline: float | None = None) -> Any:
         # botocore retries inside this one call (client_config); with a deadline, the client's timeouts
         # and attempts are cut so that even every retry (and its backoff) ends before it.
+        deadline = deadline if deadline is not None else request_deadline()  # an API request's budget
         client = self.client if deadline is None else self._client_within(deadline)
         response = client.converse(**params)
         self.attempts += attempts_made(response)

@@ -29,6 +29,7 @@ from mongomem.vectors.port import (
     VectorIndex,
     search_all,
 )
+from mongomem.wire import response_bytes
 
 __all__ = ["CHANNELS", "Recall", "RecallDisabled", "public_turn_id"]
 
@@ -221,7 +222,7 @@ def _within(
     kept: dict[str, RecalledTurn] = {}
     used = omitted = 0
     for key, turn in ordered:
-        size = copies * len(turn.content.encode("utf-8")) + 512  # and the fields around it
+        size = copies * response_bytes(turn.content) + 512  # and the fields around it
         if used + size > budget:
             omitted += 1
             continue

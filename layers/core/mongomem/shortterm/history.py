@@ -19,6 +19,7 @@ from mongomem.models.turns import Turn, TurnOut, TurnPage
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.ports import SessionRepository, SnapshotRepository, TurnRepository
 from mongomem.shortterm.promotion import Promoter
+from mongomem.wire import response_bytes
 
 
 def turn_out(turn: Turn) -> TurnOut:
@@ -164,7 +165,7 @@ def _newest_within(turns: list[Turn], budget: int | None) -> list[Turn]:
         return turns
     used, start = 0, len(turns)
     while start > 0:
-        size = len(turns[start - 1].content.encode("utf-8")) + 512
+        size = response_bytes(turns[start - 1].content) + 512
         if used + size > budget and start < len(turns):
             break
         used += size

@@ -79,8 +79,35 @@ def make_client(
         client = _CLIENTS.get(key)
         if client is None:
             client = _new_client(key[0], auth, region, timeout, max_retries)
+            _within_request_budget(client, timeout, max_retries)
             _CLIENTS[key] = client
         return client
+
+
+def _within_request_budget(client: OpenSearch, timeout: float, max_retries: int) -> None:
+    """Cut each request's timeout so that it and its retries end before the current API request's
+    deadline (mongomem.budget): API Gateway stops waiting at 30 s, the client then gets our 503."""
+    import time
+
+    from opensearchpy.exceptions import ConnectionTimeout
+
+    from mongomem.budget import request_deadline
+
+    perform = client.transport.perform_request
+
+    def perform_request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        deadline = request_deadline()
+        if deadline is not None and not args:
+            left = deadline - time.monotonic()
+            if left < 0.2:
+                raise ConnectionTimeout("TIMEOUT", "the request's time budget ran out", None)
+            params = dict(kwargs.get("params") or {})
+            asked = float(params.get("request_timeout") or timeout)
+            params["request_timeout"] = max(0.1, min(asked, left / (max_retries + 1)))
+            kwargs["params"] = params
+        return perform(method, url, *args, **kwargs)
+
+    client.transport.perform_request = perform_request  # type: ignore[method-assign]
 
 
 def _new_client(
