@@ -423,6 +423,26 @@ def test_the_built_layer_and_functions_hold_no_tools_package() -> None:
     assert not offenders, offenders
 
 
+def test_every_compiled_wheel_in_the_layer_loads_on_the_functions_runtime() -> None:
+    from twin.runtimes import wheel_refusal
+
+    # Given the layer sam build made for the template's runtime and architecture
+    targets = {(f["Runtime"], *f["Architectures"]) for f in functions(resolve()).values()}
+    assert len(targets) == 1, f"one layer serves functions of several runtimes: {targets}"
+    ((runtime, architecture),) = targets
+    layer = BUILT.parent / "CoreLayer" / "python"
+    # Then every wheel it unpacked is tagged for that machine and a glibc the runtime's OS has
+    # (a manylinux_2_39 or x86_64 wheel installs fine here and fails its first import on Lambda)
+    refused = {}
+    for wheel in sorted(layer.glob("*.dist-info/WHEEL")):
+        lines = wheel.read_text().splitlines()
+        tags = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Tag:")]
+        why = wheel_refusal(runtime, architecture, tags)
+        if why:
+            refused[wheel.parent.name] = why
+    assert not refused, refused
+
+
 # -- what AWS refuses at deploy time -------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ environment (.venv-sam), so upgrading cfn-lint upgrades the dates.
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -52,3 +53,27 @@ def lifecycle_refusal(runtime: str, today: date | None = None) -> None:
             f"The runtime parameter of {runtime} is no longer supported for creating or updating AWS Lambda "
             f"functions (blocked since {blocked}); use {row.get('successor') or 'a supported runtime'}"
         )
+
+
+# The operating system under each runtime ("Lambda runtimes": python3.12 and later run on Amazon Linux
+# 2023, python3.11 on Amazon Linux 2) and its glibc: a compiled wheel tagged for a newer glibc than this
+# fails to import on Lambda, whatever `pip install --platform` accepted on the build machine.
+RUNTIME_GLIBC = {"python3.13": (2, 34), "python3.12": (2, 34), "python3.11": (2, 26)}
+
+
+def wheel_refusal(runtime: str, architecture: str, tags: list[str]) -> str | None:
+    """Why a wheel with these tags (its WHEEL file's `Tag:` lines) cannot load on `runtime` (None: it can)."""
+    machine = {"arm64": "aarch64", "x86_64": "x86_64"}[architecture]
+    glibc = RUNTIME_GLIBC[runtime]
+    legacy = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+    for tag in tags:
+        for platform in tag.rsplit("-", 1)[-1].split("."):
+            if platform == "any":
+                return None
+            found = re.fullmatch(r"(manylinux\d*)_(?:(\d+)_(\d+)_)?(\w+)", platform)
+            if not found or found.group(4) != machine:
+                continue
+            needs = legacy.get(found.group(1)) or (int(found.group(2) or 99), int(found.group(3) or 0))
+            if needs <= glibc:
+                return None
+    return f"no tag of {tags} loads on {runtime} ({architecture}, glibc {glibc[0]}.{glibc[1]})"
