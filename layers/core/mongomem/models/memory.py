@@ -12,7 +12,7 @@ from mongomem.config import KindName
 from mongomem.models.common import Identifier, SafeMapping, Scope, UtcDateTime
 
 Status = Literal["active", "superseded", "deleted"]
-Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP"]
+Decision = Literal["ADD", "UPDATE", "REINFORCE", "RETRACT", "NOOP"]
 Visibility = Literal["private", "org"]
 
 # The owner (user_id) of a tenant's org memories. It cannot be a caller's user id: `#` is outside the
@@ -235,3 +235,26 @@ class ObservedRange:
 
     def __bool__(self) -> bool:
         return self.after is not None or self.before is not None
+
+
+class ConflictingMemory(BaseModel):
+    memory_id: str
+    text: str
+    value: str
+    observed_at: datetime | None = None
+    created_at: datetime
+
+
+class Conflict(BaseModel):
+    """Active memories of one key that say different things; settled when one is deleted or a later
+    statement of the key supersedes them."""
+
+    user_id: str
+    type: str
+    key: str
+    agent_id: str | None = None
+    memories: list[ConflictingMemory]
+
+
+class ConflictList(BaseModel):
+    conflicts: list[Conflict]
