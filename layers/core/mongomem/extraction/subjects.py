@@ -16,7 +16,7 @@ from typing import Any
 
 from mongomem.kinds import MemoryKind
 from mongomem.kinds.base import norm
-from mongomem.kinds.labels import subject_form
+from mongomem.kinds.labels import names_user, subject_form
 from mongomem.kinds.semantic import USER_NAME_KEYS, Semantic
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope
@@ -36,7 +36,7 @@ class UserSubjects:
         names: Collection[str] = (),
     ) -> None:
         self.store, self.scope, self.kind = store, scope, kind
-        self.known = {norm(scope.user_id), *(norm(n) for n in names if n and n.strip())}
+        self.known = {norm(n) for n in names if n and n.strip()}
         for payload in payloads:
             stated = kind.user_name(payload)
             if stated:
@@ -50,11 +50,9 @@ class UserSubjects:
         return self.stored
 
     def names_user(self, subject: str) -> bool:
-        form = subject_form(subject)
-        if form == USER:
+        if names_user(subject, self.known, self.scope.user_id):
             return True
-        plain = norm(subject)
-        return plain in self.known or form in self.known or plain in self._stored()
+        return names_user(subject, self._stored(), self.scope.user_id)
 
     def canonical(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The payload with its subject "user" when the subject names the user."""
