@@ -55,9 +55,11 @@ class Tuning:
 
     rank_k: float = 10.0  # value of rank r: k / (k + r - 1)
     neighbour_share: float = 0.35  # a recalled turn's neighbour is worth this share of its match
-    memory_weight: float = 1.0  # a memory at rank r against a recalled turn at rank r
+    memory_weight: float = 0.5  # a memory at rank r against a recalled turn at rank r
     recent_decay: float = 0.85  # each older recent turn is worth this share of the next newer one
-    token_exponent: float = 1.0  # value / tokens ** exponent orders the candidates
+    # candidates are taken in the order of value / tokens ** exponent (0: by value, a longer item is not
+    # worth less for being long: the dev split's evidence turns are the long ones)
+    token_exponent: float = 0.0
     tokens_per_recalled: int = 25  # matches asked of recall: one per this many tokens of budget
     recall_min: int = 8
     recall_max: int = 100
