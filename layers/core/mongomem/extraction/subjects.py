@@ -59,7 +59,7 @@ class UserSubjects:
         subject = self.kind.subject(payload)
         if subject is None or subject == USER or not self.names_user(subject):
             return payload
-        named = subject_form(subject) != USER and norm(subject) != norm(self.scope.user_id)
+        named = subject_form(subject) != USER  # a name (the user's id spelled as one included) is kept
         return self.kind.with_subject(payload, USER, subject.strip() if named else None)
 
 

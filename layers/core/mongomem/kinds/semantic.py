@@ -145,7 +145,7 @@ class Semantic(MemoryKind):
         qualifiers = dict(payload.get("qualifiers") or {})
         alias = qualifiers.pop(SUBJECT_ALIAS, None) if payload["subject"] == "user" else None
         quals = "; ".join(f"{k}: {v}" for k, v in qualifiers.items())
-        subject = f"user ({alias})" if alias else payload["subject"]
+        subject = alias or payload["subject"]  # the fact reads as it was said: "Ana allergy: peanuts"
         text = f"{subject} {payload['attribute']}: {payload['value']}"
         return f"{text} ({quals})" if quals else text
 

@@ -39,7 +39,9 @@ from mongomem.models.recall import (
     ContextRequest,
     ContextResponse,
     ContextSection,
+    RecalledTurn,
     RecallRequest,
+    RecallResponse,
     span_of,
 )
 from mongomem.models.search import SearchRequest, SearchResult
@@ -293,7 +295,7 @@ class ContextBuilder:
                     thread=request.session_id,
                     scope="resource",
                     top_k=pool,
-                    message_range=request.message_range,
+                    message_range=0,
                     exclude_recent=recent_ids,
                 ),
                 embedder,
@@ -303,7 +305,38 @@ class ContextBuilder:
         except MongomemError as exc:
             return [], 0, f"recall unavailable: {exc.message}"
         span = span_of(request.message_range)
-        return (*recalled_candidates(found, span, floor, self.tuning), None)
+        return (
+            *recalled_candidates(
+                found, span, floor, self.tuning, self._neighbours(scope, found, span, recent_ids)
+            ),
+            None,
+        )
+
+    def _neighbours(
+        self, scope: Scope, found: RecallResponse, span: tuple[int, int], recent_ids: list[str]
+    ) -> list[RecalledTurn]:
+        """The neighbours of the best few matches (one read: the rest are worth too little to fetch)."""
+        if not any(span):
+            return []
+        turns = {t.turn_id: t for g in found.threads for t in g.turns}
+        best = [turns[m] for m in found.matched[: self.tuning.neighbours_of]]
+        ranges = [(t.thread, max(1, t.seq - span[0]), t.seq + span[1]) for t in best]
+        skip = set(turns) | set(recent_ids)
+        return [
+            RecalledTurn(
+                turn_id=t.public_id,
+                thread=t.session_id,
+                seq=t.seq,
+                role=t.role,
+                name=t.name,
+                content=t.content,
+                timestamp=t.timestamp,
+                metadata=t.metadata,
+                matched=False,
+            )
+            for t in (self.turns.in_ranges(scope, ranges) if ranges else [])
+            if t.public_id not in skip
+        ]
 
 
 def _section_out(section: Section, packed: Packed, note: str | None) -> ContextSection:

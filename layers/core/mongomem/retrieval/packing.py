@@ -66,6 +66,7 @@ class Tuning:
     tokens_per_memory: int = 100  # memories asked of search: one per this many tokens of budget
     memory_min: int = 5
     memory_max: int = 30
+    neighbours_of: int = 6  # the neighbours of this many best matches are candidates (one read)
     resolve_dates: bool = True  # "yesterday" in a turn is followed by the day it meant
     recalled_time: bool = True  # a recalled turn's stamp has the time of day (recent turns always do)
 
@@ -260,13 +261,20 @@ def _relevant(similarity: float | None, lexical: bool, floor: float) -> bool:
 
 
 def recalled_candidates(
-    found: RecallResponse, span: tuple[int, int], floor: float, tuning: Tuning
+    found: RecallResponse,
+    span: tuple[int, int],
+    floor: float,
+    tuning: Tuning,
+    neighbours: Sequence[RecalledTurn] = (),
 ) -> tuple[list[Candidate], int]:
     """Each relevant match, worth its rank's value, and its neighbours (within `span` = (before, after)
-    of it), worth a share of it; and how many matches were below the relevance floor."""
+    of it, among the turns recall returned and `neighbours`), worth a share of it; and how many matches
+    were below the relevance floor."""
     by_thread: dict[str, list[RecalledTurn]] = {}
     for group in found.threads:
         by_thread.setdefault(group.thread, []).extend(group.turns)
+    for turn in neighbours:
+        by_thread.setdefault(turn.thread, []).append(turn)
     turns = {t.turn_id: t for group in found.threads for t in group.turns}
     best: dict[str, Candidate] = {}
     below = rank = 0

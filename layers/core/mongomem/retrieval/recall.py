@@ -185,7 +185,8 @@ class Recall:
         self, scope: Scope, request: RecallRequest, ranked: list[tuple[str, float]], excluded: set[str]
     ) -> list[tuple[Turn, float]]:
         found: list[tuple[Turn, float]] = []
-        step = max(2 * request.top_k, 10)
+        # the first read takes the page and a few more (stale index hits are rare): fewer ids to read
+        step = request.top_k + 10
         for start in range(0, len(ranked), step):
             chunk = ranked[start : start + step]
             turns = {t.id: t for t in self.turns.by_ids(scope, [k for k, _ in chunk])}

@@ -131,7 +131,15 @@ class MemorySearch:
         # Ranked by the index's copy of each memory's reinforcement count (every reinforcement re-indexes
         # the memory), so only the page is read from MongoDB; hits hydration drops (an index lagging
         # behind MongoDB) are replaced by the next ones. The page is then ordered by MongoDB's figures.
-        ordered = sorted(hits, key=lambda h: (-_boosted(h.score, _indexed_count(h)), h.id))
+        # equal fused scores (RRF ties are common) go to the closer meaning, then by id
+        ordered = sorted(
+            hits,
+            key=lambda h: (
+                -_boosted(h.score, _indexed_count(h)),
+                -float(h.signals.get("knn_score") or -2.0),
+                h.id,
+            ),
+        )
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
         read = 0
@@ -152,7 +160,8 @@ class MemorySearch:
         if len(ranked) < read:
             # The index lags MongoDB (a write-through failed); index_sync will catch up.
             logger.info("search dropped stale index hits", extra={"stale": read - len(ranked)})
-        ranked.sort(key=lambda item: (-item[0], item[1]))  # ties by id: a rebuilt index ranks identically
+        # ties by meaning, then by id: a rebuilt index ranks identically
+        ranked.sort(key=lambda item: (-item[0], -(item[2].signals.knn_score or -2.0), item[1]))
         return SearchResponse(
             results=[result for _, _, result in ranked[: request.top_k]],
             took_ms=round((time.perf_counter() - started) * 1000, 3),

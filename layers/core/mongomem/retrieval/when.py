@@ -4,24 +4,19 @@ resolved against the turn's own date (the resolution rules of mongomem.extractio
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 from mongomem.extraction.offline.dates import find_dates
 from mongomem.models.common import as_utc
 
 _MONTHS = "January February March April May June July August September October November December".split()
-_RELATIVE_HINTS = (
-    "yesterday",
-    "today",
-    "tomorrow",
-    "tonight",
-    "last",
-    "next",
-    "ago",
-    "this ",
-    "weekend",
-    " in ",
-    "on the",
+# Only a text holding one of these is searched for date phrases (most turns hold none).
+_RELATIVE = re.compile(
+    r"\b(?:yesterday|today|tomorrow|tonight|last|next|ago|weekend|this\s+(?:morning|afternoon|evening|past)|"
+    r"in\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a\s+couple\s+of|a\s+few)\s+"
+    r"(?:days?|weeks?|months?|years?))\b",
+    re.IGNORECASE,
 )
 
 
@@ -49,8 +44,7 @@ def _iso_text(iso: str, precision: str) -> str:
 def resolve_relative(text: str, said: date) -> str:
     """`text` with each relative date phrase followed by the date it means: "I went there yesterday
     [7 May 2023]". Phrases that name their year already are left as they are."""
-    low = text.lower()
-    if not any(h in low for h in _RELATIVE_HINTS):
+    if not _RELATIVE.search(text):
         return text
     out: list[str] = []
     pos = 0
