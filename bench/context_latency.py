@@ -542,7 +542,7 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
             (MongoTurnRepository, "latest", "recent turns (turns.latest)"),
             (MemorySearch, "search", "memories (MemorySearch.search)"),
             (Recall, "recall", "recalled (Recall.recall)"),
-            (context_module.ContextBuilder, "_fit", "budget fit"),
+            (context_module, "pack", "budget fit (packing.pack)"),
         ],
         "recall": [
             (Recall, "recall", "Recall.recall"),

@@ -307,6 +307,7 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
         ("POST", "/v1/procedures/discover", {"user_id": u, "query": f"open locker {marker}"}, {}, {200}),
         ("POST", "/v1/memories/search", {"user_id": u, "query": marker}, {}, {200, 404}),
         ("POST", "/v1/memories/search", {"user_id": u, "query": "locker code", "mode": "bm25"}, {}, {200}),
+        ("GET", "/v1/memories/conflicts", None, q, {200}),
         ("POST", "/v1/memories", fact, {}, {201}),  # the caller's own memory, never a REINFORCE of A's
         ("GET", f"/v1/threads/{t}", None, q, {404}),
         ("PATCH", f"/v1/threads/{t}", {"title": "probe", "metadata": {"workingMemory": "probe"}}, q, {404}),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,40 @@ def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build
         newer,
         2,
     )
+
+
+def test_the_migration_keys_an_older_release_facts_about_the_user_under_one_subject(build: Any) -> None:
+    # Given facts an older release stored under the user's name and under "user", both active
+    svc = build(OfflineLLM())
+
+    def create(subject: str, attribute: str, value: str, days_ago: int) -> str:
+        request = CreateMemoryRequest.model_validate(
+            {
+                "type": "semantic",
+                "reconcile": False,
+                "observed_at": (datetime.now(UTC) - timedelta(days=days_ago)).isoformat(),
+                "payload": {"subject": subject, "attribute": attribute, "value": value},
+            }
+        )
+        return svc.memories.create(ANA, request).memory.memory_id
+
+    create("user", "name", "Maria", 3)
+    madrid = create("Maria", "home city", "Madrid", 2)
+    barcelona = create("user", "home city", "Barcelona", 1)
+    older = {
+        "subject": "Maria",
+        "attribute": "home city",
+        "value": "Madrid",
+    }  # as the older release stored it
+    svc.memory_store.coll.update_one({"_id": madrid}, {"$set": {"key": "maria|home city", "payload": older}})
+    # When the migration runs
+    assert rekey(svc.memory_store, svc.kinds).as_dict() == {"seen": 3, "rekeyed": 1, "merged": 1}
+    # Then the later statement is the one active home city, the earlier one its history
+    assert [f for f in facts(svc) if f[0] == "home city"] == [("home city", "Barcelona", 1)]
+    old = svc.memory_store.get(ANA, madrid)
+    assert old is not None and (old.status, old.superseded_by, old.key) == (
+        "superseded",
+        barcelona,
+        "user|home city",
+    )
+    assert old.payload["subject"] == "Maria"  # the stored wording is kept; only the key is canonical

@@ -246,6 +246,49 @@ def test_later_turns_win_for_single_valued_attributes() -> None:
     assert len(again) == 1 and again[0]["evidence_seqs"] == [1, 2]
 
 
+def _retracted(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(i["attribute"], i["value"]) for i in items if i.get("retracted")}
+
+
+def test_a_negated_statement_retracts_the_fact_it_denies() -> None:
+    said = {
+        "I'm not allergic to peanuts, that was wrong.": ("allergy", "peanuts"),
+        "I am no longer allergic to peanuts.": ("allergy", "peanuts"),
+        "I don't live in Madrid anymore.": ("home city", "Madrid"),
+        "I'm not a nurse anymore.": ("occupation", "nurse"),
+        "I don't work at Acme anymore.": ("employer", "Acme"),
+        "My favourite colour is not blue anymore.": ("favourite colour", "blue"),
+    }
+    for sentence, fact in said.items():
+        items = _propose("semantic", [("user", sentence)])
+        assert _retracted(items) == {fact} and len(items) == 1, (sentence, items)
+    # a later statement in the same snapshot wins, either way round
+    ended = _propose("semantic", [("user", "I'm allergic to peanuts."), ("user", "Actually I'm not.")])
+    assert ended == _propose("semantic", [("user", "I'm allergic to peanuts.")])  # "I'm not." names nothing
+    ended = _propose(
+        "semantic", [("user", "I'm allergic to peanuts."), ("user", "Sorry, I'm not allergic to peanuts.")]
+    )
+    assert _retracted(ended) == {("allergy", "peanuts")} and len(ended) == 1
+    restated = _propose(
+        "semantic",
+        [("user", "I'm not allergic to peanuts."), ("user", "Wait, yes: I am allergic to peanuts.")],
+    )
+    assert _facts(restated) == {("user", "allergy", "peanuts")} and not _retracted(restated)
+    # neither a hedge nor a dislike is a retraction
+    assert _propose("semantic", [("user", "I'm not sure I'm allergic to peanuts.")]) == []
+    disliked = _propose("semantic", [("user", "I don't like sushi.")])
+    assert _facts(disliked) == {("user", "dislikes", "sushi")} and not _retracted(disliked)
+
+
+def test_a_correction_keeps_only_the_value() -> None:
+    green = _propose("semantic", [("user", "Actually my favourite colour is green now.")])
+    assert _facts(green) == {("user", "favourite colour", "green")}
+    contrast = _propose("semantic", [("user", "My favorite color is green now, not blue.")])
+    assert _fact(contrast, "favourite color")["value"] == "green"
+    assert _fact(contrast, "favourite color")["qualifiers"] == {"previously": "blue"}
+    assert _facts(_propose("semantic", [("user", "I like sushi too.")])) == {("user", "likes", "sushi")}
+
+
 def test_names_places_relations_and_dates() -> None:
     items = _propose(
         "semantic",
@@ -415,8 +458,9 @@ def test_remember_that_statements() -> None:
         "Do I like sushi?",
         "If I lived in Paris I would walk everywhere.",
         "I wish I lived in Rome.",
-        "I don't live in Lisbon anymore.",
         "I think I'm allergic to cats.",
+        "I'm not going to Paris.",
+        "I never said I live in Lisbon.",
         "Call me when you land.",
         "I work from home.",
         "Remember to call mum.",

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
+    from mongomem.retrieval.pending import Pending
     from mongomem.retrieval.recall import Recall
     from mongomem.retrieval.reembed import EmbeddingDrift
     from mongomem.retrieval.search import MemorySearch
@@ -459,6 +460,7 @@ class Services:
             self.embedder,
             self.kinds,
             self.settings.memory.metadata.partition_keys,
+            pending=self.pending,
         )
 
     @cached_property
@@ -475,7 +477,22 @@ class Services:
         from mongomem.retrieval.context import ContextBuilder
 
         wm = self.working_memory_config
-        return ContextBuilder(self.turns, self.working_memory, wm.scope, self.search, self.recall, self.kinds)
+        return ContextBuilder(
+            self.turns,
+            self.working_memory,
+            wm.scope,
+            self.search,
+            self.recall,
+            self.kinds,
+            pending=self.pending,
+        )
+
+    @cached_property
+    def pending(self) -> Pending:
+        """The "not yet" figures search and context answers carry."""
+        from mongomem.retrieval.pending import Pending
+
+        return Pending(self.backlog, self.settings.memory.recall.enabled)
 
     # -- working memory --------------------------------------------------------------------------
     @cached_property

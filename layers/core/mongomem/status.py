@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.config import Settings
+from mongomem.models.common import Scope
 from mongomem.models.stats import KindBacklog
 from mongomem.vectors.port import VectorIndex
 
 if TYPE_CHECKING:
+    from mongomem.models.memory import Conflict
     from mongomem.retrieval.reembed import EmbeddingDrift
+
+
+@dataclass
+class UserBacklog:
+    """One user's waiting work as the store counts it."""
+
+    unpromoted_turns: int = 0  # recorded, not yet in a snapshot
+    extracting_snapshots: int = 0  # snapshots with a kind still queued or running
+    extracting_turns: int = 0  # the turns of those snapshots
+    unindexed_turns: int = 0  # not yet embedded for recall
+    oldest: datetime | None = None  # when the oldest of that work was recorded (turns) or cut (snapshots)
+
+    def note(self, when: datetime) -> None:
+        self.oldest = when if self.oldest is None else min(self.oldest, when)
 
 
 class BacklogRepository(Protocol):
@@ -26,6 +44,10 @@ class BacklogRepository(Protocol):
 
     def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:
         """Turns recorded but not yet embedded for recall."""
+        ...
+
+    def user_backlog(self, scope: Scope, recall: bool) -> UserBacklog:
+        """One user's waiting work (`recall`: whether turns are indexed for recall at all)."""
         ...
 
 
@@ -51,6 +73,7 @@ def service_status(
     store: BacklogRepository,
     tenant: str | None,
     drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
+    conflicts: Callable[[str | None], list[Conflict]] | None = None,
 ) -> dict[str, Any]:
     """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
 
@@ -75,6 +98,10 @@ def service_status(
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
+        if conflicts is not None:
+            # active facts of one key that say different things (GET /v1/memories/conflicts lists them)
+            found = conflicts(tenant)
+            report["conflicting_facts"] = {"keys": len(found), "users": len({c.user_id for c in found})}
         if report["embeddings"]["ready"] and drift is not None:
             off = drift(tenant)
             if off is not None:

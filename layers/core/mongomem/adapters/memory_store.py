@@ -208,6 +208,22 @@ class MemoryStore:
             doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None
 
+    def retract(
+        self, scope: Scope, memory_id: str, evidence: EvidenceRef, decision: DecisionRecord, at: datetime
+    ) -> MemoryRecord | None:
+        update: dict[str, Any] = {
+            "$set": {
+                "status": "superseded",
+                "valid_to": at.isoformat(),
+                "updated_at": at,
+                "index_state": "pending",
+            },
+            "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
+        }
+        with translate_errors():
+            doc = update_and_read(self.coll, {"_id": memory_id, **scope.filter(), "status": "active"}, update)
+        return to_record(doc) if doc else None
+
     def activate(
         self,
         scope: Scope,
@@ -453,6 +469,32 @@ class MemoryStore:
                 limit
             )
             return [to_record(d) for d in cursor]
+
+    def shared_keys(self, tenant: str, user_id: str | None, limit: int) -> list[list[MemoryRecord]]:
+        """Groups of active versions that share one owner, kind and key (at most `limit` groups)."""
+        match: dict[str, Any] = {"tenant": tenant, "status": "active"}
+        if user_id is not None:
+            match["user_id"] = user_id
+        pipeline: list[dict[str, Any]] = [
+            {"$match": match},
+            {
+                "$group": {
+                    "_id": {"u": "$user_id", "t": "$type", "k": "$key"},
+                    "n": {"$sum": 1},
+                    "ids": {"$push": "$_id"},
+                }
+            },
+            {"$match": {"n": {"$gte": 2}}},
+            {"$sort": {"_id.u": 1, "_id.t": 1, "_id.k": 1}},
+            {"$limit": limit},
+        ]
+        with translate_errors():
+            groups = [row["ids"] for row in self.coll.aggregate(pipeline)]
+            ids = [i for g in groups for i in g]
+            docs = (
+                {d["_id"]: d for d in self.coll.find({"_id": {"$in": ids}, "tenant": tenant})} if ids else {}
+            )
+        return [[to_record(docs[i]) for i in g if i in docs] for g in groups]
 
     def all_versions(self, batch: int = 500) -> Iterator[MemoryRecord]:
         with translate_errors():

@@ -13,9 +13,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import InvalidInput
+from mongomem.longterm.conflicts import conflicts
 from mongomem.models.base import Model
 from mongomem.models.common import ID_PATTERN, Scope, parse_utc_datetime
 from mongomem.models.memory import (
+    ConflictList,
     CreateMemoryRequest,
     DeleteResult,
     MemoryFilter,
@@ -55,6 +57,16 @@ def create_memory(request: Annotated[CreateMemoryRequest, Body(embed=False)]) ->
     emit("ReconcileDecisions", MetricUnit.Count, 1, memory_type=request.type, decision=result.decision)
     logger.info("memory written", extra={"decision": result.decision, "memory_id": result.memory.memory_id})
     return result, {"ADD": 201, "UPDATE": 201, "PROPOSE": 202}.get(result.decision, 200)
+
+
+@router.get(
+    "/v1/memories/conflicts",
+    summary="A user's conflicting facts: active memories of one key that say different things",
+)
+def list_conflicts(user_id: UserQuery = None) -> ConflictList:
+    svc = services_of(router)
+    scope = _scope(user_id)
+    return ConflictList(conflicts=conflicts(svc.memory_store, svc.kinds, scope.tenant, scope.user_id))
 
 
 @router.get("/v1/memories/<memory_id>", summary="A memory and, on request, its whole version chain")

@@ -11,6 +11,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.api.identity import caller, services_of
+from mongomem.longterm.conflicts import conflicts
 from mongomem.status import service_status
 
 router = APIGatewayHttpRouter()
@@ -27,4 +28,5 @@ def get_status() -> dict[str, Any]:
         svc.backlog,
         caller(router).tenant,
         svc.embedding_drift,
+        lambda tenant: conflicts(svc.memory_store, svc.kinds, tenant or "", None),
     )

@@ -6,12 +6,13 @@ Extraction (any proposer) and the API's direct writes both end here, so a memory
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from mongomem.extraction.reconcile import NewMemory, Outcome, Reconciler
+from mongomem.extraction.subjects import UserSubjects
 from mongomem.kinds import KindError, MemoryKind
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope
@@ -65,6 +66,7 @@ class Committer:
         agent_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         authoritative: bool = False,
+        user_names: Collection[str] = (),
     ) -> Committed:
         """Write each valid item as ADD / UPDATE / REINFORCE; `turn_times` are the turns evidence may cite
         (seq -> when it was said): an item's evidence is observed when the latest turn it cites was said.
@@ -74,6 +76,7 @@ class Committer:
         where the same statement by another user reinforces it; the evidence names the user either way.
         A user's statement that conflicts with an org memory is only a proposal unless `authoritative`
         (a tenant-wide caller's direct write): `Reconciler._propose`.
+        A subject naming the user (a stated name, one of `user_names`, the user id) is stored as "user".
         """
         result = Committed()
         visibility = visibility or self.visibility_of(kind)
@@ -99,6 +102,9 @@ class Committer:
             accepted.append((payload, evidence.model_copy(update={"seqs": own, "observed_at": observed})))
         if not accepted:
             return result
+        if kind.subject(accepted[0][0]) is not None:
+            subjects = UserSubjects(self.store, scope, kind, [p for p, _ in accepted], user_names)
+            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
         vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
         known = (
             self.reconciler.known_keys(home, kind, [kind.key(p) for p, _ in accepted], evidence.snapshot_id)
@@ -133,7 +139,7 @@ class Committer:
                     "memory_type": kind.name,
                     "decision": outcome.decision,
                     "reason": outcome.reason,
-                    "memory_id": outcome.record.memory_id,
+                    "memory_id": outcome.record.memory_id if outcome.record else None,
                     "by": outcome.by,
                 },
             )

@@ -122,8 +122,9 @@ class KindExtractor:
             deadline=item.deadline,
             agent_id=snap.agent_id,
             metadata=shared_metadata(item.turns, self.partition_keys),
+            user_names={t.name for t in item.turns if t.role == "user" and t.name},
         )
-        usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes]
+        usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes if o.record]
         usage.decisions = committed.decisions
         usage.refused = dict(committed.refused)
         return usage

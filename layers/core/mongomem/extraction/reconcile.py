@@ -91,7 +91,7 @@ class NewMemory:
 class Outcome:
     decision: str
     reason: str
-    record: MemoryRecord
+    record: MemoryRecord | None  # None: a retraction that found nothing to end
     by: str = "rule"
     score: float | None = None
     touched: list[str] = field(default_factory=list)  # ids whose index entry must be (re)written
@@ -169,13 +169,16 @@ class Reconciler:
                 if prior.status == "active":  # a version kept as history never supersedes anything
                     self.store.heal_lineage(scope, prior.lineage_id, prior.version, prior.memory_id, now)
                 return Outcome("NOOP", "already applied from this snapshot", prior)
-        if not reconcile:
+        retraction = new.kind.retraction(new.payload)
+        if not reconcile and not retraction:
             return self._add(scope, new, now, "reconciliation switched off by the caller", "api")
         by_key = (
             known.active(new.key, new.agent_id)
             if cached and known is not None
             else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         )
+        if retraction:
+            return self._retract(scope, new, by_key, now)
         if by_key:
             target = by_key[0]
             if new.kind.same_content(target.payload, new.payload):
@@ -185,7 +188,14 @@ class Reconciler:
                 return self._history(scope, new, target, now)
             if new.visibility == "org" and not new.authoritative:
                 return self._propose(scope, new, target, now)
-            return self._update(scope, new, target, now, "same key, another value", "rule", None)
+            outcome = self._update(scope, new, target, now, "same key, another value", "rule", None)
+            assert outcome.record is not None
+            for other in by_key[1:]:
+                # a second active value of the key (written with reconcile off, or by an older release
+                # that spelled the subject another way) is a conflict this statement settles
+                self.store.supersede(scope, other.memory_id, outcome.record.memory_id, now)
+                outcome.touched.append(other.memory_id)
+            return outcome
         ranked = self._by_meaning(scope, new)
         if not ranked:
             return self._add(scope, new, now, "no memory with this key or meaning", "rule")
@@ -494,6 +504,30 @@ class Reconciler:
         )
         self.store.insert(record)
         return Outcome("UPDATE", reason, record, "rule", None, [record.memory_id])
+
+    def _retract(self, scope: Scope, new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Outcome:
+        """End the active memories of the key that hold the retracted value ("I'm not allergic to peanuts,
+        that was wrong"); nothing is written when none does, or when the retraction predates them."""
+        said = new.kind.value(new.payload)
+        if new.visibility == "org" and not new.authoritative:
+            # one user cannot end what every user of the tenant reads (docs/security.md, trust model)
+            return Outcome("NOOP", f"retracts {said!r} in shared memory: only a tenant-wide writer can", None)
+        held = [r for r in by_key if new.kind.same_content(r.payload, new.payload)]
+        if not held:
+            current = f" (it holds {new.kind.value(by_key[0].payload)!r})" if by_key else ""
+            return Outcome("NOOP", f"retracts {said!r}, which no active memory states{current}", None)
+        ended: MemoryRecord | None = None
+        for target in held:
+            if target.observed_at is not None and new.observed(now) < target.observed_at:
+                reason = f"retracts {said!r}, but it was stated again after the retraction: kept"
+                return Outcome("NOOP", reason, target)
+            reason = f"the user said {said!r} is not, or no longer, true: ended"
+            decision = self._decision("RETRACT", reason, "rule", None, target.memory_id, new, now)
+            ended = self.store.retract(scope, target.memory_id, new.evidence, decision, now) or ended
+        if ended is None:  # ended meanwhile by another writer
+            return Outcome("NOOP", "already ended", held[0])
+        reason = f"the user said {said!r} is not, or no longer, true: ended"
+        return Outcome("RETRACT", reason, ended, "rule", None, [r.memory_id for r in held])
 
     def _reinforce(
         self,

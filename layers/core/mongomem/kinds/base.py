@@ -271,6 +271,33 @@ class MemoryKind:
         """The part of the payload a restatement repeats and an update changes."""
         return self.text(payload)
 
+    # -- who a memory is about -------------------------------------------------------------------
+    # A kind whose payload names a subject (semantic facts) stores the user's own facts under one canonical
+    # subject ("user"), whatever name, pronoun or id the text or the caller used (mongomem.extraction.subjects).
+    user_name_keys: ClassVar[tuple[str, ...]] = ()  # match keys of the memories that state the user's name
+
+    def subject(self, payload: dict[str, Any]) -> str | None:
+        """Who the memory is about, when the kind has a subject."""
+        return None
+
+    def with_subject(self, payload: dict[str, Any], subject: str, alias: str | None = None) -> dict[str, Any]:
+        """The payload about `subject` (`alias`: the name the payload used for it, kept where it fits)."""
+        return payload
+
+    def user_name(self, payload: dict[str, Any]) -> str | None:
+        """The name the user gives themselves, when the payload states it."""
+        return None
+
+    def about_user(self, payload: dict[str, Any]) -> bool:
+        """Whether the memory is about the user themselves (its subject is the canonical "user")."""
+        subject = self.subject(payload)
+        return subject is not None and norm(subject) in {"user", "the user"}
+
+    def retraction(self, payload: dict[str, Any]) -> bool:
+        """True when the payload says its fact is not, or no longer, true: it ends the memory of its key
+        holding the same value instead of being stored (RETRACT)."""
+        return False
+
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """True when `new` says what `old` says (REINFORCE); False when it changes it (UPDATE)."""
         return same_value(self.value(old), self.value(new))

@@ -244,6 +244,11 @@ def subject_form(subject: str) -> str:
     return "user" if label in {"user", "users", "me", "myself", "i", "the user"} else label
 
 
+def names_user(subject: str, names: set[str], user_id: str) -> bool:
+    """Whether a subject names the user: "user", "me", the user's id or one of `names` (normalised)."""
+    return subject_form(subject) == "user" or norm(subject) in names or norm(subject) == norm(user_id)
+
+
 def many_valued(attribute: str) -> bool:
     return attribute_form(attribute) in MANY_VALUED
 

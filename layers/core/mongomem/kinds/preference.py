@@ -38,6 +38,12 @@ class Preference(MemoryKind):
     def meaningful(self, payload: dict[str, Any]) -> list[tuple[str, str, bool]]:
         return [("category", payload["category"], False), ("preference", payload["preference"], True)]
 
+    def subject(self, payload: dict[str, Any]) -> str | None:
+        return str(payload.get("subject") or "user")
+
+    def with_subject(self, payload: dict[str, Any], subject: str, alias: str | None = None) -> dict[str, Any]:
+        return {**payload, "subject": subject}
+
     def key(self, payload: dict[str, Any]) -> str:
         subject = payload.get("subject") or "user"  # the item's default, for a payload not validated yet
         return f"{norm(subject)}|{norm(payload['category'])}|{norm(payload['preference'])}"

@@ -32,6 +32,12 @@ QUESTION_ATTRIBUTES = frozenset(
 )
 
 
+# The qualifier keeping the name a fact used for the user ("Maria home city" -> subject "user", name "Maria").
+SUBJECT_ALIAS = "name"
+# The match keys of the facts that state the user's own name ("user|name": "Maria").
+USER_NAME_KEYS = ("user|name", "user|preferred name", "user|first name", "user|full name", "user|nickname")
+
+
 class SemanticItem(Item):
     """A labelled fact about the user or the world, self-contained."""
 
@@ -48,6 +54,11 @@ class SemanticItem(Item):
         default_factory=dict, max_length=32, description="optional context, e.g. since"
     )
     valid_from: DateText | None = Field(None, description="ISO date from which the fact holds, if stated")
+    retracted: bool = Field(
+        False,
+        description="true when the user says the fact is not, or no longer, true ('I'm not allergic to "
+        "peanuts, that was wrong'; 'I don't live in Madrid anymore'): it ends the stored fact",
+    )
 
 
 class Semantic(MemoryKind):
@@ -64,7 +75,39 @@ class Semantic(MemoryKind):
         data = super().payload(item)
         if data.get("cardinality") == "one":
             data.pop("cardinality")  # the default: stored payloads stay as they were
+        if not data.get("retracted"):
+            data.pop("retracted", None)
         return data
+
+    def retraction(self, payload: dict[str, Any]) -> bool:
+        return bool(payload.get("retracted"))
+
+    user_name_keys = (
+        "user|name",
+        "user|preferred name",
+        "user|first name",
+        "user|full name",
+        "user|nickname",
+    )
+
+    def subject(self, payload: dict[str, Any]) -> str | None:
+        return str(payload["subject"])
+
+    def with_subject(self, payload: dict[str, Any], subject: str, alias: str | None = None) -> dict[str, Any]:
+        """The payload about `subject`; the name it used for the user is kept as the `name` qualifier."""
+        if not alias:
+            return {**payload, "subject": subject}
+        return {
+            **payload,
+            "subject": subject,
+            "qualifiers": {**(payload.get("qualifiers") or {}), SUBJECT_ALIAS: alias},
+        }
+
+    def user_name(self, payload: dict[str, Any]) -> str | None:
+        about = f"{subject_form(payload['subject'])}|{attribute_form(payload['attribute'])}"
+        return (
+            str(payload["value"]) if about in self.user_name_keys and not self.retraction(payload) else None
+        )
 
     def junk(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
         found = super().junk(payload)
@@ -99,8 +142,11 @@ class Semantic(MemoryKind):
         return same_value(str(old["value"]), str(new["value"]))
 
     def text(self, payload: dict[str, Any]) -> str:
-        quals = "; ".join(f"{k}: {v}" for k, v in (payload.get("qualifiers") or {}).items())
-        text = f"{payload['subject']} {payload['attribute']}: {payload['value']}"
+        qualifiers = dict(payload.get("qualifiers") or {})
+        alias = qualifiers.pop(SUBJECT_ALIAS, None) if payload["subject"] == "user" else None
+        quals = "; ".join(f"{k}: {v}" for k, v in qualifiers.items())
+        subject = alias or payload["subject"]  # the fact reads as it was said: "Ana allergy: peanuts"
+        text = f"{subject} {payload['attribute']}: {payload['value']}"
         return f"{text} ({quals})" if quals else text
 
     def value(self, payload: dict[str, Any]) -> str:

@@ -51,6 +51,13 @@ class MemoryRepository(Protocol):
         status (an active one, or a `proposed` one another user backs); None if not applied."""
         ...
 
+    def retract(
+        self, scope: Scope, memory_id: str, evidence: EvidenceRef, decision: DecisionRecord, at: datetime
+    ) -> MemoryRecord | None:
+        """End an active version the user said is not (or no longer) true: superseded with no successor,
+        valid until `at`, the retraction's evidence and decision appended; None when it is not active."""
+        ...
+
     def activate(
         self,
         scope: Scope,
@@ -131,6 +138,11 @@ class MemoryRepository(Protocol):
         ...
 
     def pending_index(self, older_than: datetime, limit: int) -> list[MemoryRecord]: ...
+
+    def shared_keys(self, tenant: str, user_id: str | None, limit: int) -> list[list[MemoryRecord]]:
+        """Groups of at least two active versions with one owner (user_id; None: any of the tenant's),
+        kind and match key, at most `limit` groups, ordered by owner, kind and key."""
+        ...
 
     def all_versions(self, batch: int = 500) -> Iterator[MemoryRecord]:
         """Every version that is not deleted (rebuilding the search index, re-embedding)."""

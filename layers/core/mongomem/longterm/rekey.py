@@ -6,6 +6,10 @@ up by key, so a stored key computed the old way would no longer meet its restate
 (and the stack's Migration custom resource, on every deploy) runs `rekey`: idempotent, it writes only the
 keys that differ.
 
+A fact about the user is keyed under the canonical subject "user" whatever name it used (the user's stated
+name, their id: mongomem.extraction.subjects); an older release keyed "Maria home city" apart from "user
+home city". The payload keeps its wording; only the key changes.
+
 Two memories that were apart under the old keys and share one now (a paraphrase stored twice) are merged
 the way reconciliation would have decided: the most recently observed one stays active, the others are
 superseded by it (kept as history, listed with status=superseded, never deleted). Their search entries are
@@ -20,6 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from mongomem.kinds import KindRegistry
+from mongomem.kinds.base import norm
+from mongomem.kinds.labels import names_user
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import MemoryRecord
@@ -59,6 +65,7 @@ def rekey(
     pending: list[tuple[str, str]] = []
     changed_groups: set[tuple[str, str, str, str]] = set()
     actives: dict[tuple[str, str, str, str], list[MemoryRecord]] = defaultdict(list)
+    names = _user_names(store, kinds)
     for record in store.all_versions(BATCH):
         if should_stop is not None and report.seen % BATCH == 0 and report.seen and should_stop():
             report.complete = False
@@ -68,7 +75,13 @@ def rekey(
         if kind is None:
             continue  # a kind this deployment does not know keeps its key
         try:
-            key = kind.key(record.payload)
+            payload = record.payload
+            subject = kind.subject(payload)
+            if subject is not None and names_user(
+                subject, names.get((record.tenant, record.user_id), set()), record.user_id
+            ):
+                payload = kind.with_subject(payload, "user")
+            key = kind.key(payload)
         except (KeyError, TypeError, ValueError):
             continue  # a payload the kind cannot read (written by another version) keeps its key
         group = (record.tenant, record.user_id, record.type, key)
@@ -98,3 +111,19 @@ def rekey(
                 report.merged += 1
     say(f"memories: {report.rekeyed} of {report.seen} versions re-keyed, {report.merged} duplicates merged")
     return report
+
+
+def _user_names(store: MemoryRepository, kinds: KindRegistry) -> dict[tuple[str, str], set[str]]:
+    """Per (tenant, user): the names the user's active facts give them ("my name is Maria")."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for record in store.all_versions(BATCH):
+        kind = kinds.get(record.type)
+        if record.status != "active" or kind is None:
+            continue
+        try:
+            name = kind.user_name(record.payload)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if name:
+            found[(record.tenant, record.user_id)].add(norm(name))
+    return found

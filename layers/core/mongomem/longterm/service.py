@@ -138,6 +138,11 @@ class MemoryService:
             authoritative=tenant_wide,
         )
         outcome = committed.outcomes[0]
+        if outcome.record is None:
+            raise NotFound(
+                f"nothing to retract: {outcome.reason}",
+                {"path": "payload.retracted", "reason": outcome.reason},
+            )
         fresh = self.store.get(MemoryView(scope), outcome.record.memory_id) or outcome.record
         return WriteResult(
             decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh, scope.user_id)

@@ -14,7 +14,7 @@ from mongomem.models.common import Identifier, SafeMapping, Scope, UtcDateTime
 # proposed: a user's conflicting restatement of an org memory, waiting for the support that makes it the
 # new version (docs/security.md "Who may write org memory")
 Status = Literal["active", "superseded", "deleted", "proposed"]
-Decision = Literal["ADD", "UPDATE", "REINFORCE", "NOOP", "PROPOSE"]
+Decision = Literal["ADD", "UPDATE", "REINFORCE", "RETRACT", "NOOP", "PROPOSE"]
 Visibility = Literal["private", "org"]
 
 # The owner (user_id) of a tenant's org memories. It cannot be a caller's user id: `#` is outside the
@@ -237,3 +237,26 @@ class ObservedRange:
 
     def __bool__(self) -> bool:
         return self.after is not None or self.before is not None
+
+
+class ConflictingMemory(BaseModel):
+    memory_id: str
+    text: str
+    value: str
+    observed_at: datetime | None = None
+    created_at: datetime
+
+
+class Conflict(BaseModel):
+    """Active memories of one key that say different things; settled when one is deleted or a later
+    statement of the key supersedes them."""
+
+    user_id: str
+    type: str
+    key: str
+    agent_id: str | None = None
+    memories: list[ConflictingMemory]
+
+
+class ConflictList(BaseModel):
+    conflicts: list[Conflict]

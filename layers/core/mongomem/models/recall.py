@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from mongomem.models.common import Identifier, UtcDateTime, ValidText
+from mongomem.models.pending import PendingWork
 from mongomem.models.turns import Role
 
 MAX_QUERY_CHARS = 2000
@@ -110,6 +111,11 @@ class RecalledTurn(BaseModel):
         description="the match's rank in each ranking it appeared in: bm25 and knn over the turn's own "
         "text, bm25_context and knn_context over it with its neighbours (matches only)",
     )
+    similarity: float | None = Field(
+        default=None,
+        description="cosine similarity of the query to the turn's own text, when a dense ranking found it "
+        "(matches only)",
+    )
 
 
 class RecalledThread(BaseModel):
@@ -204,12 +210,19 @@ class ContextRequest(BaseModel):
     )
     token_budget: int = Field(default=4000, ge=256, le=32000)
     recent_turns: int = Field(default=10, ge=0, le=200)
-    memories_top_k: int = Field(default=5, ge=0, le=50)
+    memories_top_k: int | None = Field(
+        default=None, ge=0, le=50, description="memories considered (default: as many as the budget holds)"
+    )
     observed_after: UtcDateTime | None = Field(
         None, description="memories first stated at or after this time"
     )
     observed_before: UtcDateTime | None = Field(None, description="memories first stated before this time")
-    recall_top_k: int = Field(default=4, ge=0, le=50)
+    recall_top_k: int | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_TOP_K,
+        description="earlier messages considered (default: as many as the budget holds)",
+    )
     message_range: int | MessageRange = Field(default=1)
     sources: list[ContextSource] | None = Field(
         None,
@@ -256,10 +269,37 @@ class ContextSection(BaseModel):
     note: str | None = None
 
 
+class ContextItem(BaseModel):
+    """One item of the block and why it is there."""
+
+    id: str = Field(description="a turn id (session_id:seq), a memory id or the working memory's reference")
+    ids: list[str]
+    section: str
+    reason: str = Field(description="why it was chosen: its rank in its source and what ranked it there")
+    value: float = Field(
+        description="its estimated worth (1 = its source's best match); the block is filled "
+        "best value per token first"
+    )
+    tokens: int
+
+
 class ContextResponse(BaseModel):
     context: str = Field(description="the ready-to-use block: labelled sections in priority order")
     sections: list[ContextSection]
     ids: dict[str, list[str]]
+    items: list[ContextItem] = Field(
+        default_factory=list,
+        description="every item of the block, in the order it was chosen, with its reason",
+    )
+    left_out: dict[str, int] = Field(
+        default_factory=dict,
+        description="candidates left out: budget (no room), duplicate (already in the block), below_floor "
+        "(not relevant enough to the query)",
+    )
+    pending: PendingWork | None = Field(
+        None,
+        description="the user's turns not yet extracted or indexed: wait, rather than conclude nothing is known",
+    )
     token_budget: int
     tokens: int
     query: str | None = None

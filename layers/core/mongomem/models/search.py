@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from mongomem.config import MAX_CUSTOM_TYPES, KindName, MemoryType
 from mongomem.models.common import Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status, Visibility
+from mongomem.models.pending import PendingWork
 
 SearchMode = Literal["hybrid", "knn", "bm25"]
 
@@ -93,6 +94,8 @@ class SearchResult(BaseModel):
     version: int
     reinforcement_count: int
     created_at: datetime
+    observed_at: datetime | None = Field(None, description="when the memory was first stated")
+    valid_from: str | None = Field(None, description="the date from which the fact holds, when known")
     score: float
     signals: SearchSignals
     visibility: Visibility = Field("private", description="private: the user's own; org: the tenant's")
@@ -103,3 +106,7 @@ class SearchResult(BaseModel):
 class SearchResponse(BaseModel):
     results: list[SearchResult]
     took_ms: float
+    pending: PendingWork | None = Field(
+        None,
+        description="the user's turns not yet extracted or indexed: wait, rather than conclude nothing is known",
+    )

@@ -27,6 +27,10 @@ class LocalEmbedderProvider:
     # Mean of 4 turns against the next 4 (docs/decisions.md "Topic-shift snapshots"): topic changes
     # measured at 0.889-0.902, single-topic conversations at 0.907 and above.
     topic_shift_threshold = 0.915
+    # A question scores 0.79-0.88 against the turns that answer it and 0.73-0.84 against other turns of
+    # the same conversation, and 0.83 against an unrelated procedure (research/context/RESULTS.md): only a
+    # match above this is relevant by meaning alone; below it a memory or turn must share a word.
+    relevance_floor = 0.87
 
     def __init__(
         self, model: str | None = None, dim: int | None = None, *, module: str = LOCAL_MODULE

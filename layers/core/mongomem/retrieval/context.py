@@ -1,119 +1,113 @@
-"""Build an agent's context for one session: one labelled block within a token budget.
+"""Build an agent's context for one session: the most useful items of every source within the token budget.
 
-Sections, in priority order (the budget goes to them in this order; when the block is too long,
-items of the lowest-priority section are dropped first):
+Candidates come from every source at once:
 
-1. working memory   - the scratchpad (WorkingMemoryService); truncated only when it alone overflows
-2. recent turns     - the newest turns of the session; the oldest go first
-3. memories         - long-term memories relevant to the query (MemorySearch); the weakest go first
-4. recalled         - older messages found by semantic recall, excluding the recent window; each match
-                      with its neighbours is one item; the lowest-ranked go first
+- working memory  - the scratchpad (WorkingMemoryService); always first, truncated only when it alone
+                    overflows the budget
+- recent turns    - the newest turns of the session (the newest worth most)
+- memories        - long-term memories relevant to the query (MemorySearch)
+- recalled        - older turns that match the query (Recall), each with its neighbours, which are items
+                    of their own worth a share of their match
+
+Each candidate has a value (how likely it holds what the query needs: from its rank in its source), a
+token cost and a reason. The block is filled best value per token first until the budget is spent, so a
+small budget keeps what matters most and a larger one adds the next-best items (`packing.Tuning` holds the
+constants, measured on the LoCoMo dev split: research/context/RESULTS.md). Nothing below the relevance
+floor enters (a memory or a recalled turn that shares no word with the query and is not close in meaning:
+an organisation's memories never fill a user's block), and no turn is in the block twice. Every item says
+when it was said or stated, every turn who said it; relative dates in a turn are resolved against its date.
 
 Tokens are estimated like the record path (about 4 characters a token), on the rendered block.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
+import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mongomem import markers
 from mongomem.errors import MongomemError, NotFound
-from mongomem.models.common import Principal, Scope, as_utc
+from mongomem.extraction.subjects import stored_names
+from mongomem.kinds import builtin_registry
+from mongomem.kinds.base import norm
+from mongomem.models.common import Principal, Scope
 from mongomem.models.recall import (
+    ContextItem,
     ContextRequest,
     ContextResponse,
     ContextSection,
-    RecalledThread,
+    RecalledTurn,
     RecallRequest,
-    SectionName,
+    RecallResponse,
     span_of,
 )
-from mongomem.models.search import SearchRequest
+from mongomem.models.search import SearchRequest, SearchResult
 from mongomem.models.turns import Turn
 from mongomem.observability import logger
+from mongomem.ports import EmbeddingProvider
+from mongomem.retrieval.background import in_background
+from mongomem.retrieval.packing import (
+    MARKER_TOKENS,
+    TITLES,
+    Candidate,
+    Packed,
+    Section,
+    Tuning,
+    estimate_tokens,
+    memory_candidates,
+    pack,
+    recalled_candidates,
+    recent_candidates,
+    relevance_floor,
+    render,
+)
 from mongomem.retrieval.recall import Recall, RecallDisabled
 from mongomem.shortterm.ports import TurnRepository
 
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
     from mongomem.models.working_memory import WorkingMemoryScope
+    from mongomem.retrieval.pending import Pending
     from mongomem.retrieval.search import MemorySearch
     from mongomem.workingmemory.service import WorkingMemoryService
 
-__all__ = ["PRIORITY", "TITLES", "ContextBuilder", "estimate_tokens"]
+__all__ = ["PRIORITY", "TITLES", "ContextBuilder", "OnceEmbedder", "estimate_tokens"]
+
+# A query in the user's own words speaks of the user: "what should I eat?", "my flight".
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b", re.IGNORECASE)
 
 PRIORITY = ("working_memory", "recent_turns", "memories", "recalled")
-TITLES = {
-    "working_memory": "## Working memory",
-    "recent_turns": "## Recent messages in this session",
-    "memories": "## What is known about the user",
-    "recalled": "## Earlier messages that may be relevant",
-}
 # Turns read to find the latest user message when the request has no query.
 QUERY_LOOKBACK = 20
-# The sources run concurrently, each waiting on its own store or index: one worker per source that
-# runs beside the request's thread (working memory, memories), shared by the process's requests.
-SOURCE_WORKERS = 4
-T = TypeVar("T")
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
-def _in_background(fn: Callable[..., T], *args: Any) -> Future[T]:
-    """Run `fn(*args)` on the sources' pool, with the caller's context variables (log keys, request)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=SOURCE_WORKERS, thread_name_prefix="context-source")
-    return _pool.submit(contextvars.copy_context().run, fn, *args)
+class OnceEmbedder:
+    """A request's query embedded once, however many sources search with it (the first source embeds,
+    the others wait for its vector instead of embedding it again)."""
 
+    def __init__(self, inner: EmbeddingProvider) -> None:
+        self.inner = inner
+        self.model, self.dim = inner.model, inner.dim
+        self._lock = threading.Lock()
+        self._done: dict[tuple[str, str], list[float]] = {}
 
-def estimate_tokens(text: str) -> int:
-    """About 4 characters a token, the rule shortterm.record.estimate_tokens uses."""
-    return len(text) // 4 + 1
+    def __getattr__(self, name: str) -> Any:  # similarity_thresholds, relevance_floor ...
+        return getattr(self.inner, name)
 
+    def embed(self, texts: list[str], purpose: Any = "document") -> list[list[float]]:
+        if len(texts) != 1:
+            return self.inner.embed(texts, purpose)
+        key = (texts[0], str(purpose))
+        with self._lock:
+            if key not in self._done:
+                self._done[key] = self.inner.embed(texts, purpose)[0]
+            return [self._done[key]]
 
-# What the marker around the block costs of the budget.
-MARKER_TOKENS = estimate_tokens(markers.wrap(".", "context")) - estimate_tokens(".")
-
-
-@dataclass
-class _Item:
-    ids: list[str]
-    text: str
-
-
-@dataclass
-class _Section:
-    name: SectionName
-    items: list[_Item] = field(default_factory=list)
-    note: str | None = None
-    dropped: int = 0
-    truncated: bool = False
-    # which end loses items first: recent turns drop their oldest (front), the ranked sections their last
-    drop_front: bool = False
-    # how the kept items read as text (default: one line each)
-    renderer: Callable[[list[_Item]], str] | None = None
-
-    def text(self) -> str:
-        if self.renderer is not None:
-            return self.renderer(self.items)
-        return "\n".join(item.text for item in self.items)
-
-
-def _render(sections: list[_Section]) -> str:
-    return "\n\n".join(f"{TITLES[s.name]}\n{s.text()}" for s in sections if s.items)
-
-
-def _line(turn: Turn) -> str:
-    ts = as_utc(turn.timestamp)
-    return f"[{ts:%Y-%m-%d %H:%M}] {turn.name or turn.role}: {turn.content}"
+    def ready(self) -> tuple[bool, str]:
+        return self.inner.ready()
 
 
 class ContextBuilder:
@@ -125,6 +119,8 @@ class ContextBuilder:
         search: MemorySearch,
         recall: Recall,
         kinds: KindRegistry | None = None,
+        pending: Pending | None = None,
+        tuning: Tuning | None = None,
     ) -> None:
         self.turns = turns
         self.working = working
@@ -132,67 +128,69 @@ class ContextBuilder:
         self.search = search
         self.recall = recall
         self.kinds = kinds
+        self.pending = pending
+        self.tuning = tuning or Tuning()
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
-        """Collect every section, then drop lowest-priority items until the block fits the budget.
+        """Collect every source's candidates concurrently, then fill the budget best value per token first.
 
-        The sources run concurrently: working memory and memories on the pool, while this thread reads
-        the recent turns and then recalls (recall leaves out the recent turns; without a query in the
-        request, memories wait for the latest user turn as well)."""
+        Working memory, memories and the pending figures run on the pool, while this thread reads the
+        recent turns and then recalls (recall leaves out the recent turns; without a query in the request,
+        memories wait for the latest user turn as well). The query is embedded once for both searches."""
         if request.sources:  # the caller names the sources (mongomem.retrieval.context_sources)
-            from mongomem.kinds import builtin_registry
             from mongomem.retrieval.context_sources import SourcesContext
 
             return SourcesContext(self, self.kinds or builtin_registry()).build(principal, scope, request)
+        embedder = OnceEmbedder(self.search.embedder)  # both searches share one embedding of the query
+        floor = relevance_floor(self.search.embedder)
         given = request.query if request.query and request.query.strip() else None
-        working = _in_background(self._working_memory, principal, scope, request)
-        memories = _in_background(self._memories, scope, request, given) if given else None
-        recent_docs = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
-        query = given or _latest_user_text(recent_docs)
+        pending = in_background(self.pending.of, scope) if self.pending is not None else None
+        working = in_background(self._working_memory, principal, scope, request)
+        memories = in_background(self._memories, embedder, scope, request, given, floor) if given else None
+        latest = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
+        query = given or _latest_user_text(latest)
         if memories is None:
-            memories = _in_background(self._memories, scope, request, query)
-        recent_docs = recent_docs[-request.recent_turns :] if request.recent_turns else []
-        recalled = self._recalled(scope, request, query, [d.public_id for d in recent_docs])
-        sections = [
-            working.result(),
-            _Section(
-                "recent_turns",
-                [_Item([d.public_id], _line(d)) for d in recent_docs],
-                drop_front=True,
-            ),
-            memories.result(),
-            recalled,
+            memories = in_background(self._memories, embedder, scope, request, query, floor)
+        recent = latest[-request.recent_turns :] if request.recent_turns else []
+        recent_ids = [t.public_id for t in recent]
+        recalled, recall_below, recall_note = self._recalled(
+            embedder, scope, request, query, recent_ids, floor
+        )
+        wm_candidates, wm_note = working.result()
+        memory_found, memory_below, memory_note = memories.result()
+        notes = {"working_memory": wm_note, "memories": memory_note, "recalled": recall_note}
+        if not query:
+            notes["memories"] = notes["memories"] or "no query: pass `query` or record a user turn first"
+        candidates = [
+            *wm_candidates,
+            *recent_candidates(recent, self.tuning),
+            *memory_found,
+            *recalled,
         ]
         # the block goes out inside mongomem's marker (an agent echoing it is never learnt from again)
-        self._fit(sections, request.token_budget - MARKER_TOKENS)
-        rendered = _render(sections)
+        packed = pack(
+            candidates, request.token_budget - MARKER_TOKENS, self.tuning, recall_below + memory_below
+        )
+        rendered = render(packed.sections)
         context = markers.wrap(rendered, "context") if rendered else ""
-        out = [
-            ContextSection(
-                name=s.name,
-                title=TITLES[s.name],
-                text=s.text(),
-                tokens=estimate_tokens(s.text()) if s.items else 0,
-                ids=[i for item in s.items for i in item.ids],
-                dropped=s.dropped,
-                truncated=s.truncated,
-                note=s.note,
-            )
-            for s in sections
-        ]
         response = ContextResponse(
             context=context,
-            sections=out,
-            ids={s.name: s.ids for s in out},
+            sections=[_section_out(s, packed, notes.get(s.name)) for s in packed.sections],
+            ids={s.name: s.ids() for s in packed.sections},
+            items=[_item_out(c) for c in packed.chosen],
+            left_out=dict(packed.left_out),
             token_budget=request.token_budget,
             tokens=estimate_tokens(context) if context else 0,
             query=query,
+            pending=pending.result() if pending is not None else None,
         )
         if request.format != "text":
             from mongomem.retrieval.context_sources import apply_format
 
             apply_format(
-                response, request.format, [(TITLES[s.name][3:], s.text()) for s in sections if s.items]
+                response,
+                request.format,
+                [(TITLES[s.name][3:], s.text()) for s in packed.sections if s.items],
             )
         logger.info(
             "context built",
@@ -202,61 +200,93 @@ class ContextBuilder:
                 "token_budget": request.token_budget,
                 "tokens": response.tokens,
                 "ids": response.ids,
+                "left_out": response.left_out,
             },
         )
         return response
 
-    # -- sections ------------------------------------------------------------------------------
-    def _working_memory(self, principal: Principal, scope: Scope, request: ContextRequest) -> _Section:
-        section = _Section("working_memory")
+    # -- sources -------------------------------------------------------------------------------
+    def _working_memory(
+        self, principal: Principal, scope: Scope, request: ContextRequest
+    ) -> tuple[list[Candidate], str | None]:
         if self.working is None:
-            return section
+            return [], None
         from mongomem.workingmemory.service import resolve_key
 
         key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id, request.agent_id)
         try:
             state = self.working.get(key)
         except NotFound as exc:  # working memory is disabled for the project
-            section.note = exc.message
-            return section
+            return [], exc.message
         text = state.content
         if state.data is not None:
             text = json.dumps(state.data, indent=2, ensure_ascii=False)
-        if text and text.strip():
-            ref = f"working-memory:{key.scope}:{key.thread_id or key.user_id}@v{state.version}"
-            section.items.append(_Item([ref], text.strip()))
-        return section
+        if not text or not text.strip():
+            return [], None
+        ref = f"working-memory:{key.scope}:{key.thread_id or key.user_id}@v{state.version}"
+        reason = f"the {key.scope} working memory (the agent's scratchpad): always first"
+        return [Candidate.first("working_memory", ref, text.strip(), reason)], None
 
-    def _memories(self, scope: Scope, request: ContextRequest, query: str | None) -> _Section:
-        section = _Section("memories")
-        if not query or request.memories_top_k == 0:
-            section.note = None if query else "no query: pass `query` or record a user turn first"
-            return section
+    def _memories(
+        self,
+        embedder: EmbeddingProvider,
+        scope: Scope,
+        request: ContextRequest,
+        query: str | None,
+        floor: float,
+    ) -> tuple[list[Candidate], int, str | None]:
+        pool = self.tuning.memory_pool(request.token_budget, request.memories_top_k)
+        if not query or pool == 0:
+            return [], 0, None
         try:
             found = self.search.search(
                 scope,
                 SearchRequest(
                     query=query[:2000],
-                    top_k=request.memories_top_k,
+                    top_k=pool,
                     observed_after=request.observed_after,
                     observed_before=request.observed_before,
                     agent_id=request.agent_id,
                 ),
+                embedder,
             )
         except MongomemError as exc:
-            section.note = f"memories unavailable: {exc.message}"
-            return section
-        for r in found.results:
-            label = f"{r.type}, shared by the organisation" if r.visibility == "org" else r.type
-            section.items.append(_Item([r.memory_id], f"- ({label}) {r.text}"))
-        return section
+            return [], 0, f"memories unavailable: {exc.message}"
+        about = self._about_user(scope, query, found.results)
+        return (*memory_candidates(found.results, floor, self.tuning, about), None)
+
+    def _about_user(
+        self, scope: Scope, query: str, results: list[SearchResult]
+    ) -> Callable[[SearchResult], bool]:
+        """Which results are about the user, when the query is: it speaks in the first person ("what
+        should I eat?") or names the user ("Where does Maria live?" with a stored "user|name: Maria")."""
+        kinds = self.kinds or builtin_registry()
+
+        def mine(r: SearchResult) -> bool:
+            kind = kinds.get(r.type)
+            return kind is not None and kind.about_user(r.payload)
+
+        if not any(mine(r) for r in results):
+            return lambda _: False
+        if not FIRST_PERSON.search(query):
+            words = set(norm(query).split())
+            names = stored_names(self.search.store, scope)
+            if not any(set(name.split()) <= words for name in names if name):
+                return lambda _: False
+        return mine
 
     def _recalled(
-        self, scope: Scope, request: ContextRequest, query: str | None, recent_ids: list[str]
-    ) -> _Section:
-        section = _Section("recalled")
-        if not query or request.recall_top_k == 0:
-            return section
+        self,
+        embedder: EmbeddingProvider,
+        scope: Scope,
+        request: ContextRequest,
+        query: str | None,
+        recent_ids: list[str],
+        floor: float,
+    ) -> tuple[list[Candidate], int, str | None]:
+        pool = self.tuning.recall_pool(request.token_budget, request.recall_top_k)
+        if not query or pool == 0:
+            return [], 0, None
         try:
             found = self.recall.recall(
                 scope,
@@ -264,55 +294,69 @@ class ContextBuilder:
                     query=query[:2000],
                     thread=request.session_id,
                     scope="resource",
-                    top_k=request.recall_top_k,
-                    message_range=request.message_range,
+                    top_k=pool,
+                    message_range=0,
                     exclude_recent=recent_ids,
                 ),
+                embedder,
             )
         except RecallDisabled:
-            section.note = "recall is disabled (memory.recall.enabled: false)"
-            return section
+            return [], 0, "recall is disabled (memory.recall.enabled: false)"
         except MongomemError as exc:
-            section.note = f"recall unavailable: {exc.message}"
-            return section
-        # One item per match: the match and the neighbours no better-ranked match already took.
-        before, after = span_of(request.message_range)
-        turns = {t.turn_id: (g.thread, t) for g in found.threads for t in g.turns}
-        claimed: set[str] = set()
-        snippets: list[list[str]] = []
-        for match_id in found.matched:
-            thread, match = turns[match_id]
-            ids = [
-                tid
-                for tid, (th, t) in turns.items()
-                if th == thread and match.seq - before <= t.seq <= match.seq + after and tid not in claimed
-            ]
-            claimed.update(ids)
-            snippets.append(ids)
-        section.items = [_Item(ids, "") for ids in snippets]
-        section.renderer = lambda items: _recalled_text(found.threads, items)
-        return section
+            return [], 0, f"recall unavailable: {exc.message}"
+        span = span_of(request.message_range)
+        return (
+            *recalled_candidates(
+                found, span, floor, self.tuning, self._neighbours(scope, found, span, recent_ids)
+            ),
+            None,
+        )
 
-    # -- budget --------------------------------------------------------------------------------
-    def _fit(self, sections: list[_Section], budget: int) -> None:
-        """Drop (or, for working memory, truncate) lowest-priority items until the block fits."""
-        while True:
-            overflow = estimate_tokens(_render(sections)) - budget
-            if overflow <= 0:
-                return
-            section = next(s for s in reversed(sections) if s.items)
-            if section.name == "working_memory":
-                item = section.items[0]
-                keep = len(item.text) - 4 * overflow - 8
-                if keep <= 0:
-                    section.items.clear()
-                    section.dropped += 1
-                else:
-                    item.text = item.text[:keep].rstrip() + " …"
-                    section.truncated = True
-                continue
-            section.items.pop(0 if section.drop_front else -1)
-            section.dropped += 1
+    def _neighbours(
+        self, scope: Scope, found: RecallResponse, span: tuple[int, int], recent_ids: list[str]
+    ) -> list[RecalledTurn]:
+        """The neighbours of the best few matches (one read: the rest are worth too little to fetch)."""
+        if not any(span):
+            return []
+        turns = {t.turn_id: t for g in found.threads for t in g.turns}
+        best = [turns[m] for m in found.matched[: self.tuning.neighbours_of]]
+        ranges = [(t.thread, max(1, t.seq - span[0]), t.seq + span[1]) for t in best]
+        skip = set(turns) | set(recent_ids)
+        return [
+            RecalledTurn(
+                turn_id=t.public_id,
+                thread=t.session_id,
+                seq=t.seq,
+                role=t.role,
+                name=t.name,
+                content=t.content,
+                timestamp=t.timestamp,
+                metadata=t.metadata,
+                matched=False,
+            )
+            for t in (self.turns.in_ranges(scope, ranges) if ranges else [])
+            if t.public_id not in skip
+        ]
+
+
+def _section_out(section: Section, packed: Packed, note: str | None) -> ContextSection:
+    text = section.text()
+    return ContextSection(
+        name=section.name,
+        title=TITLES[section.name],
+        text=text,
+        tokens=estimate_tokens(text) if section.items else 0,
+        ids=section.ids(),
+        dropped=packed.dropped.get(section.name, 0),
+        truncated=section.truncated,
+        note=note,
+    )
+
+
+def _item_out(c: Candidate) -> ContextItem:
+    return ContextItem(
+        id=c.ids[0], ids=c.ids, section=c.section, reason=c.reason, value=round(c.value, 4), tokens=c.tokens
+    )
 
 
 def _latest_user_text(turns: list[Turn]) -> str | None:
@@ -320,18 +364,3 @@ def _latest_user_text(turns: list[Turn]) -> str | None:
         if turn.role == "user" and turn.content.strip():
             return turn.content
     return None
-
-
-def _recalled_text(threads: list[RecalledThread], items: list[_Item]) -> str:
-    """The kept recalled turns, grouped by thread in time order; context turns are indented."""
-    keep = {tid for item in items for tid in item.ids}
-    lines: list[str] = []
-    for group in threads:
-        kept = [t for t in group.turns if t.turn_id in keep]
-        if not kept:
-            continue
-        lines.append(f"### thread {group.thread}")
-        for t in kept:
-            mark = "" if t.matched else "  "
-            lines.append(f"{mark}[{t.timestamp:%Y-%m-%d %H:%M}] {t.name or t.role}: {t.content}")
-    return "\n".join(lines)

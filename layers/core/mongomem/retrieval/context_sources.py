@@ -266,9 +266,9 @@ class SourcesContext:
         self, principal: Principal, scope: Scope, request: ContextRequest, spec: ContextSource
     ) -> _Fetched:
         out = _Fetched(spec, "working_memory", TITLES["working_memory"])
-        section = self.builder._working_memory(principal, scope, request)
-        out.items = [_Item(i.ids, i.text) for i in section.items]
-        out.found, out.note = len(out.items), section.note
+        found, note = self.builder._working_memory(principal, scope, request)
+        out.items = [_Item(c.ids, c.text) for c in found]
+        out.found, out.note = len(out.items), note
         return out
 
     def _recent(self, spec: ContextSource, latest: list[Turn]) -> _Fetched:

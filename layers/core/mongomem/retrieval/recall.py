@@ -75,14 +75,17 @@ class Recall:
         self.config = config
         self.max_response_bytes = max_response_bytes
 
-    def recall(self, scope: Scope, request: RecallRequest) -> RecallResponse:
-        """The best `top_k` matching turns with their neighbours, grouped by thread in time order."""
+    def recall(
+        self, scope: Scope, request: RecallRequest, embedder: EmbeddingProvider | None = None
+    ) -> RecallResponse:
+        """The best `top_k` matching turns with their neighbours, grouped by thread in time order.
+        `embedder` embeds the query instead of the service's own (see MemorySearch.search)."""
         started = time.perf_counter()
         self._check(request)
         excluded = self._excluded(scope, request)
-        ranked, ranks = self._rank(scope, request, len(excluded))
+        ranked, ranks, similarity = self._rank(scope, request, len(excluded), embedder or self.embedder)
         matches = self._matches(scope, request, ranked, excluded)
-        turns = self._with_neighbours(scope, request, matches, excluded, ranks)
+        turns = self._with_neighbours(scope, request, matches, excluded, ranks, similarity)
         # each message's content is in the answer twice (its turn and `text`), thrice with order time
         copies = 3 if request.order == "time" else 2
         turns, omitted = _within(turns, self.max_response_bytes, copies)
@@ -131,11 +134,12 @@ class Recall:
         return set()
 
     def _rank(
-        self, scope: Scope, request: RecallRequest, n_excluded: int
-    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]]]:
-        """The fused ranking, and each turn's rank in every ranking it appeared in (1 = best)."""
+        self, scope: Scope, request: RecallRequest, n_excluded: int, embedder: EmbeddingProvider
+    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]], dict[str, float]]:
+        """The fused ranking, each turn's rank in every ranking it appeared in (1 = best), and the cosine
+        similarity of the query to each turn the dense rankings found (its best chunk, own text)."""
         assert self.index is not None
-        vector = self.embedder.embed([request.query], "query")[0]
+        vector = embedder.embed([request.query], "query")[0]
         window = min(max(self.config.candidates, 4 * request.top_k) + n_excluded, MAX_CANDIDATES)
         base: dict[str, str | list[str]] = {}
         if request.scope == "thread" and request.thread:
@@ -160,6 +164,12 @@ class Recall:
             # one ranks it)
             found = search_all(self.index, queries)
             rankings = [list(dict.fromkeys(hit.id.rpartition("#")[0] for hit in hits)) for hits in found]
+            similarity: dict[str, float] = {}
+            for (channel, mode), hits in zip(CHANNELS, found, strict=True):
+                if (channel, mode) == ("own", "knn"):
+                    for hit in hits:
+                        key = hit.id.rpartition("#")[0]
+                        similarity[key] = max(similarity.get(key, -1.0), hit.score)
         except DimensionMismatch as exc:
             raise IndexUnavailable(
                 "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
@@ -170,13 +180,14 @@ class Recall:
             name = mode if channel == "own" else f"{mode}_context"
             for position, key in enumerate(ranking, start=1):
                 ranks.setdefault(key, {}).setdefault(name, position)
-        return rrf_fuse(rankings, k=self.config.rrf_k), ranks
+        return rrf_fuse(rankings, k=self.config.rrf_k), ranks, similarity
 
     def _matches(
         self, scope: Scope, request: RecallRequest, ranked: list[tuple[str, float]], excluded: set[str]
     ) -> list[tuple[Turn, float]]:
         found: list[tuple[Turn, float]] = []
-        step = max(2 * request.top_k, 10)
+        # the first read takes the page and a few more (stale index hits are rare): fewer ids to read
+        step = request.top_k + 10
         for start in range(0, len(ranked), step):
             chunk = ranked[start : start + step]
             turns = {t.id: t for t in self.turns.by_ids(scope, [k for k, _ in chunk])}
@@ -199,11 +210,12 @@ class Recall:
         matches: list[tuple[Turn, float]],
         excluded: set[str],
         ranks: dict[str, dict[str, int]],
+        similarity: dict[str, float],
     ) -> dict[str, RecalledTurn]:
         before, after = request.span()
         turns: dict[str, RecalledTurn] = {}
         for rank, (turn, score) in enumerate(matches, start=1):
-            turns[turn.id] = _turn(turn, rank, score, ranks.get(turn.id))
+            turns[turn.id] = _turn(turn, rank, score, ranks.get(turn.id), similarity.get(turn.id))
         if before or after:
             ranges = [(t.session_id, max(1, t.seq - before), t.seq + after) for t, _ in matches]
             for turn in self.turns.in_ranges(scope, ranges):
@@ -232,7 +244,11 @@ def _within(
 
 
 def _turn(
-    turn: Turn, rank: int | None, score: float | None, signals: dict[str, int] | None = None
+    turn: Turn,
+    rank: int | None,
+    score: float | None,
+    signals: dict[str, int] | None = None,
+    similarity: float | None = None,
 ) -> RecalledTurn:
     return RecalledTurn(
         turn_id=turn.public_id,
@@ -247,6 +263,7 @@ def _turn(
         rank=rank,
         score=score,
         signals=signals,
+        similarity=round(similarity, 4) if similarity is not None else None,
     )
 
 

@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from mongomem.kinds import KindRegistry, builtin_registry
 from mongomem.longterm.filters import check_filters, passes
@@ -22,6 +23,7 @@ from mongomem.models.memory import MemoryFilter, MemoryRecord, MemoryView
 from mongomem.models.search import SearchRequest, SearchResponse, SearchResult, SearchSignals
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
+from mongomem.retrieval.background import in_background
 from mongomem.vectors.port import (
     DimensionMismatch,
     FilterValue,
@@ -32,6 +34,9 @@ from mongomem.vectors.port import (
     term_of,
     time_key,
 )
+
+if TYPE_CHECKING:
+    from mongomem.retrieval.pending import Pending
 
 __all__ = ["REINFORCEMENT_WEIGHT", "MemorySearch", "reinforcement_boost"]
 
@@ -59,16 +64,21 @@ class MemorySearch:
         embedder: EmbeddingProvider,
         kinds: KindRegistry | None = None,
         partition_keys: Sequence[str] = (),
+        pending: Pending | None = None,
     ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
         self.kinds = kinds or builtin_registry()
         self.partition_keys = tuple(partition_keys)
+        self.pending = pending
 
-    def search(self, scope: Scope, request: SearchRequest) -> SearchResponse:
+    def search(
+        self, scope: Scope, request: SearchRequest, embedder: EmbeddingProvider | None = None
+    ) -> SearchResponse:
         """Ranked memories the user sees (theirs and the org's) for the request; superseded versions only
-        when asked for."""
+        when asked for. `embedder` embeds the query instead of the service's own (one shared by the
+        searches of one request embeds it once)."""
         started = time.perf_counter()
         statuses = ["active", "superseded"] if request.include_superseded else ["active"]
         types = [str(t) for t in request.types] if request.types else None
@@ -80,6 +90,8 @@ class MemorySearch:
             raise IndexUnavailable(
                 "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
             )
+        # the "not yet" figures are counted while the index answers
+        waiting = in_background(self.pending.of, scope) if self.pending is not None else None
         view = MemoryView(scope, request.agent_id, request.visibility)
         filters: dict[str, FilterValue] = {"status": statuses}
         if types:
@@ -92,7 +104,9 @@ class MemorySearch:
             filters["domain"] = wanted.domain
         for key, value in wanted.metadata.items():
             filters[f"metadata.{key}"] = term_of(value)
-        vector = None if request.mode == "bm25" else self.embedder.embed([request.query], "query")[0]
+        vector = (
+            None if request.mode == "bm25" else (embedder or self.embedder).embed([request.query], "query")[0]
+        )
         owners = view.owners()
         query = SearchQuery(
             tenant=scope.tenant,
@@ -117,7 +131,15 @@ class MemorySearch:
         # Ranked by the index's copy of each memory's reinforcement count (every reinforcement re-indexes
         # the memory), so only the page is read from MongoDB; hits hydration drops (an index lagging
         # behind MongoDB) are replaced by the next ones. The page is then ordered by MongoDB's figures.
-        ordered = sorted(hits, key=lambda h: (-_boosted(h.score, _indexed_count(h)), h.id))
+        # equal fused scores (RRF ties are common) go to the closer meaning, then by id
+        ordered = sorted(
+            hits,
+            key=lambda h: (
+                -_boosted(h.score, _indexed_count(h)),
+                -float(h.signals.get("knn_score") or -2.0),
+                h.id,
+            ),
+        )
         now = utcnow()
         ranked: list[tuple[float, str, SearchResult]] = []
         read = 0
@@ -138,10 +160,12 @@ class MemorySearch:
         if len(ranked) < read:
             # The index lags MongoDB (a write-through failed); index_sync will catch up.
             logger.info("search dropped stale index hits", extra={"stale": read - len(ranked)})
-        ranked.sort(key=lambda item: (-item[0], item[1]))  # ties by id: a rebuilt index ranks identically
+        # ties by meaning, then by id: a rebuilt index ranks identically
+        ranked.sort(key=lambda item: (-item[0], -(item[2].signals.knn_score or -2.0), item[1]))
         return SearchResponse(
             results=[result for _, _, result in ranked[: request.top_k]],
             took_ms=round((time.perf_counter() - started) * 1000, 3),
+            pending=waiting.result() if waiting is not None else None,
         )
 
 
@@ -170,6 +194,8 @@ def _result(record: MemoryRecord, hit: Hit, hybrid: bool) -> SearchResult:
         version=record.version,
         reinforcement_count=record.reinforcement_count,
         created_at=record.created_at,
+        observed_at=record.observed_at,
+        valid_from=record.valid_from,
         score=score,
         signals=SearchSignals(
             knn_rank=int(sig["knn_rank"]) if "knn_rank" in sig else None,

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.models.common import Scope, as_utc
 from mongomem.models.stats import KindBacklog
+from mongomem.status import UserBacklog
 
 WAITING = ("queued", "running", "failed")
 
@@ -67,3 +69,65 @@ class MongoBacklogRepository:
         with translate_errors():
             query = {**_scope(tenant, user_id), "recall_indexed": False}
             return int(self.db["turns"].count_documents(query))
+
+    def user_backlog(self, scope: Scope, recall: bool) -> UserBacklog:
+        """One user's waiting work, each figure through an index: the user's sessions with unpromoted turns
+        (and the first such turn of each), the user's snapshots still extracting, and the turns the recall
+        indexer's partial index still holds for the user (MongoDB picks that index: {recall_indexed: false}
+        is its filter)."""
+        owner = {"tenant": scope.tenant, "user_id": scope.user_id}
+        out = UserBacklog()
+        with translate_errors():
+            for session in self.db["sessions"].find(
+                {**owner, "pending": {"$gt": 0}}, {"session_id": 1, "pending": 1, "promoted_through_seq": 1}
+            ):
+                out.unpromoted_turns += int(session.get("pending") or 0)
+                first = self.db["turns"].find_one(
+                    {
+                        **owner,
+                        "session_id": session["session_id"],
+                        "seq": {"$gt": int(session.get("promoted_through_seq") or 0)},
+                    },
+                    {"recorded_at": 1, "timestamp": 1},
+                    sort=[("seq", 1)],
+                )
+                if first is not None:
+                    out.note(as_utc(first.get("recorded_at") or first["timestamp"]))
+            pipeline: list[dict[str, Any]] = [
+                {"$match": owner},
+                {
+                    "$project": {
+                        "created_at": 1,
+                        "turn_count": 1,
+                        "e": {"$objectToArray": {"$ifNull": ["$extraction", {}]}},
+                    }
+                },
+                {"$match": {"e.v.status": {"$in": ["queued", "running"]}}},
+                {
+                    "$group": {
+                        "_id": None,
+                        "n": {"$sum": 1},
+                        "turns": {"$sum": "$turn_count"},
+                        "oldest": {"$min": "$created_at"},
+                    }
+                },
+            ]
+            for row in self.db["snapshots"].aggregate(pipeline):
+                out.extracting_snapshots = int(row["n"])
+                out.extracting_turns = int(row.get("turns") or 0)
+                if isinstance(row.get("oldest"), datetime):
+                    out.note(as_utc(row["oldest"]))
+            if recall:
+                rows = list(
+                    self.db["turns"].aggregate(
+                        [
+                            {"$match": {"recall_indexed": False, **owner}},
+                            {"$group": {"_id": None, "n": {"$sum": 1}, "oldest": {"$min": "$recorded_at"}}},
+                        ]
+                    )
+                )
+                if rows:
+                    out.unindexed_turns = int(rows[0]["n"])
+                    if isinstance(rows[0].get("oldest"), datetime):
+                        out.note(as_utc(rows[0]["oldest"]))
+        return out

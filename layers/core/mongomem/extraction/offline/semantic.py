@@ -43,6 +43,7 @@ class Fact:
     valid_from: str | None = None
     qualifiers: dict[str, str] = field(default_factory=dict)
     about_user: bool = False  # the fact's subject is always "user" (the name fact itself)
+    retracted: bool = False  # the user says it is not (or no longer) true: it ends the stored fact
 
 
 @dataclass
@@ -536,6 +537,76 @@ _RULES: list[tuple[str, Handler] | tuple[str, Handler, tuple[str, ...]]] = [
 # lower case): most sentences hold none, and a substring test is much cheaper than a regex search.
 RULES = [(re.compile(rule[0]), rule[1], rule[2] if len(rule) > 2 else ()) for rule in _RULES]
 
+# A negated self-statement, read as the statement it denies ("I'm not allergic to peanuts" -> "I'm
+# allergic to peanuts", retracted). Only forms whose affirmative a rule reads as a fact: "I don't like X"
+# is a dislike of its own (a rule above), never a retraction, and "I'm not sure ..." stays hedged.
+_NEGATED = [
+    re.compile(
+        r"(?P<keep>\b(?:I'm|I am|i'm|im|Im|[Ww]e're|[Ww]e\s+are))\s+(?i:not|no\s+longer|never)\s+"
+        r"(?:(?i:really|actually|even)\s+)?(?=(?i:allergic|an?\s|vegetarian|vegan|pescatarian|employed|"
+        r"working|living|based|from|fluent|on\s+an?\s)\b)"
+    ),
+    re.compile(
+        r"(?P<keep>\b(?:I|i|[Ww]e))\s+(?i:don't|do\s+not|dont|no\s+longer|never|didn't|did\s+not)\s+"
+        r"(?:(?i:really|actually|even)\s+)?(?=(?i:live|work|own|drive|speak|follow|"
+        r"have\s+an?\s+\w+(?:\s+\w+)?\s+allergy)\b)"
+    ),
+    re.compile(r"(?P<keep>\b(?i:my)\s+[a-z][a-z\- ]{0,40}?\s+(?i:is))(?:\s+(?i:not|no\s+longer)|n't)\s+"),
+]
+_NEGATED_HINTS = ("not", "n't", "no longer", "never")
+_ANYMORE = re.compile(r"\s*,?\s+(?i:any\s?more|any\s+longer)\b")
+_POINT = "\ue000"  # marks, while rewriting, where a negation stood
+
+
+def affirmed(sentence: str) -> tuple[str, list[int]]:
+    """The sentence with its negated self-statements read as statements, and the offsets (in the
+    rewritten sentence) where a negation stood: a rule's match spanning one reads a retraction."""
+    low = sentence.lower()
+    if _POINT in sentence or not any(h in low for h in _NEGATED_HINTS):
+        return sentence, []
+    for pattern in _NEGATED:
+        sentence = pattern.sub(lambda m: m.group("keep") + " " + _POINT, sentence)
+    if _POINT not in sentence:
+        return sentence, []
+    sentence = _ANYMORE.sub("", sentence)
+    points: list[int] = []
+    out: list[str] = []
+    for ch in sentence:
+        if ch == _POINT:
+            points.append(len(out))
+        else:
+            out.append(ch)
+    return "".join(out), points
+
+
+# Words a value trails that are not part of it: "green now", "Madrid these days", "vegan, not vegetarian".
+_FILLER_TAIL = re.compile(
+    r"(?:\s*,)?\s+(?i:now|these\s+days|nowadays|any\s?more|at\s+the\s+moment|currently|lately|for\s+now|"
+    r"instead|too|as\s+well|from\s+now\s+on|actually|though|then)\s*$"
+)
+_CONTRAST_TAIL = re.compile(
+    r"(?:\s*,)?\s+(?i:not|instead\s+of|rather\s+than|no\s+longer)\s+(?P<old>[^,;]{1,60}?)\s*$"
+)
+
+
+def tidy_value(value: str) -> tuple[str, str | None]:
+    """(the value without trailing filler, the value a trailing contrast names as the old one):
+    "green now, not blue" -> ("green", "blue")."""
+    original, previous = value, None
+    for _ in range(3):
+        before = value
+        contrast = _CONTRAST_TAIL.search(value)
+        if contrast and contrast.start() > 0:
+            previous = previous or strip_punct(_FILLER_TAIL.sub("", contrast.group("old"))) or None
+            value = value[: contrast.start()]
+        value = _FILLER_TAIL.sub("", value)
+        if value == before:
+            break
+    if value == original:
+        return original, None
+    return strip_punct(value) or original, previous
+
+
 _REMEMBER = re.compile(
     r"^(?:(?i:please|also|and|oh|btw|by\s+the\s+way|ok|okay)[,!]?\s+)*(?i:remember|note|don't\s+forget|do\s+not\s+forget|"
     r"keep\s+in\s+mind|for\s+future\s+reference)\s*[,:]?\s+(?:(?i:that)\s+)?(?P<rest>.+)$"
@@ -576,7 +647,8 @@ def propose(turns: Sequence[TurnView]) -> list[dict[str, Any]]:
     found: list[_Found] = []
     for turn in speaker.user_turns(turns):
         ref = turn.timestamp.date()
-        for sentence in statements(turn.content):
+        for said in statements(turn.content):
+            sentence, negations = affirmed(said)
             before, past = len(found), tense(sentence)
             low = sentence.lower()
             for pattern, handler, hints in RULES:
@@ -585,10 +657,15 @@ def propose(turns: Sequence[TurnView]) -> list[dict[str, Any]]:
                 for m in pattern.finditer(sentence):
                     if hedged(sentence[: m.start()]):
                         continue
+                    retracted = any(m.start() <= p <= m.end() for p in negations)
                     for fact in handler(Hit(m, ref, past)):
-                        fact.value = clip(fact.value, 300)
+                        value, previous = tidy_value(fact.value)
+                        fact.value = clip(value, 300)
+                        if previous and norm(previous) != norm(value) and not retracted:
+                            fact.qualifiers.setdefault("previously", clip(previous, 100))
+                        fact.retracted = retracted
                         found.append(_Found(fact, turn.seq, len(found)))
-            note = _remembered(sentence, ref, subject) if len(found) == before else None
+            note = _remembered(said, ref, subject) if len(found) == before and not negations else None
             if note is not None:
                 found.append(_Found(note, turn.seq, len(found)))
     return _merged(found, subject)
@@ -604,14 +681,50 @@ def _group(fact: Fact, subject: str) -> tuple[str, str] | None:
     return None
 
 
+def _subject(fact: Fact, subject: str) -> str:
+    return "user" if fact.about_user else subject
+
+
+def _retractions(found: list[_Found], subject: str) -> tuple[list[_Found], list[dict[str, Any]]]:
+    """The statements a later retraction ends are dropped, and a retraction a later statement undoes;
+    returns the statements left and one retraction item per (subject, attribute, value) still standing."""
+    said = sorted(found, key=lambda f: (f.seq, f.order))
+    value_of = {id(f): (norm(_subject(f.fact, subject)), f.fact.attribute, norm(f.fact.value)) for f in said}
+    last: dict[tuple[str, str, str], _Found] = {}
+    for f in said:
+        last[value_of[id(f)]] = f
+    kept = [f for f in said if not f.fact.retracted and not last[value_of[id(f)]].fact.retracted]
+    items: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for f in said:
+        key = value_of[id(f)]
+        if not f.fact.retracted or not last[key].fact.retracted:
+            continue
+        item = items.setdefault(
+            key,
+            {
+                "subject": _subject(f.fact, subject),
+                "attribute": f.fact.attribute,
+                "value": f.fact.value,
+                "cardinality": "many" if f.fact.attribute in MULTI_VALUED else "one",
+                "retracted": True,
+                "evidence_seqs": [],
+            },
+        )
+        if f.seq not in item["evidence_seqs"]:
+            item["evidence_seqs"].append(f.seq)
+    return kept, list(items.values())
+
+
 def _merged(found: list[_Found], subject: str) -> list[dict[str, Any]]:
     """One item per (subject, attribute, value); the latest statement wins single-valued attributes
-    (and a value that was both liked and disliked takes its latest polarity)."""
+    (and a value that was both liked and disliked takes its latest polarity); a retraction ("I'm not
+    allergic to peanuts") is an item of its own that ends the stored fact, unless restated later."""
+    found, retractions = _retractions(found, subject)
     found = sorted(found, key=lambda f: (f.seq, f.order))
     latest: dict[tuple[str, str], Fact] = {}  # group -> latest statement
     previous: dict[tuple[str, str], str] = {}  # group -> the value the latest one replaced
     for f in found:
-        group = _group(f.fact, "user" if f.fact.about_user else subject)
+        group = _group(f.fact, _subject(f.fact, subject))
         if group is None:
             continue
         before = latest.get(group)
@@ -624,7 +737,7 @@ def _merged(found: list[_Found], subject: str) -> list[dict[str, Any]]:
         latest[group] = f.fact
     items: dict[tuple[str, str, str], dict[str, Any]] = {}
     for f in found:
-        subj = "user" if f.fact.about_user else subject
+        subj = _subject(f.fact, subject)
         attr, value = f.fact.attribute, f.fact.value
         group = _group(f.fact, subj)
         if group is not None and (
@@ -650,4 +763,4 @@ def _merged(found: list[_Found], subject: str) -> list[dict[str, Any]]:
         if f.seq not in item["evidence_seqs"]:
             item["evidence_seqs"].append(f.seq)
         item["valid_from"] = item["valid_from"] or f.fact.valid_from
-    return list(items.values())
+    return [*items.values(), *retractions]

@@ -2,6 +2,7 @@
 import { call, get, path } from './api.js';
 import { add, badge, fill, h, json, link, when } from './dom.js';
 import { confirmAction, empty, errorBox, notify, userHeader } from './ui.js';
+import { conflictsPanel } from './view-conflicts.js';
 
 const KINDS = ['semantic', 'episodic', 'procedural', 'taxonomic'];
 
@@ -58,7 +59,7 @@ export async function memoriesView({ view, params, live }, user) {
   const rows = h('tbody');
   const more = h('button', { type: 'button', hidden: true }, 'More memories');
   const heading = query ? 'Score' : 'Created';
-  fill(view, userHeader(user, 'memories'), form,
+  fill(view, userHeader(user, 'memories'), conflictsPanel(user, live), form,
     h('table', { class: 'grid', 'data-testid': 'memories' },
       h('thead', {}, h('tr', {}, ['Kind', 'Memory', 'Scope', 'Status', 'Version', 'Reinforced', heading].map((t) => h('th', {}, t)))),
       rows),

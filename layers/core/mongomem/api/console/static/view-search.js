@@ -45,6 +45,24 @@ function recallResults(user, found) {
   return table(['Turn', 'Rank', 'RRF score', 'Ranked by', 'Role', 'Content', 'When'], rows, { class: 'grid', 'data-testid': 'recall-results' });
 }
 
+/** Why each item is in the block (in the order it was chosen), and what was left out. */
+function contextItems(ctx) {
+  const items = ctx.items || [];
+  const left = Object.entries(ctx.left_out || {}).filter(([, n]) => n).map(([why, n]) => `${n} ${why.replace('_', ' ')}`);
+  return h('div', {},
+    table(['#', 'Section', 'Item', 'Why', 'Value', 'Tokens'],
+      items.map((item, i) => h('tr', { 'data-testid': 'context-item', 'data-item': item.id },
+        h('td', { class: 'num' }, i + 1), h('td', {}, item.section), h('td', {}, item.id),
+        h('td', { 'data-part': 'reason' }, item.reason), h('td', { class: 'num' }, num(item.value, 3)),
+        h('td', { class: 'num' }, item.tokens))),
+      { class: 'grid', 'data-testid': 'context-items' }),
+    left.length ? h('p', { class: 'muted', 'data-testid': 'context-left-out' }, `Left out: ${left.join(', ')}`) : null,
+    ctx.pending && (ctx.pending.turns_not_extracted || ctx.pending.turns_not_indexed)
+      ? h('p', { class: 'warn', 'data-testid': 'context-pending' },
+        `Not yet: ${ctx.pending.turns_not_extracted} turn(s) not extracted, ${ctx.pending.turns_not_indexed} not indexed for recall`)
+      : null);
+}
+
 export async function searchView({ view, live }, user) {
   const sessions = await get(path('v1', 'users', user, 'sessions'), { limit: 50 });
   if (!live()) return;
@@ -97,6 +115,7 @@ export async function searchView({ view, live }, user) {
             h('td', {}, s.title), h('td', { class: 'num' }, s.tokens), h('td', { class: 'num' }, s.ids.length),
             h('td', { class: 'num' }, s.dropped), h('td', {}, s.truncated ? 'yes' : 'no'))),
           { class: 'grid' }),
+        contextItems(ctx),
         h('pre', { class: 'context-block', 'data-testid': 'context-block' }, ctx.context));
     } catch (err) {
       fill(block, errorBox(err));
