@@ -16,6 +16,7 @@ from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.local.worker import drain
 from mongomem.models.memory import ORG_OWNER
 from mongomem.runtime import Services
+from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers
 from tests.conftest import load_function
 from tests.integration.test_memory_scopes import build, make_index
@@ -275,3 +276,28 @@ def test_procedure_feedback_counts_once_per_user_refuses_the_future_and_goes_wit
     assert (got["successes"], got["failures"]) == (1, 0)
     assert svc.db["procedure_feedback"].count_documents({"user_id": "mal"}) == 0
     assert svc.db["procedure_feedback"].count_documents({"user_id": "bob"}) == 1
+
+
+def test_one_users_retraction_does_not_end_a_shared_fact(
+    make_settings: Any, fns: dict[str, Any], ctx: Any, tmp_path: Path
+) -> None:
+    # Given a project that shares semantic facts org-wide, and a fact the tenant's key wrote
+    org_facts = {"extraction": {"semantic": {"visibility": "org"}}}
+    index = EmbeddedIndex(tmp_path / "vectors")
+    with helpers.installed(build(make_settings, index, **org_facts)) as svc:
+        fact = {"subject": "acme", "attribute": "on-call tool", "value": "PagerDuty"}
+        body = {"user_id": "ops", "type": "semantic", "payload": fact}
+        assert call(fns, ctx, "POST", "/v1/memories", body)[0] == 201
+        # When one user (their service account) retracts it ("that was wrong"); a user's extraction
+        # that retracts a shared fact is a NOOP (Reconciler._retract)
+        retraction = {"type": "semantic", "payload": {**fact, "retracted": True}}
+        status, answer = call(fns, ctx, "POST", "/v1/memories", retraction, as_user="mal")
+        # Then it is refused as a delete would be, and every user still reads the shared fact
+        assert (status, answer["error"]["details"]["path"]) == (403, "payload.retracted"), answer
+        shared = [d for d in state(svc) if d["user_id"] == ORG_OWNER and d["type"] == "semantic"]
+        assert [(d["status"], d["payload"]["value"]) for d in shared] == [("active", "PagerDuty")]
+        # while the tenant's key may end it
+        status, answer = call(fns, ctx, "POST", "/v1/memories", {"user_id": "ops", **retraction})
+        assert answer["decision"] == "RETRACT", answer
+        shared = [d for d in state(svc) if d["user_id"] == ORG_OWNER and d["type"] == "semantic"]
+        assert [d["status"] for d in shared] == ["superseded"]

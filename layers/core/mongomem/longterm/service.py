@@ -120,6 +120,12 @@ class MemoryService:
                     "key may write one with reconcile=false",
                     {"path": "reconcile", "visibility": "org"},
                 )
+            if kind.retraction(request.payload):
+                raise Forbidden(
+                    "ending an org memory changes what every user of the tenant reads: only a "
+                    "memory_service key may retract one (as only it may delete one)",
+                    {"path": "payload.retracted", "visibility": "org"},
+                )
         try:
             kind.validate(request.payload)
         except KindError as exc:
