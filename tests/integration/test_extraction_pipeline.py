@@ -304,33 +304,77 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "reason"),
     [
-        "this is not JSON",
-        json.dumps({"facts": [{"subject": "user"}]}),
-        "",
-        '{"items": [{"subject": "user", "attribute": "diet", "val',
-        json.dumps({"items": "vegetarian"}),
+        ("this is not JSON", "not_json"),
+        ("", "not_json"),
+        ('{"items": [{"subject": "user", "attribute": "diet", "val', "not_json"),
+        (json.dumps({"items": "vegetarian"}), "not_items"),
     ],
-    ids=["not-json", "wrong-schema", "empty", "truncated", "items-not-a-list"],
+    ids=["not-json", "empty", "truncated", "items-not-a-list"],
 )
-def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
-    pipeline: Any, extract_fn: Any, answer: str
+def test_an_answer_that_fails_the_same_way_twice_is_a_final_failure_said_once(
+    pipeline: Any, extract_fn: Any, answer: str, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    svc = pipeline({"semantic": [answer] * 3}, enabled=["semantic"])
+    # Given a model that gives the same unusable answer every time (temperature 0)
+    svc = pipeline({"semantic": [answer] * 6}, enabled=["semantic"])
     snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
     queue = LocalQueue(svc.db)
     received = drain(
         queue,
         "extract-semantic",
         extract_fn.lambda_handler,
-        QueuePolicy(visibility_timeout=0.0, max_receive_count=3),
+        QueuePolicy(visibility_timeout=0.0, max_receive_count=5),
     )
-    assert received == 3
-    assert queue.depth("extract-semantic-dlq") == 1
+    # Then it is asked twice (the second time told what was wrong) and not again: one delivery, no
+    # retries through the queue, nothing in the DLQ an hour later
+    assert received == 1 and svc.llm.remaining("semantic") == 4
+    retry = svc.llm.requests[1].prompt
+    assert "could not be used" in retry and retry.startswith(svc.llm.requests[0].prompt)
+    assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 0
+    # and the kind is failed for good, saying why, with a WARNING naming the kind, snapshot and reason
     status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["semantic"]
-    assert status["status"] == "failed" and status["attempts"] == 3 and "items list" in status["error"]
+    assert (status["status"], status["final"], status["reason"], status["attempts"]) == (
+        "failed",
+        True,
+        reason,
+        1,
+    )
+    final = [r for r in caplog.records if r.levelname == "WARNING" and "failed for good" in r.getMessage()]
+    said = [(r.memory_type, r.snapshot_id, r.reason) for r in final]  # type: ignore[attr-defined]
+    assert said == [("semantic", snap["_id"], reason)]
     assert svc.memory_store.coll.count_documents({}) == 0
+
+
+def test_an_answer_in_prose_or_a_fence_is_read(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a model that wraps a valid answer in prose and a code fence
+    item = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}
+    answer = "Sure! Here are the facts:\n```json\n" + json.dumps({"items": [item]}) + "\n```\nAnything else?"
+    svc = pipeline({"semantic": [answer]}, enabled=["semantic"])
+    snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
+    # When it is extracted, Then the first JSON value is the answer: one call, the fact stored
+    assert run(extract_fn, ctx, snap, "semantic") == {"batchItemFailures": []}
+    assert [d["payload"]["value"] for d in active(svc, ANA, "semantic")] == ["LIS"]
+    assert svc.llm.remaining("semantic") == 0
+
+
+def test_every_item_refused_is_told_apart_from_nothing_found(
+    pipeline: Any, extract_fn: Any, ctx: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given one snapshot whose answer is an empty list and one whose every item is malformed
+    renamed = {"preferences": [{"subject": "user"}]}  # a weak model's own key and fields
+    svc = pipeline({"semantic": [{"items": []}, renamed]}, enabled=["semantic"])
+    empty = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
+    refused = promote(svc, ANA, "s2", CONVERSATIONS["semantic"])
+    assert run(extract_fn, ctx, empty, "semantic") == {"batchItemFailures": []}
+    assert run(extract_fn, ctx, refused, "semantic") == {"batchItemFailures": []}
+    # Then both are done without memories, but the second says every item was refused, and why
+    first = svc.db["snapshots"].find_one(empty["_id"])["extraction"]["semantic"]
+    second = svc.db["snapshots"].find_one(refused["_id"])["extraction"]["semantic"]
+    assert (first["status"], first["memories"], first.get("refused")) == ("done", 0, None)
+    assert (second["status"], second["memories"], second["refused"]) == ("done", 0, {"invalid": 1})
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said.count("every item the model proposed was refused") == 1
 
 
 def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
