@@ -158,22 +158,34 @@ class ChatServer:
                     message = f'response_format type must be one of "text" or "json_object", but got: {kind}'
                     return 400, _error(message, "invalid_request_error")
                 if d == "lmstudio":
-                    return 400, _error("'response_format.type' must be 'json_schema' or 'text'", "invalid_request_error")
-                return 400, _error(f"Invalid value: '{kind}' for response_format.type", "invalid_request_error")
+                    return 400, _error(
+                        "'response_format.type' must be 'json_schema' or 'text'", "invalid_request_error"
+                    )
+                return 400, _error(
+                    f"Invalid value: '{kind}' for response_format.type", "invalid_request_error"
+                )
             if d == "openai" and kind == "json_object" and "schema" in fmt:
                 return 400, _error(
                     "Additional properties are not allowed ('schema' was unexpected) - 'response_format'",
                     "invalid_request_error",
                 )
-            if d == "openai" and kind == "json_object" and "json" not in json.dumps(body.get("messages")).lower():
+            if (
+                d == "openai"
+                and kind == "json_object"
+                and "json" not in json.dumps(body.get("messages")).lower()
+            ):
                 return 400, _error(
                     "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
                     "invalid_request_error",
                 )
             if kind == "json_schema":
                 spec = fmt.get("json_schema") or {}
-                if not isinstance(spec.get("schema"), dict) or (d == "openai" and not _NAME.fullmatch(str(spec.get("name")))):
-                    return 400, _error("response_format.json_schema needs a name and a schema", "invalid_request_error")
+                if not isinstance(spec.get("schema"), dict) or (
+                    d == "openai" and not _NAME.fullmatch(str(spec.get("name")))
+                ):
+                    return 400, _error(
+                        "response_format.json_schema needs a name and a schema", "invalid_request_error"
+                    )
         tools = body.get("tools") or []
         for tool in tools:
             name = (tool.get("function") or {}).get("name", "")
@@ -182,10 +194,14 @@ class ChatServer:
         choice = body.get("tool_choice")
         if isinstance(choice, dict):
             if d == "lmstudio":
-                return 400, _error("tool_choice must be one of 'none', 'auto' or 'required'", "invalid_request_error")
+                return 400, _error(
+                    "tool_choice must be one of 'none', 'auto' or 'required'", "invalid_request_error"
+                )
             named = (choice.get("function") or {}).get("name")
             if d != "llama_cpp" and named not in [(t.get("function") or {}).get("name") for t in tools]:
-                return 400, _error(f"tool_choice names {named!r}, which is not in tools", "invalid_request_error")
+                return 400, _error(
+                    f"tool_choice names {named!r}, which is not in tools", "invalid_request_error"
+                )
         return None
 
     # -- prefix caches -------------------------------------------------------------------------------
