@@ -169,7 +169,7 @@ class OpenAICompatibleLLM:
             ok, reason = (exc.status in (404, 405)), f"the LLM server answers {exc}"
             if exc.status in (401, 403):
                 ok, reason = False, f"the LLM server refuses the key: {exc}"
-        except HTTPError as exc:
+        except (HTTPError, RetriesExhausted) as exc:
             ok, reason = False, f"the LLM server does not answer: {exc}"
         with _learned_lock:
             _probes[key] = (now, ok, "" if ok else reason)
