@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.config import Settings
-from mongomem.models.stats import KindBacklog
+from mongomem.models.common import utcnow
+from mongomem.models.stats import KindBacklog, KindHealth
 from mongomem.vectors.port import VectorIndex
 
 if TYPE_CHECKING:
@@ -26,6 +28,11 @@ class BacklogRepository(Protocol):
 
     def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:
         """Turns recorded but not yet embedded for recall."""
+        ...
+
+    def extraction_health(self, tenant: str | None, since: datetime) -> dict[str, KindHealth]:
+        """Per kind, over the snapshots whose status changed since `since`: extractions done and failed,
+        items refused by reason, and the latest failure."""
         ...
 
 
@@ -51,6 +58,7 @@ def service_status(
     store: BacklogRepository,
     tenant: str | None,
     drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
 
@@ -74,6 +82,13 @@ def service_status(
         report["snapshots_pending_extraction"] = figures["snapshots_pending_extraction"]
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]
+        # what failed lately, per kind: a model that answers badly shows here, not only as a backlog
+        since = (now or utcnow()) - timedelta(hours=1)
+        health = store.extraction_health(tenant, since)
+        report["extraction"]["last_hour"] = {
+            kind: figures.model_dump(mode="json", exclude_none=True)
+            for kind, figures in sorted(health.items())
+        }
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
         if report["embeddings"]["ready"] and drift is not None:
             off = drift(tenant)
