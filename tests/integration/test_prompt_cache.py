@@ -23,6 +23,9 @@ MODEL = "global.amazon.nova-2-lite-v1:0"
 def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from twin.bedrock import BedrockStandIn
 
+    from mongomem.providers import llm_bedrock
+
+    llm_bedrock._clients.clear()  # clients remember the endpoint they were made for
     stand_in = BedrockStandIn().start()
     for key, value in {
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": stand_in.url,
