@@ -172,7 +172,9 @@ def sdk_without_cache_points(tmp_path: Path) -> Path:
     (target / "service-2.json").write_text(json.dumps(model))
     for name in ("endpoint-rule-set-1", "paginators-1"):
         try:
-            (target / f"{name}.json").write_text(json.dumps(loader.load_service_model("bedrock-runtime", name)))
+            (target / f"{name}.json").write_text(
+                json.dumps(loader.load_service_model("bedrock-runtime", name))
+            )
         except Exception:
             pass  # optional in the model folder
     return tmp_path
