@@ -30,6 +30,27 @@ def answer_schema(kind: MemoryKind) -> dict[str, Any]:
     }
 
 
+# What a tool's schema leaves out: a tool's input is not decoded against a grammar (Bedrock, OpenAI with
+# strict off), so lengths and defaults only cost tokens, and the descriptions are in the kind's own part.
+_TOOL_NOISE = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "default", "description"}
+)
+
+
+def tool_schema(schema: Any) -> Any:
+    """An answer schema as a tool offered beside the other kinds' tools: field names, types, enums and
+    what is required (every kind's tool is sent with every call, so each token counts five times)."""
+    if isinstance(schema, dict):
+        return {
+            k: tool_schema(v) if k != "properties" else {n: tool_schema(p) for n, p in v.items()}
+            for k, v in schema.items()
+            if k not in _TOOL_NOISE
+        }
+    if isinstance(schema, list):
+        return [tool_schema(v) for v in schema]
+    return schema
+
+
 def tool_name(kind: str) -> str:
     return f"{kind}_memories"
 
@@ -105,7 +126,7 @@ class LLMProposer:
         for name in siblings:
             other = kind if name == kind.name else self.kinds.get(name) if self.kinds else None
             if other is not None:
-                tools[tool_name(name)] = answer_schema(other)
+                tools[tool_name(name)] = tool_schema(answer_schema(other))
         return LLMRequest(
             task=kind.name,
             system=prompts.COMMON,
