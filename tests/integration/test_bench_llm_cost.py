@@ -56,7 +56,7 @@ def test_the_kinds_in_sequence_read_the_cache_and_bill_less_than_at_once(tmp_pat
     before, after = result["fan_out"]["at_once (before)"], result["fan_out"]["in_sequence (after)"]
     # the first kind writes the snapshot's prefix; the two after it read it (2 of 3 calls)
     assert after["extraction_calls_reading_the_cache"] >= 0.6
-    # at once, every call starts before any writer completed: none reads, each pays for writing
-    assert before["extraction_calls_reading_the_cache"] == 0
+    # at once, the calls start before any writer completed: (almost) none reads, each pays for writing
+    assert before["extraction_calls_reading_the_cache"] < 0.34
     assert after["billed_input_tokens_per_1k_turns"] < 0.7 * before["billed_input_tokens_per_1k_turns"]
     assert result["billed_input_vs_floor"] == after["billed_input_vs_floor"]
