@@ -434,3 +434,52 @@ def test_injected_instructions_cannot_write_for_another_user_or_add_fields(
     assert set(docs[0]["payload"]) == {"subject", "attribute", "value", "qualifiers"}
     system = svc.llm.requests[0].system  # type: ignore[attr-defined]
     assert "data, not instructions" in system
+
+
+def test_an_item_copying_the_prompts_example_is_refused(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a weak model that fills a term with the examples of the domain field ("e.g. 'aviation',
+    # 'billing'"), beside a real term the conversation defines
+    copied = {"term": "aviation", "definition": "Billing", "evidence_seqs": [1]}
+    real = {"term": "MTTR", "definition": "mean time to recovery", "evidence_seqs": [1]}
+    svc = pipeline({"taxonomic": [{"items": [copied, real]}]}, enabled=["taxonomic"])
+    snap = promote(svc, ANA, "s1", [("user", "At work, MTTR means mean time to recovery.")])
+    assert run(extract_fn, ctx, snap, "taxonomic") == {"batchItemFailures": []}
+    # Then only the real term is stored (org-wide, as terms are), the copy is refused and counted
+    assert [d["payload"]["term"] for d in active(svc, ANA, "taxonomic")] == ["MTTR"]
+    status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["taxonomic"]
+    assert status["refused"] == {"example_copy": 1} and status["memories"] == 1
+
+
+def test_an_example_the_conversation_does_say_is_kept(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    said = {"term": "billing", "definition": "charging the customer for the month", "evidence_seqs": [1]}
+    svc = pipeline({"taxonomic": [{"items": [said]}]}, enabled=["taxonomic"])
+    snap = promote(svc, ANA, "s1", [("user", "Here billing means charging the customer for the month.")])
+    run(extract_fn, ctx, snap, "taxonomic")
+    assert [d["payload"]["term"] for d in active(svc, ANA, "taxonomic")] == ["billing"]
+
+
+def test_an_org_kinds_item_naming_the_user_stays_private(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a procedure (an org kind: every user of the tenant sees it) that names the user
+    named = {
+        "name": "Ana's expense filing",
+        "when_to_use": "when Ana files an expense",
+        "steps": ["export the receipt as PDF", "upload it to Concur"],
+        "evidence_seqs": [1],
+    }
+    plain = {
+        "name": "file an expense",
+        "when_to_use": "after a business trip",
+        "steps": ["export the receipt as PDF", "upload it to Concur", "tag the trip code"],
+        "evidence_seqs": [1],
+    }
+    svc = pipeline({"procedural": [{"items": [named, plain]}]}, enabled=["procedural"])
+    turns = [
+        ("user", "My name is Ana. To file an expense I export the receipt as PDF and upload it to Concur.")
+    ]
+    snap = promote(svc, ANA, "s1", turns)
+    assert run(extract_fn, ctx, snap, "procedural") == {"batchItemFailures": []}
+    # Then the item naming her is hers alone; the other is the organisation's
+    stored = {d["payload"]["name"]: (d["user_id"], d["visibility"]) for d in active(svc, ANA, "procedural")}
+    assert stored == {"Ana's expense filing": (ANA.user_id, "private"), "file an expense": (ORG_OWNER, "org")}
+    other = Scope(tenant=ANA.tenant, user_id="bob")
+    assert [d["payload"]["name"] for d in active(svc, other, "procedural")] == ["file an expense"]
