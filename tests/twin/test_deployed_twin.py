@@ -357,6 +357,11 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     assert len(dlqs) == 8  # + the two scheduler DLQs
     assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 6
     assert by_metric["IndexLagSeconds"][0]["Namespace"] == "mongomem-dev"
+    # a provider refusing extraction for good (AccessDenied) alarms within a minute, on the metric and the
+    # dimensions the extract handler emits (service only)
+    (refused,) = by_metric["ExtractionConfigErrors"]
+    assert refused["Namespace"] == "mongomem-dev" and refused["Period"] == 60
+    assert refused["Dimensions"] == [{"Name": "service", "Value": "mongomem"}]
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]
     kept = {
