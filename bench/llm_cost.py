@@ -276,7 +276,10 @@ def run_round(
         parts["transcript (floor text)"] += s["floor_tokens"] * len(s["extract_calls"])
         common_prefix += lcp_tokens(seqs) * max(len(seqs) - 1, 0)
     extract_input = sum(sent(c) for c in extract_calls)
-    parts["messages beyond the transcript (framing)"] = parts["messages"] - parts["transcript (floor text)"]
+    # the transcript is a system block (before the cache point); the rest is instructions and the kind's part
+    parts["text beyond the transcript"] = (
+        parts["system"] + parts["messages"] - parts["transcript (floor text)"]
+    )
     n_calls = max(len(extract_calls), 1)
     return {
         "snapshots": snapshots,
