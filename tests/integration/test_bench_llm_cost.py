@@ -58,5 +58,5 @@ def test_the_kinds_in_sequence_read_the_cache_and_bill_less_than_at_once(tmp_pat
     assert after["extraction_calls_reading_the_cache"] >= 0.6
     # at once, the calls start before any writer completed: (almost) none reads, each pays for writing
     assert before["extraction_calls_reading_the_cache"] < 0.34
-    assert after["billed_input_tokens_per_1k_turns"] < 0.7 * before["billed_input_tokens_per_1k_turns"]
+    assert after["billed_input_tokens_per_1k_turns"] < 0.85 * before["billed_input_tokens_per_1k_turns"]
     assert result["billed_input_vs_floor"] == after["billed_input_vs_floor"]
