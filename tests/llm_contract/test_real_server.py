@@ -177,6 +177,7 @@ class Proxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
+@pytest.mark.timeout(5400)  # a small model on 2 shared cores: minutes per call
 def test_the_local_stack_extracts_validated_memories_from_a_real_small_model(
     llama: str, tmp_path: Path
 ) -> None:
@@ -186,7 +187,7 @@ def test_the_local_stack_extracts_validated_memories_from_a_real_small_model(
         "memory:\n"
         f"  extraction: {{enabled: [{', '.join(KINDS)}]}}\n"
         "  providers:\n"
-        f"    llm: {{kind: openai-compatible, base_url: '{proxy.url}/v1', model: local, timeout_seconds: 300, max_concurrency: 1}}\n"
+        f"    llm: {{kind: openai-compatible, base_url: '{proxy.url}/v1', model: local, timeout_seconds: 900, max_retries: 1, max_concurrency: 1}}\n"
         "    embeddings: {kind: hashing, dim: 256}\n"
     )
     stack = LocalStack(
@@ -196,7 +197,7 @@ def test_the_local_stack_extracts_validated_memories_from_a_real_small_model(
         client = MemoryClient(stack.url)
         client.record_turns("trip", "ana", [{"role": r, "content": c} for r, c in CONVERSATION])
         client.flush("trip", "ana")
-        deadline = time.monotonic() + 1800
+        deadline = time.monotonic() + 4800
         while time.monotonic() < deadline:
             states = _states(stack)
             if states and all(s["status"] in ("done", "failed", "skipped") for s in states.values()):
