@@ -81,7 +81,7 @@ def llama() -> Iterator[str]:
             "--parallel",
             "1",
             "-t",
-            str(os.cpu_count() or 2),
+            os.environ.get("MONGOMEM_LLAMA_THREADS", "1"),  # on shared cores one thread beats two spinning
             "--no-webui",
         ],
         stdout=log,
