@@ -753,3 +753,33 @@ def test_any_text_never_crashes_and_is_schema_valid(turns: list[TurnView], kind:
         PAYLOADS[kind].model_validate(item)
         assert set(item["evidence_seqs"]) <= {t.seq for t in turns}
     assert OfflineProposer().propose(kind, turns, "u-1") == first
+
+
+def test_a_looping_cut_off_answer_is_asked_to_stop_not_given_more_room() -> None:
+    from mongomem.extraction.proposers import MAX_TOKENS, LLMProposer, looping
+    from mongomem.kinds import builtin_registry
+    from mongomem.ports import LLMAnswerError, LLMRequest, LLMResult
+
+    loop = '{"items": [' + '{"subject": "user", "attribute": "likes", "value": "tea"}, ' * 40
+    assert looping(loop) and not looping(
+        '{"items": [{"subject": "user", "attribute": "home airport", "value": "LIS"}'
+    )
+
+    class Looping:
+        name, offline = "looping", False
+        requests: list[LLMRequest] = []
+
+        def complete_json(self, request: LLMRequest) -> LLMResult:
+            self.requests.append(request)
+            if len(self.requests) == 1:
+                raise LLMAnswerError("cut off", "cut_off", loop)
+            return LLMResult(text='{"items": []}', model="m")
+
+        def ready(self) -> tuple[bool, str]:
+            return True, ""
+
+    llm = Looping()
+    kinds = builtin_registry()
+    LLMProposer(llm, kinds).propose(kinds["semantic"], _views([("user", "I like tea.")]), "u-1")
+    first, second = llm.requests
+    assert second.max_tokens == MAX_TOKENS == first.max_tokens and "repeated itself" in second.prompt

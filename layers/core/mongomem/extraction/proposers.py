@@ -166,10 +166,18 @@ class LLMProposer:
                 return Proposal(items, spent[0], spent[1], result.model)
             except (LLMAnswerError, AnswerInvalid) as exc:
                 failures.append((exc.reason, str(exc)))
+                cut_text = getattr(exc, "text", "")
             if len(failures) == 2:
                 break
             reason, message = failures[-1]
-            if reason == "cut_off":
+            if reason == "cut_off" and looping(cut_text):
+                # a model repeating itself fills any budget: ask it to stop instead of giving it more room
+                request = replace(
+                    request,
+                    prompt=f"{request.prompt}\n\nA previous answer repeated itself until it was cut off. "
+                    'Answer with the JSON object {"items": [...]} only, each item once.',
+                )
+            elif reason == "cut_off":
                 request = replace(request, max_tokens=max(request.max_tokens * 2, MAX_TOKENS_RETRY))
             else:
                 request = replace(
@@ -184,6 +192,12 @@ class LLMProposer:
             reason=second,
             final=same,
         )
+
+
+def looping(text: str, window: int = 60) -> bool:
+    """Whether a cut-off answer ends in a loop: its last `window` characters occur at least twice before."""
+    tail = text[-window:]
+    return len(text) > 4 * window and text[:-window].count(tail) >= 2
 
 
 def answer_items(kind: str, text: str) -> list[Any]:
