@@ -28,11 +28,12 @@ _SELF_NAME = re.compile(
 
 
 def prompt_examples(kind: MemoryKind, instructions: str | None = None) -> frozenset[str]:
-    """The quoted examples the kind's prompt shows (its field descriptions and instructions), normalised."""
+    """The quoted examples the kind's prompt shows (its field descriptions and instructions), normalised
+    ('user' among them: prescribed as a subject, never a value)."""
     texts = [instructions or kind.instructions]
     texts.extend(_descriptions(kind.item_schema()))
     found = {norm(a or b) for text in texts for a, b in _QUOTED.findall(text)}
-    return frozenset(f for f in found if f and f not in SELF)
+    return frozenset(f for f in found if f)
 
 
 def _descriptions(schema: Any) -> Iterable[str]:
@@ -72,12 +73,12 @@ def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transc
             return text
     try:
         payload, _ = kind.validate(item)
-        said = [kind.value(payload), kind.key(payload)]
+        value, key = kind.value(payload), kind.key(payload)
     except Exception:
         return None  # malformed: the commit refuses and counts it
-    for text in said:
+    for text, allowed in ((value, frozenset()), (key, SELF)):
         plain = norm(text)
-        if plain in examples and not _contains(transcript, plain):
+        if plain in examples and plain not in allowed and not _contains(transcript, plain):
             return text
     return None
 

@@ -22,12 +22,18 @@ MAX_TOKENS_RETRY = 8192
 
 def answer_schema(kind: MemoryKind) -> dict[str, Any]:
     """The JSON Schema of a kind's answer: {"items": [<the kind's item>, ...]} (what a grammar-capable
-    server holds the model to, and what a tool's input schema says)."""
-    return {
+    server holds the model to, and what a tool's input schema says). The item's `$defs` (a nested model:
+    a procedure's steps) move to the root, where its `#/$defs/...` references resolve."""
+    item = compact(kind.item_schema())
+    defs = item.pop("$defs", None)
+    schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": compact(kind.item_schema()), "maxItems": 200}},
+        "properties": {"items": {"type": "array", "items": item, "maxItems": 200}},
         "required": ["items"],
     }
+    if defs:
+        schema["$defs"] = defs
+    return schema
 
 
 # What a tool's schema leaves out: a tool's input is not decoded against a grammar (Bedrock, OpenAI with
@@ -42,7 +48,9 @@ def tool_schema(schema: Any) -> Any:
     what is required (every kind's tool is sent with every call, so each token counts five times)."""
     if isinstance(schema, dict):
         return {
-            k: tool_schema(v) if k != "properties" else {n: tool_schema(p) for n, p in v.items()}
+            k: tool_schema(v)
+            if k not in ("properties", "$defs")
+            else {n: tool_schema(p) for n, p in v.items()}
             for k, v in schema.items()
             if k not in _TOOL_NOISE
         }
@@ -59,7 +67,7 @@ def compact(schema: Any) -> Any:
     """A JSON Schema without pydantic's titles (tokens that tell the model nothing)."""
     if isinstance(schema, dict):
         return {
-            k: compact(v) if k != "properties" else {n: compact(p) for n, p in v.items()}
+            k: compact(v) if k not in ("properties", "$defs") else {n: compact(p) for n, p in v.items()}
             for k, v in schema.items()
             if k != "title"
         }
