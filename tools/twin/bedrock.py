@@ -192,7 +192,8 @@ class BedrockStandIn:
             return 400, {"message": refusal}
         chosen = ((tool_config.get("toolChoice") or {}).get("tool") or {}).get("name")
         tool = chosen or tools[0]["toolSpec"]["name"]
-        blocks = [b for m in body["messages"] for b in m.get("content") or []]
+        # what the model reads: the system blocks (the transcript is one) and the messages
+        blocks = [*(body.get("system") or []), *(b for m in body["messages"] for b in m.get("content") or [])]
         prompt = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict))
         answer: dict[str, Any] | None = None
         with self._lock:
