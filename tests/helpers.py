@@ -137,3 +137,14 @@ def installed(services: Any) -> Iterator[Any]:
     finally:
         configure(None)
         services.database.drop()
+
+
+# Every extraction queue of the local stack: a snapshot's kinds pass it on from one to the next.
+EXTRACT_QUEUES = [
+    "extract-semantic",
+    "extract-episodic",
+    "extract-procedural",
+    "extract-taxonomic",
+    "extract-preference",
+    "extract-custom",
+]

@@ -86,15 +86,21 @@ def test_local_configure_rejects_bad_fields_then_apply_waits_until_ready(
 
 
 def test_local_apply_refuses_an_llm_without_its_key_and_changes_nothing(
+    request: pytest.FixtureRequest,
     local: tuple[LocalStack, Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from llm_servers import ChatServer
+
     stack, data = local
     where = ["--base-url", stack.url, "--data-dir", str(data)]
     monkeypatch.delenv("MONGOMEM_TEST_LLM_KEY", raising=False)
-    llm = "{kind: openai-compatible, model: gpt-4o-mini, api_key_env: MONGOMEM_TEST_LLM_KEY}"
+    # an OpenAI-like server on this machine: ready means the key is set and the server answers
+    server = ChatServer("openai", model="gpt-4o-mini").start()
+    request.addfinalizer(server.stop)
+    llm = f"{{kind: openai-compatible, base_url: '{server.url}', model: gpt-4o-mini, api_key_env: MONGOMEM_TEST_LLM_KEY}}"
     path = config(tmp_path, "openai.yaml", enabled="semantic, taxonomic", llm=llm)
     assert run(capsys, "memory", "configure", *where, "--config", str(path))[0] == 0
     # When it is applied without the key in the environment

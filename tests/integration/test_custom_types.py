@@ -52,7 +52,7 @@ def build(
     cfg = parse_project_config({"memory": {"custom_types": types}})
     return Services(
         # the deployed custom extraction function: MONGOMEM_EXTRACTION_TYPE=custom
-        make_settings(project=cfg, enabled_extractions=["semantic", "ticket"], extraction_type="custom"),
+        make_settings(project=cfg, enabled_extractions=["ticket", "semantic"], extraction_type="custom"),
         llm=ScriptedLLM(answers),
         embedder=HashingEmbedder(dim=128),
         vector_index=index,
@@ -145,6 +145,9 @@ def test_a_custom_type_is_extracted_reconciled_listed_and_searched(
     # and the custom extraction function extracts it: the placeholder item is refused, the real one kept
     assert deliver(svc, extract_fn, ctx) == {"batchItemFailures": []}
     assert svc.db["snapshots"].find_one(first)["extraction"]["ticket"]["status"] == "done"
+    # then passes the snapshot on to the next kind's queue
+    passed = [json.loads(b) for b in LocalQueue(svc.db).bodies("extract-semantic")]
+    assert [(b["snapshot_id"], b["type"]) for b in passed] == [(first, "semantic")]
     status, page = helpers.call(api, ctx, "memory_list.json", query={"user_id": "ana", "type": "ticket"})
     assert status == 200
     assert [(m["type"], m["payload"]["ticket_id"], m["version"]) for m in page["memories"]] == [

@@ -16,13 +16,14 @@ import pytest
 
 from mongomem.config import parse_project_config
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
-from mongomem.local.worker import drain
+from mongomem.local.worker import drain, drain_all
 from mongomem.models.common import Scope
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers
 from tests.conftest import load_event, load_function
+from tests.helpers import EXTRACT_QUEUES
 
 ANA = Scope(tenant="default", user_id="ana")
 TURNS = [
@@ -97,10 +98,10 @@ def test_extracted_turns_and_their_recall_entries_go_once_every_kind_is_done(
         assert index.count(kind="turn") == 10
         queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
         # When only one of the two kinds has extracted the snapshot, its turns are kept
-        drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)
+        drain(queue, "extract-semantic", fns["extract"].lambda_handler, policy)  # the first kind only
         assert svc.db["turns"].count_documents({"session_id": "s1"}) == 5
         # When the second kind is done too
-        drain(queue, "extract-episodic", fns["extract"].lambda_handler, policy)
+        drain_all(queue, EXTRACT_QUEUES, fns["extract"].lambda_handler, policy)  # it passed the snapshot on
         # Then the snapshot's turns are deleted at once (no expiry date), with their recall index entries
         left = list(svc.db["turns"].find({"session_id": "s1"}))
         assert [d["seq"] for d in left] == [5] and "expire_at" not in left[0]
@@ -131,7 +132,6 @@ def test_without_it_extracted_turns_only_start_their_ttl(
     with helpers.installed(svc):
         promoted_and_indexed(fns, ctx)
         queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
-        for kind in ("semantic", "episodic"):
-            drain(queue, f"extract-{kind}", fns["extract"].lambda_handler, policy)
+        drain_all(queue, EXTRACT_QUEUES, fns["extract"].lambda_handler, policy)
         assert svc.db["turns"].count_documents({"session_id": "s1"}) == 5
         assert svc.db["turns"].count_documents({"expire_at": {"$exists": True}}) == 4

@@ -142,3 +142,44 @@ def test_invisible_messages_wait_for_the_visibility_timeout(
     again = deliver_batch(queue, "extract-semantic", extract_fn.lambda_handler, policy)
     assert (first.received, first.failed) == (1, 1)
     assert again.received == 0 and queue.depth("extract-semantic") == 1
+
+
+class Refused:
+    """An extractor whose provider refuses the deployment (Bedrock AccessDenied)."""
+
+    def extract(self, item: SnapshotInput) -> ExtractionResult:
+        from mongomem.ports import LLMConfigError
+
+        raise LLMConfigError("bedrock:m: AccessDeniedException: You don't have access to the model")
+
+
+def test_a_provider_that_refuses_the_deployment_alarms_at_once(
+    services: Any,
+    extract_fn: Any,
+    ctx: Any,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: Refused()}))
+    try:
+        snap = promote(services, "s1")
+        body = {"snapshot_id": snap, "type": "semantic", "then": ["episodic"]}
+        event = sqs_event(snap)
+        event["Records"][0]["body"] = json.dumps(body)
+        capsys.readouterr()
+        # When the provider refuses with AccessDenied
+        assert extract_fn.lambda_handler(event, ctx) == {"batchItemFailures": [{"itemIdentifier": "m-0"}]}
+    finally:
+        configure(services)
+    # Then it is said at once: an ERROR and the metric the ExtractionConfigErrors alarm watches (period 60 s)
+    assert [r.levelname for r in caplog.records if "refuses the deployment" in r.getMessage()] == ["ERROR"]
+    metrics = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if "ExtractionConfigErrors" in line
+    ]
+    assert metrics and metrics[0]["ExtractionConfigErrors"] == [1.0]
+    assert metrics[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service"]]
+    status = services.db["snapshots"].find_one(snap)["extraction"]["semantic"]
+    assert (status["status"], status["reason"]) == ("failed", "config")
+    # and the snapshot's next kind is not held up: its message was sent
+    passed = [json.loads(b) for b in LocalQueue(services.db).bodies("extract-episodic")]
+    assert [(p["snapshot_id"], p["type"]) for p in passed] == [(snap, "episodic")]

@@ -14,6 +14,7 @@ import pytest
 
 from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.local.queue import QueuePolicy
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.ports import LLMError, LLMRequest
@@ -96,8 +97,10 @@ class Ctx:
         return self.remaining_ms
 
 
-def test_a_record_without_time_left_is_a_batch_item_failure_and_is_not_started(services: Any) -> None:
+def test_a_record_without_time_left_is_sent_again_at_once_without_spending_a_receive(services: Any) -> None:
     import json
+
+    from mongomem.local.queue import LocalQueue
 
     extractor = Recording()
     configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: extractor}))
@@ -105,14 +108,22 @@ def test_a_record_without_time_left_is_a_batch_item_failure_and_is_not_started(s
         req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I live in Porto"}]})
         services.recorder.record(SCOPE, "s1", req)
         snap = services.promoter.flush(SCOPE, "s1")[0].snapshot_id
+        queue = LocalQueue(services.db)
+        queue.coll.delete_many({})  # the scan's fan-out: this test delivers its own record
         record = dict(load_event("extract_sqs.json")["Records"][0], messageId="m-1")
         record["body"] = json.dumps({"snapshot_id": snap, "type": "semantic"})
+        record["attributes"] = dict(record["attributes"], ApproximateReceiveCount="3")
         handler = load_function("extract").lambda_handler
-        # When the invocation has 10 s left (the record needs at least 15 s)
-        assert handler({"Records": [record]}, Ctx(10_000)) == {
-            "batchItemFailures": [{"itemIdentifier": "m-1"}]
-        }
-        # Then nothing was started: the snapshot's kind is still queued, no attempt counted
+        # When the invocation has 20 s left (the record needs at least 30 s: the model's call and the commit)
+        response = handler({"Records": [record]}, Ctx(20_000))
+        # Then this delivery succeeds (a batch item failure would wait out the 720 s visibility timeout and
+        # spend one of the message's 5 receives) and the message is in the queue again, visible at once
+        assert response == {"batchItemFailures": []}
+        sent = [json.loads(b) for b in queue.bodies("extract-semantic")]
+        assert sent == [{"snapshot_id": snap, "type": "semantic", "deferred": 1}]
+        again = queue.receive("extract-semantic", QueuePolicy())
+        assert again and again[0]["attributes"]["ApproximateReceiveCount"] == "1"
+        # and nothing was started: the snapshot's kind is still queued, no attempt counted
         status = services.db["snapshots"].find_one(snap)["extraction"]["semantic"]
         assert status["status"] == "queued" and status["attempts"] == 0 and extractor.deadlines == []
         # With 100 s left it runs, and its work is bounded by the invocation's remaining time

@@ -304,33 +304,77 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "reason"),
     [
-        "this is not JSON",
-        json.dumps({"facts": [{"subject": "user"}]}),
-        "",
-        '{"items": [{"subject": "user", "attribute": "diet", "val',
-        json.dumps({"items": "vegetarian"}),
+        ("this is not JSON", "not_json"),
+        ("", "not_json"),
+        ('{"items": [{"subject": "user", "attribute": "diet", "val', "not_json"),
+        (json.dumps({"items": "vegetarian"}), "not_items"),
     ],
-    ids=["not-json", "wrong-schema", "empty", "truncated", "items-not-a-list"],
+    ids=["not-json", "empty", "truncated", "items-not-a-list"],
 )
-def test_malformed_answers_are_retried_then_dead_lettered_and_write_nothing(
-    pipeline: Any, extract_fn: Any, answer: str
+def test_an_answer_that_fails_the_same_way_twice_is_a_final_failure_said_once(
+    pipeline: Any, extract_fn: Any, answer: str, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    svc = pipeline({"semantic": [answer] * 3}, enabled=["semantic"])
+    # Given a model that gives the same unusable answer every time (temperature 0)
+    svc = pipeline({"semantic": [answer] * 6}, enabled=["semantic"])
     snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
     queue = LocalQueue(svc.db)
     received = drain(
         queue,
         "extract-semantic",
         extract_fn.lambda_handler,
-        QueuePolicy(visibility_timeout=0.0, max_receive_count=3),
+        QueuePolicy(visibility_timeout=0.0, max_receive_count=5),
     )
-    assert received == 3
-    assert queue.depth("extract-semantic-dlq") == 1
+    # Then it is asked twice (the second time told what was wrong) and not again: one delivery, no
+    # retries through the queue, nothing in the DLQ an hour later
+    assert received == 1 and svc.llm.remaining("semantic") == 4
+    retry = svc.llm.requests[1].prompt
+    assert "could not be used" in retry and retry.startswith(svc.llm.requests[0].prompt)
+    assert queue.depth("extract-semantic-dlq") == 0 and queue.depth("extract-semantic") == 0
+    # and the kind is failed for good, saying why, with a WARNING naming the kind, snapshot and reason
     status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["semantic"]
-    assert status["status"] == "failed" and status["attempts"] == 3 and "items list" in status["error"]
+    assert (status["status"], status["final"], status["reason"], status["attempts"]) == (
+        "failed",
+        True,
+        reason,
+        1,
+    )
+    final = [r for r in caplog.records if r.levelname == "WARNING" and "failed for good" in r.getMessage()]
+    said = [(r.memory_type, r.snapshot_id, r.reason) for r in final]  # type: ignore[attr-defined]
+    assert said == [("semantic", snap["_id"], reason)]
     assert svc.memory_store.coll.count_documents({}) == 0
+
+
+def test_an_answer_in_prose_or_a_fence_is_read(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a model that wraps a valid answer in prose and a code fence
+    item = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}
+    answer = "Sure! Here are the facts:\n```json\n" + json.dumps({"items": [item]}) + "\n```\nAnything else?"
+    svc = pipeline({"semantic": [answer]}, enabled=["semantic"])
+    snap = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
+    # When it is extracted, Then the first JSON value is the answer: one call, the fact stored
+    assert run(extract_fn, ctx, snap, "semantic") == {"batchItemFailures": []}
+    assert [d["payload"]["value"] for d in active(svc, ANA, "semantic")] == ["LIS"]
+    assert svc.llm.remaining("semantic") == 0
+
+
+def test_every_item_refused_is_told_apart_from_nothing_found(
+    pipeline: Any, extract_fn: Any, ctx: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given one snapshot whose answer is an empty list and one whose every item is malformed
+    renamed = {"preferences": [{"subject": "user"}]}  # a weak model's own key and fields
+    svc = pipeline({"semantic": [{"items": []}, renamed]}, enabled=["semantic"])
+    empty = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
+    refused = promote(svc, ANA, "s2", CONVERSATIONS["semantic"])
+    assert run(extract_fn, ctx, empty, "semantic") == {"batchItemFailures": []}
+    assert run(extract_fn, ctx, refused, "semantic") == {"batchItemFailures": []}
+    # Then both are done without memories, but the second says every item was refused, and why
+    first = svc.db["snapshots"].find_one(empty["_id"])["extraction"]["semantic"]
+    second = svc.db["snapshots"].find_one(refused["_id"])["extraction"]["semantic"]
+    assert (first["status"], first["memories"], first.get("refused")) == ("done", 0, None)
+    assert (second["status"], second["memories"], second["refused"]) == ("done", 0, {"invalid": 1})
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said.count("every item the model proposed was refused") == 1
 
 
 def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
@@ -390,3 +434,52 @@ def test_injected_instructions_cannot_write_for_another_user_or_add_fields(
     assert set(docs[0]["payload"]) == {"subject", "attribute", "value", "qualifiers"}
     system = svc.llm.requests[0].system  # type: ignore[attr-defined]
     assert "data, not instructions" in system
+
+
+def test_an_item_copying_the_prompts_example_is_refused(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a weak model that fills a term with the examples of the domain field ("e.g. 'aviation',
+    # 'billing'"), beside a real term the conversation defines
+    copied = {"term": "aviation", "definition": "Billing", "evidence_seqs": [1]}
+    real = {"term": "MTTR", "definition": "mean time to recovery", "evidence_seqs": [1]}
+    svc = pipeline({"taxonomic": [{"items": [copied, real]}]}, enabled=["taxonomic"])
+    snap = promote(svc, ANA, "s1", [("user", "At work, MTTR means mean time to recovery.")])
+    assert run(extract_fn, ctx, snap, "taxonomic") == {"batchItemFailures": []}
+    # Then only the real term is stored (org-wide, as terms are), the copy is refused and counted
+    assert [d["payload"]["term"] for d in active(svc, ANA, "taxonomic")] == ["MTTR"]
+    status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["taxonomic"]
+    assert status["refused"] == {"example_copy": 1} and status["memories"] == 1
+
+
+def test_an_example_the_conversation_does_say_is_kept(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    said = {"term": "billing", "definition": "charging the customer for the month", "evidence_seqs": [1]}
+    svc = pipeline({"taxonomic": [{"items": [said]}]}, enabled=["taxonomic"])
+    snap = promote(svc, ANA, "s1", [("user", "Here billing means charging the customer for the month.")])
+    run(extract_fn, ctx, snap, "taxonomic")
+    assert [d["payload"]["term"] for d in active(svc, ANA, "taxonomic")] == ["billing"]
+
+
+def test_an_org_kinds_item_naming_the_user_stays_private(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
+    # Given a procedure (an org kind: every user of the tenant sees it) that names the user
+    named = {
+        "name": "Ana's expense filing",
+        "when_to_use": "when Ana files an expense",
+        "steps": ["export the receipt as PDF", "upload it to Concur"],
+        "evidence_seqs": [1],
+    }
+    plain = {
+        "name": "file an expense",
+        "when_to_use": "after a business trip",
+        "steps": ["export the receipt as PDF", "upload it to Concur", "tag the trip code"],
+        "evidence_seqs": [1],
+    }
+    svc = pipeline({"procedural": [{"items": [named, plain]}]}, enabled=["procedural"])
+    turns = [
+        ("user", "My name is Ana. To file an expense I export the receipt as PDF and upload it to Concur.")
+    ]
+    snap = promote(svc, ANA, "s1", turns)
+    assert run(extract_fn, ctx, snap, "procedural") == {"batchItemFailures": []}
+    # Then the item naming her is hers alone; the other is the organisation's
+    stored = {d["payload"]["name"]: (d["user_id"], d["visibility"]) for d in active(svc, ANA, "procedural")}
+    assert stored == {"Ana's expense filing": (ANA.user_id, "private"), "file an expense": (ORG_OWNER, "org")}
+    other = Scope(tenant=ANA.tenant, user_id="bob")
+    assert [d["payload"]["name"] for d in active(svc, other, "procedural")] == ["file an expense"]

@@ -100,16 +100,24 @@ def test_idle_session_is_promoted_after_idle_seconds(svc_factory: Any) -> None:
     assert "idle_due_at" not in svc.db["sessions"].find_one({"session_id": "s1"})
 
 
-def test_fan_out_sends_one_message_per_enabled_type(svc_factory: Any) -> None:
+def test_fan_out_sends_the_first_enabled_kind_naming_the_others(svc_factory: Any) -> None:
     svc = svc_factory(max_messages=2, enabled=["semantic", "procedural"])
     record(svc, "s1", 2)
     svc.promoter.scan()
     snap = snapshots(svc, "s1")[0]
     queue = LocalQueue(svc.db)
+    # one message, to the first kind's queue: each kind passes the snapshot on to the next once it has
+    # tried, so the kinds' LLM calls follow one another (docs/decisions.md "One snapshot's kinds in sequence")
     assert [json.loads(b) for b in queue.bodies("extract-semantic")] == [
-        {"snapshot_id": snap["_id"], "type": "semantic", "tenant": "default", "user_id": "user-1"}
+        {
+            "snapshot_id": snap["_id"],
+            "type": "semantic",
+            "tenant": "default",
+            "user_id": "user-1",
+            "then": ["procedural"],
+        }
     ]
-    assert queue.depth("extract-procedural") == 1
+    assert queue.depth("extract-procedural") == 0
     assert queue.depth("extract-episodic") == 0 and queue.depth("extract-taxonomic") == 0
     assert set(snap["extraction"]) == {"semantic", "procedural"} and snap["fanned_out"] is True
 

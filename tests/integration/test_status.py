@@ -131,3 +131,50 @@ def test_llm_without_its_key_is_not_ready_and_names_the_variable(
     assert body["ready"] is False
     assert body["llm"]["ready"] is False and "MY_LLM_KEY" in body["llm"]["reason"]
     assert any(r.startswith("llm:") for r in body["reasons"])
+
+
+def test_status_shows_each_kinds_failures_refusals_and_last_error_of_the_last_hour(
+    make_settings: Any, api: Any, ctx: Any
+) -> None:
+    from mongomem.providers.llm_scripted import ScriptedLLM
+
+    # Given a model whose semantic answer is unusable twice (final) and whose episodic items are all invalid
+    answers = {"semantic": ["not json", "still not json"], "episodic": [json.dumps({"items": [{"when": 3}]})]}
+    cfg = parse_project_config(
+        {"memory": {"extraction": {"enabled": ["semantic", "episodic"]}, **HASHING["memory"]}}
+    )
+    svc = Services(
+        make_settings(project=cfg, enabled_extractions=["semantic", "episodic"]),
+        llm=ScriptedLLM(answers),
+        queue_factory=local_queue_factory,
+    )
+    scope = Scope(tenant="t-h", user_id="u")
+    svc.recorder.record(
+        scope,
+        "s1",
+        RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I flew to Oslo"}]}),
+    )
+    (snap,) = svc.promoter.flush(scope, "s1")
+    extract = load_function("extract")
+    record = load_event("extract_sqs.json")["Records"][0]
+    configure(svc)
+    try:
+        for kind in ("semantic", "episodic"):
+            body = json.dumps({"snapshot_id": snap.snapshot_id, "type": kind})
+            assert extract.lambda_handler({"Records": [dict(record, body=body)]}, ctx) == {
+                "batchItemFailures": []
+            }
+    finally:
+        configure(None)
+    # When the tenant asks for the status
+    report = status_of(api, ctx, svc, "t-h")
+    last_hour = report["extraction"]["last_hour"]
+    # Then each kind says what went wrong: the final failure with its reason, the refused items by reason
+    semantic = last_hour["semantic"]
+    assert semantic["failures"] == 1 and semantic["last_error"]["reason"] == "not_json"
+    assert (
+        semantic["last_error"]["final"] is True and semantic["last_error"]["snapshot_id"] == snap.snapshot_id
+    )
+    assert last_hour["episodic"] == {"done": 1, "failures": 0, "refused": {"invalid": 1}}
+    # and another tenant sees none of it
+    assert status_of(api, ctx, svc, "t-other")["extraction"]["last_hour"] == {}

@@ -146,10 +146,12 @@ def test_journey_record_scan_extract_search_context_erase(
     # (every kind answers through one tool, `memories`; the kind's part of the prompt names it)
     # ... and answers one placeholder too, which is refused and counted (ExtractionItemsRefused), not stored
     junk = {"subject": "user", "attribute": "phone number", "value": "unknown", "evidence_seqs": [1]}
-    twin.bedrock.script("memories", {"items": [fact, junk]}, "Memory kind: semantic", "home airport is LIS")
+    twin.bedrock.script(
+        "semantic_memories", {"items": [fact, junk]}, "Memory kind: semantic", "home airport is LIS"
+    )
     # ... and one trip, the project's custom type (extracted by the shared custom function)
     trip = {"destination": "Lisbon", "airport": "LIS", "evidence_seqs": [1]}
-    twin.bedrock.script("memories", {"items": [trip]}, "Memory kind: trip", "home airport is LIS")
+    twin.bedrock.script("trip_memories", {"items": [trip]}, "Memory kind: trip", "home airport is LIS")
     # When the events/ sample reaches the API (API Gateway -> authorizer -> record function)
     event = load_event("record_turns_post.json")
     event["headers"]["x-api-key"] = key
@@ -392,6 +394,11 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     assert len(dlqs) == 8  # + the two scheduler DLQs
     assert len(by_metric["ApproximateAgeOfOldestMessage"]) == 6
     assert by_metric["IndexLagSeconds"][0]["Namespace"] == "mongomem-dev"
+    # a provider refusing extraction for good (AccessDenied) alarms within a minute, on the metric and the
+    # dimensions the extract handler emits (service only)
+    (refused,) = by_metric["ExtractionConfigErrors"]
+    assert refused["Namespace"] == "mongomem-dev" and refused["Period"] == 60
+    assert refused["Dimensions"] == [{"Name": "service", "Value": "mongomem"}]
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]
     kept = {

@@ -797,3 +797,68 @@ def test_any_text_never_crashes_and_is_schema_valid(turns: list[TurnView], kind:
         PAYLOADS[kind].model_validate(item)
         assert set(item["evidence_seqs"]) <= {t.seq for t in turns}
     assert OfflineProposer().propose(kind, turns, "u-1") == first
+
+
+def test_a_looping_cut_off_answer_is_asked_to_stop_not_given_more_room() -> None:
+    from mongomem.extraction.proposers import MAX_TOKENS, LLMProposer, looping
+    from mongomem.kinds import builtin_registry
+    from mongomem.ports import LLMAnswerError, LLMRequest, LLMResult
+
+    loop = '{"items": [' + '{"subject": "user", "attribute": "likes", "value": "tea"}, ' * 40
+    assert looping(loop) and not looping(
+        '{"items": [{"subject": "user", "attribute": "home airport", "value": "LIS"}'
+    )
+
+    class Looping:
+        name, offline = "looping", False
+        requests: list[LLMRequest] = []
+
+        def complete_json(self, request: LLMRequest) -> LLMResult:
+            self.requests.append(request)
+            if len(self.requests) == 1:
+                raise LLMAnswerError("cut off", "cut_off", loop)
+            return LLMResult(text='{"items": []}', model="m")
+
+        def ready(self) -> tuple[bool, str]:
+            return True, ""
+
+    llm = Looping()
+    kinds = builtin_registry()
+    LLMProposer(llm, kinds).propose(kinds["semantic"], _views([("user", "I like tea.")]), "u-1")
+    first, second = llm.requests
+    assert second.max_tokens == MAX_TOKENS == first.max_tokens and "repeated itself" in second.prompt
+
+
+def test_every_kinds_answer_schema_resolves_its_references() -> None:
+    # llama.cpp refused the procedural schema: its steps' `$ref: #/$defs/ProcedureStep` pointed at a
+    # `$defs` left inside the item, where a root-relative reference cannot reach it
+    import jsonschema
+
+    from mongomem.extraction.proposers import answer_schema, tool_schema
+    from mongomem.kinds import builtin_registry
+
+    kinds = builtin_registry()
+    step = {"name": "file", "when_to_use": "after a trip", "steps": [{"action": "upload to Concur"}]}
+    for name in kinds.names():
+        for schema in (answer_schema(kinds[name]), tool_schema(answer_schema(kinds[name]))):
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+            list(validator.iter_errors({"items": [step]}))  # resolves every $ref, or raises
+    assert "$defs" in answer_schema(kinds["procedural"])
+
+
+def test_user_as_a_value_is_an_example_copy_while_user_as_the_subject_is_not() -> None:
+    from mongomem.extraction.guards import copies_example, prompt_examples
+    from mongomem.kinds import builtin_registry, norm
+
+    semantic = builtin_registry()["semantic"]
+    said = norm("I moved to Lisbon, my home airport is LIS now.")
+    examples = prompt_examples(semantic)
+    # Gemma 3 270M's answer in the llama.cpp contract run
+    assert copies_example(semantic, {"subject": "user", "attribute": "user", "value": "user"}, examples, said)
+    assert (
+        copies_example(
+            semantic, {"subject": "user", "attribute": "home airport", "value": "LIS"}, examples, said
+        )
+        is None
+    )

@@ -16,7 +16,7 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from mongomem.observability import metrics
-from mongomem.ports import EmbeddingError, LLMError, LLMRequest
+from mongomem.ports import EmbeddingError, LLMAnswerError, LLMConfigError, LLMError, LLMRequest
 from mongomem.providers.embed_bedrock import TITAN_V2, BedrockTitanEmbedder
 from mongomem.providers.llm_bedrock import BedrockLLM
 
@@ -116,15 +116,28 @@ def test_converse_forces_the_schema_tool_and_returns_its_input(client: Any, stub
     metrics.clear_metrics()
 
 
-def test_access_denied_is_not_retried(client: Any, stub: Stubber) -> None:
+def test_access_denied_is_not_retried_and_is_a_configuration_error(client: Any, stub: Stubber) -> None:
     stub.add_client_error(
         "converse",
         service_error_code="AccessDeniedException",
         service_message="You don't have access to the model",
         http_status_code=403,
     )
-    with pytest.raises(LLMError, match="AccessDeniedException: You don't have access to the model"):
+    # Then the error says the deployment must change (the extraction handler alarms on it at once)
+    with pytest.raises(LLMConfigError, match="AccessDeniedException: You don't have access to the model"):
         llm(client).complete_json(request())
+
+
+def test_throttling_is_a_passing_failure_not_a_configuration_error(client: Any, stub: Stubber) -> None:
+    stub.add_client_error(
+        "converse",
+        service_error_code="ThrottlingException",
+        service_message="slow down",
+        http_status_code=429,
+    )
+    with pytest.raises(LLMError) as raised:
+        llm(client).complete_json(request())
+    assert not isinstance(raised.value, LLMConfigError)
 
 
 def test_a_model_without_named_tool_choice_is_asked_with_any(client: Any, stub: Stubber) -> None:
@@ -143,18 +156,25 @@ def test_a_model_without_named_tool_choice_is_asked_with_any(client: Any, stub: 
     assert json.loads(provider.complete_json(request()).text) == ANSWER
 
 
-def test_an_answer_without_the_tool_call_is_an_error(client: Any, stub: Stubber) -> None:
-    stub.add_response(
-        "converse", converse_response([{"text": "I cannot help"}], stop="end_turn"), converse_params()
-    )
-    with pytest.raises(LLMError, match=r"without calling the tool.*I cannot help"):
+def test_an_answer_in_text_instead_of_the_tool_is_handed_to_the_caller(client: Any, stub: Stubber) -> None:
+    # A model that writes its JSON as text (with prose around it): the caller reads the first JSON value
+    text = 'Here you go: {"items": []} hope it helps'
+    stub.add_response("converse", converse_response([{"text": text}], stop="end_turn"), converse_params())
+    assert llm(client).complete_json(request()).text == text
+
+
+def test_an_empty_answer_without_the_tool_call_is_an_answer_error(client: Any, stub: Stubber) -> None:
+    stub.add_response("converse", converse_response([{"text": ""}], stop="end_turn"), converse_params())
+    with pytest.raises(LLMAnswerError, match="without calling the tool") as raised:
         llm(client).complete_json(request())
+    assert raised.value.reason == "no_answer"
 
 
-def test_an_answer_cut_off_at_max_tokens_is_an_error(client: Any, stub: Stubber) -> None:
+def test_an_answer_cut_off_at_max_tokens_is_an_answer_error(client: Any, stub: Stubber) -> None:
     stub.add_response("converse", converse_response([{"text": "..."}], stop="max_tokens"), converse_params())
-    with pytest.raises(LLMError, match="cut off at max_tokens"):
+    with pytest.raises(LLMAnswerError, match="cut off at max_tokens") as raised:
         llm(client).complete_json(request())
+    assert raised.value.reason == "cut_off"
 
 
 def test_ready_needs_a_model_id_and_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

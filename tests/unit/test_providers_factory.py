@@ -184,3 +184,45 @@ def test_new_provider_fields_parse_from_project_config_with_defaults() -> None:
     assert cfg.memory.providers.embeddings.batch_size == 64
     with pytest.raises(ConfigError, match=r"memory\.providers\.llm\.max_retries"):
         parse_project_config({"memory": {"providers": {"llm": {"max_retries": 99}}}})
+
+
+def test_llm_max_concurrency_lets_one_call_at_a_time_reach_the_server() -> None:
+    import threading
+    import time
+
+    from mongomem.config import LLMProviderConfig
+    from mongomem.ports import LLMRequest, LLMResult
+    from mongomem.providers.factory import LimitedLLM, llm_from_config
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    class Slow:
+        name, offline = "slow-test-llm", False
+
+        def complete_json(self, request: LLMRequest) -> LLMResult:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+            return LLMResult(text="{}", model="m")
+
+        def ready(self) -> tuple[bool, str]:
+            return True, ""
+
+    limited = LimitedLLM(Slow(), 1)
+    request = LLMRequest(task="t", system="s", prompt="p", schema={}, schema_name="n")
+    threads = [threading.Thread(target=limited.complete_json, args=(request,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    # the configuration builds the limit around the configured provider
+    cfg = LLMProviderConfig(
+        kind="openai-compatible", model="m", base_url="http://127.0.0.1:9/v1", max_concurrency=2
+    )
+    built = llm_from_config(cfg, {})
+    assert isinstance(built, LimitedLLM) and built.limit == 2 and built.name == "openai-compatible:m"

@@ -16,10 +16,18 @@ Tokens and prompt caching (what bench/llm_cost.py measures with):
   that later requests can read from the cache. The prefix of a checkpoint is keyed by the model, the
   tool definitions, the system blocks and message blocks before it, and (for checkpoints in the
   messages) `toolChoice`; any difference before the checkpoint is a miss, as on Bedrock.
-- A checkpoint whose prefix is shorter than the model's minimum (Nova 1,000 tokens, Claude Sonnet 1,024,
-  Claude Haiku 2,048) caches nothing; at most 4 checkpoints per request; Nova models refuse a
-  cachePoint among the tools (tools caching is Claude-only). Entries live 5 minutes after their last
-  use (`clock` is injectable). Models of other families ignore cache points.
+- A checkpoint whose prefix is shorter than the model's minimum (CACHE_MINIMUMS: Nova 1,000 tokens,
+  Claude 3.7 Sonnet and Sonnet/Opus 4 1,024, Claude 3.5 Haiku 2,048, Claude Haiku 4.5 and Opus 4.5 4,096)
+  caches nothing; more than 4 checkpoints in a request is refused; Nova models refuse a cachePoint among
+  the tools (tools caching is Claude-only). Models of other families ignore cache points.
+- An entry is readable only once the call that writes it has completed: a call that starts while the
+  writer is still running misses and writes the same prefix again (billed again). Each call takes
+  `latency(call)` seconds (default `delay_seconds`), so calls made at once overlap as on Bedrock.
+  Entries live 5 minutes after their last use (`clock` is injectable).
+- Converse's documented limits are refused with a ValidationException (docs/aws-rules.md, Bedrock
+  Runtime): `inferenceConfig.temperature` and `topP` outside [0, 1], `maxTokens` below 1, a tool name
+  outside `[a-zA-Z0-9_-]{1,64}` or used twice, a `toolChoice` naming no offered tool, more than 4 cache
+  points.
 - usage: `cacheReadInputTokens` = the longest cached prefix, `cacheWriteInputTokens` = the tokens from
   there to the last checkpoint that qualifies, `inputTokens` = the rest (billed at the input price),
   `totalTokens` = input + read + write + output. Each recorded call keeps these figures, the tokens of
@@ -45,6 +53,18 @@ TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_DIMS = (256, 512, 1024)
 CACHE_TTL_SECONDS = 300.0
 MAX_CHECKPOINTS = 4
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# Minimum tokens of a cache checkpoint's prefix, per model (the prompt-caching page's table of supported
+# models); the first pattern a model id contains wins.
+CACHE_MINIMUMS: tuple[tuple[str, int], ...] = (
+    ("claude-haiku-4-5", 4096),
+    ("claude-opus-4-5", 4096),
+    ("claude-3-5-haiku", 2048),
+    ("claude-3-7-sonnet", 1024),
+    ("claude-sonnet-4", 1024),
+    ("claude-opus-4", 1024),
+    ("amazon.nova", 1000),
+)
 
 
 @dataclass(frozen=True)
@@ -56,10 +76,43 @@ class CacheRules:
 def cache_rules(model: str) -> CacheRules | None:
     """Prompt-caching rules of a model family (None: the model does not cache)."""
     name = model.lower()
-    if "amazon.nova" in name:
-        return CacheRules(min_tokens=1000, tools=False)
-    if "anthropic.claude" in name:
-        return CacheRules(min_tokens=2048 if "haiku" in name else 1024, tools=True)
+    for pattern, minimum in CACHE_MINIMUMS:
+        if pattern in name:
+            return CacheRules(min_tokens=minimum, tools="anthropic.claude" in name)
+    if "anthropic.claude" in name:  # another Claude with caching: the most common minimum
+        return CacheRules(min_tokens=1024, tools=True)
+    return None
+
+
+def converse_refusal(model: str, body: dict[str, Any]) -> str | None:
+    """Why Converse refuses this request (its documented limits), or None."""
+    inference = body.get("inferenceConfig") or {}
+    for field_name in ("temperature", "topP"):
+        value = inference.get(field_name)
+        if value is not None and not 0 <= float(value) <= 1:
+            return f"inferenceConfig.{field_name} must be between 0 and 1 (got {value})"
+    if inference.get("maxTokens") is not None and int(inference["maxTokens"]) < 1:
+        return "inferenceConfig.maxTokens must be at least 1"
+    tool_config = body.get("toolConfig") or {}
+    names = [t["toolSpec"].get("name", "") for t in tool_config.get("tools") or [] if "toolSpec" in t]
+    for name in names:
+        if not TOOL_NAME.fullmatch(str(name)):
+            return f"tool name {name!r} must match [a-zA-Z0-9_-]+ and be 1 to 64 characters long"
+    if len(set(names)) != len(names):
+        return "the tool names must be unique"
+    chosen = ((tool_config.get("toolChoice") or {}).get("tool") or {}).get("name")
+    if chosen is not None and chosen not in names:
+        return f"toolChoice names {chosen!r}, which is not one of the tools"
+    points = sum(1 for _, _, c in prompt_parts(body) if c is CACHE_POINT)
+    if points > MAX_CHECKPOINTS:
+        return f"a request may have at most {MAX_CHECKPOINTS} cache points (got {points})"
+    rules = cache_rules(model)
+    if (
+        rules is not None
+        and not rules.tools
+        and any("cachePoint" in t for t in tool_config.get("tools") or [])
+    ):
+        return f"The model {model} does not support prompt caching of tools"
     return None
 
 
@@ -94,8 +147,11 @@ class BedrockStandIn:
         self.calls: list[dict[str, Any]] = []
         # Answers for requests no scripted rule matched: responder(tool, body, prompt) -> answer or None.
         self.responder: Callable[[str, dict[str, Any], str], dict[str, Any] | None] | None = None
+        # seconds one call takes (default: delay_seconds), from the recorded call's figures
+        self.latency: Callable[[dict[str, Any]], float] | None = None
         self.clock: Callable[[], float] = time.monotonic
-        self._cache: dict[str, float] = {}  # prefix key -> last use (clock seconds)
+        # prefix key -> (readable from, last use) in clock seconds: readable once its writer completed
+        self._cache: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, 0), _handler(self))
         self.server.daemon_threads = True
@@ -131,18 +187,13 @@ class BedrockStandIn:
             return 400, {"message": "messages is required"}
         if not tools:
             return 400, {"message": "this stand-in answers tool-use requests only"}
-        rules = cache_rules(model)
-        if (
-            rules is not None
-            and not rules.tools
-            and any("cachePoint" in t for t in tool_config.get("tools") or [])
-        ):
-            return 400, {"message": f"The model {model} does not support prompt caching of tools"}
+        refusal = converse_refusal(model, body)
+        if refusal is not None:
+            return 400, {"message": refusal}
         chosen = ((tool_config.get("toolChoice") or {}).get("tool") or {}).get("name")
         tool = chosen or tools[0]["toolSpec"]["name"]
-        if self.delay_seconds:
-            time.sleep(self.delay_seconds)
-        blocks = [b for m in body["messages"] for b in m.get("content") or []]
+        # what the model reads: the system blocks (the transcript is one) and the messages
+        blocks = [*(body.get("system") or []), *(b for m in body["messages"] for b in m.get("content") or [])]
         prompt = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict))
         answer: dict[str, Any] | None = None
         with self._lock:
@@ -157,18 +208,31 @@ class BedrockStandIn:
             if tool == "reconcile":
                 answer = {"decision": "ADD", "target_id": None, "reason": "stand-in: no rule matched"}
         with self._lock:
-            usage, detail = self._usage(model, body, answer)
-            self.calls.append(
-                {
-                    "api": "converse",
-                    "model": model,
-                    "tool": tool,
-                    "prompt": prompt,
-                    "usage": usage,
-                    "body": body,
-                    **detail,
-                }
-            )
+            started = self.clock()
+            usage, detail = self._usage(model, body, answer, started)
+            call = {
+                "api": "converse",
+                "model": model,
+                "tool": tool,
+                "prompt": prompt,
+                "usage": usage,
+                "body": body,
+                "started": started,
+                **detail,
+            }
+        pause = self.latency(call) if self.latency is not None else self.delay_seconds
+        if pause:
+            time.sleep(pause)
+        with self._lock:
+            # the call completes: what it wrote becomes readable now, what it read was used now
+            done = self.clock()
+            for key in detail["cache_write_keys"]:
+                self._cache[key] = (done, done)
+            if detail["cache_read_key"] in self._cache:
+                since, _ = self._cache[detail["cache_read_key"]]
+                self._cache[detail["cache_read_key"]] = (since, done)
+            call["completed"] = done
+            self.calls.append(call)
             n = len(self.calls)
         return 200, {
             "output": {
@@ -179,10 +243,12 @@ class BedrockStandIn:
             },
             "stopReason": "tool_use",
             "usage": usage,
-            "metrics": {"latencyMs": 5},
+            "metrics": {"latencyMs": int(pause * 1000) or 5},
         }
 
-    def _usage(self, model: str, body: dict[str, Any], answer: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    def _usage(
+        self, model: str, body: dict[str, Any], answer: Any, now: float
+    ) -> tuple[dict[str, int], dict[str, Any]]:
         """Converse's usage for this request, and what the cache did (called under the lock)."""
         parts = prompt_parts(body)
         total = sum(n for _, n, _ in parts)
@@ -205,21 +271,18 @@ class BedrockStandIn:
         read_key: str | None = None
         written: list[str] = []
         if rules is not None:
-            now = self.clock()
-            for key, used in list(self._cache.items()):
+            for key, (_, used) in list(self._cache.items()):
                 if now - used > CACHE_TTL_SECONDS:
                     del self._cache[key]
             usable = [(n, k) for n, k in checkpoints[:MAX_CHECKPOINTS] if n >= rules.min_tokens]
             for n, key in usable:
-                if key in self._cache:
+                entry = self._cache.get(key)
+                if entry is not None and entry[0] <= now:  # written by a call that has completed
                     read, read_key = n, key
             for n, key in usable:
                 if n > read:
                     write = n - read
                     written.append(key)
-            for n, key in usable:
-                if n <= read + write:
-                    self._cache[key] = now
         output = tokens(json.dumps(answer))
         usage = {
             "inputTokens": total - read - write,

@@ -166,6 +166,21 @@ class LLMProviderConfig(_Strict):
     max_retries: int = Field(3, ge=0, le=10)  # retries after the first attempt on throttling/5xx/timeouts
     temperature: float | None = Field(0.0, ge=0, le=2)  # None leaves it to the server
     script_file: str | None = None  # scripted only: JSON {task: [answer, ...]}
+    # openai-compatible only: how the answer is held to its schema (docs/providers.md); auto: the first
+    # mode the server accepts, learnt from its refusals
+    structured_output: Literal[
+        "auto", "json_schema", "json_object_schema", "tools", "json_object", "prompt"
+    ] = "auto"
+    # At most this many LLM calls at once in one process (the local stack's extraction pollers share it);
+    # None: no limit. A deployed stack limits each extraction function with its queue's MaximumConcurrency.
+    max_concurrency: int | None = Field(None, ge=1, le=256)
+
+    @model_validator(mode="after")
+    def _bedrock_temperature(self) -> LLMProviderConfig:
+        # Converse's InferenceConfiguration takes a temperature in [0, 1] (docs/aws-rules.md, Bedrock Runtime)
+        if self.kind == "bedrock" and self.temperature is not None and self.temperature > 1:
+            raise ValueError(f"temperature {self.temperature} is above 1, the most Bedrock Converse accepts")
+        return self
 
 
 class EmbeddingProviderConfig(_Strict):

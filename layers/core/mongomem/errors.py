@@ -90,6 +90,15 @@ class QueueUnavailable(Unavailable):
 
 
 class ExtractionFailed(MongomemError):
-    """A retryable extraction failure (bad LLM answer, provider error)."""
+    """An extraction failure (bad LLM answer, provider error). `final`: the same request failed the same
+    way twice, so asking again would only repeat it (a deterministic answer at temperature 0); the kind is
+    reported failed instead of being retried. `reason` names the failure for the status figures."""
 
     code = "extraction_failed"
+
+    def __init__(
+        self, message: str, details: Any = None, *, reason: str = "error", final: bool = False
+    ) -> None:
+        super().__init__(message, details)
+        self.reason = reason
+        self.final = final

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 
@@ -33,8 +33,15 @@ class LLMRequest:
     shared: str = ""
     max_tokens: int = 2048
     # A time.monotonic() value the call must not outlive, retries included (e.g. the Lambda's remaining
-    # time budget). The OpenAI-compatible provider honours it; Bedrock does not yet.
+    # time budget).
     deadline: float | None = None
+    # The answer schemas of every call that shares this one's prefix (the kinds of one snapshot), by name,
+    # `schema_name` among them: a provider answering through a tool offers all of them, in this order, and
+    # names this call's, so the calls' prompts stay identical up to their own part (prompt caching).
+    siblings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # An answer that satisfies the schema, shown instead of the raw schema where the server cannot be
+    # held to the schema (plain JSON mode): small models echo a schema back, not an example.
+    example: str = ""
 
 
 @dataclass
@@ -44,10 +51,26 @@ class LLMResult:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
+    cached_tokens: int = 0  # input tokens the server read from its prompt cache (where it reports them)
 
 
 class LLMError(Exception):
-    """A provider call failed after its retries (throttling, timeout, refusal); retryable upstream."""
+    """A provider call failed after its retries (throttling, timeout, a server error); retryable upstream."""
+
+
+class LLMAnswerError(LLMError):
+    """The call worked but the answer is unusable (cut off, no tool call, a refusal, not JSON). At
+    temperature 0 the same request gets the same answer: worth one changed request, not a blind retry."""
+
+    def __init__(self, message: str, reason: str, text: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason  # cut_off | no_answer | refused | not_json | wrong_tool
+        self.text = text  # what the model did answer (a cut-off answer's start)
+
+
+class LLMConfigError(LLMError):
+    """The provider refuses this deployment's requests for good (no access to the model, bad credentials,
+    an unknown model): retrying changes nothing until an operator acts, so it is reported at once."""
 
 
 class LLMProvider(Protocol):

@@ -298,7 +298,8 @@ class Services:
         return env
 
     def readiness(self) -> dict[str, Any]:
-        """Whether an LLM and an embedding provider are usable, and why not (no network calls)."""
+        """Whether an LLM and an embedding provider are usable, and why not (the LLM server's cached probe
+        is the only network call)."""
         from mongomem.providers.factory import readiness
 
         return readiness(self.llm, self.embedder)
@@ -430,7 +431,7 @@ class Services:
     def proposer(self) -> Proposer:
         from mongomem.extraction.proposers import LLMProposer, RulesProposer
 
-        return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm)
+        return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm, self.kinds)
 
     @cached_property
     def memories(self) -> MemoryService:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.config import Settings
-from mongomem.models.common import Scope
-from mongomem.models.stats import KindBacklog
+from mongomem.models.common import Scope, utcnow
+from mongomem.models.stats import KindBacklog, KindHealth
 from mongomem.vectors.port import VectorIndex
 
 if TYPE_CHECKING:
@@ -50,6 +50,11 @@ class BacklogRepository(Protocol):
         """One user's waiting work (`recall`: whether turns are indexed for recall at all)."""
         ...
 
+    def extraction_health(self, tenant: str | None, since: datetime) -> dict[str, KindHealth]:
+        """Per kind, over the snapshots whose status changed since `since`: extractions done and failed,
+        items refused by reason, and the latest failure."""
+        ...
+
 
 def backlog(store: BacklogRepository, tenant: str | None) -> dict[str, Any]:
     """Work waiting in MongoDB, for one tenant (what the API shows a caller) or all (operators' CLI)."""
@@ -74,6 +79,7 @@ def service_status(
     tenant: str | None,
     drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
     conflicts: Callable[[str | None], list[Conflict]] | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
 
@@ -97,6 +103,13 @@ def service_status(
         report["snapshots_pending_extraction"] = figures["snapshots_pending_extraction"]
         report["sessions_pending_promotion"] = figures["sessions_pending_promotion"]
         report["recall"]["pending_turns"] = figures["recall_pending_turns"]
+        # what failed lately, per kind: a model that answers badly shows here, not only as a backlog
+        since = (now or utcnow()) - timedelta(hours=1)
+        health = store.extraction_health(tenant, since)
+        report["extraction"]["last_hour"] = {
+            kind: figures.model_dump(mode="json", exclude_none=True)
+            for kind, figures in sorted(health.items())
+        }
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
         if conflicts is not None:
             # active facts of one key that say different things (GET /v1/memories/conflicts lists them)

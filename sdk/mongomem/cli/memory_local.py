@@ -325,10 +325,8 @@ def _settings_enabled(settings: Any) -> list[str]:
 
 def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secrets: dict[str, str]) -> None:
     """Swap a running local stack onto a new project config (new services; pollers for new types)."""
-    import functools
-
-    from mongomem.local.lambdas import find_functions_dir, load_handler
-    from mongomem.local.worker import Every, deliver_batch
+    from mongomem.local.queue import QueuePolicy
+    from mongomem.local.worker import Every
     from mongomem.runtime import Services, configure
 
     old = stack.settings
@@ -347,13 +345,11 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
     configure(services)
     stack.settings, stack.services = settings, services
     stack.config_file = config_file
+    stack.delivery = QueuePolicy.for_llm(settings.llm_config.timeout_seconds, stack.queue_policy)
     polled = {t.thread.name for t in stack.threads}
     for t in settings.queue_kinds:
-        if f"poll-{t}" in polled:
-            continue
-        extract = load_handler(find_functions_dir(), "extract")  # one per queue (see LocalStack.start)
-        poll = functools.partial(deliver_batch, stack.queue, f"extract-{t}", extract, stack.queue_policy)
-        stack.threads.append(Every(f"poll-{t}", stack.poll_seconds, poll).start())
+        if f"poll-{t}" not in polled:
+            stack.threads.append(Every(f"poll-{t}", stack.poll_seconds, stack.poller(t)).start())
 
 
 def _service_status(client: MemoryClient) -> dict[str, Any]:

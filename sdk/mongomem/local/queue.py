@@ -25,10 +25,31 @@ if TYPE_CHECKING:
 DLQ_SUFFIX = "-dlq"
 
 
+# template.yaml's extraction queues and functions (tests/unit/test_local_queue_settings.py keeps them equal):
+# the local stack delivers as the deployed one does.
+VISIBILITY_TIMEOUT_SECONDS = 720.0
+MAX_RECEIVE_COUNT = 5
+EXTRACT_TIMEOUT_SECONDS = 120.0
+
+
 @dataclass(frozen=True)
 class QueuePolicy:
-    visibility_timeout: float = 30.0
-    max_receive_count: int = 3
+    visibility_timeout: float = VISIBILITY_TIMEOUT_SECONDS
+    max_receive_count: int = MAX_RECEIVE_COUNT
+    # how long one extraction invocation may run (its Lambda context's remaining time)
+    invocation_timeout: float = EXTRACT_TIMEOUT_SECONDS
+
+    @classmethod
+    def for_llm(cls, llm_timeout_seconds: float, base: QueuePolicy | None = None) -> QueuePolicy:
+        """The template's policy, stretched for a slow model: an invocation has room for one call of the
+        configured timeout and the commit after it, and the visibility timeout stays 6 times that."""
+        base = base or cls()
+        invocation = max(base.invocation_timeout, llm_timeout_seconds + 60.0)
+        return cls(
+            visibility_timeout=max(base.visibility_timeout, 6 * invocation),
+            max_receive_count=base.max_receive_count,
+            invocation_timeout=invocation,
+        )
 
 
 def _now() -> datetime:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from dataclasses import dataclass, field
@@ -74,6 +73,8 @@ class LocalStack:
         self.queue: LocalQueue | None = None
         self.keys: Any = None  # the API key repository (mongomem.identity.ports.ApiKeyRepository)
         self.authorizer: LocalAuthorizer | None = None
+        # what the pollers deliver with: `queue_policy` (the template's) stretched for the configured model
+        self.delivery: QueuePolicy = self.queue_policy
 
     def start(self) -> LocalStack:
         """Start everything; a bad configuration (ConfigError) starts nothing, any later failure stops all."""
@@ -100,6 +101,7 @@ class LocalStack:
             uri = self.mongo.uri
         env["MONGOMEM_MONGODB_URI"] = uri
         self.settings = settings_from_env(env)
+        self.delivery = QueuePolicy.for_llm(self.settings.llm_config.timeout_seconds, self.queue_policy)
         services = self.services = Services(self.settings, queue_factory=local_queue_factory)
         services.check_custom_types()  # a stored custom type's schema may not change incompatibly
         configure(services)
@@ -136,9 +138,15 @@ class LocalStack:
         for t in self.settings.queue_kinds:
             # One handler per queue, as template.yaml has one function per queue: the handler's module
             # state (the SQS BatchProcessor) must not be shared by pollers running at the same time.
-            extract = load_handler(functions, "extract")
-            poll = functools.partial(deliver_batch, self.queue, f"extract-{t}", extract, self.queue_policy)
-            self.threads.append(Every(f"poll-{t}", self.poll_seconds, poll).start())
+            self.threads.append(Every(f"poll-{t}", self.poll_seconds, self.poller(t)).start())
+
+    def poller(self, kind: str) -> Any:
+        """One queue's poll: its own handler (as template.yaml has one function per queue: the handler's
+        module state, the SQS BatchProcessor, must not be shared by pollers running at the same time),
+        delivering with the stack's current policy."""
+        assert self.queue is not None
+        queue, extract = self.queue, load_handler(find_functions_dir(), "extract")
+        return lambda: deliver_batch(queue, f"extract-{kind}", extract, self.delivery)
 
     @property
     def url(self) -> str:

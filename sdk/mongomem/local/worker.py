@@ -28,7 +28,8 @@ def deliver_batch(
         return PollResult(0, 0)
     failed_ids: set[str] = set()
     try:
-        response = handler({"Records": records}, LocalContext(function_name=f"extract-{name}"))
+        context = LocalContext(function_name=f"extract-{name}", timeout_seconds=policy.invocation_timeout)
+        response = handler({"Records": records}, context)
         failures = (response or {}).get("batchItemFailures", []) if isinstance(response, dict) else []
         failed_ids = {f["itemIdentifier"] for f in failures}
     except Exception:
@@ -90,3 +91,17 @@ def drain(queue: LocalQueue, name: str, handler: Handler, policy: QueuePolicy) -
         if result.received == 0:
             return total
         total += result.received
+
+
+def drain_all(queue: LocalQueue, names: list[str], handler: Handler, policy: QueuePolicy) -> dict[str, int]:
+    """Deliver every queue's messages until none has anything visible (a snapshot's kinds pass it on from
+    queue to queue); messages received per queue."""
+    total = dict.fromkeys(names, 0)
+    while True:
+        moved = 0
+        for name in names:
+            got = drain(queue, name, handler, policy)
+            total[name] += got
+            moved += got
+        if not moved:
+            return total

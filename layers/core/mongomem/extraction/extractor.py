@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mongomem import markers
+from mongomem.extraction import guards
 from mongomem.extraction.commit import Committer
 from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import MemoryKind
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.memory import EvidenceRef
+from mongomem.models.memory import EvidenceRef, Visibility
 from mongomem.models.sessions import StoredSnapshot
 from mongomem.models.turns import Turn
 
@@ -39,6 +41,16 @@ class ExtractionResult:
 
 class Extractor(Protocol):
     def extract(self, item: SnapshotInput) -> ExtractionResult: ...
+
+
+class NoTimeLeft(Exception):
+    """Too little of the invocation is left to extract this record: it is sent again, not failed."""
+
+
+# Kept back from the LLM call for the commit after it: embeddings, reconciliation, MongoDB, OpenSearch.
+COMMIT_SECONDS = 20.0
+# A model call is not started with less than this left for it (it could not finish).
+MIN_CALL_SECONDS = 5.0
 
 
 DEFAULT_ROLES = ("user", "assistant")
@@ -103,28 +115,55 @@ class KindExtractor:
         turns = turn_views(item.turns, self.roles)
         if not turns:
             return ExtractionResult(note=f"the snapshot holds no {'/'.join(self.roles)} turns to read")
+        # The model's call must leave the commit its time: the budget covers both (docs/operations.md).
+        llm_deadline = None if item.deadline is None else item.deadline - COMMIT_SECONDS
+        if llm_deadline is not None and llm_deadline - time.monotonic() < MIN_CALL_SECONDS:
+            left = llm_deadline + COMMIT_SECONDS - time.monotonic()
+            raise NoTimeLeft(f"{left:.1f}s left: too little to extract and commit")
         proposal = self.proposer.propose(
-            self.kind, turns, snap.user_id, item.deadline, instructions=self.instructions
+            self.kind,
+            turns,
+            snap.user_id,
+            llm_deadline,
+            instructions=self.instructions,
+            siblings=list(snap.extraction),
         )
         usage = ExtractionResult(input_tokens=proposal.input_tokens, output_tokens=proposal.output_tokens)
         if not proposal.items:
             usage.note = "nothing of this kind in the snapshot"
             return usage
+        org = self.committer.visibility_of(self.kind) == "org"
+        screened = guards.screen(
+            self.kind, proposal.items, turns, snap.user_id, org=org, instructions=self.instructions
+        )
+        usage.refused = dict(screened.refused)
         # The snapshot's owner scopes every write, never anything a proposer returned.
         scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
         evidence = EvidenceRef(snapshot_id=snap.snapshot_id, source="extraction")
-        committed = self.committer.commit(
-            scope,
-            self.kind,
-            proposal.items,
-            evidence,
-            {t.seq: t.timestamp for t in turns},
-            deadline=item.deadline,
-            agent_id=snap.agent_id,
-            metadata=shared_metadata(item.turns, self.partition_keys),
-            user_names={t.name for t in item.turns if t.role == "user" and t.name},
-        )
-        usage.memories = [{"memory_id": o.record.memory_id} for o in committed.outcomes if o.record]
-        usage.decisions = committed.decisions
-        usage.refused = dict(committed.refused)
+        batches: list[tuple[list[Any], Visibility | None]] = [
+            (screened.items, None),
+            (screened.personal, "private"),  # an org kind's item naming the user stays with the user
+        ]
+        for items, visibility in batches:
+            if not items:
+                continue
+            committed = self.committer.commit(
+                scope,
+                self.kind,
+                items,
+                evidence,
+                {t.seq: t.timestamp for t in turns},
+                deadline=item.deadline,
+                agent_id=snap.agent_id,
+                metadata=shared_metadata(item.turns, self.partition_keys),
+                visibility=visibility,
+                user_names={t.name for t in item.turns if t.role == "user" and t.name},
+            )
+            usage.memories += [{"memory_id": o.record.memory_id} for o in committed.outcomes]
+            for decision, n in committed.decisions.items():
+                usage.decisions[decision] = usage.decisions.get(decision, 0) + n
+            for reason, n in committed.refused.items():
+                usage.refused[reason] = usage.refused.get(reason, 0) + n
+        if not usage.memories:
+            usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"
         return usage

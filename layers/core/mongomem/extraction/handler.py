@@ -10,16 +10,22 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from mongomem.config import Settings, queue_name
 from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
-from mongomem.extraction.extractor import Extractor
-from mongomem.extraction.runner import ExtractionMessage, SnapshotGone, run_extraction
+from mongomem.extraction.extractor import Extractor, NoTimeLeft
+from mongomem.extraction.runner import ExtractionMessage, FinalFailure, SnapshotGone, run_extraction
 from mongomem.models.turns import Turn
 from mongomem.observability import emit, logger
+from mongomem.ports import LLMConfigError, QueuePort
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 # Time kept back at the end of an invocation (status writes, the batch response, metrics).
 SAFETY_MS = 5_000
-# A record is started only with at least this much time left; otherwise it goes back to the queue at once.
-MIN_RECORD_MS = 15_000
+# A record is started only with at least this much time left; otherwise it is sent again at once.
+MIN_RECORD_MS = 30_000
+# A message sent again this often for lack of time is failed instead (a function timeout too short for
+# any record would otherwise pass it around for ever).
+MAX_DEFERRALS = 20
+
+__all__ = ["NoTimeLeft", "process_record", "record_deadline"]
 
 
 class ExtractionServices(Protocol):
@@ -33,6 +39,8 @@ class ExtractionServices(Protocol):
     def turns(self) -> TurnRepository: ...
     @property
     def erasure(self) -> ErasureRepository: ...
+    @property
+    def queue(self) -> QueuePort: ...
 
     def forget_turns(self, turns: list[Turn]) -> int:
         """Remove deleted turns' recall index entries."""
@@ -43,10 +51,6 @@ class ExtractionServices(Protocol):
         ...
 
 
-class NoTimeLeft(Exception):
-    """Too little of the invocation is left to extract this record: it is returned as a batch item failure."""
-
-
 def record_deadline(lambda_context: Any) -> float | None:
     """time.monotonic() by which this record's work (LLM retries included) must be over."""
     remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
@@ -54,13 +58,12 @@ def record_deadline(lambda_context: Any) -> float | None:
         return None
     left_ms = int(remaining())
     if left_ms < MIN_RECORD_MS:
-        raise NoTimeLeft(f"{left_ms} ms left of the invocation; the record goes back to the queue")
+        raise NoTimeLeft(f"{left_ms} ms left of the invocation")
     return time.monotonic() + (left_ms - SAFETY_MS) / 1000
 
 
 def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: ExtractionServices) -> None:
     """Extract one message; raising marks it failed so only it returns to the queue."""
-    deadline = record_deadline(lambda_context)
     message = ExtractionMessage.model_validate_json(record.body)
     expected = svc.settings.extraction_type
     if expected is not None and queue_name(message.type) != expected:
@@ -68,10 +71,26 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type)
     started = time.perf_counter()
     try:
-        result = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
-    except SnapshotGone:
-        logger.warning("snapshot no longer exists; message dropped")
-        return
+        try:
+            deadline = record_deadline(lambda_context)
+            outcome = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
+        except NoTimeLeft as exc:
+            _defer(svc, message, str(exc))
+            return
+        except SnapshotGone:
+            logger.warning("snapshot no longer exists; message dropped")
+            return
+        except LLMConfigError as exc:
+            # The provider refuses this deployment (no model access, bad key): no retry fixes it. Said at once
+            # (an ERROR and the ExtractionConfigErrors alarm), while the message waits for the fix in the queue.
+            logger.error("LLM provider refuses the deployment's requests", extra={"error": str(exc)[:500]})
+            emit("ExtractionConfigErrors", MetricUnit.Count, 1)  # the alarm's dimensions: service only
+            _pass_on(svc, message)
+            raise
+        except Exception:
+            _pass_on(svc, message)  # a failing kind does not hold up the snapshot's other kinds
+            raise
+        _pass_on(svc, message)
     finally:
         logger.remove_keys(["snapshot_id", "memory_type"])
     # Retention: the turns' clock starts (delete_promoted: they are deleted) once every type of the
@@ -85,10 +104,24 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
             )
     else:
         expire_after_extraction(svc.snapshots, svc.erasure, message.snapshot_id, retention.ttl_days)
-    if result is None:
+    kind = message.type
+    if outcome is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
-    kind = message.type
+    if isinstance(outcome, FinalFailure):
+        # Asking again would fail the same way: the kind stays failed (status, figures) until a retry.
+        logger.warning(
+            "extraction failed for good: the same request failed the same way twice",
+            extra={
+                "snapshot_id": message.snapshot_id,
+                "memory_type": kind,
+                "reason": outcome.reason,
+                "error": outcome.error,
+            },
+        )
+        emit("ExtractionFailures", MetricUnit.Count, 1, memory_type=kind, reason=outcome.reason)
+        return
+    result = outcome
     elapsed = (time.perf_counter() - started) * 1000
     emit("ExtractionLatencyMs", MetricUnit.Milliseconds, elapsed, memory_type=kind)
     emit("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, memory_type=kind)
@@ -98,4 +131,33 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     for reason, count in result.refused.items():
         # proposed items their kind refused (malformed: invalid; placeholder, greeting ...: junk): never stored
         emit("ExtractionItemsRefused", MetricUnit.Count, count, memory_type=kind, reason=reason)
+    if result.refused and not result.memories:
+        logger.warning(
+            "every item the model proposed was refused",
+            extra={"snapshot_id": message.snapshot_id, "memory_type": kind, "refused": result.refused},
+        )
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})
+
+
+def _defer(svc: ExtractionServices, message: ExtractionMessage, why: str) -> None:
+    """Send the message again, visible at once, and let this delivery succeed: a record returned as a
+    batch failure would wait out the visibility timeout (720 s) and spend one of its receives."""
+    if message.deferred >= MAX_DEFERRALS:
+        raise NoTimeLeft(f"{why}; sent again {message.deferred} times already")
+    again = message.model_copy(update={"deferred": message.deferred + 1})
+    svc.queue.send_extraction(message.type, again.body())
+    logger.info("no time left in this invocation; the message was sent again", extra={"why": why})
+
+
+def _pass_on(svc: ExtractionServices, message: ExtractionMessage) -> None:
+    """Send the snapshot's next kind once this one has tried (only the first delivery to get here does)."""
+    nxt = message.next()
+    if nxt is None:
+        return
+    if not svc.snapshots.hand_off(message.snapshot_id, message.type):
+        return
+    try:
+        svc.queue.send_extraction(nxt.type, nxt.body())
+    except Exception:
+        svc.snapshots.hand_off(message.snapshot_id, message.type, done=False)  # the next delivery tries again
+        raise

@@ -47,7 +47,9 @@ class Proposer(Protocol):
         deadline: float | None = None,
         *,
         instructions: str | None = None,
+        siblings: Sequence[str] = (),
     ) -> Proposal:
         """Items of one memory kind, each with evidence_seqs; `deadline` bounds any model call;
-        `instructions` replaces the kind's own (the project's prompt override)."""
+        `instructions` replaces the kind's own (the project's prompt override); `siblings` names every kind
+        extracted from the same snapshot (their calls share a prompt prefix)."""
         ...

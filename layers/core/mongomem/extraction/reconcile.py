@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mongomem.errors import ExtractionFailed
+from mongomem.extraction.answers import NoJSON, first_json
 from mongomem.extraction.schemas import ReconcileAnswer, json_schema
 from mongomem.kinds import MemoryKind
 from mongomem.kinds.base import hard_anchors
@@ -283,13 +284,14 @@ class Reconciler:
                 schema_name="reconcile",
                 max_tokens=512,
                 deadline=deadline,
+                example='{"decision": "ADD", "target_id": null, "reason": "<why>"}',
             )
         )
         try:
-            answer = ReconcileAnswer.model_validate_json(result.text)
-        except ValidationError as exc:
+            answer = ReconcileAnswer.model_validate(first_json(result.text))
+        except (ValidationError, NoJSON) as exc:
             raise ExtractionFailed(
-                f"the reconciliation answer did not match its schema: {exc.error_count()} errors"
+                f"the reconciliation answer did not match its schema: {exc}", reason="not_json"
             ) from exc
         best = candidates[0][0]
         scored = {c.memory_id: (s, c) for s, c in candidates}

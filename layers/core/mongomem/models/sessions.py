@@ -20,6 +20,15 @@ class TypeStatus(Model):
     updated_at: datetime | None = None
     error: str | None = None
     memories: int | None = None
+    # proposed items the kind refused, by reason (invalid, junk, example_copy): `done` with 0 memories and
+    # refusals is "every item refused", not "nothing of the kind in the snapshot"
+    refused: dict[str, int] | None = None
+    # why the last attempt failed, in one word (cut_off, not_json, provider, config ...)
+    reason: str | None = None
+    # the failure is final: the same request failed the same way twice; not retried automatically
+    final: bool | None = None
+    # the snapshot was passed on to the next kind (docs/decisions.md "One snapshot's kinds in sequence")
+    handed_off: bool | None = Field(None, exclude=True)
 
 
 class TypeStatusUpdate(Model):
@@ -29,6 +38,9 @@ class TypeStatusUpdate(Model):
     updated_at: datetime | None = None
     error: str | None = None
     memories: int | None = None
+    refused: dict[str, int] | None = None
+    reason: str | None = None
+    final: bool | None = None
 
 
 class Snapshot(Model):

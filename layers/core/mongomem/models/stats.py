@@ -57,6 +57,25 @@ class KindBacklog(BaseModel):
     )
 
 
+class LastError(BaseModel):
+    at: datetime | None = None
+    snapshot_id: str
+    reason: str | None = Field(None, description="cut_off, not_json, not_items, provider, config ...")
+    final: bool = Field(False, description="failed the same way twice: not retried until asked to")
+    error: str | None = None
+
+
+class KindHealth(BaseModel):
+    """One kind's extraction over a recent window (the last hour on /v1/status)."""
+
+    done: int = Field(0, description="snapshots extracted")
+    failures: int = Field(0, description="snapshots whose extraction failed")
+    refused: dict[str, int] = Field(
+        default_factory=dict, description="proposed items refused, by reason (invalid, junk, example_copy)"
+    )
+    last_error: LastError | None = None
+
+
 class ExtractionBacklog(BaseModel):
     enabled: list[str]
     kinds: dict[str, KindBacklog] = Field(description="per memory kind, from the snapshots' statuses")

@@ -8,6 +8,8 @@ what `mongomem memory apply` and the status endpoint report.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -79,10 +81,50 @@ def _refused(kind: str | None, reason: str) -> None:
     logger.error("provider refused", extra={"provider": kind, "reason": reason})
 
 
+class LimitedLLM:
+    """An LLM provider that makes at most `limit` calls at once in this process (memory.providers.llm
+    .max_concurrency): the local stack's pollers share one server that a burst would only slow down."""
+
+    _gates: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, inner: LLMProvider, limit: int) -> None:
+        self.inner = inner
+        self.limit = limit
+        self.name = inner.name
+        self.offline = inner.offline
+        with self._lock:  # one gate per provider name and limit, shared by every rebuild of the provider
+            self.gate = self._gates.setdefault((inner.name, limit), threading.BoundedSemaphore(limit))
+
+    def complete_json(self, request: LLMRequest) -> LLMResult:
+        timeout = None if request.deadline is None else max(0.0, request.deadline - time.monotonic())
+        if not self.gate.acquire(timeout=timeout):
+            raise LLMError(
+                f"{self.name}: {self.limit} calls already running; the time budget ran out waiting"
+            )
+        try:
+            return self.inner.complete_json(request)
+        finally:
+            self.gate.release()
+
+    def ready(self) -> tuple[bool, str]:
+        return self.inner.ready()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 def llm_from_config(
     cfg: LLMProviderConfig, environ: Mapping[str, str], refused: str | None = None
 ) -> LLMProvider:
     """The LLM provider `cfg` describes (memory.providers.llm); `refused` says why it may not run here."""
+    llm = _llm_from_config(cfg, environ, refused)
+    if cfg.max_concurrency and not refused and not getattr(llm, "offline", False):
+        return LimitedLLM(llm, cfg.max_concurrency)
+    return llm
+
+
+def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused: str | None) -> LLMProvider:
     if refused:
         _refused(cfg.kind, refused)
         return RefusedLLM(str(cfg.kind), refused)
@@ -113,6 +155,7 @@ def llm_from_config(
                 api_key_env=key_env,
                 require_key=key_env is not None,
                 temperature=cfg.temperature,
+                structured_output=cfg.structured_output,
             )
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.base_url: {exc}") from exc
@@ -196,8 +239,15 @@ def _check(provider: Any) -> tuple[bool, str]:
 
 
 def readiness(llm: LLMProvider, embedder: EmbeddingProvider) -> dict[str, Any]:
-    """Whether both providers are usable, with the reasons when not (no network calls)."""
+    """Whether both providers are usable, with the reasons when not. A provider that can ask its server
+    cheaply (`answers()`: the OpenAI-compatible models list, cached for a minute) is asked."""
     llm_ok, llm_reason = _check(llm)
+    probe = getattr(llm, "answers", None)
+    if llm_ok and callable(probe):
+        try:
+            llm_ok, llm_reason = probe()
+        except Exception as exc:
+            llm_ok, llm_reason = False, f"readiness probe failed: {type(exc).__name__}: {exc}"
     emb_ok, emb_reason = _check(embedder)
     reasons = []
     if not llm_ok:

@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,8 +84,12 @@ def _error_message(body: str) -> str:
     return text[:_SNIPPET] or "(empty body)"
 
 
-def _attempt(url: str, payload: bytes, headers: dict[str, str], timeout: float, what: str) -> tuple[int, Any]:
-    req = urllib.request.Request(url, data=payload, headers=headers, method="POST")
+def _attempt(
+    url: str, payload: bytes | None, headers: dict[str, str], timeout: float, what: str
+) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        url, data=payload, headers=headers, method="POST" if payload is not None else "GET"
+    )
     try:
         with _opener.open(req, timeout=timeout) as resp:
             raw = resp.read(MAX_RESPONSE_BYTES + 1)
@@ -118,21 +122,23 @@ def _attempt(url: str, payload: bytes, headers: dict[str, str], timeout: float, 
 
 def post_json(
     url: str,
-    body: Mapping[str, Any],
+    body: Mapping[str, Any] | None,
     *,
     headers: Mapping[str, str] | None = None,
     timeout: float,
     policy: RetryPolicy,
     what: str = "POST",
     deadline: float | None = None,
+    retryable: Callable[[BaseException], bool] | None = None,
 ) -> JsonResponse:
     """POST `body` as JSON and return the parsed JSON answer.
 
     Retries what `policy` retries (honouring Retry-After), never past `deadline` (a time.monotonic()
     value); raises HTTPStatusError, HTTPTransportError, HTTPBodyError, or RetriesExhausted /
-    DeadlineExceeded from mongomem.retrying."""
+    DeadlineExceeded from mongomem.retrying. `retryable` overrides the policy's choice of what to retry
+    (e.g. a server error whose body says the request itself was refused)."""
     check_url(url)
-    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    payload = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else None
     all_headers = {
         "Content-Type": "application/json",
         "Accept": "application/json",
@@ -156,8 +162,19 @@ def post_json(
 
     started = time.perf_counter()
     try:
-        status, data = policy.call(once, timeout=timeout, deadline=deadline, on_retry=on_retry)
+        status, data = policy.call(
+            once, timeout=timeout, deadline=deadline, on_retry=on_retry, retryable=retryable
+        )
     except HTTPError as exc:
         exc.attempts = attempts
         raise
     return JsonResponse(status, data, attempts, (time.perf_counter() - started) * 1000.0)
+
+
+def get_json(url: str, *, headers: Mapping[str, str] | None = None, timeout: float, what: str = "GET") -> Any:
+    """GET `url` once (no retries: a readiness probe reports, it does not wait) and return its JSON."""
+    from mongomem.retrying import RetryPolicy as _Policy
+
+    return post_json(
+        url, None, headers=headers, timeout=timeout, policy=_Policy(max_retries=0), what=what
+    ).data

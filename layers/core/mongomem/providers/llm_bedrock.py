@@ -13,11 +13,24 @@ import time
 from typing import Any
 
 from mongomem.budget import request_deadline
-from mongomem.ports import LLMError, LLMRequest, LLMResult
+from mongomem.ports import LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
 
 _clients: dict[tuple[str | None, float, int, str], Any] = {}
 _clients_lock = threading.Lock()
+# budget_fit's (timeout, attempts) pairs vary with the time left; the client cache keeps the newest few
+MAX_CLIENTS = 8
+# Errors no retry fixes: the account, role or model must change (surfaced at once, never retried blindly).
+CONFIG_ERRORS = frozenset(
+    {
+        "AccessDeniedException",
+        "UnrecognizedClientException",
+        "ResourceNotFoundException",
+        "ValidationException",  # one the provider cannot adapt to (tool choice and cache points it can)
+        "ExpiredTokenException",
+        "InvalidSignatureException",
+    }
+)
 
 
 def client_config(timeout: float, max_retries: int) -> Any:
@@ -36,13 +49,15 @@ def bedrock_runtime_client(region: str | None, timeout: float, max_retries: int 
     """One bedrock-runtime client per (region, timeout, retries) per process, created on first use."""
     key = (region, timeout, max_retries, "bedrock-runtime")
     with _clients_lock:
-        client = _clients.get(key)
+        client = _clients.pop(key, None)
         if client is None:
             import boto3
 
             config = client_config(timeout, max_retries)
             client = boto3.client("bedrock-runtime", region_name=region, config=config)
-            _clients[key] = client
+        _clients[key] = client  # the newest last: the oldest goes first when the cache is full
+        while len(_clients) > MAX_CLIENTS:
+            del _clients[next(iter(_clients))]
     return client
 
 
@@ -153,70 +168,83 @@ class BedrockLLM:
         return ok, reason
 
     def _request(self, request: LLMRequest) -> dict[str, Any]:
+        """Converse's prompt order is tools, system, messages. Every call for one snapshot offers the same
+        tools (every kind's answer tool) and the same system blocks (the instructions, the transcript and a
+        cache point after them), so the first call's cache entry serves the others; `toolChoice` names the
+        kind's tool (a changed tool choice invalidates only the messages' cache) and the kind's part is the
+        user message."""
         name = tool_name(request.schema_name)
-        tool_config: dict[str, Any] = {
-            "tools": [
-                {
-                    "toolSpec": {
-                        "name": name,
-                        # the same for every task sharing this schema: the tool definition opens the prompt,
-                        # so a task-specific word here would break the kinds' shared prompt-cache prefix
-                        "description": "Record the answer as JSON matching the schema.",
-                        "inputSchema": {"json": request.schema},
-                    }
+        named = self._tool_choice == "tool"
+        schemas = request.siblings if named and request.siblings else {}
+        if request.schema_name not in schemas:
+            schemas = {**schemas, request.schema_name: request.schema}
+        tools = [
+            {
+                "toolSpec": {
+                    "name": tool_name(n),
+                    # the same for every tool: a task-specific word in the prefix would split the cache
+                    "description": "Record the answer as JSON matching the schema.",
+                    "inputSchema": {"json": schema},
                 }
-            ]
-        }
-        if self._tool_choice == "tool":
+            }
+            for n, schema in schemas.items()
+        ]
+        tool_config: dict[str, Any] = {"tools": tools}
+        if named:
             tool_config["toolChoice"] = {"tool": {"name": name}}
         elif self._tool_choice == "any":
             tool_config["toolChoice"] = {"any": {}}
         inference: dict[str, Any] = {"maxTokens": request.max_tokens}
         if self.temperature is not None:
             inference["temperature"] = self.temperature
-        content: list[dict[str, Any]] = [{"text": request.prompt}]
+        system: list[dict[str, Any]] = [{"text": request.system}] if request.system else []
         if request.shared:
-            # the part the kinds' calls for one snapshot share: cached after the first of them
-            head: list[dict[str, Any]] = [{"text": request.shared}]
+            system.append({"text": request.shared})
             if self._cache_points:
-                head.append({"cachePoint": {"type": "default"}})
-            content = [*head, *content]
+                system.append({"cachePoint": {"type": "default"}})
         params: dict[str, Any] = {
             "modelId": self.model_id,
-            "messages": [{"role": "user", "content": content}],
+            "messages": [{"role": "user", "content": [{"text": request.prompt}]}],
             "inferenceConfig": inference,
             "toolConfig": tool_config,
         }
-        if request.system:
-            params["system"] = [{"text": request.system}]
+        if system:
+            params["system"] = system
         return params
 
     def _converse(self, request: LLMRequest) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError, ParamValidationError
 
         while True:
             params = self._request(request)
             try:
                 return dict(self._call(params, request.deadline))
+            except ParamValidationError as exc:
+                # an SDK older than Converse's cachePoint refuses the block before sending anything
+                if "cachepoint" in str(exc).replace(" ", "").lower() and self._cache_points:
+                    self._cache_points = False
+                    _log_downgrade(self.name, "cache points", "this SDK does not know cachePoint")
+                    continue
+                raise LLMConfigError(f"{self.name}: the SDK refused the request: {exc}") from exc
             except ClientError as exc:
                 self.attempts += attempts_made(exc.response)
                 err = exc.response.get("Error", {})
+                code = str(err.get("Code", ""))
                 message = str(err.get("Message", ""))
                 if (
-                    err.get("Code") == "ValidationException"
+                    code == "ValidationException"
                     and "toolchoice" in message.replace(" ", "").lower()
                     and self._tool_choice != "auto"
                 ):
                     self._tool_choice = "any" if self._tool_choice == "tool" else "auto"
+                    _log_downgrade(self.name, "tool choice", message)
                     continue
-                if (
-                    err.get("Code") == "ValidationException"
-                    and "cach" in message.lower()
-                    and self._cache_points
-                ):
+                if code == "ValidationException" and "cach" in message.lower() and self._cache_points:
                     self._cache_points = False  # a model without prompt caching: ask without cache points
+                    _log_downgrade(self.name, "cache points", message)
                     continue
-                raise LLMError(f"{self.name}: {aws_error_message(exc)}") from exc
+                error = LLMConfigError if code in CONFIG_ERRORS else LLMError
+                raise error(f"{self.name}: {aws_error_message(exc)}") from exc
 
     def _call(self, params: dict[str, Any], deadline: float | None = None) -> Any:
         # botocore retries inside this one call (client_config); with a deadline, the client's timeouts
@@ -247,12 +275,17 @@ class BedrockLLM:
         latency_ms = (time.perf_counter() - started) * 1000.0
         text = self._answer(response)
         usage = response.get("usage") or {}
+        read = int(usage.get("cacheReadInputTokens") or 0)
         result = LLMResult(
             text=text,
             model=self.model_id,
-            input_tokens=int(usage.get("inputTokens") or 0),
+            # everything the call read: uncached input, cache reads and writes
+            input_tokens=int(usage.get("inputTokens") or 0)
+            + read
+            + int(usage.get("cacheWriteInputTokens") or 0),
             output_tokens=int(usage.get("outputTokens") or 0),
             latency_ms=latency_ms,
+            cached_tokens=read,
         )
         record_llm_metrics(result)
         return result
@@ -265,11 +298,24 @@ class BedrockLLM:
             if tool_use is not None and "input" in tool_use:
                 value = tool_use["input"]
                 return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        if stop == "max_tokens":
-            raise LLMError(f"{self.name}: the answer was cut off at max_tokens before the tool call")
-        if stop in ("guardrail_intervened", "content_filtered"):
-            raise LLMError(f"{self.name}: the model refused ({stop})")
         texts = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict)).strip()
-        raise LLMError(
-            f"{self.name}: the model answered without calling the tool (stopReason={stop}): {texts[:200]!r}"
+        if stop == "max_tokens":
+            raise LLMAnswerError(
+                f"{self.name}: the answer was cut off at max_tokens before the tool call", "cut_off", texts
+            )
+        if stop in ("guardrail_intervened", "content_filtered"):
+            raise LLMAnswerError(f"{self.name}: the model refused ({stop})", "refused")
+        if texts:
+            return texts  # a model that answered in text instead of the tool: the caller reads its JSON
+        raise LLMAnswerError(
+            f"{self.name}: the model answered without calling the tool (stopReason={stop})", "no_answer"
         )
+
+
+def _log_downgrade(name: str, what: str, why: str) -> None:
+    from mongomem.observability import logger
+
+    logger.warning(
+        "Bedrock model refused part of the request; asking without it from now on",
+        extra={"llm": name, "dropped": what, "why": why[:300]},
+    )

@@ -1,35 +1,75 @@
-"""Any OpenAI-compatible chat-completions server as an LLMProvider (OpenAI, vLLM, Ollama, LiteLLM, ...).
+"""Any OpenAI-compatible chat-completions server as an LLMProvider (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
-Structured output asks for `response_format: json_schema`; a server that rejects that (HTTP 400
-naming response_format) is asked again with `json_object` and the schema in the system prompt, and
-the provider remembers the downgrade for the rest of the process.
+Servers differ in how they hold a model to a JSON Schema, so the provider knows five structured-output
+modes and uses the first one the server accepts (docs/providers.md "How structured output is obtained"):
+
+- `json_schema`: `response_format: {type: json_schema, json_schema: {name, schema, strict}}` (OpenAI,
+  vLLM, Ollama, LM Studio, llama.cpp's server);
+- `json_object_schema`: `response_format: {type: json_object, schema}` (llama.cpp's server and
+  llama-cpp-python's, which refuses `json_schema`);
+- `tools`: every sibling schema as a function tool, `tool_choice` naming this call's (OpenAI counts a
+  structured-output schema as part of the prompt prefix, tools identical across calls keep it shared);
+- `json_object`: plain JSON mode, an example answer in the prompt (never the raw schema: small models
+  echo it back);
+- `prompt`: no `response_format` at all, the example in the prompt (servers that refuse JSON mode).
+
+`memory.providers.llm.structured_output` pins a mode; otherwise the provider starts with the server's
+likely best and moves down the list when the server refuses a mode - whatever status the refusal comes
+with (400, 422, or a 500 whose body names the refused field) - or ignores it (a named tool choice
+answered with another tool or none). What it learns holds for the process (every provider object built
+for the same server and model shares it).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 import time
-from typing import Any
+from typing import Any, Literal
 
-from mongomem.ports import LLMError, LLMRequest, LLMResult
+from mongomem.ports import LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
-from mongomem.providers.http import HTTPError, HTTPStatusError, check_url, post_json
+from mongomem.providers.http import HTTPError, HTTPStatusError, check_url, get_json, post_json
 from mongomem.retrying import DeadlineExceeded, RetriesExhausted, RetryPolicy
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+OPENAI_HOST = "api.openai.com"
+
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "tools", "json_object", "prompt"]
+MODES: tuple[str, ...] = ("json_schema", "json_object_schema", "tools", "json_object", "prompt")
+# OpenAI itself: tools first (its prompt cache counts a response_format schema as part of the prefix).
+OPENAI_MODES: tuple[str, ...] = ("tools", "json_schema", "json_object", "prompt")
+# A refusal of a mode names what it refused; a server error that names none of these is a real failure.
+_REFUSAL_WORDS = {
+    "json_schema": ("response_format", "json_schema"),
+    "json_object_schema": ("response_format", "json_object", "schema"),
+    "tools": ("tool",),
+    "json_object": ("response_format", "json_object"),
+    "prompt": (),
+}
+REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
+# Statuses that no retry and no other request shape can fix: the deployment must change.
+CONFIG_STATUSES = {401: "the server refused the API key", 403: "access denied", 404: "unknown model or URL"}
+
+# What each server/model pair accepted: (base_url, model) -> index into its mode list. Process-wide.
+_learned: dict[tuple[str, str], str] = {}
+_learned_lock = threading.Lock()
+# Cheap readiness probe results: (base_url, model) -> (checked at, ok, reason).
+_probes: dict[tuple[str, str], tuple[float, bool, str]] = {}
+PROBE_TTL_SECONDS = 60.0
 
 
 def schema_name(name: str) -> str:
-    """A json_schema name as OpenAI accepts it: [a-zA-Z0-9_-], at most 64 characters."""
+    """A json_schema / function name as OpenAI accepts it: [a-zA-Z0-9_-], at most 64 characters."""
     return re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_")[:64] or "answer"
 
 
-def strip_fences(text: str) -> str:
-    """JSON-mode servers sometimes wrap the object in a ```json fence; the caller wants bare JSON."""
-    match = _FENCE.match(text)
-    return match.group(1).strip() if match else text.strip()
+def forget_learned() -> None:
+    """Forget what servers accepted and the readiness probes (tests)."""
+    with _learned_lock:
+        _learned.clear()
+        _probes.clear()
 
 
 class OpenAICompatibleLLM:
@@ -51,6 +91,7 @@ class OpenAICompatibleLLM:
         base_delay: float = 0.5,
         max_delay: float = 8.0,
         max_retry_after: float = 20.0,
+        structured_output: StructuredOutput = "auto",
     ) -> None:
         self.base_url = check_url(base_url)
         self.model = model
@@ -59,6 +100,7 @@ class OpenAICompatibleLLM:
         self.require_key = require_key
         self.timeout = timeout
         self.temperature = temperature
+        self.structured_output = structured_output
         self.name = f"openai-compatible:{model}" if model else "openai-compatible"
         self.policy = RetryPolicy(
             max_retries=max_retries,
@@ -66,10 +108,43 @@ class OpenAICompatibleLLM:
             max_delay=max_delay,
             max_retry_after=max_retry_after,
         )
-        self.json_schema_supported = True  # False once the server rejected response_format json_schema
         self.token_param = "max_tokens"  # newer OpenAI models only accept max_completion_tokens
         self.attempts = 0  # HTTP attempts made by the last call
+        self.last_mode = ""  # the structured-output mode of the last call
 
+    # -- modes -------------------------------------------------------------------------------------
+    @property
+    def modes(self) -> tuple[str, ...]:
+        if self.structured_output != "auto":
+            return (self.structured_output,)
+        return OPENAI_MODES if OPENAI_HOST in self.base_url else MODES
+
+    @property
+    def mode(self) -> str:
+        """The structured-output mode the next call uses."""
+        if self.structured_output != "auto":
+            return self.structured_output
+        with _learned_lock:
+            return _learned.get((self.base_url, self.model), self.modes[0])
+
+    def _step_down(self, mode: str, why: str) -> bool:
+        """Move to the mode after `mode` for this server and model; False when there is none."""
+        modes = self.modes
+        if mode not in modes or modes.index(mode) + 1 >= len(modes):
+            return False
+        nxt = modes[modes.index(mode) + 1]
+        with _learned_lock:
+            if _learned.get((self.base_url, self.model), modes[0]) == mode:
+                _learned[(self.base_url, self.model)] = nxt
+        from mongomem.observability import logger
+
+        logger.warning(
+            "LLM server refused a structured-output mode; using the next one from now on",
+            extra={"llm": self.name, "refused": mode, "now": nxt, "why": why[:300]},
+        )
+        return True
+
+    # -- readiness ---------------------------------------------------------------------------------
     def ready(self) -> tuple[bool, str]:
         if not self.model:
             return False, "no model configured (memory.providers.llm.model)"
@@ -78,107 +153,188 @@ class OpenAICompatibleLLM:
             return False, f"API key missing: {where} is not set"
         return True, ""
 
-    def _body(self, request: LLMRequest, structured: bool) -> dict[str, Any]:
+    def answers(self) -> tuple[bool, str]:
+        """Whether the server answers a models list (GET {base_url}/models), asked at most once a minute."""
+        key = (self.base_url, self.model)
+        now = time.monotonic()
+        with _learned_lock:
+            seen = _probes.get(key)
+        if seen is not None and now - seen[0] < PROBE_TTL_SECONDS:
+            return seen[1], seen[2]
+        try:
+            get_json(f"{self.base_url}/models", headers=self._headers(), timeout=min(self.timeout, 5.0))
+            ok, reason = True, ""
+        except HTTPStatusError as exc:
+            # a server without the models route still answers: it is up
+            ok, reason = (exc.status in (404, 405)), f"the LLM server answers {exc}"
+            if exc.status in (401, 403):
+                ok, reason = False, f"the LLM server refuses the key: {exc}"
+        except (HTTPError, RetriesExhausted) as exc:
+            ok, reason = False, f"the LLM server does not answer: {exc}"
+        with _learned_lock:
+            _probes[key] = (now, ok, "" if ok else reason)
+        return ok, "" if ok else reason
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    # -- the request -------------------------------------------------------------------------------
+    def _body(self, request: LLMRequest, mode: str) -> dict[str, Any]:
         system = request.system
-        if structured:
-            response_format: dict[str, Any] = {
+        tail = request.prompt
+        name = schema_name(request.schema_name)
+        body: dict[str, Any] = {"model": self.model}
+        if mode == "json_schema":
+            body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {
-                    "name": schema_name(request.schema_name),
-                    "schema": request.schema,
-                    "strict": False,
-                },
+                # strict off: strict mode forbids optional fields, and the item schemas have them
+                "json_schema": {"name": name, "schema": request.schema, "strict": False},
             }
-        else:
-            response_format = {"type": "json_object"}
-            system = (
-                f"{system}\n\nAnswer with one JSON object only (no prose, no code fence) that "
-                f"validates against this JSON Schema:\n{json.dumps(request.schema, separators=(',', ':'))}"
-            ).lstrip()
-        body: dict[str, Any] = {
-            "model": self.model,
-            # the shared part first: servers with automatic prefix caching reuse it across the kinds' calls
-            "messages": [
-                {"role": "system", "content": system},
+        elif mode == "json_object_schema":
+            body["response_format"] = {"type": "json_object", "schema": request.schema}
+        elif mode == "tools":
+            siblings = request.siblings or {request.schema_name: request.schema}
+            if request.schema_name not in siblings:
+                siblings = {**siblings, request.schema_name: request.schema}
+            body["tools"] = [
                 {
-                    "role": "user",
-                    "content": f"{request.shared}\n\n{request.prompt}" if request.shared else request.prompt,
-                },
-            ],
-            "response_format": response_format,
-            self.token_param: request.max_tokens,
-        }
+                    "type": "function",
+                    "function": {
+                        "name": schema_name(n),
+                        "description": "Record the answer as JSON matching the schema.",
+                        "parameters": s,
+                    },
+                }
+                for n, s in siblings.items()
+            ]
+            body["tool_choice"] = {"type": "function", "function": {"name": name}}
+        else:
+            # plain JSON mode or none: an example of the answer, after the shared part
+            if mode == "json_object":
+                body["response_format"] = {"type": "json_object"}
+            example = request.example or '{"items": []}'
+            tail = (
+                f"{tail}\n\nAnswer with one JSON object only, no prose and no code fence, shaped like "
+                f"this example (its values are placeholders, not facts):\n{example}"
+            )
+        body["messages"] = [
+            {"role": "system", "content": system},
+            # the shared part first: servers with automatic prefix caching reuse it across the kinds' calls
+            {"role": "user", "content": f"{request.shared}\n\n{tail}" if request.shared else tail},
+        ]
+        body[self.token_param] = request.max_tokens
         if self.temperature is not None:
             body["temperature"] = self.temperature
         return body
 
-    def _post(self, body: dict[str, Any], deadline: float | None) -> Any:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+    def _retryable(self, mode: str) -> Any:
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, HTTPStatusError) and self._refusal(exc, mode):
+                return False  # the request itself was refused: a retry gets the same answer
+            return self.policy.retryable(exc)
+
+        return retryable
+
+    def _refusal(self, exc: HTTPStatusError, mode: str) -> bool:
+        if exc.status not in REFUSAL_STATUSES:
+            return False
+        body = exc.body.lower()
+        if "max_completion_tokens" in body and self.token_param == "max_tokens":
+            return True
+        return any(word in body for word in _REFUSAL_WORDS.get(mode, ()))
+
+    def _post(self, body: dict[str, Any], mode: str, deadline: float | None) -> Any:
         try:
             response = post_json(
                 f"{self.base_url}/chat/completions",
                 body,
-                headers=headers,
+                headers=self._headers(),
                 timeout=self.timeout,
                 policy=self.policy,
                 what=f"{self.name} chat/completions",
                 deadline=deadline,
+                retryable=self._retryable(mode),
             )
         except (RetriesExhausted, HTTPError) as exc:
-            self.attempts += exc.attempts
+            self.attempts += getattr(exc, "attempts", 1)
             raise
         self.attempts += response.attempts
         return response.data
 
-    def _downgrade(self, exc: HTTPStatusError) -> bool:
-        """Adapt to a server that rejected part of the request (HTTP 400); False if nothing to adapt."""
-        body = exc.body.lower()
-        if exc.status != 400:
-            return False
-        if "max_completion_tokens" in body and self.token_param == "max_tokens":
-            self.token_param = "max_completion_tokens"
-            return True
-        if self.json_schema_supported and ("response_format" in body or "json_schema" in body):
-            self.json_schema_supported = False  # JSON mode, with the schema in the system prompt
-            return True
-        return False
-
-    def _send(self, request: LLMRequest) -> Any:
-        # Each downgrade happens at most once per process, so this loop is bounded.
+    def _send(self, request: LLMRequest) -> tuple[Any, str]:
+        # Every step moves down a finite list (or switches the token parameter once): the loop is bounded.
         while True:
+            mode = self.mode
             try:
-                return self._post(self._body(request, self.json_schema_supported), request.deadline)
+                data = self._post(self._body(request, mode), mode, request.deadline)
             except HTTPStatusError as exc:
-                if not self._downgrade(exc):
-                    raise
+                body = exc.body.lower()
+                if (
+                    exc.status in REFUSAL_STATUSES
+                    and "max_completion_tokens" in body
+                    and self.token_param == "max_tokens"
+                ):
+                    self.token_param = "max_completion_tokens"
+                    continue
+                if self._refusal(exc, mode) and self._step_down(mode, str(exc)):
+                    continue
+                raise
+            # a server that ignored the named tool choice (answered in text, or with another tool)
+            if (
+                mode == "tools"
+                and not self._called(data, request)
+                and self._step_down(mode, "the named tool choice was not honoured")
+            ):
+                continue
+            return data, mode
+
+    @staticmethod
+    def _called(data: Any, request: LLMRequest) -> bool:
+        try:
+            calls = data["choices"][0]["message"].get("tool_calls") or []
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return True  # malformed: reported by _content
+        names = [((c or {}).get("function") or {}).get("name") for c in calls if isinstance(c, dict)]
+        return schema_name(request.schema_name) in names
 
     def complete_json(self, request: LLMRequest) -> LLMResult:
         ok, reason = self.ready()
         if not ok:
-            raise LLMError(f"{self.name}: not ready: {reason}")
+            raise LLMConfigError(f"{self.name}: not ready: {reason}")
         self.attempts = 0
         started = time.perf_counter()
         try:
-            data = self._send(request)
+            data, mode = self._send(request)
         except RetriesExhausted as exc:
             raise LLMError(f"{exc}") from exc.last
+        except HTTPStatusError as exc:
+            if exc.status in CONFIG_STATUSES:
+                raise LLMConfigError(f"{exc} ({CONFIG_STATUSES[exc.status]})") from exc
+            raise LLMError(str(exc)) from exc
         except (HTTPError, DeadlineExceeded) as exc:
             raise LLMError(f"{self.name}: {exc}" if isinstance(exc, DeadlineExceeded) else str(exc)) from exc
+        self.last_mode = mode
         latency_ms = (time.perf_counter() - started) * 1000.0
-        text = self._content(data)
+        text = self._content(data, request, mode)
         usage = data.get("usage") if isinstance(data, dict) else None
         usage = usage if isinstance(usage, dict) else {}
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        timings = data.get("timings") if isinstance(data, dict) else None  # llama.cpp's server
+        if cached is None and isinstance(timings, dict):
+            cached = timings.get("cache_n")
         result = LLMResult(
             text=text,
             model=str(data.get("model") or self.model),
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
             latency_ms=latency_ms,
+            cached_tokens=int(cached or 0),
         )
         record_llm_metrics(result)
         return result
 
-    def _content(self, data: Any) -> str:
+    def _content(self, data: Any, request: LLMRequest, mode: str) -> str:
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -186,12 +342,29 @@ class OpenAICompatibleLLM:
             raise LLMError(
                 f"{self.name}: malformed answer (no choices[0].message): {str(data)[:200]!r}"
             ) from None
-        content = message.get("content") if isinstance(message, dict) else None
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
+        if mode == "tools":
+            for call in message.get("tool_calls") or []:
+                function = (call or {}).get("function") or {}
+                if function.get("name") == schema_name(request.schema_name):
+                    arguments = function.get("arguments")
+                    content = arguments if isinstance(arguments, str) else json.dumps(arguments)
+                    break
+        cut = choice.get("finish_reason") == "length"
         if not content:
-            refusal = message.get("refusal") if isinstance(message, dict) else None
+            refusal = message.get("refusal")
             if refusal:
-                raise LLMError(f"{self.name}: the model refused: {str(refusal)[:200]}")
-            raise LLMError(f"{self.name}: empty answer (finish_reason={choice.get('finish_reason')})")
-        if choice.get("finish_reason") == "length":
-            raise LLMError(f"{self.name}: the answer was cut off at max_tokens ({len(content)} characters)")
-        return strip_fences(str(content))
+                raise LLMAnswerError(f"{self.name}: the model refused: {str(refusal)[:200]}", "refused")
+            if cut:
+                raise LLMAnswerError(f"{self.name}: the answer was cut off at max_tokens", "cut_off")
+            raise LLMAnswerError(
+                f"{self.name}: empty answer (finish_reason={choice.get('finish_reason')})", "no_answer"
+            )
+        if cut:
+            raise LLMAnswerError(
+                f"{self.name}: the answer was cut off at max_tokens ({len(content)} characters)",
+                "cut_off",
+                str(content),
+            )
+        return str(content)

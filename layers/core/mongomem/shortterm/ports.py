@@ -249,6 +249,12 @@ class SnapshotRepository(Protocol):
         """Set the kind back to queued unless it is done (compare-and-set); None when it is done or absent."""
         ...
 
+    def hand_off(self, snapshot_id: str, kind: str, done: bool = True) -> bool:
+        """Mark that the kind's extraction passed the snapshot on to the next kind; True only for the one
+        call that marked it (compare-and-set: a redelivered message does not pass it on twice).
+        `done=False` takes the mark back (the message could not be sent)."""
+        ...
+
     def delete_session(self, scope: Scope, session_id: str) -> int:
         """Delete every snapshot of the session; how many."""
         ...

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mongomem.config import Settings
 from mongomem.models.common import Scope, as_utc, utcnow
@@ -204,16 +204,21 @@ class Promoter:
             return None
 
     def _fan_out(self, snap: StoredSnapshot) -> None:
-        for type_name in snap.extraction:
-            self.queue.send_extraction(
-                type_name,
-                {
-                    "snapshot_id": snap.snapshot_id,
-                    "type": type_name,
-                    "tenant": snap.tenant,
-                    "user_id": snap.user_id,
-                },
-            )
+        # The first kind only, naming the others: each kind passes the snapshot on to the next once it has
+        # tried, so the kinds' LLM calls follow one another and read the first one's prompt cache
+        # (mongomem.extraction.runner; docs/decisions.md "One snapshot's kinds in sequence").
+        kinds = list(snap.extraction)
+        if kinds:
+            first, *rest = kinds
+            body: dict[str, Any] = {
+                "snapshot_id": snap.snapshot_id,
+                "type": first,
+                "tenant": snap.tenant,
+                "user_id": snap.user_id,
+            }
+            if rest:
+                body["then"] = rest
+            self.queue.send_extraction(first, body)
         self.snapshots.mark_fanned_out(snap.snapshot_id)
         snap.fanned_out = True
 

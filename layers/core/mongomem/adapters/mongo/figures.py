@@ -12,7 +12,7 @@ from typing import Any
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.stats import KindBacklog
+from mongomem.models.stats import KindBacklog, KindHealth
 from mongomem.status import UserBacklog
 
 WAITING = ("queued", "running", "failed")
@@ -63,6 +63,35 @@ class MongoBacklogRepository:
                     seen = kind.get("oldest_waiting_at")
                     kind["oldest_waiting_at"] = min(seen, row["oldest"]) if seen else row["oldest"]
         return {kind: KindBacklog.model_validate(figures) for kind, figures in rows.items()}
+
+    def extraction_health(self, tenant: str | None, since: datetime) -> dict[str, KindHealth]:
+        pipeline: list[dict[str, Any]] = [
+            *([{"$match": _scope(tenant, None)}] if tenant is not None else []),
+            {"$project": {"e": {"$objectToArray": {"$ifNull": ["$extraction", {}]}}}},
+            {"$unwind": "$e"},
+            {"$match": {"e.v.updated_at": {"$gte": since}}},
+            {"$project": {"kind": "$e.k", "s": "$e.v", "_id": 1}},
+        ]
+        out: dict[str, dict[str, Any]] = {}
+        with translate_errors():
+            rows = list(self.db["snapshots"].aggregate(pipeline))
+        for row in sorted(rows, key=lambda r: r["s"].get("updated_at") or since):
+            kind = out.setdefault(row["kind"], {"failures": 0, "done": 0, "refused": {}})
+            status = row["s"]
+            if status.get("status") == "failed":
+                kind["failures"] += 1
+                kind["last_error"] = {
+                    "at": status.get("updated_at"),
+                    "snapshot_id": row["_id"],
+                    "reason": status.get("reason"),
+                    "final": bool(status.get("final")),
+                    "error": status.get("error"),
+                }
+            elif status.get("status") == "done":
+                kind["done"] += 1
+            for reason, n in (status.get("refused") or {}).items():
+                kind["refused"][reason] = kind["refused"].get(reason, 0) + int(n)
+        return {kind: KindHealth.model_validate(figures) for kind, figures in out.items()}
 
     def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:
         # through the recall indexer's partial index

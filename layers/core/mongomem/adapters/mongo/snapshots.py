@@ -131,6 +131,13 @@ class MongoSnapshotRepository:
             doc = update_and_read(self.coll, query, update)
         return _snapshot(doc) if doc else None
 
+    def hand_off(self, snapshot_id: str, kind: str, done: bool = True) -> bool:
+        path = f"extraction.{kind}.handed_off"
+        query = {"_id": snapshot_id, path: {"$ne": True} if done else True}
+        with translate_errors():
+            result = self.coll.update_one(query, {"$set": {path: done}})
+        return bool(result.modified_count)
+
     def delete_session(self, scope: Scope, session_id: str) -> int:
         with translate_errors():
             result = self.coll.delete_many({**scope.filter(), "session_id": session_id})

@@ -1,0 +1,140 @@
+"""Checks on a model's items before they are committed: copies of the prompt's own examples, and org
+memories that would name the user.
+
+A weak model fills a field with the example its description gives ("e.g. 'aviation', 'billing'") or the
+placeholder of the example answer ("<term>"): an item whose key or value is such an example the
+conversation never said, or that holds a placeholder, is refused (`example_copy`). A kind whose memories every user of the tenant sees (org) must not publish one
+user's name: an item naming the user is kept in the user's private scope instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mongomem.extraction.proposal import TurnView
+from mongomem.kinds import MemoryKind, norm
+
+_QUOTED = re.compile(r"'([^']{2,60})'|\"([^\"]{2,60})\"")
+_PLACEHOLDER = re.compile(r"^\s*<[\w ,.-]{1,60}>\s*$")
+# The word the instructions tell the model to use for the user: prescribed, so never a copy.
+SELF = frozenset({"user", "the user"})
+_SELF_NAME = re.compile(
+    r"\b(?:my name is|i am called|i'm called|call me)\s+([A-Z][\w'-]{1,40}(?:\s+[A-Z][\w'-]{1,40})?)"
+)
+
+
+def prompt_examples(kind: MemoryKind, instructions: str | None = None) -> frozenset[str]:
+    """The quoted examples the kind's prompt shows (its field descriptions and instructions), normalised
+    ('user' among them: prescribed as a subject, never a value)."""
+    texts = [instructions or kind.instructions]
+    texts.extend(_descriptions(kind.item_schema()))
+    found = {norm(a or b) for text in texts for a, b in _QUOTED.findall(text)}
+    return frozenset(f for f in found if f)
+
+
+def _descriptions(schema: Any) -> Iterable[str]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "description" and isinstance(value, str):
+                yield value
+            else:
+                yield from _descriptions(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _descriptions(value)
+
+
+def strings(value: Any) -> Iterable[str]:
+    """Every string in an item (its fields, list entries and object values)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    return bool(needle) and f" {needle} " in f" {haystack} "
+
+
+def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transcript: str) -> str | None:
+    """The example or placeholder an item repeats without the conversation saying it, or None: a
+    placeholder of the example answer anywhere, or an example as the item's key or value (what it is
+    about and what it says; a label such as 'home airport' is meant to be reused)."""
+    for text in strings(item if isinstance(item, dict) else {}):
+        if _PLACEHOLDER.match(text):
+            return text
+    try:
+        payload, _ = kind.validate(item)
+        value, key = kind.value(payload), kind.key(payload)
+    except Exception:
+        return None  # malformed: the commit refuses and counts it
+    for text, allowed in ((value, frozenset()), (key, SELF)):
+        plain = norm(text)
+        if plain in examples and plain not in allowed and not _contains(transcript, plain):
+            return text
+    return None
+
+
+def user_names(user_id: str, turns: Sequence[TurnView]) -> frozenset[str]:
+    """How the conversation names its user: the user id, the user turns' speaker name and a name the user
+    gives for themselves ("my name is Ana")."""
+    names = {norm(user_id)}
+    for t in turns:
+        if t.role != "user":
+            continue
+        if t.name:
+            names.add(norm(t.name))
+        names.update(norm(m) for m in _SELF_NAME.findall(t.content))
+    return frozenset(n for n in names if len(n) >= 3 and n not in SELF)
+
+
+def names_user(item: Any, names: frozenset[str]) -> bool:
+    text = norm(" ".join(strings(item if isinstance(item, dict) else {})))
+    return any(_contains(text, n) for n in names)
+
+
+@dataclass
+class Screened:
+    items: list[Any] = field(default_factory=list)  # kept, in order
+    personal: list[Any] = field(default_factory=list)  # kept, but naming the user (org kinds only)
+    refused: Counter[str] = field(default_factory=Counter)
+
+
+def screen(
+    kind: MemoryKind,
+    items: list[Any],
+    turns: Sequence[TurnView],
+    user_id: str,
+    *,
+    org: bool,
+    instructions: str | None = None,
+) -> Screened:
+    """Refuse example copies; for an org kind, set apart the items that name the user."""
+    from mongomem.observability import logger
+
+    examples = prompt_examples(kind, instructions)
+    transcript = norm(" ".join(t.content for t in turns))
+    names = user_names(user_id, turns) if org else frozenset()
+    out = Screened()
+    for item in items:
+        copied = copies_example(kind, item, examples, transcript)
+        if copied is not None:
+            out.refused["example_copy"] += 1
+            logger.info(
+                "proposed item refused: it repeats the prompt's example",
+                extra={"memory_type": kind.name, "reason": "example_copy", "value": copied[:80]},
+            )
+            continue
+        if org and names_user(item, names):
+            out.personal.append(item)
+            continue
+        out.items.append(item)
+    return out
