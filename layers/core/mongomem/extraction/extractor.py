@@ -159,11 +159,11 @@ class KindExtractor:
                 visibility=visibility,
                 user_names={t.name for t in item.turns if t.role == "user" and t.name},
             )
-            usage.memories += [{"memory_id": o.record.memory_id} for o in committed.outcomes]
+            usage.memories += [{"memory_id": o.record.memory_id} for o in committed.outcomes if o.record]
             for decision, n in committed.decisions.items():
                 usage.decisions[decision] = usage.decisions.get(decision, 0) + n
             for reason, n in committed.refused.items():
                 usage.refused[reason] = usage.refused.get(reason, 0) + n
-        if not usage.memories:
+        if not usage.memories and not usage.decisions and usage.refused:
             usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"
         return usage
