@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from mongomem.local.queue import LocalQueue, QueuePolicy
-from mongomem.local.worker import drain
+from mongomem.local.worker import drain_all
 from mongomem.models.memory import ORG_OWNER
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers
 from tests.conftest import load_function
+from tests.helpers import EXTRACT_QUEUES
 from tests.integration.test_memory_scopes import build, make_index
 
 SLO = {"term": "SLO", "definition": "service level objective"}
@@ -186,7 +187,8 @@ def test_a_users_extraction_proposes_but_does_not_replace_another_users_term(
         turns = {"user_id": user, "turns": [{"role": "user", "content": text}]}
         assert call(fns, ctx, "POST", f"/v1/sessions/s-{user}/turns", turns)[0] == 201
         assert call(fns, ctx, "POST", f"/v1/sessions/s-{user}/flush?user_id={user}")[0] == 200
-        assert drain(queue, "extract-taxonomic", fns["extract"].lambda_handler, policy) == 1
+        received = drain_all(queue, EXTRACT_QUEUES, fns["extract"].lambda_handler, policy)
+        assert received["extract-taxonomic"] == 1
     docs = org_docs(svc, "MTTR")
     assert [(d["status"], d["payload"]["definition"]) for d in docs] == [
         ("active", "mean time to recovery"),
@@ -211,7 +213,8 @@ def test_org_memories_never_name_the_other_users_who_stated_them(
         }
         assert call(fns, ctx, "POST", f"/v1/sessions/s-{user}/turns", turns)[0] == 201
         assert call(fns, ctx, "POST", f"/v1/sessions/s-{user}/flush?user_id={user}")[0] == 200
-        assert drain(queue, "extract-taxonomic", fns["extract"].lambda_handler, policy) == 1
+        received = drain_all(queue, EXTRACT_QUEUES, fns["extract"].lambda_handler, policy)
+        assert received["extract-taxonomic"] == 1
     doc = org_docs(svc, "MTTR")[0]
     secrets = {"ana", "bob"} | {e["snapshot_id"] for e in doc["evidence"]}
     mid = doc["_id"]

@@ -286,7 +286,12 @@ def test_the_migration_keys_an_older_release_facts_about_the_user_under_one_subj
     }  # as the older release stored it
     svc.memory_store.coll.update_one({"_id": madrid}, {"$set": {"key": "maria|home city", "payload": older}})
     # When the migration runs
-    assert rekey(svc.memory_store, svc.kinds).as_dict() == {"seen": 3, "rekeyed": 1, "merged": 1}
+    assert rekey(svc.memory_store, svc.kinds).as_dict() == {
+        "seen": 3,
+        "rekeyed": 1,
+        "merged": 1,
+        "complete": True,
+    }
     # Then the later statement is the one active home city, the earlier one its history
     assert [f for f in facts(svc) if f[0] == "home city"] == [("home city", "Barcelona", 1)]
     old = svc.memory_store.get(ANA, madrid)
