@@ -60,3 +60,18 @@ def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any)
     page = get(api, "/v1/docs", ctx, services)
     assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
     assert "SwaggerUIBundle" in page["body"] and "/v1/sessions/{session_id}/turns" in page["body"]
+
+
+def test_every_operation_documents_its_success_body_and_a_unique_operation_id() -> None:
+    # A client generated from the document (sdk-ts) needs each route's answer type and a name for it.
+    doc = openapi_document()
+    seen: set[str] = set()
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            assert operation.get("operationId") and operation["operationId"] not in seen, where
+            seen.add(operation["operationId"])
+            success = {code: r for code, r in operation["responses"].items() if code.startswith("2")}
+            assert success, f"{where} documents no success response"
+            for code, response in success.items():
+                assert "schema" in response.get("content", {}).get("application/json", {}), f"{where} {code}"
