@@ -374,7 +374,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     let template = this.templates.get(key);
     if (!template) {
       // The project's template or schema, as the API shows it to agents (any user: it is the same for all).
-      template = this.client.getWorkingMemoryTool({ scope: key, user_id: "mastra-template", ...(key === "thread" ? { thread_id: "mastra-template" } : {}), readOnly: true }).then((ctx) => {
+      template = this.client.getWorkingMemoryTool({ scope: key, user_id: "mastra-template", ...(key === "thread" ? { thread_id: "mastra-template" } : {}) }).then((ctx) => {
         if (!("mode" in ctx)) return null;
         if (ctx.mode === "schema") {
           const schema = (ctx.tool?.input_schema as { properties?: { memory?: unknown } } | undefined)?.properties?.memory;
