@@ -83,3 +83,8 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV4 & { prompts: u
 export function promptText(prompt: unknown[]): string {
   return JSON.stringify(prompt);
 }
+
+/** A model that answers "ok" to everything: what the documented snippets run with instead of a real one. */
+export function echoModel(): MockLanguageModelV4 & { prompts: unknown[][] } {
+  return scriptedModel([{ text: "ok" }]);
+}
