@@ -225,3 +225,18 @@ test("base URL and API key come from MONGOMEM_URL and MONGOMEM_API_KEY when not 
     { url: "http://other.test/v1/status", key: "explicit" },
   ]);
 });
+
+test("the client core imports no Node module (it runs wherever fetch does)", async () => {
+  const core = ["index.js", "client.js", "env.js", "errors.js", "retry.js", "routes.js", "types.js", "generated/openapi.js"];
+  const dist = new URL("../../dist/", import.meta.url);
+  for (const file of core) {
+    const code = await readFile(new URL(file, dist), "utf8");
+    const imports = [
+      ...code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gm),
+      ...code.matchAll(/\bimport\s*\(\s*["']([^"']+)["']\s*\)/g),
+      ...code.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
+    ].map((m) => m[1]!);
+    assert.deepEqual(imports.filter((name) => !name.startsWith("./") && !name.startsWith("../")), [], `${file} imports ${imports}`);
+    assert.doesNotMatch(code, /\brequire\(|\bBuffer\b|process\.(?!env)/, file);
+  }
+});
