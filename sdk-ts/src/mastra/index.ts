@@ -266,7 +266,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     );
     const thread = this.threadOut(cloned.thread);
     this.remember(thread.id, owner);
-    const clonedMessages = await this.threadMessages(thread.id, owner, false);
+    const clonedMessages = await this.threadMessages(thread.id, owner);
     const messageIdMap = Object.fromEntries(clonedMessages.map((m) => [m.id.replace(/@[^@]*$/, ""), m.id]));
     return { thread, clonedMessages, messageIdMap };
   }
@@ -298,7 +298,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     const newestFirst = !args.orderBy || args.orderBy.direction === "DESC";
     let all: MastraDBMessage[] = [];
     for (const threadId of threadIds) {
-      all.push(...(await this.threadMessages(threadId, this.ownerOf(threadId, args.resourceId), false)));
+      all.push(...(await this.threadMessages(threadId, this.ownerOf(threadId, args.resourceId))));
     }
     const range = args.filter?.dateRange;
     if (range) {
@@ -505,7 +505,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
 
   // -- helpers ---------------------------------------------------------------------------------------------
 
-  private async threadMessages(threadId: string, resourceId: string, _newestOnly: boolean): Promise<MastraDBMessage[]> {
+  private async threadMessages(threadId: string, resourceId: string): Promise<MastraDBMessage[]> {
     const turns: TurnOut[] = [];
     let before: number | null | undefined;
     try {
