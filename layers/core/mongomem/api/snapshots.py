@@ -27,7 +27,10 @@ def get_snapshot(snapshot_id: SnapshotId, user_id: UserQuery = None) -> Snapshot
 @router.post(
     "/v1/snapshots/<snapshot_id>/retry",
     summary="Extract one kind of a snapshot again: its status goes back to queued and its message is re-sent",
-    responses={409: {"description": "The kind is done, not part of the snapshot, or disabled"}},
+    responses={
+        200: {"description": "Queued again", "content": {"application/json": {"model": RetryResult}}},
+        409: {"description": "The kind is done, not part of the snapshot, or disabled"},
+    },
 )
 def retry_snapshot(
     snapshot_id: SnapshotId, request: Annotated[RetryRequest, Body(embed=False)], user_id: UserQuery = None
