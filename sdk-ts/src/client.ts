@@ -130,6 +130,11 @@ export class MongomemClient {
     } while (cursor);
   }
 
+  /** A user's conflicting facts: active memories of one key that say different things. */
+  listConflicts(query: QueryOf<"listConflicts"> = {}, options?: RequestOptions): Promise<ResultOf<"listConflicts">> {
+    return this.call("listConflicts", { query }, options);
+  }
+
   getMemory(memoryId: string, query: QueryOf<"getMemory"> = {}, options?: RequestOptions): Promise<ResultOf<"getMemory">> {
     return this.call("getMemory", { path: { memory_id: memoryId }, query }, options);
   }

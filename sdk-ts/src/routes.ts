@@ -30,6 +30,7 @@ export const ROUTES = {
   getMemory: { op: "get_memory_v1_memories__memory_id__get", method: "GET", path: "/v1/memories/{memory_id}" },
   deleteMemory: { op: "delete_memory_v1_memories__memory_id__delete", method: "DELETE", path: "/v1/memories/{memory_id}" },
   searchMemories: { op: "search_memories_v1_memories_search_post", method: "POST", path: "/v1/memories/search", safe: true },
+  listConflicts: { op: "list_conflicts_v1_memories_conflicts_get", method: "GET", path: "/v1/memories/conflicts" },
   listDomains: { op: "list_domains_v1_domains_get", method: "GET", path: "/v1/domains" },
   getSkill: { op: "get_skill_v1_memories__memory_id__skill_get", method: "GET", path: "/v1/memories/{memory_id}/skill" },
   procedureFeedback: { op: "post_feedback_v1_memories__memory_id__feedback_post", method: "POST", path: "/v1/memories/{memory_id}/feedback", safe: false },

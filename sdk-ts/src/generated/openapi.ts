@@ -175,6 +175,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's conflicting facts: active memories of one key that say different things */
+        get: operations["list_conflicts_v1_memories_conflicts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/search": {
         parameters: {
             query?: never;
@@ -525,6 +542,71 @@ export type components = {
             source: "deployed" | "file" | "defaults";
         };
         /**
+         * Conflict
+         * @description Active memories of one key that say different things; settled when one is deleted or a later
+         *     statement of the key supersedes them.
+         */
+        Conflict: {
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Key */
+            key: string;
+            /** Memories */
+            memories: components["schemas"]["ConflictingMemory"][];
+            /** Type */
+            type: string;
+            /** User Id */
+            user_id: string;
+        };
+        /** ConflictingMemory */
+        ConflictingMemory: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Memory Id */
+            memory_id: string;
+            /** Observed At */
+            observed_at?: string | null;
+            /** Text */
+            text: string;
+            /** Value */
+            value: string;
+        };
+        /** ConflictList */
+        ConflictList: {
+            /** Conflicts */
+            conflicts: components["schemas"]["Conflict"][];
+        };
+        /**
+         * ContextItem
+         * @description One item of the block and why it is there.
+         */
+        ContextItem: {
+            /**
+             * Id
+             * @description a turn id (session_id:seq), a memory id or the working memory's reference
+             */
+            id: string;
+            /** Ids */
+            ids: string[];
+            /**
+             * Reason
+             * @description why it was chosen: its rank in its source and what ranked it there
+             */
+            reason: string;
+            /** Section */
+            section: string;
+            /** Tokens */
+            tokens: number;
+            /**
+             * Value
+             * @description its estimated worth (1 = its source's best match); the block is filled best value per token first
+             */
+            value: number;
+        };
+        /**
          * ContextRequest
          * @description Assemble an agent's context for one session within a token budget.
          */
@@ -548,9 +630,9 @@ export type components = {
             max_tokens?: number | null;
             /**
              * Memories Top K
-             * @default 5
+             * @description memories considered (default: as many as the budget holds)
              */
-            memories_top_k?: number;
+            memories_top_k?: number | null;
             /**
              * Message Range
              * @default 1
@@ -573,9 +655,9 @@ export type components = {
             query?: string | null;
             /**
              * Recall Top K
-             * @default 4
+             * @description earlier messages considered (default: as many as the budget holds)
              */
-            recall_top_k?: number;
+            recall_top_k?: number | null;
             /**
              * Recent Turns
              * @default 10
@@ -614,12 +696,26 @@ export type components = {
                 [key: string]: string[];
             };
             /**
+             * Items
+             * @description every item of the block, in the order it was chosen, with its reason
+             */
+            items?: components["schemas"]["ContextItem"][];
+            /**
+             * Left Out
+             * @description candidates left out: budget (no room), duplicate (already in the block), below_floor (not relevant enough to the query)
+             */
+            left_out?: {
+                [key: string]: number;
+            };
+            /**
              * Messages
              * @description format openai: the block as a system message, ready for a chat completion
              */
             messages?: {
                 [key: string]: string;
             }[] | null;
+            /** @description the user's turns not yet extracted or indexed: wait, rather than conclude nothing is known */
+            pending?: components["schemas"]["PendingWork"] | null;
             /** Query */
             query?: string | null;
             /** Sections */
@@ -811,7 +907,7 @@ export type components = {
              * Decision
              * @enum {string}
              */
-            decision: "ADD" | "UPDATE" | "REINFORCE" | "NOOP";
+            decision: "ADD" | "UPDATE" | "REINFORCE" | "RETRACT" | "NOOP" | "PROPOSE";
             /** Reason */
             reason: string;
             /** Score */
@@ -953,6 +1049,12 @@ export type components = {
         };
         /** FeedbackResult */
         FeedbackResult: {
+            /**
+             * Counted
+             * @description whether this report changed the counts: a user's feedback on a version counts once a day (a later report that day replaces the earlier one)
+             * @default true
+             */
+            counted?: boolean;
             /** Lineage Id */
             lineage_id: string;
             /** Memory Id */
@@ -1179,7 +1281,7 @@ export type components = {
              * Status
              * @enum {string}
              */
-            status: "active" | "superseded" | "deleted";
+            status: "active" | "superseded" | "deleted" | "proposed";
             /** Superseded By */
             superseded_by?: string | null;
             /** Supersedes */
@@ -1232,6 +1334,34 @@ export type components = {
              * @default 1
              */
             before?: number;
+        };
+        /** PendingWork */
+        PendingWork: {
+            /**
+             * Oldest Pending Age S
+             * @description its age in seconds
+             */
+            oldest_pending_age_s?: number | null;
+            /**
+             * Oldest Pending At
+             * @description when the oldest of that work was recorded or cut
+             */
+            oldest_pending_at?: string | null;
+            /**
+             * Snapshots Extracting
+             * @description the user's snapshots with a kind still queued or running
+             */
+            snapshots_extracting: number;
+            /**
+             * Turns Not Extracted
+             * @description the user's turns whose memories are not extracted yet: not yet in a snapshot, or in one still queued or running
+             */
+            turns_not_extracted: number;
+            /**
+             * Turns Not Indexed
+             * @description the user's turns not yet embedded for recall
+             */
+            turns_not_indexed: number;
         };
         /**
          * PipelineHealth
@@ -1395,6 +1525,11 @@ export type components = {
             signals?: {
                 [key: string]: number;
             } | null;
+            /**
+             * Similarity
+             * @description cosine similarity of the query to the turn's own text, when a dense ranking found it (matches only)
+             */
+            similarity?: number | null;
             /**
              * Thread
              * @description the thread (session id) the message belongs to
@@ -1627,6 +1762,8 @@ export type components = {
         };
         /** SearchResponse */
         SearchResponse: {
+            /** @description the user's turns not yet extracted or indexed: wait, rather than conclude nothing is known */
+            pending?: components["schemas"]["PendingWork"] | null;
             /** Results */
             results: components["schemas"]["SearchResult"][];
             /** Took Ms */
@@ -1649,6 +1786,11 @@ export type components = {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * Observed At
+             * @description when the memory was first stated
+             */
+            observed_at?: string | null;
             /** Payload */
             payload: {
                 [key: string]: unknown;
@@ -1662,11 +1804,16 @@ export type components = {
              * Status
              * @enum {string}
              */
-            status: "active" | "superseded" | "deleted";
+            status: "active" | "superseded" | "deleted" | "proposed";
             /** Text */
             text: string;
             /** Type */
             type: string;
+            /**
+             * Valid From
+             * @description the date from which the fact holds, when known
+             */
+            valid_from?: string | null;
             /** Version */
             version: number;
             /**
@@ -2119,8 +2266,16 @@ export type components = {
             attempts?: number;
             /** Error */
             error?: string | null;
+            /** Final */
+            final?: boolean | null;
             /** Memories */
             memories?: number | null;
+            /** Reason */
+            reason?: string | null;
+            /** Refused */
+            refused?: {
+                [key: string]: number;
+            } | null;
             /**
              * Status
              * @default queued
@@ -2275,7 +2430,7 @@ export type components = {
              * Decision
              * @enum {string}
              */
-            decision: "ADD" | "UPDATE" | "REINFORCE" | "NOOP";
+            decision: "ADD" | "UPDATE" | "REINFORCE" | "RETRACT" | "NOOP" | "PROPOSE";
             memory: components["schemas"]["MemoryOut"];
             /** Reason */
             reason: string;
@@ -2977,7 +3132,7 @@ export interface operations {
                 observed_after?: string | null;
                 /** @description ISO date-time: first stated before it */
                 observed_before?: string | null;
-                status?: ("active" | "superseded" | "deleted") | null;
+                status?: ("active" | "superseded" | "deleted" | "proposed") | null;
                 /** @description semantic: exact subject */
                 subject?: string | null;
                 /** @description semantic: subjects starting with this */
@@ -3104,6 +3259,15 @@ export interface operations {
             };
             /** @description ADD or UPDATE */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteResult"];
+                };
+            };
+            /** @description PROPOSE: a user's other value for an org memory, kept as a proposal */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3503,6 +3667,101 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SkillExport"];
+                };
+            };
+            /** @description The request is malformed (bad JSON, a missing user_id, a broken limit) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked x-api-key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The principal may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such route, or nothing with this id for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (an id already used, a retry still in progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body or a field is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A store is unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_conflicts_v1_memories_conflicts_get: {
+        parameters: {
+            query?: {
+                /** @description The memory user */
+                user_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictList"];
                 };
             };
             /** @description The request is malformed (bad JSON, a missing user_id, a broken limit) */
