@@ -269,9 +269,10 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mongomem.cli.connection import add_api_options
+
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    parser.add_argument("--base-url", default="http://127.0.0.1:3000", help="the memory API")
-    parser.add_argument("--api-key", default=None, help="sent as x-api-key (API-key authenticated stacks)")
+    add_api_options(parser)
     parser.add_argument("--user-id", default=None, help="serve one user's memory (tools drop user_id)")
     parser.add_argument("--host", default="127.0.0.1", help="http transport: interface to listen on")
     parser.add_argument("--port", type=int, default=8000, help="http transport: port (path /mcp)")
@@ -287,7 +288,10 @@ def run(args: argparse.Namespace) -> int:
 
         print("the MCP server needs the `mcp` package: pip install 'mcp>=2.3,<3'", file=sys.stderr)
         return 2
-    client = MemoryClient(args.base_url, timeout=args.timeout, api_key=args.api_key)
+    from mongomem.cli.connection import connection
+
+    conn = connection(args)
+    client = MemoryClient(conn.base_url, timeout=args.timeout, api_key=conn.api_key)
     server = build_server(client, user_id=args.user_id)
     if args.transport == "stdio":
         server.run("stdio")

@@ -536,7 +536,10 @@ def test_local_stack_runs_open_until_a_key_exists_then_requires_keys(
         assert cli_main(["keys", "list", "--data-dir", str(data)]) == 0
         listing = capsys.readouterr().out
         assert keys.key_id_of(key) in listing and key not in listing and "active" in listing
-        assert cli_main(["keys", "revoke", keys.key_id_of(key) or "", "--data-dir", str(data)]) == 0
+        # (the stack's last active key: --force, knowing that the stack then refuses every request)
+        assert (
+            cli_main(["keys", "revoke", keys.key_id_of(key) or "", "--force", "--data-dir", str(data)]) == 0
+        )
         stack.authorizer._cache.clear()  # as if the 300 s TTL had passed
         assert http("GET", f"{stack.url}/v1/sessions/s2?user_id=ana", key)[0] == 401
     finally:

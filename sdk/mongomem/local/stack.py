@@ -77,13 +77,7 @@ class LocalStack:
 
     def start(self) -> LocalStack:
         """Start everything; a bad configuration (ConfigError) starts nothing, any later failure stops all."""
-        env = dict(self.environ)
-        if self.config_file is not None:
-            env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
-        if self.data_dir is not None:
-            env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(self.data_dir / "vectors"))
-        for name in [*builtin_names(), CUSTOM_QUEUE]:
-            env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
+        env = local_environment(self.environ, self.data_dir, self.config_file)
         settings_from_env(env)  # validate the config and the environment before any child process starts
         try:
             self._start(env)
@@ -165,6 +159,20 @@ class LocalStack:
         finally:
             if self.mongo is not None:
                 self.mongo.stop()
+
+
+def local_environment(
+    environ: dict[str, str], data_dir: Path | None, config_file: Path | None
+) -> dict[str, str]:
+    """The MONGOMEM_* variables the local functions run with (the config, the embedded index, the queues)."""
+    env = dict(environ)
+    if config_file is not None:
+        env["MONGOMEM_CONFIG_FILE"] = str(config_file)
+    if data_dir is not None:
+        env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(data_dir / "vectors"))
+    for name in [*builtin_names(), CUSTOM_QUEUE]:
+        env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
+    return env
 
 
 def _loader(functions: Path, name: str) -> Any:
