@@ -132,11 +132,11 @@ def test_a_jsonl_history_keeps_its_times_follows_its_gaps_and_imports_once(
 
     # ... and recall finds the imported turns once the scan has indexed them (back-filled)
     def berlin_turns() -> list[dict[str, Any]]:
-        found = client.recall(query="Berlin flight", user_id=user, top_k=3)["threads"]
-        return [t for g in found for t in g["turns"] if "Berlin flight" in t["content"]]
+        found = client.recall(user_id=user, query="Berlin flight", top_k=3).threads
+        return [t for g in found for t in g.turns if "Berlin flight" in t.content]
 
     berlin = eventually(berlin_turns)
-    assert berlin and berlin[0]["timestamp"].startswith("2023-05-09T10:00")
+    assert berlin and berlin[0].timestamp.isoformat().startswith("2023-05-09T10:00")
 
 
 def test_a_locomo_conversation_imports_session_by_session(client: MemoryClient) -> None:

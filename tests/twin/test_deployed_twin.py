@@ -178,11 +178,11 @@ def test_journey_record_scan_extract_search_context_erase(
     assert [(t.type, t.payload["destination"]) for t in trips] == [("trip", "Lisbon")]
     step("custom type: the ExtractCustom function stored the trip; search by types=[trip] finds it")
     recalled = mem.recall(query="Lisbon", user_id="user-7", top_k=2)
-    assert any("Lisbon" in t["content"] for g in recalled["threads"] for t in g["turns"]), recalled
+    assert any("Lisbon" in t.content for g in recalled.threads for t in g.turns), recalled
     context = mem.build_context(
         user_id="user-7", session_id="sess-42", query="travel plans", token_budget=800
     )
-    assert "LIS" in context["context"]
+    assert "LIS" in context.context
     step("recall and context: the recorded turns and the fact come back within the token budget")
     # Past conversations import through the same API (POST /v1/import): original times, cut and fanned out
     old = [

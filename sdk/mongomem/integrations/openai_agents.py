@@ -171,7 +171,7 @@ def memory_tools(client: AsyncMemoryClient, user_id: str | None) -> list[Functio
             query: What was said, in plain words.
             top_k: How many matching messages to return (1-20).
         """
-        return recall_text(await client.recall(query, user_id, top_k=max(1, min(top_k, 20)), message_range=1))
+        return recall_text(await client.recall(user_id, query, top_k=max(1, min(top_k, 20)), message_range=1))
 
     @function_tool
     async def update_working_memory(memory: str) -> str:

@@ -3,6 +3,7 @@ and gives the agent memory tools.
 
     from strands import Agent
     from mongomem.client import MemoryClient
+from mongomem.models.recall import ContextResponse
     from mongomem.integrations.strands import MongomemPlugin
 
     memory = MongomemPlugin(MemoryClient("http://127.0.0.1:3000"), user_id="ana", session_id="chat-1")
@@ -35,6 +36,7 @@ from mongomem.integrations._common import (
     safe_id,
     search_text,
 )
+from mongomem.models.recall import ContextResponse
 
 SOURCE = "strands"
 
@@ -115,7 +117,7 @@ class MongomemPlugin(Plugin):
         self.trigger = trigger
         self.turns = TurnBuffer(session_id, user_id, agent_id, source=SOURCE, max_batch=max_batch)
         self._tool_names: dict[str, str] = {}
-        self.last_context: dict[str, Any] | None = None  # the last /v1/context answer (diagnostics)
+        self.last_context: ContextResponse | None = None  # the last /v1/context answer (diagnostics)
         super().__init__()
 
     def init_agent(self, agent: Any) -> None:
@@ -169,7 +171,7 @@ class MongomemPlugin(Plugin):
             top_k: How many matching messages to return (1-20).
         """
         return recall_text(
-            self.client.recall(query, self.user_id, top_k=max(1, min(top_k, 20)), message_range=1)
+            self.client.recall(self.user_id, query, top_k=max(1, min(top_k, 20)), message_range=1)
         )
 
     @tool

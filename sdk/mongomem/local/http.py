@@ -92,8 +92,14 @@ class ApiFront:
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         found = self.handler_for(event["rawPath"])
         if found is None:
+            # as the functions answer a path none of their routes serves (mongomem.api.errors)
+            message = (
+                f"no route {event['requestContext']['http']['method']} {event['rawPath']}: the routes are "
+                "listed at /v1/docs (Swagger UI) and /v1/openapi.json"
+            )
+            details = {"path": event["rawPath"], "docs": "/v1/docs"}
             return _json_response(
-                404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}}
+                404, {"error": {"code": "route_not_found", "message": message, "details": details}}
             )
         handler, name = found
         if self.authorizer is not None:

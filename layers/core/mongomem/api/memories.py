@@ -13,11 +13,12 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import InvalidInput
-from mongomem.models.base import Model
 from mongomem.models.common import ID_PATTERN, Scope, parse_utc_datetime
 from mongomem.models.memory import (
     CreateMemoryRequest,
     DeleteResult,
+    Domain,
+    DomainList,
     MemoryFilter,
     MemoryPage,
     MemoryWithHistory,
@@ -134,15 +135,6 @@ def _metadata(text: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidInput('metadata must be a JSON object such as {"region": "eu"}', {"path": "metadata"})
     return value
-
-
-class Domain(Model):
-    domain: str
-    terms: int
-
-
-class DomainList(Model):
-    domains: list[Domain]
 
 
 @router.get("/v1/domains", summary="The domains of the taxonomic terms a user sees (theirs and the org's)")
