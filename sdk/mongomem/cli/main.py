@@ -20,8 +20,11 @@ def _dev(args: argparse.Namespace) -> int:
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     from mongomem.config import ConfigError
+    from mongomem.local import console
     from mongomem.local.lock import DataDirBusy
     from mongomem.local.stack import LocalStack
+
+    console.install(args.log_level)  # one line per request and per warning; metrics only at DEBUG
 
     data_dir = data_dir_of(args).resolve()
     config = dev_config(args.config, data_dir)
@@ -42,6 +45,8 @@ def _dev(args: argparse.Namespace) -> int:
         scan_seconds=args.scan_seconds,
         config_file=config,
         environ=environment(),
+        on_request=lambda *request: print(console.request_line(*request), flush=True),
+        on_event=lambda message: print(f"{console.clock()} {message}", flush=True),
     )
     # SIGTERM, SIGHUP and Ctrl-C all end in the same stop below, even while starting.
     stopping = threading.Event()

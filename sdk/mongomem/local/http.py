@@ -250,8 +250,28 @@ def _envelope(status: int, message: str, details: Any = None) -> dict[str, Any]:
     return _json_response(status, {"error": {"code": code, "message": message, "details": details}})
 
 
+RequestLog = Callable[[str, str, int, float, "str | None"], None]  # method, target, status, ms, error code
+
+
+def _error_code(result: dict[str, Any]) -> str | None:
+    status = int(result.get("statusCode", 200))
+    if status < 400:
+        return None
+    try:
+        body = result.get("body") or ""
+        raw = base64.b64decode(body).decode() if result.get("isBase64Encoded") else str(body)
+        error = json.loads(raw).get("error") or {}
+        return str(error.get("code")) if error.get("code") else None
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
 def make_server(
-    front: ApiFront, host: str, port: int, read_timeout: float = READ_TIMEOUT_SECONDS
+    front: ApiFront,
+    host: str,
+    port: int,
+    read_timeout: float = READ_TIMEOUT_SECONDS,
+    on_request: RequestLog | None = None,
 ) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -313,6 +333,7 @@ def make_server(
             event = to_event(
                 self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
             )
+            started = time.perf_counter()
             try:
                 result = front.invoke(event)
             except Exception:
@@ -320,6 +341,11 @@ def make_server(
                     500, "an internal error occurred"
                 )  # as API Gateway answers a crashed function
             self._send(result)
+            if on_request is not None:
+                took = (time.perf_counter() - started) * 1000
+                on_request(
+                    self.command, self.path, int(result.get("statusCode", 200)), took, _error_code(result)
+                )
 
         def _refuse_method(self) -> None:
             self._send(_envelope(405, f"method {self.command} is not allowed"), close=True)
