@@ -98,6 +98,13 @@ def list_memories(
         str | None,
         Query(min_length=2, max_length=2000, description='JSON object of exact values: {"k": "v"}'),
     ] = None,
+    snapshot_id: Annotated[
+        str | None,
+        Query(
+            pattern=r"^snap-[a-f0-9]{24}$",
+            description="memories with evidence from this snapshot: what its extraction wrote or reinforced",
+        ),
+    ] = None,
 ) -> MemoryPage:
     exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
     payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
@@ -110,6 +117,7 @@ def list_memories(
         tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
         domain=domain,
         metadata=_metadata(metadata),
+        snapshot_id=snapshot_id,
     )
     return services_of(router).memories.list(
         _scope(user_id),

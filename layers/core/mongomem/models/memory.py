@@ -196,9 +196,11 @@ class MemoryFilter:
     tags: tuple[str, ...] = ()
     domain: str | None = None
     metadata: dict[str, str | int | float | bool] = field(default_factory=dict)
+    # lists only: memories with evidence from this snapshot (what a snapshot's extraction produced)
+    snapshot_id: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.tags or self.domain is not None or self.metadata)
+        return bool(self.tags or self.domain is not None or self.metadata or self.snapshot_id)
 
 
 @dataclass(frozen=True)
