@@ -260,3 +260,13 @@ def test_dev_documents_its_port_and_make_dev_takes_one() -> None:
     for target in ("dev", "test", "lint", "setup", "twin"):
         assert f"\n  {target} " in listed, listed
     assert "PORT=" in listed and "DATA_DIR=" in listed
+
+
+def test_memory_status_without_a_stack_says_where_it_looked(
+    clean_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MONGOMEM_URL", UNREACHABLE)
+    code, out, _ = run(capsys, "memory", "status", "--local")
+    assert code == 1
+    assert f"nothing answers at {UNREACHABLE}" in out and "make dev" in out
+    assert f"no local stack runs on {clean_env / '.mongomem'}" in out and "--data-dir" in out
