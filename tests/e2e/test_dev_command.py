@@ -295,3 +295,29 @@ def test_the_console_shows_one_line_per_request_and_no_metric_json(
     assert any(re.fullmatch(r"\d\d:\d\d:\d\d GET /v1/nothing 404 route_not_found \d+ ms", x) for x in lines)
     assert not [x for x in lines if x.startswith('{"_aws"') or x.startswith("{")], lines
     assert "Traceback" not in run.output()
+
+
+def test_ctrl_c_stops_it_even_when_its_shell_ignores_sigint(tmp_path: Path, config: Path) -> None:
+    """A non-interactive shell starts background jobs with SIGINT ignored (`make dev &` in a script, a CI
+    runner); Python keeps that, so `mongomem dev` ignored Ctrl-C there."""
+    data = tmp_path / "data"
+    log = tmp_path / "dev.log"
+    proc = subprocess.Popen(
+        dev_command(data, config),
+        cwd=ROOT,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while READY not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0 and "stopped." in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)

@@ -54,6 +54,9 @@ def _dev(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if sig is not None:
                 signal.signal(sig, lambda *_: stopping.set())
+        # Ctrl-C (SIGINT) stops it even when started from a shell that ignores SIGINT for its background
+        # jobs (`make dev &` in a script, a CI runner): Python keeps an inherited SIG_IGN otherwise.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     control = None
     try:
