@@ -107,11 +107,15 @@ class World:
         self.args = args
         self.data_dir = data_dir
         self.mongo = EmbeddedMongo(data_dir / "mongo").start()
-        self.node = OpenSearchNode()
-        self.node.start(data_dir=data_dir / "opensearch", heap=args.heap)
-        log(
-            f"OpenSearch node at {self.node.url} ({self.node.startup_seconds:.0f} s), SecantusDB at {self.mongo.uri}"
-        )
+        self.node: Any = None
+        url = args.opensearch_url
+        if url is None:
+            self.node = OpenSearchNode()
+            self.node.start(data_dir=data_dir / "opensearch", heap=args.heap)
+            url = self.node.url
+            log(
+                f"OpenSearch node at {url} ({self.node.startup_seconds:.0f} s), SecantusDB at {self.mongo.uri}"
+            )
         project = parse_project_config(
             {
                 "memory": {
@@ -125,7 +129,7 @@ class World:
         env = {
             "MONGOMEM_MONGODB_URI": self.mongo.uri,
             "MONGOMEM_DB_NAME": DB,
-            "MONGOMEM_OPENSEARCH_ENDPOINT": self.node.url,
+            "MONGOMEM_OPENSEARCH_ENDPOINT": url,
             "MONGOMEM_OPENSEARCH_ENGINE": "lucene",
             "MONGOMEM_OPENSEARCH_INDEX": INDEX,
         }
@@ -139,7 +143,8 @@ class World:
         self.heavy = list(range(0, args.users, args.turn_users_every))
 
     def stop(self) -> None:
-        self.node.stop()
+        if self.node is not None:
+            self.node.stop()
         self.mongo.stop()
 
     def manifest(self) -> dict[str, Any]:
@@ -602,6 +607,11 @@ def main() -> None:
         "--profile", type=int, default=30, help="context requests profiled after the rounds (0: none)"
     )
     p.add_argument("--heap", default="2g", help="OpenSearch JVM heap")
+    p.add_argument(
+        "--opensearch-url",
+        default=None,
+        help="a running OpenSearch node instead of starting one (its index is dropped)",
+    )
     p.add_argument("--data-dir", type=Path, help="keep the servers' data here and reuse it on the next run")
     p.add_argument("--seed", type=int, default=5)
     p.add_argument(

@@ -1,6 +1,7 @@
 """Benchmark: the LLM input a team is billed for per 1,000 recorded turns, with Bedrock's prompt cache.
 
-The LoCoMo dev conversations (default ../shared/data/locomo-dev from the checkout) are recorded with
+The LoCoMo-format conversations of DATA_DIR (default: the one written for the tests, tests/data/locomo-mini;
+the documented figures are of the LoCoMo dev split, which is not shipped) are recorded with
 the record path (`svc.recorder.record`: user_id = conversation, one session per LoCoMo session, `name` = the
 speaker), each session is promoted to snapshots (`Promoter.flush`, at most `max_messages` turns each)
 and every snapshot is extracted for every enabled kind through the real extract handler. Two fan-out
@@ -338,7 +339,7 @@ def default_kinds() -> list[str]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data_dir", nargs="?", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev")
+    p.add_argument("data_dir", nargs="?", type=Path, default=ROOT / "tests" / "data" / "locomo-mini")
     p.add_argument(
         "--kinds",
         default="",

@@ -7,7 +7,10 @@ The stack's scan job indexes the turns for recall; then every question of catego
 through POST /v1/recall (message_range 0, top_k 25) and the share of its evidence turns among the
 first k matches is averaged (evidence recall@k).
 
-    .venv/bin/python bench/locomo_recall.py ../shared/data/locomo-dev [--limit-questions N]
+    .venv/bin/python bench/locomo_recall.py DATA_DIR [--limit-questions N]
+
+DATA_DIR: the LoCoMo dev split for the documented figures (not shipped: CC BY-NC 4.0), or
+tests/data/locomo-mini, the small conversation written for the tests.
 
 Prints progress on stderr and one JSON line on stdout; judged by R@10 against the best baseline
 of the data set's README (BM25 + MiniLM with RRF: 0.542).

@@ -4,8 +4,9 @@ Each LoCoMo session is one snapshot (speaker A as the user, the session's own da
 times); every round proposes semantic, episodic, procedural and taxonomic items for every
 snapshot, and, side by side, runs the floor: cleaning and splitting every turn into sentences
 four times (what any rule pass has to do). Judged by turns per second of proposing (goal: in the
-thousands) and its ratio to the floor. Medians over several rounds. Without the data directory a
-built-in conversation is repeated instead.
+thousands) and its ratio to the floor. Medians over several rounds. DATA_DIR defaults to the
+LoCoMo-format conversation written for the tests (tests/data/locomo-mini); a folder without LoCoMo
+files makes it repeat a built-in conversation instead.
 
     python bench/offline_rules.py [DATA_DIR] [--rounds 5]
 """
@@ -24,7 +25,7 @@ from mongomem.extraction.offline.text import clean_text, split_sentences
 from mongomem.extraction.proposal import TurnView
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev"
+DEFAULT_DATA = ROOT / "tests" / "data" / "locomo-mini"  # the documented figures: the LoCoMo dev split
 KINDS = ["semantic", "episodic", "procedural", "taxonomic"]
 FALLBACK = [
     "Hi, I'm Ana. I live in Lisbon and I work at Acme Corp as a product designer.",

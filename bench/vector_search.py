@@ -1,7 +1,8 @@
 """Vector search benchmark: recall@10 of the k-NN path and the latency overhead of our search API.
 
 Synthetic memories with cluster structure (deterministic, seeded) spread over many users. For each
-VectorIndex (the OpenSearch adapter on a real node, and the embedded index) it prints:
+VectorIndex (the OpenSearch adapter on a real node, and the embedded index) it reports (one JSON line
+on stdout, progress on stderr):
   * recall@10 of `search(mode="knn")` against exact cosine search over the user's active memories
     (goal >= 0.98);
   * median latency of `search()` vs the raw request it issues, interleaved, median of several
@@ -17,6 +18,7 @@ numpy is used here (bench only) to generate data and compute the exact ground tr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -29,6 +31,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+
+from harness import emit, log  # noqa: E402
 
 from mongomem.vectors.embedded import EmbeddedIndex  # noqa: E402
 from mongomem.vectors.opensearch import OpenSearchIndex, make_client  # noqa: E402
@@ -67,13 +71,13 @@ class Corpus:
     def docs(self) -> list[IndexDoc]:
         return [
             IndexDoc(
-                self.ids[i],
-                TENANT,
-                f"u{self.user[i]}",
-                "memory",
-                self.texts[i],
-                self.vecs[i].tolist(),
-                {"type": TYPES[i % 4], "status": "active" if self.active[i] else "superseded"},
+                id=self.ids[i],
+                tenant=TENANT,
+                user_id=f"u{self.user[i]}",
+                kind="memory",
+                text=self.texts[i],
+                vector=self.vecs[i].tolist(),
+                fields={"type": TYPES[i % 4], "status": "active" if self.active[i] else "superseded"},
             )
             for i in range(len(self.ids))
         ]
@@ -87,11 +91,11 @@ class Corpus:
             vec = self.centroids[cluster] + 0.6 * rng.standard_normal(self.centroids.shape[1])
             text = f"c{cluster}w{rng.integers(0, 30)} c{cluster}w{rng.integers(0, 30)} likes"
             q = SearchQuery(
-                TENANT,
-                f"u{user}",
-                "memory",
-                text,
-                normalize(vec.tolist()),
+                tenant=TENANT,
+                user_id=f"u{user}",
+                kind="memory",
+                text=text,
+                vector=normalize(vec.tolist()),
                 top_k=10,
                 filters={"status": "active"},
                 mode="knn",
@@ -108,7 +112,7 @@ class Corpus:
 
 
 def with_mode(q: SearchQuery, mode: str) -> SearchQuery:
-    return SearchQuery(q.tenant, q.user_id, q.kind, q.text, q.vector, q.top_k, q.filters, q.min_score, mode)  # type: ignore[arg-type]
+    return dataclasses.replace(q, mode=mode)  # type: ignore[arg-type]
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -192,7 +196,7 @@ def settle(index: OpenSearchIndex, quiet_polls: int = 3) -> None:
 
 def run(
     name: str, index: VectorIndex, corpus: Corpus, args: argparse.Namespace, raw: Callable[..., Any]
-) -> None:
+) -> dict[str, Any]:
     docs = corpus.docs()
     rate = ingest(index, docs)
     if isinstance(index, OpenSearchIndex):
@@ -201,14 +205,19 @@ def run(
     for _, q in queries[: min(50, len(queries))]:  # warm caches and the JIT
         index.search(q)
     r = recall(index, corpus, queries)
-    print(f"\n[{name}] {len(docs):,} docs, {args.users:,} users, dim {args.dim}: ingest {rate:,.0f} docs/s")
-    print(f"  recall@10 (knn vs exact)      {r:.4f}   goal >= 0.98")
+    log(f"\n[{name}] {len(docs):,} docs, {args.users:,} users, dim {args.dim}: ingest {rate:,.0f} docs/s")
+    log(f"  recall@10 (knn vs exact)      {r:.4f}   goal >= 0.98")
+    result: dict[str, Any] = {"ingest_docs_per_s": round(rate), "recall_at_10": round(r, 4)}
     for mode in ("knn", "hybrid"):
         qs = [(u, with_mode(q, mode)) for u, q in queries]
         api = [lambda q=q: index.search(q) for _, q in qs]
         raws = [raw(u, q) for u, q in qs]
         a, b = compare(api, raws, args.rounds)
-        print(f"  {mode:<6} median latency api {a:7.3f} ms   raw {b:7.3f} ms   ratio {a / b:5.2f}")
+        log(f"  {mode:<6} median latency api {a:7.3f} ms   raw {b:7.3f} ms   ratio {a / b:5.2f}")
+        result.update(
+            {f"{mode}_api_ms": round(a, 3), f"{mode}_raw_ms": round(b, 3), f"{mode}_ratio": round(a / b, 2)}
+        )
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -229,11 +238,19 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     corpus = Corpus(args.docs, args.users, args.dim, args.clusters, args.seed)
-    print(f"corpus generated in {time.perf_counter() - t0:.1f}s")
+    log(f"corpus generated in {time.perf_counter() - t0:.1f}s")
+    result: dict[str, Any] = {
+        "bench": "vector_search",
+        "docs": args.docs,
+        "users": args.users,
+        "queries": args.queries,
+        "dim": args.dim,
+        "rounds": args.rounds,
+    }
 
     if not args.skip_embedded:
         embedded = EmbeddedIndex(None)
-        run("embedded", embedded, corpus, args, lambda u, q: raw_embedded(corpus, u, q))
+        result["embedded"] = run("embedded", embedded, corpus, args, lambda u, q: raw_embedded(corpus, u, q))
         del embedded
 
     if not args.skip_opensearch:
@@ -245,17 +262,20 @@ def main(argv: list[str] | None = None) -> int:
             node = OpenSearchNode()
             node.start(heap=args.heap)
             url = node.url
-            print(f"\nOpenSearch node started in {node.startup_seconds:.1f}s at {url}")
+            log(f"\nOpenSearch node started in {node.startup_seconds:.1f}s at {url}")
         index = OpenSearchIndex(
             make_client(url, timeout=120), "bench-memories", engine=args.engine, replicas=0
         )
         index.drop()
         try:
-            run(f"opensearch/{args.engine}", index, corpus, args, lambda _u, q: raw_opensearch(index, q))
+            result["opensearch"] = run(
+                f"opensearch/{args.engine}", index, corpus, args, lambda _u, q: raw_opensearch(index, q)
+            )
         finally:
             index.drop()
             if node is not None:
                 node.stop()
+    emit(result)
     return 0
 
 

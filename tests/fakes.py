@@ -139,6 +139,10 @@ class InMemoryWorkingMemory:
             mine = [t for t in mine if (t.updated_at, t.thread_id) < before]
         return [t.model_copy(deep=True) for t in mine[:limit]]
 
+    def thread_ids(self, scope: Scope, thread_ids: list[str]) -> set[str]:
+        with self.lock:
+            return {t for t in thread_ids if (scope.tenant, scope.user_id, t) in self.threads}
+
     def update_thread(
         self,
         scope: Scope,

@@ -5,18 +5,20 @@ against `make dev` or a deployed stack alike. Transports: stdio (an MCP client l
 streamable HTTP (`--transport http`, served at http://HOST:PORT/mcp).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the tools' annotations name local aliases (User, MemoryId)
+# that MCPServer must see evaluated.
 import argparse
+import functools
 import hmac
+import inspect
 import json
 import os
 import secrets
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mongomem.client import MemoryClient, MemoryClientError
 
@@ -33,7 +35,8 @@ INSTRUCTIONS = (
 
 # The tools' names follow the Atlas Agent Engine's memory tools (record_turn, build_context,
 # search_memories, snake_case verb_noun); a name agents were taught before (Mastra's `updateWorkingMemory`)
-# stays an alias of the tool it became for one release, then goes. A renamed tool adds its old name here.
+# stays callable for one release as an alias of the tool it became, then goes. Aliases are not listed
+# (tools/list offers each tool once); a renamed tool adds its old name here.
 # Every name here is in mongomem.markers.OWN_TOOLS: results of mongomem's own tools are never learnt from.
 ALIASES: dict[str, str] = {"updateWorkingMemory": "update_working_memory"}
 
@@ -44,55 +47,124 @@ def _out(value: Any) -> Any:
     return value
 
 
-def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
-    """The MCP server; `user_id` fixes the memory identity (tools then need no user_id argument)."""
+def about(model: type[BaseModel], field: str, default: Any = ...) -> Any:
+    """A tool parameter described as the API request model describes the field (one text for the API,
+    the SDK and the tools)."""
+    from pydantic import Field
+
+    description = model.model_fields[field].description
+    assert description, f"{model.__name__}.{field} needs a description"
+    return Field(default, description=description)
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("mongomem")
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "0+unknown"
+
+
+def _server_class() -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server: MCPServer = MCPServer("mongomem", instructions=INSTRUCTIONS)
+    class MemoryServer(MCPServer):
+        """Lists each tool once (aliases are callable, not listed) and refuses a user_id the server's
+        fixed user makes meaningless, instead of ignoring it."""
+
+        fixed_user: str | None = None
+
+        async def list_tools(self) -> Any:
+            return [t for t in await super().list_tools() if t.name not in ALIASES]
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            given = (arguments or {}).get("user_id")
+            if self.fixed_user is not None and given is not None and given != self.fixed_user:
+                raise ToolError(
+                    f"this server serves the memory of one user ({self.fixed_user}): leave user_id out"
+                )
+            if self.fixed_user is not None and "user_id" in (arguments or {}):
+                arguments = {k: v for k, v in arguments.items() if k != "user_id"}
+            return await super().call_tool(name, arguments, context)
+
+    return MemoryServer
+
+
+def _without_user(fn: Callable[..., Any], user_id: str) -> Callable[..., Any]:
+    """`fn` with its user_id parameter fixed: the tool's schema no longer has one."""
+    sig = inspect.signature(fn, eval_str=True)
+
+    @functools.wraps(fn)
+    def fixed(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, user_id=user_id, **kwargs)
+
+    fixed.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name != "user_id"]
+    )
+    del fixed.__wrapped__  # inspect.signature must read __signature__, not the original
+    return fixed
+
+
+def build_server(client: MemoryClient, user_id: str | None = None) -> "MCPServer":
+    """The MCP server; `user_id` fixes the memory identity (the tools then have no user_id parameter)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mongomem.models.memory import CreateMemoryRequest
+    from mongomem.models.procedures import DiscoverRequest, FeedbackRequest
+    from mongomem.models.recall import ContextRequest, RecallRequest
+    from mongomem.models.search import SearchRequest
+    from mongomem.models.turns import TurnIn
+    from mongomem.models.working_memory import ThreadCloneRequest, ThreadCreate, ThreadUpdate
+
+    server = _server_class()("mongomem", instructions=INSTRUCTIONS, version=version())
+    server.fixed_user = user_id
+    User = Annotated[str | None, about(SearchRequest, "user_id", None)]
+    MemoryId = Annotated[str, Field(description="the memory's id (memory_id in search and list results)")]
+    ThreadId = Annotated[str, about(ThreadCreate, "thread_id")]
 
     def who(given: str | None) -> str:
-        chosen = user_id or given
-        if not chosen:
+        if not given:
             raise ToolError("user_id is required (or start the server with --user-id)")
-        return chosen
+        return given
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return _out(fn(*args, **kwargs))
         except MemoryClientError as err:
-            detail = f" ({err.details})" if err.details else ""
-            raise ToolError(f"{err.code}: {err.message}{detail}") from err
+            raise ToolError(str(err)) from err
 
-    @server.tool()
     def record_turn(
-        session_id: str,
-        role: Literal["user", "assistant", "system", "tool"],
-        content: str,
-        user_id: str | None = None,
-        client_token: str | None = None,
+        session_id: Annotated[str, about(ContextRequest, "session_id")],
+        role: Annotated[Literal["user", "assistant", "system", "tool"], about(TurnIn, "role")],
+        content: Annotated[str, about(TurnIn, "content")],
+        user_id: User = None,
+        client_token: Annotated[
+            str | None, Field(None, description="the same token on a retry records nothing twice")
+        ] = None,
     ) -> dict[str, Any]:
         """Record one conversation turn in the session's short-term memory (returns its seq)."""
         return dict(
             call(client.record_turn, session_id, who(user_id), role, content, client_token=client_token)
         )
 
-    @server.tool()
     def search_memories(
-        query: str,
-        user_id: str | None = None,
-        types: list[str] | None = None,
-        top_k: int = 10,
-        agent_id: str | None = None,
-        visibility: Literal["private", "org"] | None = None,
-        tags: list[str] | None = None,
-        domain: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        query: Annotated[str, about(SearchRequest, "query")],
+        user_id: User = None,
+        types: Annotated[list[str] | None, about(SearchRequest, "types", None)] = None,
+        top_k: Annotated[int, about(SearchRequest, "top_k", 10)] = 10,
+        agent_id: Annotated[str | None, about(SearchRequest, "agent_id", None)] = None,
+        visibility: Annotated[
+            Literal["private", "org"] | None, about(SearchRequest, "visibility", None)
+        ] = None,
+        tags: Annotated[list[str] | None, about(SearchRequest, "tags", None)] = None,
+        domain: Annotated[str | None, about(SearchRequest, "domain", None)] = None,
+        metadata: Annotated[dict[str, Any] | None, about(SearchRequest, "metadata", None)] = None,
     ) -> dict[str, Any]:
         """Search the user's long-term memories (facts, episodes, procedures, terms, preferences, the
-        project's custom types: `types` names them) and the organisation's shared ones by meaning and words.
-        Optional filters: agent_id (that agent's memories plus the shared ones), visibility (private|org),
-        tags (any of), domain (taxonomic), metadata (the project's partition keys)."""
+        project's custom types) and the organisation's shared ones by meaning and words."""
         return dict(
             call(
                 client.search,
@@ -108,23 +180,21 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
             )
         )
 
-    @server.tool()
     def recall_messages(
-        query: str,
-        user_id: str | None = None,
-        thread: str | None = None,
-        scope: Literal["thread", "resource"] | None = None,
-        top_k: int | None = None,
-        message_range: int | None = None,
-        order: Literal["thread", "time"] | None = None,
+        query: Annotated[str, about(RecallRequest, "query")],
+        user_id: User = None,
+        thread: Annotated[str | None, about(RecallRequest, "thread", None)] = None,
+        scope: Annotated[Literal["thread", "resource"] | None, about(RecallRequest, "scope", None)] = None,
+        top_k: Annotated[int | None, about(RecallRequest, "top_k", None)] = None,
+        message_range: Annotated[int | None, about(RecallRequest, "message_range", None)] = None,
+        order: Annotated[Literal["thread", "time"] | None, about(RecallRequest, "order", None)] = None,
     ) -> dict[str, Any]:
-        """Find earlier conversation messages similar to the query, with the turns around each
-        (order "time": in time order across threads)."""
+        """Find earlier conversation messages similar to the query, with the turns around each."""
         return dict(
             call(
                 client.recall,
-                query,
                 who(user_id),
+                query,
                 thread=thread,
                 scope=scope,
                 top_k=top_k,
@@ -133,22 +203,34 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
             )
         )
 
-    @server.tool()
+    WmThread = Annotated[
+        str | None,
+        Field(None, description="a thread's own working memory (scope thread) instead of the user's"),
+    ]
+    WmScope = Annotated[
+        Literal["resource", "thread"] | None,
+        Field(None, description="resource: the user's notes across threads; thread: one thread's"),
+    ]
+
     def get_working_memory(
-        user_id: str | None = None,
-        thread_id: str | None = None,
-        scope: Literal["resource", "thread"] | None = None,
+        user_id: User = None, thread_id: WmThread = None, scope: WmScope = None
     ) -> dict[str, Any]:
         """Read the working memory: the notes kept about the user (or about one thread)."""
         return dict(call(client.get_working_memory, who(user_id), thread_id=thread_id, scope=scope))
 
-    @server.tool()
     def update_working_memory(
-        memory: str | dict[str, Any],
-        user_id: str | None = None,
-        thread_id: str | None = None,
-        scope: Literal["resource", "thread"] | None = None,
-        replace: bool = False,
+        memory: Annotated[
+            str | dict[str, Any],
+            Field(
+                description="the new notes: Markdown text (template mode) or an object of fields (schema mode)"
+            ),
+        ],
+        user_id: User = None,
+        thread_id: WmThread = None,
+        scope: WmScope = None,
+        replace: Annotated[
+            bool, Field(False, description="replace the whole memory instead of merging (schema mode)")
+        ] = False,
     ) -> dict[str, Any]:
         """Update the working memory: text (template mode) or an object of fields (schema mode, merged)."""
         if replace:
@@ -167,127 +249,185 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> MCPServer:
             call(client.apply_working_memory_tool, who(user_id), memory, thread_id=thread_id, scope=scope)
         )
 
-    @server.tool()
+    def create_memory(
+        type: Annotated[str, about(CreateMemoryRequest, "type")],
+        payload: Annotated[dict[str, Any], about(CreateMemoryRequest, "payload")],
+        user_id: User = None,
+        visibility: Annotated[
+            Literal["private", "org"] | None, about(CreateMemoryRequest, "visibility", None)
+        ] = None,
+        agent_id: Annotated[str | None, about(CreateMemoryRequest, "agent_id", None)] = None,
+        metadata: Annotated[dict[str, Any] | None, about(CreateMemoryRequest, "metadata", None)] = None,
+    ) -> dict[str, Any]:
+        """Remember something now: write a long-term memory of a kind (reconciled with what is known:
+        ADD, UPDATE as a new version, or REINFORCE when it was known already)."""
+        return dict(
+            call(
+                client.create_memory,
+                who(user_id),
+                type,
+                payload,
+                visibility=visibility,
+                agent_id=agent_id,
+                metadata=metadata,
+            )
+        )
+
+    def list_memories(
+        user_id: User = None,
+        type: Annotated[str | None, Field(None, description="only memories of this kind")] = None,
+        status: Annotated[
+            Literal["active", "superseded", "deleted"] | None,
+            Field(None, description="active: current versions only (default: current and superseded)"),
+        ] = None,
+        limit: Annotated[int, Field(20, ge=1, le=200, description="memories per page")] = 20,
+        cursor: Annotated[str | None, Field(None, description="next_cursor of the previous page")] = None,
+    ) -> dict[str, Any]:
+        """List the user's (and the organisation's) long-term memories, newest first, a page at a time."""
+        return dict(
+            call(client.list_memories, who(user_id), type=type, status=status, limit=limit, cursor=cursor)
+        )
+
+    def delete_memory(memory_id: MemoryId, user_id: User = None) -> dict[str, Any]:
+        """Forget a memory: delete it with all its versions (search, recall and context stop returning it)."""
+        return dict(call(client.delete_memory, memory_id, who(user_id)))
+
     def create_thread(
-        thread_id: str,
-        user_id: str | None = None,
-        title: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        thread_id: ThreadId,
+        user_id: User = None,
+        title: Annotated[str | None, about(ThreadCreate, "title", None)] = None,
+        metadata: Annotated[dict[str, Any] | None, about(ThreadCreate, "metadata", None)] = None,
     ) -> dict[str, Any]:
         """Start a conversation thread; metadata.workingMemory seeds the working memory."""
         return dict(call(client.create_thread, thread_id, who(user_id), title=title, metadata=metadata))
 
-    @server.tool()
     def list_threads(
-        user_id: str | None = None, limit: int = 20, cursor: str | None = None
+        user_id: User = None,
+        limit: Annotated[int, Field(20, ge=1, le=200, description="threads per page")] = 20,
+        cursor: Annotated[str | None, Field(None, description="next_cursor of the previous page")] = None,
     ) -> dict[str, Any]:
-        """The user's conversation threads, most recently updated first."""
+        """The user's conversation threads (sessions), most recently updated first."""
         return dict(call(client.list_threads, who(user_id), limit=limit, cursor=cursor))
 
-    @server.tool()
     def update_thread(
-        thread_id: str,
-        user_id: str | None = None,
-        title: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        thread_id: ThreadId,
+        user_id: User = None,
+        title: Annotated[str | None, about(ThreadCreate, "title", None)] = None,
+        metadata: Annotated[dict[str, Any] | None, about(ThreadUpdate, "metadata", None)] = None,
     ) -> dict[str, Any]:
         """Rename a thread or replace its metadata (metadata.workingMemory replaces the working memory)."""
         return dict(call(client.update_thread, thread_id, who(user_id), title=title, metadata=metadata))
 
-    @server.tool()
-    def delete_thread(thread_id: str, user_id: str | None = None) -> dict[str, Any]:
+    def delete_thread(thread_id: ThreadId, user_id: User = None) -> dict[str, Any]:
         """Delete a thread with its messages and thread working memory."""
         return dict(call(client.delete_thread, thread_id, who(user_id)))
 
-    @server.tool()
     def clone_thread(
-        thread_id: str, user_id: str | None = None, new_thread_id: str | None = None, title: str | None = None
+        thread_id: ThreadId,
+        user_id: User = None,
+        new_thread_id: Annotated[str | None, about(ThreadCloneRequest, "new_thread_id", None)] = None,
+        title: Annotated[str | None, about(ThreadCloneRequest, "title", None)] = None,
     ) -> dict[str, Any]:
         """Copy a thread (its messages and thread working memory) to a new thread id."""
         return dict(
             call(client.clone_thread, thread_id, who(user_id), new_thread_id=new_thread_id, title=title)
         )
 
-    @server.tool()
     def build_context(
-        user_id: str | None = None,
-        session_id: str | None = None,
-        thread: str | None = None,
-        query: str | None = None,
-        token_budget: int | None = None,
-        sources: list[dict[str, Any]] | None = None,
-        format: Literal["text", "markdown", "openai", "anthropic"] | None = None,
-        max_tokens: int | None = None,
-    ) -> dict[str, Any]:
-        """Assemble what the next answer needs: working memory, relevant memories and recent turns; or the
-        `sources` you name ({"source": "turns" | "working_memory" | a memory kind, "mode": "text" |
-        "semantic" | "hybrid", "top_k", "filter"}), rendered as `format`, within max_tokens."""
-        return dict(
-            call(
-                client.build_context,
-                who(user_id),
-                session_id=session_id,
-                thread=thread,
-                query=query,
-                token_budget=token_budget,
-                sources=sources,
-                format=format,
-                max_tokens=max_tokens,
-            )
+        session_id: Annotated[str, about(ContextRequest, "session_id")],
+        user_id: User = None,
+        query: Annotated[str | None, about(ContextRequest, "query", None)] = None,
+        token_budget: Annotated[int | None, about(ContextRequest, "token_budget", None)] = None,
+        sources: Annotated[list[dict[str, Any]] | None, about(ContextRequest, "sources", None)] = None,
+        format: Annotated[
+            Literal["text", "markdown", "openai", "anthropic"] | None, about(ContextRequest, "format", None)
+        ] = None,
+        max_tokens: Annotated[int | None, about(ContextRequest, "max_tokens", None)] = None,
+    ) -> str:
+        """The block to read before answering: the working memory, relevant memories, recent turns and
+        recalled messages of the session, within a token budget (or the `sources` you name:
+        {"source": "turns" | "working_memory" | a memory kind, "mode": "text" | "semantic" | "hybrid",
+        "top_k", "filter"})."""
+        answer = call(
+            client.build_context,
+            who(user_id),
+            session_id,
+            query=query,
+            token_budget=token_budget,
+            sources=sources,
+            format=format,
+            max_tokens=max_tokens,
         )
+        return str(answer.get("context") or "") or "(nothing to add: no memory matches yet)"
 
-    @server.tool()
-    def discover_procedures(query: str, user_id: str | None = None, top_k: int = 5) -> dict[str, Any]:
+    def discover_procedures(
+        query: Annotated[str, about(DiscoverRequest, "query")],
+        user_id: User = None,
+        top_k: Annotated[int, about(DiscoverRequest, "top_k", 5)] = 5,
+    ) -> dict[str, Any]:
         """Find procedures (how a task was done before) that fit a task, ranked by relevance and success."""
         return dict(call(client.discover_procedures, who(user_id), query, top_k=top_k))
 
-    @server.tool()
-    def get_procedure_skill(memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+    def get_procedure_skill(memory_id: MemoryId, user_id: User = None) -> dict[str, Any]:
         """A procedure as an Agent Skill: its name and SKILL.md (front matter, steps, allowed tools)."""
         return dict(call(client.get_skill, memory_id, who(user_id)))
 
-    @server.tool()
     def record_procedure_feedback(
-        memory_id: str, outcome: Literal["success", "failure"], user_id: str | None = None
+        memory_id: MemoryId,
+        outcome: Annotated[Literal["success", "failure"], about(FeedbackRequest, "outcome")],
+        user_id: User = None,
     ) -> dict[str, Any]:
         """Say whether following a procedure worked: successes rank it higher in discover_procedures."""
-        return dict(call(client.procedure_feedback, memory_id, outcome, who(user_id)))
+        return dict(call(client.procedure_feedback, memory_id, who(user_id), outcome))
 
     tools: dict[str, Callable[..., Any]] = {
-        "record_turn": record_turn,
-        "search_memories": search_memories,
-        "recall_messages": recall_messages,
-        "get_working_memory": get_working_memory,
-        "update_working_memory": update_working_memory,
-        "build_context": build_context,
-        "discover_procedures": discover_procedures,
-        "get_procedure_skill": get_procedure_skill,
-        "record_procedure_feedback": record_procedure_feedback,
+        fn.__name__: fn
+        for fn in (
+            record_turn,
+            search_memories,
+            recall_messages,
+            get_working_memory,
+            update_working_memory,
+            build_context,
+            create_memory,
+            list_memories,
+            delete_memory,
+            discover_procedures,
+            get_procedure_skill,
+            record_procedure_feedback,
+            create_thread,
+            list_threads,
+            update_thread,
+            delete_thread,
+            clone_thread,
+        )
     }
+    for name, fn in tools.items():
+        served = _without_user(fn, user_id) if user_id else fn
+        # build_context answers with the block itself (text), not the API's JSON around it
+        server.add_tool(served, name=name, structured_output=False if name == "build_context" else None)
     for alias, name in ALIASES.items():
+        served = _without_user(tools[name], user_id) if user_id else tools[name]
         server.add_tool(
-            tools[name],
-            name=alias,
-            description=f"Deprecated alias of `{name}` (removed in the next release): {tools[name].__doc__}",
+            served, name=alias, description=f"Deprecated alias of `{name}`: {tools[name].__doc__}"
         )
     return server
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mongomem.cli.connection import add_api_options
+
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    parser.add_argument("--base-url", default="http://127.0.0.1:3000", help="the memory API")
-    parser.add_argument(
-        "--api-key",
-        default=None,
-        help="refused: a command line is visible to every user of the machine; use MONGOMEM_API_KEY or "
+    # A server runs for hours: its key never goes on the command line (every user of the machine reads
+    # it with ps), so --api-key is refused here and --api-key-file / MONGOMEM_API_KEY carry it.
+    add_api_options(
+        parser,
+        key_help="refused: a command line is visible to every user of the machine; use MONGOMEM_API_KEY or "
         "--api-key-file",
     )
     parser.add_argument(
-        "--api-key-file",
-        default=None,
-        help="a file holding the key sent to the memory API as x-api-key (default: MONGOMEM_API_KEY)",
+        "--user-id", default=None, help="serve one user's memory (the tools then have no user_id parameter)"
     )
-    parser.add_argument("--user-id", default=None, help="serve one user's memory (tools drop user_id)")
     parser.add_argument("--host", default="127.0.0.1", help="http transport: interface to listen on")
     parser.add_argument("--port", type=int, default=8000, help="http transport: port (path /mcp)")
     parser.add_argument(
@@ -372,12 +512,15 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("the MCP server needs the `mcp` package: pip install 'mcp>=2.3,<3'", file=sys.stderr)
         return 2
+    from mongomem.cli.connection import connection
+
     try:
         api_key = upstream_key(args, os.environ)
     except (OSError, ValueError) as exc:
         print(f"mongomem mcp: {exc}", file=sys.stderr)
         return 2
-    client = MemoryClient(args.base_url, timeout=args.timeout, api_key=api_key)
+    conn = connection(args)
+    client = MemoryClient(conn.base_url, timeout=args.timeout, api_key=api_key)
     server = build_server(client, user_id=args.user_id)
     if args.transport == "stdio":
         server.run("stdio")

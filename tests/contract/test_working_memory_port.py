@@ -97,6 +97,13 @@ def test_threads_list_newest_update_first_and_page(working_memory: Any) -> None:
     assert [t.thread_id for t in rest] == ["c", "b"]
 
 
+def test_thread_ids_tells_which_ids_have_a_thread_record(working_memory: Any) -> None:
+    working_memory.create_thread(ANA, "kept", None, {})
+    working_memory.create_thread(Scope(tenant="acme", user_id="bo"), "bos", None, {})
+    assert working_memory.thread_ids(ANA, ["kept", "bos", "none"]) == {"kept"}
+    assert working_memory.thread_ids(ANA, []) == set()
+
+
 def test_updating_a_threads_metadata_keeps_its_working_memory(working_memory: Any) -> None:
     working_memory.create_thread(ANA, "t1", "Trip", {"workingMemory": "- Bag: blue", "a": 1, "b": 2})
     updated = working_memory.update_thread(ANA, "t1", None, {"b": 3, "workingMemory": "ignored"}, False)

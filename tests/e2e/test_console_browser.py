@@ -347,6 +347,13 @@ def test_journey_sign_in_follow_a_memory_to_its_turns_retry_edit_search(seeded: 
     # Throughout: no script error, no dialog, no CSP violation, and every API call carried the key
     assert tab.errors == [] and tab.dialogs == [] and tab.violations() == []
     api_calls = [r for r in tab.requests if "/v1/" in r.url]
+    # (but the console's first question on a page load without a key: is this an open stack? a keyless
+    # read of one user, which the API refused)
+    probes = [r for r in api_calls if "x-api-key" not in r.headers]
+    assert probes and {(r.url.split("/v1/")[1], r.response().status) for r in probes} == {
+        ("users?limit=1", 401)
+    }
+    api_calls = [r for r in api_calls if r not in probes]
     assert len(api_calls) > 20 and all(r.headers.get("x-api-key") == key for r in api_calls)
     assert all(key not in r.url for r in tab.requests)
     assert len(list(tab.shots.glob("*.png"))) == 13

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -237,3 +238,86 @@ def test_keys_commands_use_the_running_stack_and_never_start_a_second_server(
     assert refused.value.code == 401
     run.proc.send_signal(signal.SIGTERM)
     assert run.finish() == 0
+
+
+def request(url: str, method: str = "GET", body: bytes | None = None) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, method=method), timeout=30) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+
+
+def test_a_killed_database_child_is_restarted_and_the_stack_serves_again(
+    tmp_path: Path, config: Path, runs: list[Dev]
+) -> None:
+    """Issue 25: after `kill -9` of the database child the stack kept serving with a dead store (every
+    request and tick failed with a server-selection timeout) until a human restarted it."""
+    run = Dev(tmp_path / "data", config, tmp_path / "dev.log")
+    runs.append(run)
+    run.wait_ready()
+    api, child = run.api(), run.child
+    turn = b'{"user_id": "ana", "role": "user", "content": "I live in Porto."}'
+    assert request(f"{api}/v1/sessions/s1/turns", "POST", turn) == 201
+    # When the database child dies as a crash would
+    os.kill(child, signal.SIGKILL)
+    # Then the stack starts it again on its data, and what was recorded is served again
+    deadline = time.monotonic() + 60
+    while "requests work again" not in run.output():
+        assert time.monotonic() < deadline and run.proc.poll() is None, run.output()
+        time.sleep(0.2)
+    assert request(f"{api}/v1/sessions/s1?user_id=ana") == 200
+    assert request(f"{api}/v1/sessions/s1/turns", "POST", turn) == 201
+    assert run.child != child and server_pids(storage(run.data_dir)) == [run.child]
+    assert "the database process exited (code -9); restarting it" in run.output()
+
+
+def test_the_console_shows_one_line_per_request_and_no_metric_json(
+    tmp_path: Path, config: Path, runs: list[Dev]
+) -> None:
+    """Issue 25: `make dev` printed EMF metric JSON and full tracebacks."""
+    run = Dev(tmp_path / "data", config, tmp_path / "dev.log")
+    runs.append(run)
+    run.wait_ready()
+    api = run.api()
+    assert (
+        request(f"{api}/v1/sessions/s1/turns", "POST", b'{"user_id": "ana", "role": "user", "content": "hi"}')
+        == 201
+    )
+    assert request(f"{api}/v1/nothing") == 404
+    assert request(f"{api}/v1/sessions/s1/flush?user_id=ana", "POST") == 200
+    time.sleep(2)  # the flush's extraction runs in the background (metrics on every kind)
+    lines = run.output().splitlines()
+    assert any(re.fullmatch(r"\d\d:\d\d:\d\d POST /v1/sessions/s1/turns 201 \d+ ms", x) for x in lines), lines
+    assert any(re.fullmatch(r"\d\d:\d\d:\d\d GET /v1/nothing 404 route_not_found \d+ ms", x) for x in lines)
+    assert not [x for x in lines if x.startswith('{"_aws"') or x.startswith("{")], lines
+    assert "Traceback" not in run.output()
+
+
+def test_ctrl_c_stops_it_even_when_its_shell_ignores_sigint(tmp_path: Path, config: Path) -> None:
+    """A non-interactive shell starts background jobs with SIGINT ignored (`make dev &` in a script, a CI
+    runner); Python keeps that, so `mongomem dev` ignored Ctrl-C there."""
+    data = tmp_path / "data"
+    log = tmp_path / "dev.log"
+    proc = subprocess.Popen(
+        dev_command(data, config),
+        cwd=ROOT,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while READY not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0 and "stopped." in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)

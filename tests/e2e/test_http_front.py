@@ -156,3 +156,60 @@ def test_a_well_formed_request_still_records(stack: LocalStack, tmp_path: Path) 
     )
     assert status == 201 and json.loads(body)["turns"][0]["seq"] == 1
     assert turns(stack, "fine") == 1
+
+
+def http(stack: LocalStack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], Any]:
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{stack.url}{path}", data=data, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, {k.lower(): v for k, v in err.headers.items()}, json.loads(err.read())
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/v1/sessions/s1/turns", "DELETE, GET, POST"),  # the record function
+        ("GET", "/v1/recall", "POST"),  # the memory API function
+        ("DELETE", "/v1/memories/search", None),  # DELETE /v1/memories/{id} exists: its validation answers
+    ],
+)
+def test_a_wrong_method_is_405_with_the_allowed_ones(
+    stack: LocalStack, method: str, path: str, allowed: str | None
+) -> None:
+    """Issue 25: a wrong method answered 404 "no such route"."""
+    status, headers, body = http(stack, method, path)
+    if allowed is None:
+        assert (
+            status == 422 and "a memory id: mem- and 24 hex digits" in body["error"]["details"][0]["message"]
+        )
+        return
+    assert status == 405 and headers["allow"] == allowed
+    assert body["error"]["code"] == "method_not_allowed"
+    assert body["error"]["details"]["allowed"] == allowed.split(", ")
+
+
+@pytest.mark.parametrize("path", ["/v1/nothing-here", "/v1/memories/mem-0123456789abcdef01234567/nothing"])
+def test_an_unknown_route_points_at_the_api_docs(stack: LocalStack, path: str) -> None:
+    status, _, body = http(stack, "GET", path)
+    assert status == 404 and body["error"]["code"] == "route_not_found"
+    assert "/v1/docs" in body["error"]["message"] and body["error"]["details"]["docs"] == "/v1/docs"
+
+
+def test_an_identifier_error_says_what_an_identifier_may_hold(stack: LocalStack) -> None:
+    """Issue 25: identifier errors showed only the regex."""
+    status, _, body = http(stack, "GET", "/v1/sessions/chat%201/turns?user_id=ana")
+    assert status == 422
+    detail = body["error"]["details"][0]
+    assert detail["path"] == "path.session_id"
+    assert (
+        detail["message"]
+        == "must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (got 'chat%201')"
+    )
+    status, _, body = http(stack, "POST", "/v1/memories/search", {"user_id": "ana b", "query": "x"})
+    assert status == 422 and "^[" not in json.dumps(body) and "letters, digits" in json.dumps(body)

@@ -231,3 +231,67 @@ def test_search_memories_takes_the_scope_and_filters_of_the_api(stack: LocalStac
     assert types["org"] == ["taxonomic"] and types["private"] == ["semantic"]
     assert types["other-agent"] == []  # another agent does not see the planner's private fact
     assert types["travel"] == ["taxonomic"]
+
+
+def test_tools_describe_every_parameter_and_a_fixed_user_removes_user_id(stack: LocalStack) -> None:
+    """Issue 25: no parameter had a description; --user-id still exposed user_id and silently overrode it;
+    the deprecated alias was listed; the server reported an empty version."""
+    user = f"eve-{uuid.uuid4().hex[:6]}"
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(stdio_server("--base-url", stack.url)) as client:
+            out["open"] = (await client.list_tools()).tools
+            out["version"] = client.server_info.version if client.server_info else ""
+        async with Client(stdio_server("--base-url", stack.url, "--user-id", user)) as client:
+            out["fixed"] = (await client.list_tools()).tools
+            out["other"] = await client.call_tool("get_working_memory", {"user_id": "mallory"})
+            out["alias"] = await client.call_tool("updateWorkingMemory", {"memory": "# User\n- x\n"})
+        return out
+
+    out = asyncio.run(asyncio.wait_for(scenario(), 40))
+    undescribed = [
+        f"{t.name}.{name}"
+        for t in out["open"]
+        for name, schema in t.input_schema["properties"].items()
+        if not schema.get("description")
+    ]
+    assert not undescribed
+    assert all(t.description for t in out["open"])
+    assert "updateWorkingMemory" not in {t.name for t in out["open"]} | {t.name for t in out["fixed"]}
+    assert out["version"] and out["version"][0].isdigit()
+    # a fixed user: no tool asks for user_id, and naming another user is refused, not ignored
+    assert not [t.name for t in out["fixed"] if "user_id" in t.input_schema["properties"]]
+    assert out["other"].is_error and "leave user_id out" in out["other"].content[0].text
+    assert not out["alias"].is_error  # the alias still answers for one release
+
+
+def test_memory_tools_write_list_and_delete_and_build_context_answers_with_the_block(
+    stack: LocalStack,
+) -> None:
+    user = f"fay-{uuid.uuid4().hex[:6]}"
+    MemoryClient(stack.url).record_turn("trip", user, "user", "Book me a window seat to Lisbon.")
+
+    async def scenario() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(stdio_server("--base-url", stack.url, "--user-id", user)) as client:
+            fact = {"subject": "user", "attribute": "seat", "value": "window"}
+            out["create"] = await client.call_tool("create_memory", {"type": "semantic", "payload": fact})
+            out["list"] = await client.call_tool("list_memories", {"type": "semantic"})
+            out["context"] = await client.call_tool("build_context", {"session_id": "trip", "query": "seat"})
+            memory_id = out["create"].structured_content["memory"]["memory_id"]
+            out["delete"] = await client.call_tool("delete_memory", {"memory_id": memory_id})
+            out["after"] = await client.call_tool("list_memories", {"status": "active", "type": "semantic"})
+            out["bad"] = await client.call_tool("create_memory", {"type": "semantic", "payload": {"x": 1}})
+        return out
+
+    out = asyncio.run(asyncio.wait_for(scenario(), 40))
+    assert out["create"].structured_content["decision"] == "ADD"
+    assert [m["text"] for m in out["list"].structured_content["memories"]] == ["user seat: window"]
+    # the block, not the JSON around it: what the model should read
+    block = out["context"].content[0].text
+    assert "user seat: window" in block and "Book me a window seat" in block and '"sections"' not in block
+    assert out["delete"].structured_content["deleted_versions"] == 1
+    assert out["after"].structured_content["memories"] == []
+    # an API refusal names the field
+    assert out["bad"].is_error and "payload" in out["bad"].content[0].text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import threading
 import urllib.error
@@ -183,6 +184,81 @@ def test_4xx_errors_carry_status_code_message_and_details(client: MemoryClient) 
     assert missing.value.status == 404 and missing.value.message
 
 
+def test_an_error_prints_the_field_and_the_reason(client: MemoryClient) -> None:
+    """Issue 25: str(MemoryClientError) said only "422 validation_error: the request does not match the
+    schema"; a log line or a traceback must name what to fix."""
+    with pytest.raises(MemoryClientError) as invalid:
+        client.record_turn(uid("chat"), uid("u"), "robot", "hello")
+    assert "turns.0.role: Input should be 'user', 'assistant', 'system' or 'tool'" in str(invalid.value)
+    with pytest.raises(MemoryClientError) as bad_id:
+        client.list_turns("chat 1", uid("u"))
+    assert str(bad_id.value).startswith("422 validation_error")
+    assert (
+        "path.session_id: must be an identifier: 1 to 128 characters: letters, digits and . _ : @ -"
+        in str(bad_id.value)
+    )
+
+
+def test_one_argument_order_and_typed_results(client: MemoryClient) -> None:
+    """Issue 25: search(user_id, query) but recall(query, user_id); recall, build_context and list_domains
+    returned dicts; build_context offered `thread` and an optional session_id the API refuses (422)."""
+    from mongomem.models.memory import DomainList
+    from mongomem.models.recall import ContextResponse, RecallResponse
+
+    user, session = uid("gus"), uid("chat")
+    client.record_turn(session, user, "user", "My locker code is 4411.")
+    term = {"term": "ETA", "definition": "estimated time", "domain": "ops"}
+    client.create_memory(user, "taxonomic", term, visibility="private")  # org memories reach other tests
+    for method in (client.search, client.recall, client.discover_procedures, client.list_memories):
+        assert next(iter(inspect.signature(method).parameters)) == "user_id", method
+    assert list(inspect.signature(client.build_context).parameters)[:2] == ["user_id", "session_id"]
+    assert "thread" not in inspect.signature(client.build_context).parameters
+    recalled = client.recall(user, "locker code", message_range=0)
+    assert isinstance(recalled, RecallResponse)  # the scan has not indexed it yet: typed, even if empty
+    context = client.build_context(user, session, query="locker", token_budget=500)
+    assert isinstance(context, ContextResponse) and "4411" in context.context
+    assert isinstance(client.list_domains(user), DomainList)
+    with pytest.raises(TypeError):
+        client.build_context(user)  # type: ignore[call-arg]
+
+
+def test_feedback_takes_the_user_in_the_query_like_every_route_of_one_memory(stack: LocalStack) -> None:
+    mem = MemoryClient(stack.url)
+    user = uid("hal")
+    step = {"action": "open the form"}
+    procedure = {"name": "file expenses", "when_to_use": "after a trip", "steps": [step]}
+    written = mem.create_memory(user, "procedural", procedure, visibility="private")
+    memory_id = written.memory.memory_id
+    result = mem.procedure_feedback(memory_id, user, "success")
+    assert result.usage.successes == 1
+    # the query is what the SDK sends; the body form of older clients still works, a clash is refused
+    status, body = http_json(
+        "POST", f"{stack.url}/v1/memories/{memory_id}/feedback?user_id={user}", {"outcome": "failure"}
+    )
+    assert status == 200 and body["usage"]["failures"] == 1
+    status, body = http_json(
+        "POST", f"{stack.url}/v1/memories/{memory_id}/feedback", {"user_id": user, "outcome": "success"}
+    )
+    assert status == 200
+    status, body = http_json(
+        "POST",
+        f"{stack.url}/v1/memories/{memory_id}/feedback?user_id={user}",
+        {"user_id": "other", "outcome": "success"},
+    )
+    assert status == 400 and body["error"]["details"] == {"path": "user_id"}
+
+
+def http_json(method: str, url: str, body: Any) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        url, method=method, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
 def test_unreachable_api_is_a_client_error_without_status() -> None:
     with pytest.raises(MemoryClientError) as caught:
         MemoryClient("http://127.0.0.1:9", retries=1, backoff=0.01, timeout=2).status()
@@ -311,8 +387,8 @@ def test_async_client_has_the_same_methods_models_and_errors(stack: LocalStack) 
             ]
             state = await mem.update_working_memory(user, content="# User\n- **City**: Porto\n", replace=True)
             assert isinstance(state, WorkingMemoryState)
-            context = await mem.build_context(user, session_id=session, query="where", token_budget=500)
-            assert "Porto" in json.dumps(context)
+            context = await mem.build_context(user, session, query="where", token_budget=500)
+            assert "Porto" in context.context
             with pytest.raises(MemoryClientError) as invalid:
                 await mem.record_turn(session, user, "robot", "x")
             assert invalid.value.status == 422 and invalid.value.code == "validation_error"

@@ -124,7 +124,7 @@ def test_filters_and_domains_through_the_sdk(client: MemoryClient) -> None:
     assert [r.payload.get("value") for r in eu] == ["B12"]
     listed = client.list_memories(user, metadata={"region": "eu"}).memories
     assert [m.payload["value"] for m in listed] == ["B12"]
-    assert {"domain": "aviation", "terms": 1} in client.list_domains(user)["domains"]
+    assert {"domain": "aviation", "terms": 1} in client.list_domains(user).model_dump()["domains"]
     with pytest.raises(MemoryClientError) as refused:
         client.search(user, "gate", metadata={"team": "x"})
     assert refused.value.status == 400 and "metadata.team" in str(refused.value.details)

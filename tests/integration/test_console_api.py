@@ -42,11 +42,16 @@ class SwitchableQueue:
 
 
 def build(
-    make_settings: Any, tmp_path: Path, index: bool = True, extractors: Any = None, **settings: Any
+    make_settings: Any,
+    tmp_path: Path,
+    index: bool = True,
+    extractors: Any = None,
+    llm: Any = None,
+    **settings: Any,
 ) -> Services:
     services = Services(
         make_settings(**settings),
-        llm=ScriptedLLM({}),
+        llm=llm or ScriptedLLM({}),
         embedder=HashingEmbedder(dim=64),
         vector_index=EmbeddedIndex(tmp_path / "v") if index else None,
         queue_factory=lambda s: SwitchableQueue(local_queue_factory(s)),
@@ -409,3 +414,99 @@ def test_recall_reports_where_each_match_ranked_in_every_ranking(svc: Any) -> No
     assert set(best["signals"]) <= {"bm25", "bm25_context", "knn", "knn_context"}
     # and a neighbour given as context carries no ranking
     assert all(t["signals"] is None for t in by_id.values() if not t["matched"])
+
+
+# -- issue 25: what an agent call received, what a snapshot produced, the dead letters -------------------
+def test_the_latest_agent_calls_are_kept_with_what_they_returned_and_why(svc: Any) -> None:
+    gw = Gateway()
+    acme, globex = new_key(svc, "acme", "memory_service"), new_key(svc, "globex", "memory_service")
+    record(gw, acme, "ana", "s1", "Book me a window seat to Lisbon")
+    fact(gw, acme, "ana", "seat", "window")
+    # When an agent searches, recalls and builds its context
+    assert call(gw, "POST", "/v1/memories/search", acme, {"user_id": "ana", "query": "seat"})[0] == 200
+    assert call(gw, "POST", "/v1/recall", acme, {"user_id": "ana", "query": "Lisbon"})[0] == 200
+    body = {"user_id": "ana", "session_id": "s1", "query": "seat", "token_budget": 500}
+    assert call(gw, "POST", "/v1/context", acme, body)[0] == 200
+    # Then the console reads the three calls, newest first, each with what it returned and why
+    status, log = call(gw, "GET", "/v1/users/ana/requests", acme)
+    assert status == 200 and log["kept"] == 20
+    assert [r["kind"] for r in log["requests"]] == ["context", "recall", "search"]
+    context, _, search = log["requests"]
+    assert search["query"] == "seat" and search["request"]["top_k"] == 10
+    hit = search["returned"][0]
+    assert hit["text"] == "user seat: window" and "semantic" in hit["why"] and "BM25 #1" in hit["why"]
+    assert context["request"]["token_budget"] == 500 and "window" in context["block"]
+    sections = {r["section"] for r in context["returned"]}
+    assert {"recent_turns", "memories"} <= sections, context["returned"]
+    # ... the newest 20 only
+    for n in range(22):
+        call(gw, "POST", "/v1/memories/search", acme, {"user_id": "ana", "query": f"q{n}"})
+    _, log = call(gw, "GET", "/v1/users/ana/requests", acme, limit=20)
+    assert len(log["requests"]) == 20 and log["requests"][0]["query"] == "q21"
+    # ... and nobody else's: another tenant's user of the same name has none
+    _, theirs = call(gw, "GET", "/v1/users/ana/requests", globex)
+    assert theirs["requests"] == []
+
+
+def test_a_snapshot_lists_the_memories_it_produced(make_settings: Any, tmp_path: Path) -> None:
+    from mongomem.providers.llm_offline import OfflineLLM
+
+    svc = build(make_settings, tmp_path, llm=OfflineLLM())
+    gw = Gateway()
+    acme = new_key(svc, "acme", "memory_service")
+    record(gw, acme, "bo", "s1", "I live in Porto and my favourite colour is green.")
+    snap = flush(gw, acme, "bo", "s1")
+    queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
+    extract = load_function("extract").lambda_handler
+    for kind in svc.settings.queue_kinds:
+        drain(queue, f"extract-{kind}", extract, policy)
+    record(gw, acme, "bo", "s2", "My dog is called Rex.")
+    other = flush(gw, acme, "bo", "s2")
+    for kind in svc.settings.queue_kinds:
+        drain(queue, f"extract-{kind}", extract, policy)
+    fact(gw, acme, "bo", "seat", "aisle")  # written through the API: no snapshot
+    status, page = call(gw, "GET", "/v1/memories", acme, user_id="bo", snapshot_id=snap["snapshot_id"])
+    assert status == 200 and page["memories"]
+    assert all(any(e["snapshot_id"] == snap["snapshot_id"] for e in m["evidence"]) for m in page["memories"])
+    texts = " ".join(m["text"] for m in page["memories"])
+    assert "Porto" in texts and "Rex" not in texts and "aisle" not in texts
+    _, theirs = call(gw, "GET", "/v1/memories", acme, user_id="bo", snapshot_id=other["snapshot_id"])
+    assert "Rex" in " ".join(m["text"] for m in theirs["memories"])
+    assert call(gw, "GET", "/v1/memories", acme, user_id="bo", snapshot_id="s1")[0] == 422
+    configure(None)
+    svc.database.drop()
+
+
+def test_failed_extractions_are_listed_for_the_tenant_and_leave_once_retried(
+    make_settings: Any, tmp_path: Path, outage: set[str]
+) -> None:
+    svc = build(make_settings, tmp_path, extractors=broken(outage), enabled_extractions=["semantic"])
+    try:
+        gw = Gateway()
+        acme, globex = new_key(svc, "acme", "memory_service"), new_key(svc, "globex", "memory_service")
+        queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0, max_receive_count=1)
+        extract = load_function("extract").lambda_handler
+        sids = []
+        for user in ("ana", "bo"):
+            record(gw, acme, user, "s1", "I live in Lisbon")
+            sids.append(flush(gw, acme, user, "s1")["snapshot_id"])
+        drain(queue, "extract-semantic", extract, policy)
+        # Then both dead letters are listed, newest first, with their error; a user narrows it
+        status, dead = call(gw, "GET", "/v1/snapshots", acme, status="failed")
+        assert status == 200 and [s["snapshot_id"] for s in dead["snapshots"]] == sids[::-1]
+        assert "timed out" in dead["snapshots"][0]["extraction"]["semantic"]["error"]
+        _, page = call(gw, "GET", "/v1/snapshots", acme, limit=1)
+        _, rest = call(gw, "GET", "/v1/snapshots", acme, limit=1, cursor=page["next_cursor"])
+        assert [s["snapshot_id"] for s in page["snapshots"] + rest["snapshots"]] == sids[::-1]
+        _, anas = call(gw, "GET", "/v1/snapshots", acme, user_id="ana")
+        assert [s["snapshot_id"] for s in anas["snapshots"]] == [sids[0]]
+        assert call(gw, "GET", "/v1/snapshots", globex)[1]["snapshots"] == []
+        # When one is retried with the provider back, it leaves the list
+        outage.clear()
+        call(gw, "POST", f"/v1/snapshots/{sids[0]}/retry", acme, {"type": "semantic"}, user_id="ana")
+        drain(queue, "extract-semantic", extract, policy)
+        _, left = call(gw, "GET", "/v1/snapshots", acme)
+        assert [s["snapshot_id"] for s in left["snapshots"]] == [sids[1]]
+    finally:
+        configure(None)
+        svc.database.drop()

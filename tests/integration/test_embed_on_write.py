@@ -122,7 +122,7 @@ def test_make_dev_makes_turns_recallable_within_seconds(mongo_server: Any, tmp_p
         client = MemoryClient(stack.url, timeout=10)
         client.record_turn("s1", "ana", "user", "Our anniversary dinner is booked at Casa Lisboa.")
         recorded = time.monotonic()
-        while not client.recall("anniversary dinner Casa Lisboa", "ana", message_range=0)["matched"]:
+        while not client.recall("ana", "anniversary dinner Casa Lisboa", message_range=0).matched:
             assert time.monotonic() - recorded < 8, "not recallable within 8 s"
             time.sleep(0.2)
         print(f"\nmake dev, embed on write: recallable {time.monotonic() - recorded:.2f} s after recording")

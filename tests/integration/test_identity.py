@@ -22,6 +22,7 @@ from mongomem.local.http import ApiFront, LocalAuthorizer, to_event
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.queue import local_queue_factory
 from mongomem.local.stack import API_ROUTES
+from mongomem.models.common import Scope
 from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
@@ -260,6 +261,10 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
     thread_q = {"user_id": u, "scope": "thread", "thread_id": t}
     own = {200, 201}
     return [
+        # first: the caller's own log of calls for this user id is still empty (later probes search with
+        # the marker, and the log echoes the caller's own queries back to it)
+        ("GET", f"/v1/users/{u}/requests", None, {}, {200, 403}),
+        ("GET", "/v1/snapshots", None, q, {200}),
         ("GET", f"/v1/sessions/{s}/turns", None, q, {404}),
         ("GET", f"/v1/sessions/{s}", None, q, {404}),
         ("POST", f"/v1/sessions/{s}/flush", None, q, {404}),
@@ -410,7 +415,13 @@ def test_other_tenants_and_other_users_never_see_or_touch_tenant_a(svc: Any, gat
     FIGURES["leaks"] = len([x for x in leaks if x[3] == "marker in body"])
     assert not leaks, leaks
     # Then tenant A's data is byte-for-byte what it was: no read leaked, no write or delete reached it
-    assert a_fingerprint(svc, "tenant-a", "alice") == before
+    # (A's own log of calls holds the positive control's recall, and nothing of the probes)
+    after = a_fingerprint(svc, "tenant-a", "alice")
+    log = after.pop("recent_requests", [])
+    assert after == {k: v for k, v in before.items() if k != "recent_requests"}
+    assert [c.kind for c in svc.recent_requests.latest(Scope(tenant="tenant-a", user_id="alice"), 20)] == [
+        "recall"
+    ] and len(log) == 1
     assert svc.vector_index.count(tenant="tenant-a", user_id="alice") >= 1
 
 
@@ -539,7 +550,10 @@ def test_local_stack_runs_open_until_a_key_exists_then_requires_keys(
         assert cli_main(["keys", "list", "--data-dir", str(data)]) == 0
         listing = capsys.readouterr().out
         assert keys.key_id_of(key) in listing and key not in listing and "active" in listing
-        assert cli_main(["keys", "revoke", keys.key_id_of(key) or "", "--data-dir", str(data)]) == 0
+        # (the stack's last active key: --force, knowing that the stack then refuses every request)
+        assert (
+            cli_main(["keys", "revoke", keys.key_id_of(key) or "", "--force", "--data-dir", str(data)]) == 0
+        )
         stack.authorizer._cache.clear()  # as if the 300 s TTL had passed
         assert http("GET", f"{stack.url}/v1/sessions/s2?user_id=ana", key)[0] == 401
     finally:

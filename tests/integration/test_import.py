@@ -24,7 +24,8 @@ from mongomem.local.stack import LocalStack
 from mongomem.models.common import Scope
 
 T = TypeVar("T")
-LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo-dev" / "26.json"
+# a LoCoMo-format conversation written for the tests (tests/data/locomo-mini/README.md)
+LOCOMO = Path(__file__).resolve().parents[1] / "data" / "locomo-mini" / "ines-marco.json"
 CONFIG = """
 memory:
   snapshot: {max_messages: 50, idle_seconds: 1800}
@@ -131,15 +132,15 @@ def test_a_jsonl_history_keeps_its_times_follows_its_gaps_and_imports_once(
 
     # ... and recall finds the imported turns once the scan has indexed them (back-filled)
     def berlin_turns() -> list[dict[str, Any]]:
-        found = client.recall(query="Berlin flight", user_id=user, top_k=3)["threads"]
-        return [t for g in found for t in g["turns"] if "Berlin flight" in t["content"]]
+        found = client.recall(user_id=user, query="Berlin flight", top_k=3).threads
+        return [t for g in found for t in g.turns if "Berlin flight" in t.content]
 
     berlin = eventually(berlin_turns)
-    assert berlin and berlin[0]["timestamp"].startswith("2023-05-09T10:00")
+    assert berlin and berlin[0].timestamp.isoformat().startswith("2023-05-09T10:00")
 
 
 def test_a_locomo_conversation_imports_session_by_session(client: MemoryClient) -> None:
-    user = f"caroline-{uuid.uuid4().hex[:6]}"
+    user = f"ines-{uuid.uuid4().hex[:6]}"
     sample = json.loads(LOCOMO.read_text())
     sessions = [k for k in sample if re.fullmatch(r"session_\d+", k)]
     total = sum(len(sample[k]) for k in sessions)
@@ -150,7 +151,7 @@ def test_a_locomo_conversation_imports_session_by_session(client: MemoryClient) 
     assert report.snapshots >= len(sessions) and report.extraction_queued == 2 * report.snapshots
     first = client.list_turns("session_1", user).turns[0]
     assert first.name == sample["speaker_a"] and first.role == "user"
-    assert first.timestamp == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # "1:56 pm on 8 May, 2023"
+    assert first.timestamp == datetime(2024, 3, 3, 14, 15, tzinfo=UTC)  # "2:15 pm on 3 March, 2024"
     assert first.metadata == {"dia_id": "D1:1"}
     # ... and posting it again is a no-op
     again = client.import_history(user, data=sample, format="locomo")

@@ -98,3 +98,41 @@ def test_every_operation_documents_its_success_body_and_a_unique_operation_id() 
             assert success, f"{where} documents no success response"
             for code, response in success.items():
                 assert "schema" in response.get("content", {}).get("application/json", {}), f"{where} {code}"
+
+
+def test_each_kind_publishes_its_payload_schema() -> None:
+    """Issue 25: the document said `payload: object`; payload fields were documented in prose only."""
+    import jsonschema
+
+    doc = openapi_document()
+    schemas = doc["components"]["schemas"]
+    expected = {
+        "SemanticPayload": {"subject", "attribute", "value"},
+        "EpisodicPayload": {"title", "summary"},
+        "ProceduralPayload": {"name", "when_to_use", "steps"},
+        "TaxonomicPayload": {"term", "definition"},
+        "PreferencePayload": {"category", "preference"},
+    }
+    for name, required in expected.items():
+        assert set(schemas[name]["required"]) == required, name
+        assert "evidence_seqs" not in schemas[name]["properties"]  # an extraction detail, never stored
+    for holder in ("CreateMemoryRequest", "MemoryOut"):
+        refs = {
+            r.get("$ref", "").rsplit("/", 1)[-1] for r in schemas[holder]["properties"]["payload"]["anyOf"]
+        }
+        assert set(expected) <= refs, holder
+    # the README's semantic fact and org term validate against their kinds' schemas; a broken one does not
+    resolver = {"components": doc["components"]}
+
+    def valid(kind: str, payload: dict[str, Any]) -> bool:
+        schema = {**schemas[kind], **resolver}
+        try:
+            jsonschema.validate(payload, schema)
+            return True
+        except jsonschema.ValidationError:
+            return False
+
+    assert valid("SemanticPayload", {"subject": "user", "attribute": "home airport", "value": "LIS"})
+    assert valid("TaxonomicPayload", {"term": "MTTR", "definition": "mean time to recovery", "domain": "ops"})
+    assert not valid("SemanticPayload", {"subject": "user", "value": "LIS"})
+    assert valid("ProceduralPayload", {"name": "p", "when_to_use": "w", "steps": [{"action": "a"}]})

@@ -151,6 +151,33 @@ def test_a_users_threads_are_listed_most_recently_updated_first_in_pages(start: 
     assert [t.thread_id for t in client.list_threads(bo).threads] == ["bo-thread"]
 
 
+def test_sessions_recorded_without_a_thread_are_threads_too(start: StackFactory) -> None:
+    """Issue 25: list_threads omitted the sessions an agent recorded turns in without creating a thread."""
+    _, client = start("resource")
+    ana = uid("ana")
+    client.create_thread("planned", ana, title="Planned")
+    for name in ("chat-1", "chat-2", "chat-3"):
+        client.record_turn(name, ana, "user", f"hello from {name}")
+    client.record_turn("planned", ana, "user", "turns in a created thread")
+    # When Ana's threads are listed two at a time
+    first = client.list_threads(ana, limit=2)
+    rest = client.list_threads(ana, limit=2, cursor=first.next_cursor)
+    last = client.list_threads(ana, limit=2, cursor=rest.next_cursor) if rest.next_cursor else None
+    listed = [t.thread_id for page in (first, rest, last) if page for t in page.threads]
+    # Then every session with turns is there once, newest first, beside the created thread
+    assert sorted(listed) == ["chat-1", "chat-2", "chat-3", "planned"] and len(listed) == 4
+    assert listed.index("chat-3") < listed.index("chat-2") < listed.index("chat-1")
+    # ... readable as a thread, and renaming one gives it a record without touching its turns
+    assert client.get_thread("chat-2", ana).title is None
+    assert client.update_thread("chat-2", ana, title="Second chat").title == "Second chat"
+    assert [t.content for t in client.list_turns("chat-2", ana).turns] == ["hello from chat-2"]
+    titles = {t.thread_id: t.title for t in client.list_threads(ana, limit=10).threads}
+    assert titles["chat-2"] == "Second chat" and len(titles) == 4
+    with pytest.raises(MemoryClientError) as missing:
+        client.get_thread("never", ana)
+    assert missing.value.status == 404
+
+
 def test_deleting_a_thread_removes_its_turns_recall_entries_and_memory(
     start: StackFactory, scan_fn: Any, ctx: Any
 ) -> None:
@@ -169,13 +196,13 @@ def test_deleting_a_thread_removes_its_turns_recall_entries_and_memory(
     scan(scan_fn, ctx)
     index = stack.services.vector_index if stack.services else None
     assert index is not None and index.count(kind="turn") == 6
-    assert client.recall("locker code", ana)["matched"]
+    assert client.recall(ana, "locker code").matched
     # When the thread is deleted
     result = client.delete_thread("doomed", ana)
     # Then its turns, recall entries and thread working memory are gone; the other thread is untouched
     assert result.deleted["turns"] == 2 and result.deleted["thread"] == 1
     assert index.count(kind="turn") == 2
-    assert all(not t.startswith("doomed:") for t in client.recall("locker code", ana)["turn_ids"])
+    assert all(not t.startswith("doomed:") for t in client.recall(ana, "locker code").turn_ids)
     for read in (lambda: client.list_turns("doomed", ana), lambda: client.get_thread("doomed", ana)):
         with pytest.raises(MemoryClientError) as gone:
             read()
@@ -222,8 +249,8 @@ def test_cloning_a_thread_copies_its_turns_and_thread_working_memory(
     assert client.get_working_memory(ana, thread_id="src").content == "- Bag: blue"
     # The clone's turns are recallable within the clone's thread once indexed
     scan(scan_fn, ctx)
-    found = client.recall("snorkel", ana, thread="src-copy", scope="thread")
-    assert found["matched"] and all(t.startswith("src-copy:") for t in found["turn_ids"])
+    found = client.recall(ana, "snorkel", thread="src-copy", scope="thread")
+    assert found.matched and all(t.startswith("src-copy:") for t in found.turn_ids)
     # A taken id, an unknown source, or another user's thread are refused
     for call, status in (
         (lambda: client.clone_thread("src", ana, new_thread_id="src-copy"), 409),

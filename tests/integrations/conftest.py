@@ -62,5 +62,5 @@ def contents(mem: MemoryClient, session: str, user: str) -> list[tuple[str, str]
 
 
 def recalled(mem: MemoryClient, user: str, query: str) -> Any:
-    answer = mem.recall(query, user, top_k=3, message_range=0)
-    return answer if answer.get("matched") else None
+    answer = mem.recall(user, query, top_k=3, message_range=0)
+    return answer if answer.matched else None

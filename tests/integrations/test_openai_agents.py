@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from agents import Agent, ModelResponse, Runner, Usage, set_tracing_disabled
+from agents import Agent, Runner, set_tracing_disabled
 from agents.memory import SessionSettings
-from agents.models.interface import Model
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from mongomem.client import AsyncMemoryClient, MemoryClient
-from mongomem.integrations.openai_agents import MongomemSession, memory_tools
+from mongomem.integrations.openai_agents import MongomemSession, ScriptedModel, memory_tools
 from mongomem.local.stack import LocalStack
 from tests.integrations.conftest import uid
 
@@ -35,23 +33,6 @@ def call(name: str, args: dict[str, Any], call_id: str) -> ResponseFunctionToolC
     return ResponseFunctionToolCall(
         id=f"fc_{call_id}", type="function_call", call_id=call_id, name=name, arguments=json.dumps(args)
     )
-
-
-class FakeModel(Model):
-    """Answers each model call with the next scripted output and keeps the input it was given."""
-
-    def __init__(self, *turns: list[Any]) -> None:
-        self.turns = list(turns)
-        self.inputs: list[Any] = []
-
-    async def get_response(
-        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
-    ) -> ModelResponse:
-        self.inputs.append(json.loads(json.dumps(input, default=str)))
-        return ModelResponse(output=self.turns.pop(0), usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError("these tests run without streaming")
 
 
 def run(coro: Any) -> Any:
@@ -171,7 +152,7 @@ def test_runner_keeps_history_in_the_session_and_uses_memory_tools(
 ) -> None:
     user, chat = uid("ed"), uid("chat")
     mem.create_memory(user, "semantic", {"subject": user, "attribute": "home airport", "value": "OPO"})
-    model = FakeModel(
+    model = ScriptedModel(
         [call("search_memories", {"query": "home airport", "top_k": 3}, "call_a")],
         [say("You fly from OPO.")],
         [say("Porto, as I said.")],
@@ -199,7 +180,7 @@ def test_runner_keeps_history_in_the_session_and_uses_memory_tools(
 
 def test_working_memory_tool_through_the_runner(amem: AsyncMemoryClient, mem: MemoryClient) -> None:
     user = uid("fa")
-    model = FakeModel(
+    model = ScriptedModel(
         [call("update_working_memory", {"memory": "# User\n- **Diet**: vegetarian\n"}, "call_w")],
         [say("Saved.")],
     )

@@ -3,61 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from strands import Agent
-from strands.models import Model
 
 from mongomem.client import MemoryClient
-from mongomem.integrations.strands import MongomemPlugin
+from mongomem.integrations.strands import MongomemPlugin, ScriptedModel
 from mongomem.local.stack import LocalStack
 from tests.integrations.conftest import contents, eventually, recalled, uid
-
-
-class ScriptedModel(Model):
-    """Replays canned answers (text, or tool calls) and keeps what each call was given."""
-
-    def __init__(self, *answers: dict[str, Any]) -> None:
-        self.answers = list(answers)
-        self.calls: list[dict[str, Any]] = []
-
-    def update_config(self, **model_config: Any) -> None:
-        return None
-
-    def get_config(self) -> Any:
-        return {}
-
-    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("not used by these tests")
-
-    async def stream(
-        self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
-    ) -> AsyncIterator[Any]:
-        self.calls.append(
-            {
-                "messages": json.loads(json.dumps(messages, default=str)),
-                "tools": [t["name"] for t in tool_specs or []],
-            }
-        )
-        answer = self.answers.pop(0)
-        yield {"messageStart": {"role": "assistant"}}
-        if "text" in answer:
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": answer["text"]}}}
-            yield {"contentBlockStop": {}}
-        for i, (name, args) in enumerate(answer.get("tools", [])):
-            start = {"toolUse": {"toolUseId": f"tooluse_{len(self.calls)}_{i}", "name": name}}
-            yield {"contentBlockStart": {"start": start}}
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
-            yield {"contentBlockStop": {}}
-        yield {"messageStop": {"stopReason": "tool_use" if answer.get("tools") else "end_turn"}}
-        yield {
-            "metadata": {
-                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
-                "metrics": {"latencyMs": 1},
-            }
-        }
 
 
 def all_text(call: dict[str, Any]) -> str:

@@ -190,12 +190,12 @@ def test_journey_record_scan_extract_search_context_erase(
     trips = eventually(lambda: mem.search(user_id="user-7", query="Lisbon", types=["trip"], top_k=3).results)
     assert [(t.type, t.payload["destination"]) for t in trips] == [("trip", "Lisbon")]
     step("custom type: the ExtractCustom function stored the trip; search by types=[trip] finds it")
-    recalled = eventually(lambda: mem.recall(query="Lisbon", user_id="user-7", top_k=2)["threads"])
-    assert any("Lisbon" in t["content"] for g in recalled for t in g["turns"]), recalled
+    recalled = eventually(lambda: mem.recall(query="Lisbon", user_id="user-7", top_k=2).threads)
+    assert any("Lisbon" in t.content for g in recalled for t in g.turns), recalled
     context = mem.build_context(
         user_id="user-7", session_id="sess-42", query="travel plans", token_budget=800
     )
-    assert "LIS" in context["context"]
+    assert "LIS" in context.context
     step("recall and context: the recorded turns and the fact come back within the token budget")
     # Past conversations import through the same API (POST /v1/import): original times, cut and fanned out
     old = [

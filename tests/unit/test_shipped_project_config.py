@@ -37,3 +37,27 @@ def test_deployed_the_shipped_config_leaves_the_providers_to_the_template() -> N
     # nothing in it is refused in the cloud
     assert settings.demo_refusal(settings.llm_config.kind) is None
     assert settings.demo_refusal(settings.embedding_config.kind) is None
+
+
+def test_the_shipped_config_the_default_the_template_and_the_docs_name_the_same_kinds() -> None:
+    """Issue 25: the README called `preference` a default kind while the shipped file enabled four and
+    docs/memory-types.md documented four."""
+    import re
+
+    import yaml
+    from twin.cfn import load_template
+
+    from mongomem.config import ExtractionConfig
+    from mongomem.kinds.registry import builtin_registry
+
+    builtin = builtin_registry().names()
+    shipped = yaml.safe_load(SHIPPED.read_text())["memory"]["extraction"]["enabled"]
+    template = load_template(ROOT / "template.yaml")["Parameters"]["EnabledExtractions"]["Default"]
+    assert shipped == [str(k) for k in ExtractionConfig().enabled] == template.split(",") == builtin
+    types_doc = (ROOT / "docs" / "memory-types.md").read_text()
+    section = types_doc.split("## The built-in kinds", 1)[1].split("\n## ", 1)[0]
+    table = re.findall(r"^\| `([a-z]+)` \|", section, re.MULTILINE)
+    assert table == builtin, "docs/memory-types.md documents each built-in kind's payload"
+    readme = (ROOT / "README.md").read_text()
+    named = re.search(r"per memory type \(([^)]*)\)", readme)
+    assert named and [k.strip() for k in named.group(1).split(",")] == builtin

@@ -13,7 +13,7 @@ import pytest
 from mongomem.cli.memories import export_skills
 
 HOSTILE_NAMES = [
-    "../escaped",
+    "../escaped",  # not read: a hostile skill name
     "../../etc/cron.d/evil",
     "/tmp/absolute-evil",
     "a/../../b",

@@ -59,6 +59,9 @@ OWN_TOOLS = frozenset(
         "update_thread",
         "delete_thread",
         "clone_thread",
+        "create_memory",
+        "list_memories",
+        "delete_memory",
     }
 )
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from mongomem.longterm.service import MemoryService
     from mongomem.models.turns import Turn
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
+    from mongomem.requestlog import RecentRequestLog
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.indexing import MemoryIndexer
     from mongomem.retrieval.pending import Pending
@@ -216,6 +217,12 @@ class Services:
         return MongoDirectoryRepository(self.database)
 
     @cached_property
+    def recent_requests(self) -> RecentRequestLog:
+        from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog
+
+        return self._indexed(MongoRecentRequestLog(self.database))
+
+    @cached_property
     def kind_schemas(self) -> KindSchemaRepository:
         from mongomem.adapters.mongo.kind_schemas import MongoKindSchemaRepository
 
@@ -252,6 +259,7 @@ class Services:
         self.working_memory_store.ensure_indexes()  # type: ignore[attr-defined]
         self.erasure.ensure_indexes()
         self.api_keys.ensure_indexes()
+        self.recent_requests.ensure_indexes()  # type: ignore[attr-defined]
 
     def store_reachable(self) -> bool:
         return self.database.ping()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mongomem.cli.memory import DEFAULT_URL, environment
+from mongomem.cli.connection import add_api_options, connection, explain, retryable
 from mongomem.cli.progress import Bar
 
 # A request carries whole sessions, at most this many turns and about this many bytes of JSON (the
@@ -74,18 +74,27 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     totals: dict[str, int] = {}
     done = 0
+    conn = connection(args)
     with (
-        MemoryClient(args.base_url, api_key=args.api_key, timeout=args.timeout) as client,
+        MemoryClient(conn.base_url, api_key=conn.api_key, timeout=args.timeout) as client,
         Bar("imported", "turns") as bar,
     ):
         bar.update(0, len(turns))
         for part in requests_of(turns):
             body = [t.model_dump(mode="json", exclude_none=True) for t in part]
             try:
-                report = client.import_history(args.user, format="turns", turns=body)
+                report = client.import_history(args.user_id, format="turns", turns=body)
             except MemoryClientError as exc:
-                print(f"import failed after {done} of {len(turns)} turns: {exc}", file=sys.stderr)
-                print("run the same command again: turns already imported are skipped", file=sys.stderr)
+                print(
+                    f"import failed after {done} of {len(turns)} turns: {explain(exc, conn)}", file=sys.stderr
+                )
+                if retryable(exc):
+                    print("run the same command again: turns already imported are skipped", file=sys.stderr)
+                elif done:
+                    print(
+                        "once that is fixed, run it again: turns already imported are skipped",
+                        file=sys.stderr,
+                    )
                 return 1
             for key, value in report.model_dump().items():
                 totals[key] = totals.get(key, 0) + int(value)
@@ -112,17 +121,10 @@ def register(sub: Any) -> None:
     imp.add_argument(
         "file", help="JSONL: one {session_id, role, content, timestamp} per line; or LoCoMo JSON"
     )
-    imp.add_argument("--user", required=True, help="the memory user the history belongs to")
+    imp.add_argument(
+        "--user-id", "--user", dest="user_id", required=True, help="the memory user the history belongs to"
+    )
     imp.add_argument("--format", choices=["auto", "jsonl", "locomo", "json"], default="auto")
-    imp.add_argument(
-        "--base-url",
-        default=environment().get("MONGOMEM_URL") or DEFAULT_URL,
-        help=f"the memory API ($MONGOMEM_URL; default {DEFAULT_URL}; a deployed stack: its ApiUrl output)",
-    )
-    imp.add_argument(
-        "--api-key",
-        default=environment().get("MONGOMEM_API_KEY") or None,
-        help="x-api-key ($MONGOMEM_API_KEY)",
-    )
+    add_api_options(imp)
     imp.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     imp.set_defaults(func=cmd_import)

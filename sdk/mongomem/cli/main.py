@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mongomem.cli.connection import add_data_dir, data_dir_of
 from mongomem.config import environment, use_local_powertools_defaults
 
 
@@ -19,11 +20,20 @@ def _dev(args: argparse.Namespace) -> int:
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     from mongomem.config import ConfigError
+    from mongomem.local import console
     from mongomem.local.lock import DataDirBusy
     from mongomem.local.stack import LocalStack
 
-    data_dir = Path(args.data_dir).resolve()
-    config = Path(args.config) if args.config else None
+    console.install(args.log_level)  # one line per request and per warning; metrics only at DEBUG
+
+    data_dir = data_dir_of(args).resolve()
+    config = dev_config(args.config, data_dir)
+    if args.port is None:
+        port_text = environment().get("MONGOMEM_PORT") or "3000"
+        if not port_text.isdigit():
+            print(f"mongomem dev: MONGOMEM_PORT must be a port number, not {port_text!r}", file=sys.stderr)
+            return 2
+        args.port = int(port_text)
     if config is not None and not config.exists():
         print(f"mongomem dev: config file {config} not found", file=sys.stderr)
         return 2
@@ -35,6 +45,8 @@ def _dev(args: argparse.Namespace) -> int:
         scan_seconds=args.scan_seconds,
         config_file=config,
         environ=environment(),
+        on_request=lambda *request: print(console.request_line(*request), flush=True),
+        on_event=lambda message: print(f"{console.clock()} {message}", flush=True),
     )
     # SIGTERM, SIGHUP and Ctrl-C all end in the same stop below, even while starting.
     stopping = threading.Event()
@@ -42,6 +54,9 @@ def _dev(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if sig is not None:
                 signal.signal(sig, lambda *_: stopping.set())
+        # Ctrl-C (SIGINT) stops it even when started from a shell that ignores SIGINT for its background
+        # jobs (`make dev &` in a script, a CI runner): Python keeps an inherited SIG_IGN otherwise.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     control = None
     try:
@@ -57,7 +72,12 @@ def _dev(args: argparse.Namespace) -> int:
             print(f"mongomem dev: {exc}", file=sys.stderr)
             return 1
         except OSError as exc:
-            print(f"mongomem dev: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            hint = " (another program uses it: pick another port with --port, e.g. `make dev PORT=3001`)"
+            busy = getattr(exc, "errno", None) in (98, 48)  # EADDRINUSE on Linux, macOS
+            print(
+                f"mongomem dev: cannot serve on {args.host}:{args.port}: {exc}{hint if busy else ''}",
+                file=sys.stderr,
+            )
             return 1
         _describe(stack, args, data_dir)
         from mongomem.cli.memory_local import LocalControl
@@ -77,6 +97,17 @@ def _dev(args: argparse.Namespace) -> int:
         stack.stop()  # idempotent; always stops the SecantusDB child
     print("stopped.", flush=True)
     return 0
+
+
+def dev_config(given: str | None, data_dir: Path) -> Path | None:
+    """The project config `mongomem dev` runs: --config, else the data dir's (`mongomem memory configure`
+    uploads there), else ./project-config.yaml, else none (the defaults)."""
+    if given:
+        return Path(given)
+    for candidate in (data_dir / "project-config.yaml", Path("project-config.yaml")):
+        if candidate.exists():
+            return candidate
+    return None
 
 
 def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
@@ -103,13 +134,24 @@ def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
 def _reindex(args: argparse.Namespace) -> int:
     """Rebuild the vector index from MongoDB, printing counts as batches land."""
     use_local_powertools_defaults("ERROR")  # failures are reported below, not as log lines
-    from mongomem.config import ConfigError, settings_from_env
+    from mongomem.cli.local_env import LocalStackRunning, settings_for
+
+    try:
+        with settings_for(args, "reindex") as settings:
+            return _reindex_with(args, settings)
+    except LocalStackRunning as exc:
+        print(f"reindex: {exc}", file=sys.stderr)
+        return 1
+
+
+def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
+    from mongomem.config import ConfigError
     from mongomem.errors import MongomemError
     from mongomem.runtime import Services
     from mongomem.vectors.port import DimensionMismatch
 
     try:
-        svc = Services(settings_from_env())
+        svc = Services(settings)
     except ConfigError as exc:
         print(f"reindex: {exc}", file=sys.stderr)
         return 2
@@ -165,14 +207,19 @@ def _reindex(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     """Create the MongoDB and search indexes (what a deployed stack's Migration custom resource runs)."""
     use_local_powertools_defaults("ERROR")
-    from mongomem.config import ConfigError, settings_from_env
+    from mongomem.cli.local_env import LocalStackRunning, settings_for
+    from mongomem.config import ConfigError
     from mongomem.errors import MongomemError
     from mongomem.migrate import migrate
     from mongomem.runtime import Services
 
     try:
-        target = Services(settings_from_env()).for_migration()
-        report = migrate(target, progress=lambda line: print(f"  {line}", flush=True))
+        with settings_for(args, "migrate") as settings:
+            target = Services(settings).for_migration()
+            report = migrate(target, progress=lambda line: print(f"  {line}", flush=True))
+    except LocalStackRunning as exc:
+        print(f"migrate: {exc}", file=sys.stderr)
+        return 1
     except ConfigError as exc:
         print(f"migrate: {exc}", file=sys.stderr)
         return 2
@@ -186,23 +233,47 @@ def _migrate(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mongomem", description="mongomem: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
-    dev = sub.add_parser("dev", help="run the local memory service (no Docker needed)")
-    dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=3000)
-    dev.add_argument("--data-dir", default=".mongomem")
-    # `mongomem memory configure` uploads to .mongomem/project-config.yaml; it wins over the repo's file.
-    candidates = (Path(".mongomem/project-config.yaml"), Path("project-config.yaml"))
-    dev_configs = [p for p in candidates if p.exists()]
-    dev.add_argument("--config", default=str(dev_configs[0]) if dev_configs else None)
-    dev.add_argument("--scan-seconds", type=float, default=5.0)
-    dev.add_argument("--log-level", default="WARNING")
+    dev = sub.add_parser(
+        "dev",
+        help="run the local memory service (no Docker needed)",
+        description="Serve the memory API, the console and the background jobs on one port, with an "
+        "embedded MongoDB-compatible server keeping its data in --data-dir. Other commands find it "
+        "through the same --data-dir (or --base-url / MONGOMEM_URL).",
+    )
+    dev.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    dev.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the API and the console ($MONGOMEM_PORT; default 3000, the port `sam local "
+        "start-api` uses; 0 picks a free one). Other commands find it in the data dir",
+    )
+    add_data_dir(dev)
+    dev.add_argument(
+        "--config",
+        default=None,
+        help="project config (default: <data dir>/project-config.yaml, where `mongomem memory "
+        "configure` uploads, else ./project-config.yaml, else the defaults)",
+    )
+    dev.add_argument("--scan-seconds", type=float, default=5.0, help="session scan interval (default 5)")
+    dev.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="WARNING (default): one line per request and every warning; INFO adds the services' own "
+        "log lines; DEBUG adds metrics and full tracebacks",
+    )
     dev.set_defaults(func=_dev)
     from mongomem.cli.ops import register as register_ops
 
     register_ops(sub)
     reindex = sub.add_parser(
-        "reindex", help="rebuild the vector index from MongoDB (settings from MONGOMEM_* variables)"
+        "reindex",
+        help="rebuild the vector index from MongoDB: the local stack's (--data-dir, stopped) or a "
+        "deployed database's (MONGOMEM_MONGODB_URI and MONGOMEM_OPENSEARCH_ENDPOINT)",
     )
+    add_data_dir(reindex)
     reindex.add_argument(
         "--drop",
         action="store_true",
@@ -216,8 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     reindex.set_defaults(func=_reindex)
     migrate = sub.add_parser(
-        "migrate", help="create the MongoDB and search indexes (settings from MONGOMEM_* variables)"
+        "migrate",
+        help="create the MongoDB and search indexes: the local stack's (--data-dir) or a deployed "
+        "database's (MONGOMEM_MONGODB_URI)",
     )
+    add_data_dir(migrate)
     migrate.set_defaults(func=_migrate)
     from mongomem.cli.memories import register as register_memories
     from mongomem.cli.memory import register as register_memory

@@ -3,7 +3,8 @@
     mongomem memories export --kind procedural --format skills DIR --user-id ana
 writes DIR/<skill-name>/SKILL.md for every active procedure (GET /v1/memories/{id}/skill), and
     mongomem memories export --kind semantic --format jsonl FILE_OR_DIR
-one memory a line. The API is the local stack's or --base-url's, with --api-key when it needs one.
+one memory a line. The API is --base-url's ($MONGOMEM_URL, else the local stack's), with --api-key
+($MONGOMEM_API_KEY) when it needs one.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from mongomem.config import environment
+from mongomem.cli.connection import add_api_options, connection, explain
 from mongomem.longterm.skills import skill_name
-
-DEFAULT_URL = "http://127.0.0.1:3000"
 
 
 def _pages(client: Any, user_id: str | None, kind: str | None) -> Iterator[Any]:
@@ -77,13 +76,15 @@ def export_jsonl(client: Any, user_id: str | None, kind: str | None, target: Pat
     return count
 
 
-def cmd_export(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from mongomem.client import MemoryClient, MemoryClientError
 
+    out = out or sys.stdout
     if args.format == "skills" and args.kind != "procedural":
         print("--format skills exports procedures: use --kind procedural", file=sys.stderr)
         return 2
-    client = MemoryClient(args.base_url, api_key=args.api_key)
+    conn = connection(args)
+    client = MemoryClient(conn.base_url, api_key=conn.api_key)
     try:
         if args.format == "skills":
             written = export_skills(client, args.user_id, Path(args.target), out)
@@ -91,7 +92,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         else:
             export_jsonl(client, args.user_id, args.kind, Path(args.target), out)
     except MemoryClientError as err:
-        print(f"export failed: {err.code}: {err.message}", file=sys.stderr)
+        print(f"export failed: {explain(err, conn)}", file=sys.stderr)
         return 1
     return 0
 
@@ -107,6 +108,5 @@ def register(sub: Any) -> None:
     )
     export.add_argument("--format", choices=["skills", "jsonl"], default="jsonl")
     export.add_argument("--user-id", default=None, help="whose memories (a service-account key fixes it)")
-    export.add_argument("--base-url", default=DEFAULT_URL, help="the memory API")
-    export.add_argument("--api-key", default=environment().get("MONGOMEM_API_KEY") or None)
+    add_api_options(export)
     export.set_defaults(func=cmd_export)

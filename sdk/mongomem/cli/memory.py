@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from mongomem.cli.connection import DEFAULT_URL
 from mongomem.config import (
     ConfigError,
     EmbeddingProviderConfig,
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
     from mongomem.cli.memory_deployed import DeployedTarget
     from mongomem.cli.memory_local import LocalTarget
 
-DEFAULT_URL = "http://127.0.0.1:3000"
-DEFAULT_DATA_DIR = ".mongomem"
 STAGED = "project-config.yaml"
 REQUEST = "config-apply.json"
 APPLIED = "config-applied.json"
@@ -136,15 +135,22 @@ def _deployed(args: argparse.Namespace) -> DeployedTarget | None:
         return None
     from mongomem.cli.memory_deployed import DeployedTarget
 
+    env = environment()
     return DeployedTarget(
-        args.stack, region=args.region, profile=args.profile, base_url=args.base_url, api_key=args.api_key
+        args.stack,
+        region=args.region,
+        profile=args.profile,
+        base_url=args.base_url or env.get("MONGOMEM_URL") or None,
+        api_key=args.api_key or env.get("MONGOMEM_API_KEY") or None,
     )
 
 
 def _local(args: argparse.Namespace) -> LocalTarget:
+    from mongomem.cli.connection import connection
     from mongomem.cli.memory_local import LocalTarget
 
-    return LocalTarget(Path(args.data_dir), args.base_url, mongodb_uri=args.mongodb_uri, api_key=args.api_key)
+    conn = connection(args)
+    return LocalTarget(conn.data_dir, conn.base_url, mongodb_uri=args.mongodb_uri, api_key=conn.api_key)
 
 
 def _deploy_errors(run: Callable[[], T]) -> T:
@@ -301,6 +307,8 @@ def _run(handler: Callable[..., int]) -> Callable[[argparse.Namespace], int]:
 
 def register(sub: Any) -> None:
     """Add `memory configure|apply|status` to the `mongomem` command's subparsers."""
+    from mongomem.cli.connection import add_api_options
+
     memory = sub.add_parser("memory", help="configure, apply and inspect the memory configuration of a stack")
     msub = memory.add_subparsers(dest="memory_command", required=True)
 
@@ -316,17 +324,12 @@ def register(sub: Any) -> None:
         )
         p.add_argument("--region", default=None, help="AWS region of the stack (default: your AWS config)")
         p.add_argument("--profile", default=None, help="AWS profile")
-        p.add_argument(
-            "--base-url",
-            default=None,
-            help=f"the memory API (local: the running stack's, else {DEFAULT_URL}; deployed: ApiUrl)",
+        add_api_options(
+            p,
+            url_help=f"the memory API ($MONGOMEM_URL; local: the stack running on --data-dir, else "
+            f"{DEFAULT_URL}; deployed: the stack's ApiUrl output). Without an API key a deployed API is "
+            "called with SigV4",
         )
-        p.add_argument(
-            "--api-key",
-            default=environment().get("MONGOMEM_API_KEY") or None,
-            help="x-api-key for the API ($MONGOMEM_API_KEY); without it a deployed API is called with SigV4",
-        )
-        p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="the local stack's data dir")
         p.add_argument(
             "--mongodb-uri", default=None, help="the local stack's MongoDB (default: found in the data dir)"
         )

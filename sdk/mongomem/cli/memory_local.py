@@ -202,16 +202,22 @@ class LocalTarget:
             "uploaded_sha256": uploaded,
             "pending_apply": bool(uploaded and (ack or {}).get("sha256") != uploaded),
         }
-        report["service"] = _service_status(self.client)
+        report["service"] = _service_status(self.client, self.data_dir)
         report["queues"] = self._queues()
         report["backlog"] = self._backlog()
         return report
+
+    def _not_running(self) -> str:
+        return (
+            f"no local stack runs on {self.data_dir.resolve()} (it writes {STACK_FILE} there when it "
+            "starts): start `make dev`, or pass the --data-dir (MONGOMEM_DATA_DIR) of the one you run"
+        )
 
     def _backlog(self) -> dict[str, Any]:
         """Every tenant's backlog, read from the stack's MongoDB (the API shows a caller only its own)."""
         uri = self.mongodb_uri
         if not uri:
-            return {"error": "the local stack's MongoDB address is unknown (is `mongomem dev` running?)"}
+            return {"error": self._not_running()}
         from pymongo import MongoClient
         from pymongo.errors import PyMongoError
 
@@ -232,7 +238,7 @@ class LocalTarget:
     def _queues(self) -> dict[str, Any]:
         uri = self.mongodb_uri
         if not uri:
-            return {"error": "the local stack's MongoDB address is unknown (is `mongomem dev` running?)"}
+            return {"error": self._not_running()}
         from pymongo import MongoClient
         from pymongo.errors import PyMongoError
 
@@ -352,8 +358,12 @@ def reload_stack(stack: LocalStack, config_file: Path, cfg: ProjectConfig, secre
             stack.threads.append(Every(f"poll-{t}", stack.poll_seconds, stack.poller(t)).start())
 
 
-def _service_status(client: MemoryClient) -> dict[str, Any]:
+def _service_status(client: MemoryClient, data_dir: Path) -> dict[str, Any]:
     try:
         return client.status()
     except MemoryClientError as err:
-        return {"error": f"{err.code}: {err.message}"}
+        if err.status is None:  # nothing answers: say where it looked and how to start it
+            return {
+                "error": f"nothing answers at {client.base_url}: {err.message}; start `make dev` ({data_dir})"
+            }
+        return {"error": str(err)}

@@ -10,8 +10,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mongomem.cli.connection import add_data_dir, data_dir_of, running_stack
 from mongomem.config import MemoryType, environment
 from mongomem.errors import MongomemError
+
+
+class NoLocalStack(Exception):
+    """The data dir holds no local stack's data and none runs on it."""
 
 
 def _deployed_env(args: argparse.Namespace) -> dict[str, str] | None:
@@ -71,12 +76,19 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
         return
     from mongomem.local.mongod import EmbeddedMongo
 
-    data_dir = Path(args.data_dir)
+    data_dir = data_dir_of(args)
     running = running_database(data_dir)
     if running is not None:
         uri, name = running
         yield durable_database(get_client(uri), name)
         return
+    if not (data_dir / "mongo").exists():
+        # Never start an empty database here: a key made in it would be one the running stack refuses.
+        raise NoLocalStack(
+            f"no local stack data in {data_dir.resolve()}: start `mongomem dev` (it creates it), or point "
+            "at the data dir your stack runs with (--data-dir or MONGOMEM_DATA_DIR; `make dev` uses "
+            ".mongomem in the repository), or at a deployed one with --stack / --mongodb-uri"
+        )
     # No stack running: open the local data folder with a short-lived server (it takes the data dir's
     # lock, so a stack starting meanwhile reports this command's PID instead of corrupting the data).
     mongo = EmbeddedMongo(data_dir / "mongo").start()
@@ -104,7 +116,7 @@ def _keys_deployed(args: argparse.Namespace) -> int:
     try:
         api = DeployedTarget(args.stack, region=args.region).api()
         if args.keys_command == "create":
-            body = {"tenant": args.tenant, "kind": args.kind, "user": args.user, "name": args.name}
+            body = {"tenant": args.tenant, "kind": args.kind, "user": args.user_id, "name": args.name}
             answer = api.request("POST", "/v1/admin/keys", body={k: v for k, v in body.items() if v})
             _print_key(answer["key"], answer["api_key"])
         elif args.keys_command == "list":
@@ -134,12 +146,16 @@ def _keys(args: argparse.Namespace) -> int:
 
     if getattr(args, "stack", None):
         return _keys_deployed(args)
+    local = _deployed_env(args) is None
     with open_db(args) as db:
         store = MongoApiKeyRepository(MongoDatabase.wrap(db))
         store.ensure_indexes()
         if args.keys_command == "create":
-            plaintext, record = create_key(store, args.tenant, args.kind, args.user, args.name)
+            first = not store.any()
+            plaintext, record = create_key(store, args.tenant, args.kind, args.user_id, args.name)
             _print_key(record, plaintext)
+            if local:
+                _after_local_create(args, db, plaintext, first)
         elif args.keys_command == "list":
             rows = [key.public() for key in store.list(args.tenant)]
             if not rows:
@@ -151,9 +167,59 @@ def _keys(args: argparse.Namespace) -> int:
                     f"{r['_id']}  {r['tenant']:<16} {r['kind']:<16} user={user:<20} {state}  {r.get('name') or ''}"
                 )
         else:
+            others = [k for k in store.list() if k.revoked_at is None and k.key_id != args.key_id]
+            target = store.get(args.key_id)
+            if local and target is not None and target.revoked_at is None and not others and not args.force:
+                print(
+                    f"error: {args.key_id} is the last active key of this stack. Once keys exist the local "
+                    "stack never runs open again, so after revoking it every request is refused until "
+                    "`mongomem keys create` makes a new one. Create the replacement first, or pass --force.",
+                    file=sys.stderr,
+                )
+                return 1
             revoke_key(store, args.key_id)
             print(f"revoked {args.key_id} (cached authorizer answers expire within 300 s)")
+            if local and not others:
+                print("no active key is left: create one with `mongomem keys create` to use the API again")
     return 0
+
+
+def _after_local_create(args: argparse.Namespace, db: Any, plaintext: str, first: bool) -> None:
+    """Tell what the new key changes for the local stack, and check that the running one takes it."""
+    from mongomem.adapters.mongo import MongoDatabase
+    from mongomem.adapters.mongo.directory import MongoDirectoryRepository
+
+    open_tenant = environment().get("MONGOMEM_TENANT_DEFAULT") or "default"
+    if first:
+        print(
+            "\nThis is the stack's first key: from now on every request needs an x-api-key header "
+            "(the local stack ran open until now)."
+        )
+        if args.tenant != open_tenant:
+            users = MongoDirectoryRepository(MongoDatabase.wrap(db)).users(open_tenant, limit=1000)
+            sessions, memories = sum(u.sessions for u in users), sum(u.memories for u in users)
+            if users:
+                print(
+                    f"warning: what was recorded while the stack ran open ({len(users)} user(s), "
+                    f"{sessions} session(s), {memories} memories) belongs to tenant {open_tenant!r}; "
+                    f"this key is tenant {args.tenant!r} and does not see it. To keep using that data, "
+                    f"create a key with --tenant {open_tenant}.",
+                    file=sys.stderr,
+                )
+    api = running_stack(data_dir_of(args)).get("api")
+    if not api:
+        print(
+            f"no local stack runs on {data_dir_of(args)} now; the key works once `mongomem dev` starts on it"
+        )
+        return
+    from mongomem.client import MemoryClient, MemoryClientError
+
+    try:
+        with MemoryClient(api, api_key=plaintext, timeout=10, retries=1) as client:
+            client.request("GET", "/v1/users", {"limit": 1})
+        print(f"checked: the stack at {api} accepts it")
+    except MemoryClientError as err:
+        print(f"warning: the stack at {api} did not accept the new key: {err}", file=sys.stderr)
 
 
 def _snapshots_retry(args: argparse.Namespace) -> int:
@@ -197,7 +263,7 @@ def _guarded(func: Any) -> Any:
         except ConfigError as exc:
             print(f"error: {exc.one_line()}", file=sys.stderr)
             return 2
-        except DataDirBusy as exc:
+        except (DataDirBusy, NoLocalStack) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
 
@@ -211,12 +277,17 @@ def register(sub: Any) -> None:
     create = keys_sub.add_parser("create", help="create a key; prints it once")
     create.add_argument("--tenant", required=True)
     create.add_argument("--kind", required=True, choices=["service_account", "memory_service"])
-    create.add_argument("--user", help="service accounts: the memory user every call acts as")
+    create.add_argument(
+        "--user-id", "--user", dest="user_id", help="service accounts: the memory user every call acts as"
+    )
     create.add_argument("--name", help="a label for humans")
     listing = keys_sub.add_parser("list", help="list keys (never their secrets)")
     listing.add_argument("--tenant")
     revoke = keys_sub.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("key_id")
+    revoke.add_argument(
+        "--force", action="store_true", help="revoke the local stack's last active key too (locks the API)"
+    )
     for parser in (create, listing, revoke):
         _db_options(parser)
         parser.add_argument(
@@ -243,6 +314,6 @@ def register(sub: Any) -> None:
 
 def _db_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--mongodb-uri", help="a deployed database (default: MONGOMEM_MONGODB_URI, else local)"
+        "--mongodb-uri", help="a deployed database (default: MONGOMEM_MONGODB_URI, else the local stack's)"
     )
-    parser.add_argument("--data-dir", default=".mongomem", help="the local stack's data folder")
+    add_data_dir(parser)

@@ -19,8 +19,9 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from mongomem.models.imports import ImportReport
-from mongomem.models.memory import DeleteResult, MemoryPage, MemoryWithHistory, WriteResult
+from mongomem.models.memory import DeleteResult, DomainList, MemoryPage, MemoryWithHistory, WriteResult
 from mongomem.models.procedures import DiscoverResponse, FeedbackResult, SkillExport
+from mongomem.models.recall import ContextResponse, RecallResponse
 from mongomem.models.search import SearchResponse
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
 from mongomem.models.turns import RecordTurnsResponse, TurnIn, TurnPage
@@ -275,14 +276,15 @@ class Methods:
     @endpoint
     def procedure_feedback(
         memory_id: str,
-        outcome: Literal["success", "failure"],
         user_id: str | None,
-        used_at: str | None = None,
+        outcome: Literal["success", "failure"],
+        used_at: datetime | str | None = None,
     ) -> Call[FeedbackResult]:
         """Record that using a procedure worked (or did not): POST /v1/memories/{id}/feedback."""
-        body = _drop_none({"user_id": user_id, "outcome": outcome, "used_at": used_at})
+        when = used_at.isoformat() if isinstance(used_at, datetime) else used_at
+        body = _drop_none({"outcome": outcome, "used_at": when})
         path = f"/v1/memories/{_seg(memory_id)}/feedback"
-        return Call("POST", path, body=body, parse=_model(FeedbackResult))
+        return Call("POST", path, {"user_id": user_id}, body, parse=_model(FeedbackResult))
 
     @endpoint
     def discover_procedures(
@@ -293,9 +295,9 @@ class Methods:
         return Call("POST", "/v1/procedures/discover", body=body, safe=True, parse=_model(DiscoverResponse))
 
     @endpoint
-    def list_domains(user_id: str | None) -> Call[dict[str, Any]]:
+    def list_domains(user_id: str | None) -> Call[DomainList]:
         """The domains of the taxonomic terms the user sees (theirs and the org's): GET /v1/domains."""
-        return Call("GET", "/v1/domains", {"user_id": user_id}, parse=_as_dict)
+        return Call("GET", "/v1/domains", {"user_id": user_id}, parse=_model(DomainList))
 
     @endpoint
     def delete_memory(memory_id: str, user_id: str | None) -> Call[DeleteResult]:
@@ -342,54 +344,66 @@ class Methods:
 
     @endpoint
     def recall(
-        query: str,
         user_id: str | None,
+        query: str,
         thread: str | None = None,
         scope: str | None = None,
         top_k: int | None = None,
         message_range: int | Mapping[str, int] | None = None,
         min_score: float | None = None,
         order: str | None = None,
-    ) -> Call[dict[str, Any]]:
+        **options: Any,
+    ) -> Call[RecallResponse]:
         """Old messages similar to `query` (semantic recall), with `message_range` turns around each.
 
-        `order="time"` also returns them as `messages`, in time order across threads.
+        `order="time"` also returns them as `messages`, in time order across threads; `options` are the
+        request's other fields (RecallRequest: exclude_recent).
         """
         body = {
-            "query": query,
             "user_id": user_id,
+            "query": query,
             "thread": thread,
             "scope": scope,
             "top_k": top_k,
             "message_range": dict(message_range) if isinstance(message_range, Mapping) else message_range,
             "min_score": min_score,
             "order": order,
+            **options,
         }
-        return Call("POST", "/v1/recall", body=_drop_none(body), safe=True, parse=_as_dict)
+        return Call("POST", "/v1/recall", body=_drop_none(body), safe=True, parse=_model(RecallResponse))
 
     @endpoint
     def build_context(
         user_id: str | None,
-        session_id: str | None = None,
-        thread: str | None = None,
+        session_id: str,
         query: str | None = None,
         token_budget: int | None = None,
+        *,
+        agent_id: str | None = None,
+        sources: Iterable[Mapping[str, Any]] | None = None,
+        format: str | None = None,
+        max_tokens: int | None = None,
         **options: Any,
-    ) -> Call[dict[str, Any]]:
-        """Everything an agent's next turn needs (working memory, memories, recent turns) within a budget.
+    ) -> Call[ContextResponse]:
+        """Everything an agent's next turn in `session_id` needs (working memory, memories, recent turns,
+        recalled messages) within a token budget: POST /v1/context.
 
-        `options` are the request's other fields (recent_turns, memories_top_k, recall_top_k, message_range,
-        observed_after, observed_before).
+        `sources` names what the block holds, in priority order; `format` is text, markdown, openai or
+        anthropic. `options` are the request's other fields (ContextRequest: recent_turns,
+        memories_top_k, recall_top_k, message_range, observed_after, observed_before).
         """
         body = {
             "user_id": user_id,
             "session_id": session_id,
-            "thread": thread,
             "query": query,
             "token_budget": token_budget,
+            "agent_id": agent_id,
+            "sources": [dict(x) for x in sources] if sources is not None else None,
+            "format": format,
+            "max_tokens": max_tokens,
             **options,
         }
-        return Call("POST", "/v1/context", body=_drop_none(body), safe=True, parse=_as_dict)
+        return Call("POST", "/v1/context", body=_plain_values(body), safe=True, parse=_model(ContextResponse))
 
     # -- working memory --------------------------------------------------------------------------------
 
@@ -572,7 +586,9 @@ class Methods:
 
     @endpoint
     def status() -> Call[dict[str, Any]]:
-        """Readiness (LLM and embedding providers, with reasons), configuration and backlog."""
+        """Readiness (LLM and embedding providers, with reasons), configuration and backlog.
+
+        A dict on purpose: the operator's status document grows with the service (docs/sdk.md)."""
         return Call("GET", "/v1/status", parse=_as_dict)
 
     @endpoint
@@ -629,6 +645,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
     return _drop_none(dict(value))
+
+
+def _plain_values(body: dict[str, Any]) -> dict[str, Any]:
+    """The body without None values, datetimes as ISO 8601 (options may carry observed_after ...)."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in body.items() if v is not None}
 
 
 def _drop_none(body: dict[str, Any]) -> dict[str, Any]:

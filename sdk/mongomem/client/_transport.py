@@ -27,7 +27,10 @@ MAX_RETRY_AFTER = 30.0
 
 
 class MemoryClientError(Exception):
-    """The API answered with an error (status >= 400), or could not be reached (status None)."""
+    """The API answered with an error (status >= 400), or could not be reached (status None).
+
+    `str(err)` names each refused field with the reason: `422 validation_error: the request does not
+    match the schema: session_id: Field required`."""
 
     def __init__(
         self,
@@ -37,7 +40,7 @@ class MemoryClientError(Exception):
         details: Any = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(f"{status or 'no response'} {code}: {message}")
+        super().__init__(f"{status or 'no response'} {code}: {message}{_described(details)}")
         self.status = status
         self.code = code
         self.message = message
@@ -254,6 +257,23 @@ def sigv4_auth(region: str, service: str = "execute-api", credentials: Any = Non
         return dict(request.headers.items())
 
     return sign
+
+
+def _described(details: Any) -> str:
+    """The fields an error names, as `: path: reason; path: reason` (validation details are a list of
+    {path, message}; other errors may name one `path` or `field` with a `reason`)."""
+    items = details if isinstance(details, list) else [details] if isinstance(details, dict) else []
+    parts = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        where = item.get("path") or item.get("field") or item.get("parameter")
+        why = item.get("message") or item.get("reason")
+        if where and why:
+            parts.append(f"{where}: {why}")
+        elif where:
+            parts.append(str(where))
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _error_from(response: httpx.Response) -> MemoryClientError:

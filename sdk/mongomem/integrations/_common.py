@@ -10,6 +10,7 @@ from typing import Any
 
 from mongomem import markers
 from mongomem.client import AsyncMemoryClient, MemoryClient
+from mongomem.models.recall import ContextResponse, RecallResponse
 from mongomem.models.turns import RecordTurnsResponse
 
 MAX_BATCH = 100  # the API's memory.limits.max_batch default
@@ -112,9 +113,9 @@ class TurnBuffer:
         return out
 
 
-def context_block(response: Mapping[str, Any]) -> str:
+def context_block(response: ContextResponse) -> str:
     """The /v1/context block wrapped in a tag the model can tell apart from the conversation."""
-    text = str(response.get("context") or "").strip()
+    text = (response.context or "").strip()
     # the service marks its block already (mongomem.markers): extraction never learns from an echo of it
     return text if not text or markers.marked(text) else markers.wrap(text, "context")
 
@@ -127,11 +128,11 @@ def search_text(response: Any) -> str:
     return markers.wrap("\n".join(f"- ({hit.type}, {hit.score:.2f}) {hit.text}" for hit in results), "search")
 
 
-def recall_text(response: Mapping[str, Any]) -> str:
+def recall_text(response: RecallResponse) -> str:
     """Recalled messages grouped by thread, oldest first."""
     lines = []
-    for thread in response.get("threads") or []:
-        lines.append(f"## {thread.get('thread') or thread.get('session_id') or 'thread'}")
-        for turn in thread.get("turns") or []:
-            lines.append(f"- [{turn.get('role')}] {turn.get('content')}")
+    for thread in response.threads:
+        lines.append(f"## {thread.thread}")
+        for turn in thread.turns:
+            lines.append(f"- [{turn.role}] {turn.content}")
     return markers.wrap("\n".join(lines), "recall") if lines else "No matching messages."

@@ -24,6 +24,7 @@ from typing import Any
 from agents import FunctionTool, function_tool
 from agents.memory import SessionABC, SessionSettings
 from agents.memory.session_settings import resolve_session_limit
+from agents.models.interface import Model
 
 from mongomem.client import AsyncMemoryClient, MemoryClientError
 from mongomem.integrations._common import TurnBuffer, as_arguments, as_text, recall_text, safe_id, search_text
@@ -171,7 +172,7 @@ def memory_tools(client: AsyncMemoryClient, user_id: str | None) -> list[Functio
             query: What was said, in plain words.
             top_k: How many matching messages to return (1-20).
         """
-        return recall_text(await client.recall(query, user_id, top_k=max(1, min(top_k, 20)), message_range=1))
+        return recall_text(await client.recall(user_id, query, top_k=max(1, min(top_k, 20)), message_range=1))
 
     @function_tool
     async def update_working_memory(memory: str) -> str:
@@ -184,3 +185,60 @@ def memory_tools(client: AsyncMemoryClient, user_id: str | None) -> list[Functio
         return f"Working memory updated (version {state.version})."
 
     return [search_memories, recall_messages, update_working_memory]
+
+
+# -- a model without an LLM ----------------------------------------------------------------------------
+
+
+class ScriptedModel(Model):
+    """An Agents SDK model that replays answers instead of calling an LLM: for examples, demos and tests.
+
+    Each model call gets the next answer: a text (`"Sorry about that."`), a function call
+    (`("search_memories", {"query": "order 1234"})`) or the response's output items themselves (a list).
+    `inputs` keeps what each call was given. No streaming.
+    """
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.inputs: list[Any] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        from agents import ModelResponse, Usage
+
+        self.inputs.append(json.loads(json.dumps(input, default=str)))
+        if not self.answers:
+            raise RuntimeError("the scripted model has no answer left for this call")
+        return ModelResponse(
+            output=_output(self.answers.pop(0), len(self.inputs)), usage=Usage(), response_id=None
+        )
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a scripted model does not stream")
+
+
+def _output(answer: Any, n: int) -> list[Any]:
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    if isinstance(answer, list):
+        return answer
+    if isinstance(answer, tuple):
+        name, args = answer
+        call_id = f"call_{n}"
+        return [
+            ResponseFunctionToolCall(
+                id=f"fc_{call_id}",
+                type="function_call",
+                call_id=call_id,
+                name=name,
+                arguments=json.dumps(args),
+            )
+        ]
+    return [
+        ResponseOutputMessage(
+            id=f"msg_{n}",
+            type="message",
+            role="assistant",
+            status="completed",
+            content=[ResponseOutputText(type="output_text", text=str(answer), annotations=[])],
+        )
+    ]

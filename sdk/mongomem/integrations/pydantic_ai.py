@@ -43,6 +43,7 @@ from mongomem.integrations._common import (
     safe_id,
     search_text,
 )
+from mongomem.models.recall import ContextResponse
 from mongomem.models.turns import RecordTurnsResponse
 
 SOURCE = "pydantic-ai"
@@ -115,7 +116,7 @@ def memory_toolset(client: AsyncMemoryClient, user_id: str | None) -> FunctionTo
             query: What was said, in plain words.
             top_k: How many matching messages to return (1-20).
         """
-        return recall_text(await client.recall(query, user_id, top_k=max(1, min(top_k, 20)), message_range=1))
+        return recall_text(await client.recall(user_id, query, top_k=max(1, min(top_k, 20)), message_range=1))
 
     @toolset.tool_plain
     async def update_working_memory(memory: str) -> str:
@@ -140,7 +141,7 @@ class MongomemMemory(AbstractCapability[Any]):
     agent_id: str | None = None
     token_budget: int = 2000
     recorded: list[RecordTurnsResponse] = field(default_factory=list, repr=False)
-    last_context: dict[str, Any] | None = field(default=None, repr=False)
+    last_context: ContextResponse | None = field(default=None, repr=False)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 from strands import tool
 from strands.hooks import AfterInvocationEvent, MessageAddedEvent
 from strands.injection import InjectionContext
+from strands.models import Model
 from strands.plugins import Plugin, hook
 from strands.vended_plugins.context_injector import ContextInjector
 
@@ -35,6 +36,7 @@ from mongomem.integrations._common import (
     safe_id,
     search_text,
 )
+from mongomem.models.recall import ContextResponse
 
 SOURCE = "strands"
 
@@ -115,7 +117,7 @@ class MongomemPlugin(Plugin):
         self.trigger = trigger
         self.turns = TurnBuffer(session_id, user_id, agent_id, source=SOURCE, max_batch=max_batch)
         self._tool_names: dict[str, str] = {}
-        self.last_context: dict[str, Any] | None = None  # the last /v1/context answer (diagnostics)
+        self.last_context: ContextResponse | None = None  # the last /v1/context answer (diagnostics)
         super().__init__()
 
     def init_agent(self, agent: Any) -> None:
@@ -169,7 +171,7 @@ class MongomemPlugin(Plugin):
             top_k: How many matching messages to return (1-20).
         """
         return recall_text(
-            self.client.recall(query, self.user_id, top_k=max(1, min(top_k, 20)), message_range=1)
+            self.client.recall(self.user_id, query, top_k=max(1, min(top_k, 20)), message_range=1)
         )
 
     @tool
@@ -181,3 +183,74 @@ class MongomemPlugin(Plugin):
         """
         state = self.client.update_working_memory(self.user_id, memory=memory)
         return f"Working memory updated (version {state.version})."
+
+
+# -- a model without an LLM ----------------------------------------------------------------------------
+
+Answer = str | tuple[str, dict[str, Any]] | list[tuple[str, dict[str, Any]]] | dict[str, Any]
+
+
+class ScriptedModel(Model):
+    """A Strands model that replays answers instead of calling an LLM: for examples, demos and tests.
+
+    Each model call gets the next answer: a text (`"You fly from LIS."`), a tool call
+    (`("search_memories", {"query": "home airport"})`) or several (a list of them). `calls` keeps what
+    each call was given (`messages`, the `tools` offered), so a test can see the injected context.
+    """
+
+    def __init__(self, *answers: Answer) -> None:
+        self.answers = list(answers)
+        self.calls: list[dict[str, Any]] = []
+
+    def update_config(self, **model_config: Any) -> None:
+        return None
+
+    def get_config(self) -> Any:
+        return {}
+
+    def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a scripted model gives no structured output")
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
+    ) -> Any:
+        import json
+
+        self.calls.append(
+            {
+                "messages": json.loads(json.dumps(messages, default=str)),
+                "tools": [t["name"] for t in tool_specs or []],
+                "system_prompt": system_prompt,
+            }
+        )
+        if not self.answers:
+            raise RuntimeError("the scripted model has no answer left for this call")
+        text, tools = _parts(self.answers.pop(0))
+        yield {"messageStart": {"role": "assistant"}}
+        if text:
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": text}}}
+            yield {"contentBlockStop": {}}
+        for i, (name, args) in enumerate(tools):
+            start = {"toolUse": {"toolUseId": f"tooluse_{len(self.calls)}_{i}", "name": name}}
+            yield {"contentBlockStart": {"start": start}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "tool_use" if tools else "end_turn"}}
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                "metrics": {"latencyMs": 1},
+            }
+        }
+
+
+def _parts(answer: Answer) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+    """(text, tool calls) of one scripted answer."""
+    if isinstance(answer, str):
+        return answer, []
+    if isinstance(answer, tuple):
+        return "", [answer]
+    if isinstance(answer, list):
+        return "", list(answer)
+    return str(answer.get("text") or ""), list(answer.get("tools") or [])

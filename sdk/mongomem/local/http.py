@@ -92,8 +92,14 @@ class ApiFront:
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         found = self.handler_for(event["rawPath"])
         if found is None:
+            # as the functions answer a path none of their routes serves (mongomem.api.errors)
+            message = (
+                f"no route {event['requestContext']['http']['method']} {event['rawPath']}: the routes are "
+                "listed at /v1/docs (Swagger UI) and /v1/openapi.json"
+            )
+            details = {"path": event["rawPath"], "docs": "/v1/docs"}
             return _json_response(
-                404, {"error": {"code": "route_not_found", "message": "no such route", "details": None}}
+                404, {"error": {"code": "route_not_found", "message": message, "details": details}}
             )
         handler, name = found
         if self.authorizer is not None:
@@ -244,8 +250,28 @@ def _envelope(status: int, message: str, details: Any = None) -> dict[str, Any]:
     return _json_response(status, {"error": {"code": code, "message": message, "details": details}})
 
 
+RequestLog = Callable[[str, str, int, float, "str | None"], None]  # method, target, status, ms, error code
+
+
+def _error_code(result: dict[str, Any]) -> str | None:
+    status = int(result.get("statusCode", 200))
+    if status < 400:
+        return None
+    try:
+        body = result.get("body") or ""
+        raw = base64.b64decode(body).decode() if result.get("isBase64Encoded") else str(body)
+        error = json.loads(raw).get("error") or {}
+        return str(error.get("code")) if error.get("code") else None
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
 def make_server(
-    front: ApiFront, host: str, port: int, read_timeout: float = READ_TIMEOUT_SECONDS
+    front: ApiFront,
+    host: str,
+    port: int,
+    read_timeout: float = READ_TIMEOUT_SECONDS,
+    on_request: RequestLog | None = None,
 ) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -307,6 +333,7 @@ def make_server(
             event = to_event(
                 self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
             )
+            started = time.perf_counter()
             try:
                 result = front.invoke(event)
             except Exception:
@@ -314,6 +341,11 @@ def make_server(
                     500, "an internal error occurred"
                 )  # as API Gateway answers a crashed function
             self._send(result)
+            if on_request is not None:
+                took = (time.perf_counter() - started) * 1000
+                on_request(
+                    self.command, self.path, int(result.get("statusCode", 200)), took, _error_code(result)
+                )
 
         def _refuse_method(self) -> None:
             self._send(_envelope(405, f"method {self.command} is not allowed"), close=True)

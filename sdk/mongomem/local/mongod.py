@@ -53,15 +53,34 @@ class EmbeddedMongo:
         return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
 
     def start(self, timeout: float = 60.0) -> EmbeddedMongo:
-        storage = ":memory:"
-        log_target = subprocess.DEVNULL
         if self.data_dir is not None:
             self.data_dir = self.data_dir.resolve()
-            storage = str(self.data_dir / "db")
             self.lock = DataDirLock(self.data_dir)
             stale = self.lock.acquire()  # DataDirBusy while another live process owns the data dir
             # a dead owner's lock is taken over, with any server it left on the same storage
-            stop_leftovers(storage, stale.get("child_pid"))
+            stop_leftovers(str(self.data_dir / "db"), stale.get("child_pid"))
+        self._spawn(timeout)
+        return self
+
+    @property
+    def exited(self) -> int | None:
+        """The child's exit code once it is gone (None while it runs or before it started)."""
+        return self.proc.poll() if self.proc is not None else None
+
+    def restart(self, timeout: float = 60.0) -> None:
+        """Start the server again on the same port and storage after it died (the data dir stays ours, so
+        the clients' URI still holds and their pools reconnect)."""
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        if self.data_dir is not None:
+            stop_leftovers(str(self.data_dir / "db"), self.proc.pid if self.proc else None)
+        self._spawn(timeout)
+
+    def _spawn(self, timeout: float) -> None:
+        storage = ":memory:"
+        log_target = subprocess.DEVNULL
+        if self.data_dir is not None:
+            storage = str(self.data_dir / "db")
             self.log_path = self.data_dir / "secantus.log"
             log_target = self.log_path.open("ab")  # type: ignore[assignment]
         cmd = [
@@ -98,7 +117,6 @@ class EmbeddedMongo:
                 {"child_pid": self.proc.pid, "port": self.port, "uri": self.uri, "storage": storage}
             )
         self._wait(timeout)
-        return self
 
     def _release(self) -> None:
         if self.lock is not None:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mongomem.config import CUSTOM_QUEUE, Settings, builtin_names, settings_from_env
-from mongomem.local.http import READ_TIMEOUT_SECONDS, ApiFront, LocalAuthorizer, make_server
+from mongomem.local.http import READ_TIMEOUT_SECONDS, ApiFront, LocalAuthorizer, RequestLog, make_server
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import Every, deliver_batch, scheduled_event
+from mongomem.observability import logger
 from mongomem.runtime import Services, configure
 from mongomem.shortterm.scan import SAFETY_MS
 
@@ -63,6 +66,11 @@ class LocalStack:
     auth_ttl_seconds: float = 300.0
     # how long the HTTP front waits for a request body its Content-Length announced
     read_timeout_seconds: float = READ_TIMEOUT_SECONDS
+    # `mongomem dev`'s console: one call per served request, one line per event worth telling
+    on_request: RequestLog | None = None
+    on_event: Callable[[str], None] | None = None
+    # how often the embedded database child is checked (and restarted when it died)
+    watch_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         self.mongo: EmbeddedMongo | None = None
@@ -75,16 +83,11 @@ class LocalStack:
         self.authorizer: LocalAuthorizer | None = None
         # what the pollers deliver with: `queue_policy` (the template's) stretched for the configured model
         self.delivery: QueuePolicy = self.queue_policy
+        self.database_restarts = 0
 
     def start(self) -> LocalStack:
         """Start everything; a bad configuration (ConfigError) starts nothing, any later failure stops all."""
-        env = dict(self.environ)
-        if self.config_file is not None:
-            env["MONGOMEM_CONFIG_FILE"] = str(self.config_file)
-        if self.data_dir is not None:
-            env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(self.data_dir / "vectors"))
-        for name in [*builtin_names(), CUSTOM_QUEUE]:
-            env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
+        env = local_environment(self.environ, self.data_dir, self.config_file)
         settings_from_env(env)  # validate the config and the environment before any child process starts
         try:
             self._start(env)
@@ -117,13 +120,15 @@ class LocalStack:
         front = ApiFront(
             [(prefix, _loader(functions, name), name) for prefix, name in API_ROUTES], self.authorizer
         )
-        self.server = make_server(front, self.host, self.port, self.read_timeout_seconds)
+        self.server = make_server(front, self.host, self.port, self.read_timeout_seconds, self.on_request)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
         if self.data_dir is not None:
             (self.data_dir / STACK_FILE).write_text(
                 json.dumps({"mongodb_uri": uri, "db_name": self.settings.db_name, "api": self.url})
             )
+        if self.mongo is not None:
+            self.threads.append(Every("database-watch", self.watch_seconds, self._watch_database).start())
         scan = load_handler(functions, "scan_sessions")
         interval, timeout = self.scan_seconds, 60.0
         recall = self.settings.memory.recall
@@ -147,6 +152,28 @@ class LocalStack:
         assert self.queue is not None
         queue, extract = self.queue, load_handler(find_functions_dir(), "extract")
         return lambda: deliver_batch(queue, f"extract-{kind}", extract, self.delivery)
+
+    def _note(self, message: str) -> None:
+        if self.on_event is not None:
+            self.on_event(message)
+        else:
+            logger.warning(message)
+
+    def _watch_database(self) -> None:
+        """Supervise the database child: when it died, start it again on the same port and data (the
+        services' clients reconnect to the same URI); until then requests answer 503 store_unavailable."""
+        mongo = self.mongo
+        code = mongo.exited if mongo is not None else None
+        if mongo is None or code is None:
+            return
+        self.database_restarts += 1
+        self._note(
+            f"the database process exited (code {code}); restarting it on port {mongo.port} "
+            f"(restart {self.database_restarts}; its log: {mongo.log_path or 'none'})"
+        )
+        started = time.monotonic()
+        mongo.restart()
+        self._note(f"database restarted in {time.monotonic() - started:.1f} s: requests work again")
 
     @property
     def url(self) -> str:
@@ -173,6 +200,20 @@ class LocalStack:
         finally:
             if self.mongo is not None:
                 self.mongo.stop()
+
+
+def local_environment(
+    environ: dict[str, str], data_dir: Path | None, config_file: Path | None
+) -> dict[str, str]:
+    """The MONGOMEM_* variables the local functions run with (the config, the embedded index, the queues)."""
+    env = dict(environ)
+    if config_file is not None:
+        env["MONGOMEM_CONFIG_FILE"] = str(config_file)
+    if data_dir is not None:
+        env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(data_dir / "vectors"))
+    for name in [*builtin_names(), CUSTOM_QUEUE]:
+        env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
+    return env
 
 
 def _loader(functions: Path, name: str) -> Any:

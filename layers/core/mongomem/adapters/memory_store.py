@@ -386,6 +386,8 @@ class MemoryStore:
                 query["payload.domain"] = filters.domain
             for key, value in filters.metadata.items():
                 query[f"metadata.{key}"] = value
+            if filters.snapshot_id is not None:
+                query["evidence.snapshot_id"] = filters.snapshot_id
         if observed:
             query["observed_at"] = {
                 **({"$gte": observed.after} if observed.after else {}),

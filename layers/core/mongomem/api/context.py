@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mongomem.api.identity import caller, scope_for, services_of
 from mongomem.models.recall import ContextRequest, ContextResponse
 from mongomem.observability import metrics
+from mongomem.requestlog import of_context, remember
 
 router = APIGatewayHttpRouter()
 
@@ -22,6 +23,8 @@ router = APIGatewayHttpRouter()
 def build_context(request: Annotated[ContextRequest, Body(embed=False)]) -> ContextResponse:
     principal = caller(router)
     scope = scope_for(principal, request.user_id)
-    result = services_of(router).context_builder.build(principal, scope, request)
+    svc = services_of(router)
+    result = svc.context_builder.build(principal, scope, request)
+    remember(svc.recent_requests, scope, of_context(request, result))
     metrics.add_metric(name="ContextTokens", unit=MetricUnit.Count, value=result.tokens)
     return result

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import (
     Conflict,
     ExtractionFailed,
@@ -23,6 +24,7 @@ from mongomem.errors import (
     Unavailable,
     Unprocessable,
 )
+from mongomem.models.common import ID_PATTERN, ID_RULE
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingError, LLMError
 
@@ -50,6 +52,19 @@ def error_body(code: str, message: str, details: Any = None) -> str:
     return json.dumps({"error": {"code": code, "message": message, "details": details}}, default=str)
 
 
+DOCS_HINT = "/v1/docs"
+
+
+def not_found_response(method: str, path: str) -> Response:
+    """404 for a path no route serves, pointing at the API's documentation."""
+    return error_response(
+        404,
+        "route_not_found",
+        f"no route {method} {path}: the routes are listed at {DOCS_HINT} (Swagger UI) and /v1/openapi.json",
+        {"method": method, "path": path, "docs": DOCS_HINT},
+    )
+
+
 def error_response(
     status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
 ) -> Response:
@@ -61,6 +76,29 @@ def error_response(
     )
 
 
+# Patterns a client meets in paths and ids, in words: "String should match pattern '^[A-Za-z0-9...'" says
+# what the parser wanted, not what the user should send.
+PATTERN_WORDS = {
+    ID_PATTERN: f"an identifier: {ID_RULE}",
+    r"^mem-[a-f0-9]{24}$": "a memory id: mem- and 24 hex digits, as the API returns it (e.g. from a search)",
+    r"^snap-[a-f0-9]{24}$": "a snapshot id: snap- and 24 hex digits, as the API returns it",
+    KIND_NAME_PATTERN: "a memory kind: lower-case letters, digits and _ (semantic, episodic, ... or a custom type)",
+}
+
+
+def _message(err: Any) -> str:
+    message = str(err.get("msg", "invalid"))
+    if err.get("type") == "string_pattern_mismatch":
+        words = PATTERN_WORDS.get(str((err.get("ctx") or {}).get("pattern")))
+        if words:
+            given = err.get("input")
+            shown = (
+                f" (got {given[:40]!r}{'...' if len(given) > 40 else ''})" if isinstance(given, str) else ""
+            )
+            return f"must be {words}{shown}"
+    return message
+
+
 def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     details = []
     for err in exc.errors():
@@ -70,10 +108,15 @@ def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
             # the body parameter's own name is noise for a client
             if loc and loc[0] == "request":
                 loc = loc[1:]
-        details.append(
-            {"path": ".".join(loc) or "(body)", "message": err.get("msg", "invalid"), "type": err.get("type")}
-        )
+        details.append({"path": ".".join(loc) or "(body)", "message": _message(err), "type": err.get("type")})
     return details
+
+
+def _other_methods(app: APIGatewayHttpResolver, method: str, path: str) -> list[str]:
+    """The methods the function serves `path` with, when the request's method is not one of them."""
+    routes = app._static_routes + app._dynamic_routes  # Powertools' route table (pinned version)
+    allowed = sorted({r.method for r in routes if r.method != method and r.rule.match(path)})
+    return [m for m in allowed if m != "OPTIONS"]
 
 
 def install_error_handlers(app: APIGatewayHttpResolver) -> None:
@@ -126,7 +169,18 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:
-        return error_response(404, "route_not_found", "no such route")
+        event = app.current_event
+        method, path = event.http_method.upper(), event.path
+        allowed = _other_methods(app, method, path)
+        if allowed:
+            return error_response(
+                405,
+                "method_not_allowed",
+                f"{method} is not allowed on {path}: use {' or '.join(allowed)}",
+                {"method": method, "path": path, "allowed": allowed, "docs": DOCS_HINT},
+                headers={"Allow": ", ".join(allowed)},
+            )
+        return not_found_response(method, path)
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:

@@ -14,12 +14,13 @@ from mongomem.api.identity import UserQuery, caller, request_scope, services_of
 from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import InvalidInput
 from mongomem.longterm.conflicts import conflicts
-from mongomem.models.base import Model
 from mongomem.models.common import ID_PATTERN, Scope, parse_utc_datetime
 from mongomem.models.memory import (
     ConflictList,
     CreateMemoryRequest,
     DeleteResult,
+    Domain,
+    DomainList,
     MemoryFilter,
     MemoryPage,
     MemoryWithHistory,
@@ -115,6 +116,13 @@ def list_memories(
         str | None,
         Query(min_length=2, max_length=2000, description='JSON object of exact values: {"k": "v"}'),
     ] = None,
+    snapshot_id: Annotated[
+        str | None,
+        Query(
+            pattern=r"^snap-[a-f0-9]{24}$",
+            description="memories with evidence from this snapshot: what its extraction wrote or reinforced",
+        ),
+    ] = None,
 ) -> MemoryPage:
     exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
     payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
@@ -127,6 +135,7 @@ def list_memories(
         tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
         domain=domain,
         metadata=_metadata(metadata),
+        snapshot_id=snapshot_id,
     )
     return services_of(router).memories.list(
         _scope(user_id),
@@ -152,15 +161,6 @@ def _metadata(text: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidInput('metadata must be a JSON object such as {"region": "eu"}', {"path": "metadata"})
     return value
-
-
-class Domain(Model):
-    domain: str
-    terms: int
-
-
-class DomainList(Model):
-    domains: list[Domain]
 
 
 @router.get("/v1/domains", summary="The domains of the taxonomic terms a user sees (theirs and the org's)")

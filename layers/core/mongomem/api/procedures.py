@@ -10,6 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import UserQuery, request_scope, services_of
 from mongomem.api.memories import MemoryId
+from mongomem.errors import InvalidInput
 from mongomem.models.procedures import (
     DiscoverRequest,
     DiscoverResponse,
@@ -32,10 +33,15 @@ def get_skill(memory_id: MemoryId, user_id: UserQuery = None) -> SkillExport:
     summary="Record whether using a procedure worked (it ranks `discover procedures`)",
 )
 def post_feedback(
-    memory_id: MemoryId, request: Annotated[FeedbackRequest, Body(embed=False)]
+    memory_id: MemoryId, request: Annotated[FeedbackRequest, Body(embed=False)], user_id: UserQuery = None
 ) -> FeedbackResult:
+    # user_id in the query, as every other route of one memory takes it (or in the body, as it used to)
+    if user_id is not None and request.user_id is not None and user_id != request.user_id:
+        raise InvalidInput(
+            "user_id is given twice with two values (query and body): give it once", {"path": "user_id"}
+        )
     result = services_of(router).procedures.feedback(
-        request_scope(router, request.user_id), memory_id, request
+        request_scope(router, user_id or request.user_id), memory_id, request
     )
     emit("ProcedureFeedback", MetricUnit.Count, 1, outcome=request.outcome)
     logger.info("procedure feedback", extra={"memory_id": memory_id, "outcome": request.outcome})

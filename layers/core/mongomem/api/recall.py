@@ -11,6 +11,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from mongomem.api.identity import request_scope, services_of
 from mongomem.models.recall import RecallRequest, RecallResponse
 from mongomem.observability import logger, metrics
+from mongomem.requestlog import of_recall, remember
 
 router = APIGatewayHttpRouter()
 
@@ -26,7 +27,9 @@ router = APIGatewayHttpRouter()
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> RecallResponse:
     scope = request_scope(router, request.user_id)
     logger.debug("recall request", extra={"scope": request.scope, "top_k": request.top_k})
-    result = services_of(router).recall.recall(scope, request)
+    svc = services_of(router)
+    result = svc.recall.recall(scope, request)
+    remember(svc.recent_requests, scope, of_recall(request, result))
     metrics.add_metric(name="RecallMatches", unit=MetricUnit.Count, value=len(result.matched))
     metrics.add_metric(name="RecallLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
     return result

@@ -12,6 +12,7 @@ from mongomem.api.identity import request_scope, services_of
 from mongomem.longterm.service import require_kinds
 from mongomem.models.search import SearchRequest, SearchResponse
 from mongomem.observability import logger, metrics
+from mongomem.requestlog import of_search, remember
 
 router = APIGatewayHttpRouter()
 
@@ -24,6 +25,7 @@ def search_memories(request: Annotated[SearchRequest, Body(embed=False)]) -> Sea
         require_kinds(svc.kinds, [str(t) for t in request.types], "types")
     logger.debug("memory search", extra={"mode": request.mode, "top_k": request.top_k})
     result = svc.search.search(scope, request)
+    remember(svc.recent_requests, scope, of_search(request, result))
     metrics.add_metric(name="SearchResults", unit=MetricUnit.Count, value=len(result.results))
     metrics.add_metric(name="SearchLatency", unit=MetricUnit.Milliseconds, value=result.took_ms)
     return result

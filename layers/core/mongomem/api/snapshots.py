@@ -2,21 +2,57 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from mongomem.api.identity import UserQuery, request_scope, services_of
+from mongomem.api.identity import UserQuery, caller, listing_user, request_scope, services_of
+from mongomem.errors import InvalidInput
 from mongomem.extraction.retry import retry_extraction
 from mongomem.longterm.service import require_kinds
-from mongomem.models.sessions import RetryRequest, RetryResult, Snapshot
+from mongomem.models.common import parse_utc_datetime
+from mongomem.models.sessions import FailedSnapshots, RetryRequest, RetryResult, Snapshot
 from mongomem.observability import logger, metrics
 
 router = APIGatewayHttpRouter()
 
 SnapshotId = Annotated[str, Path(pattern=r"^snap-[a-f0-9]{24}$", description="A snapshot's id")]
+
+
+@router.get(
+    "/v1/snapshots",
+    summary="Snapshots whose extraction failed (the dead letters of the caller's tenant), newest first",
+)
+def list_failed_snapshots(
+    status: Annotated[
+        Literal["failed"], Query(description="failed: a kind's last attempt failed")
+    ] = "failed",
+    user_id: UserQuery = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=64, description="next_cursor of the last page")] = None,
+) -> FailedSnapshots:
+    svc = services_of(router)
+    principal = caller(router)
+    user = listing_user(principal, user_id)
+    before = _cursor(cursor) if cursor else None
+    found = svc.snapshots.failed(principal.tenant, user, svc.kinds.names(), limit + 1, before)
+    more, found = len(found) > limit, found[:limit]
+    return FailedSnapshots(
+        tenant=principal.tenant,
+        user_id=user,
+        snapshots=[s.public() for s in found],
+        next_cursor=found[-1].created_at.isoformat() if more and found else None,
+    )
+
+
+def _cursor(cursor: str) -> datetime:
+    try:
+        return parse_utc_datetime(cursor)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
 
 
 @router.get("/v1/snapshots/<snapshot_id>", summary="A snapshot: its session, seq range, reason, extraction")

@@ -1,4 +1,4 @@
-"""User routes: the tenant's users, a user's sessions, and erasing a user everywhere (right to erasure)."""
+"""User routes: the tenant's users, a user's sessions and recent calls, and erasing a user everywhere."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from mongomem.api.identity import caller, path_user_scope, services_of
 from mongomem.directory import user_page
 from mongomem.erasure import ErasureResult, erase_user
 from mongomem.models.common import ID_PATTERN
+from mongomem.models.requests import RecentRequests
 from mongomem.models.sessions import SessionPage
 from mongomem.models.users import UserPage
 from mongomem.observability import logger, metrics
+from mongomem.requestlog import KEPT
 
 router = APIGatewayHttpRouter()
 
@@ -40,6 +42,18 @@ def list_user_sessions(
 ) -> SessionPage:
     scope = path_user_scope(caller(router), user_id)
     return services_of(router).history.session_page(scope, limit, cursor)
+
+
+@router.get(
+    "/v1/users/<user_id>/requests",
+    summary="The user's latest search, recall and context calls: what each returned and why (newest first)",
+)
+def list_user_requests(
+    user_id: UserId, limit: Annotated[int, Query(ge=1, le=KEPT, description="calls to return")] = KEPT
+) -> RecentRequests:
+    scope = path_user_scope(caller(router), user_id)
+    calls = services_of(router).recent_requests.latest(scope, limit)
+    return RecentRequests(user_id=scope.user_id, kept=KEPT, requests=calls)
 
 
 @router.delete(

@@ -84,4 +84,8 @@ def passes(record: MemoryRecord, filters: MemoryFilter) -> bool:
         return False
     if filters.domain is not None and payload.get("domain") != filters.domain:
         return False
+    if filters.snapshot_id is not None and filters.snapshot_id not in {
+        e.snapshot_id for e in record.evidence
+    }:
+        return False
     return all(record.metadata.get(k) == v for k, v in filters.metadata.items())

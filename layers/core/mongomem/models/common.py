@@ -12,6 +12,9 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, StringConstrai
 from mongomem.models.base import Model
 
 ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
+# What an identifier may hold, in words (validation errors say this instead of the pattern).
+ID_RULE = "1 to 128 characters: letters, digits and . _ : @ -"
+USER_HELP = "the memory user (a service-account key fixes it: then leave it out)"
 
 # A caller-supplied identifier (user, session, agent, client token). Strict: a JSON object such as
 # {"$gt": ""} is a type error, never a query operator.

@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mongomem.config import KindName
-from mongomem.models.common import Identifier, SafeMapping, Scope, UtcDateTime
+from mongomem.models.base import Model
+from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Scope, UtcDateTime
 
 # proposed: a user's conflicting restatement of an org memory, waiting for the support that makes it the
 # new version (docs/security.md "Who may write org memory")
@@ -138,11 +139,17 @@ class CreateMemoryRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    type: KindName
-    payload: SafeMapping
-    reconcile: bool = True
-    expires_at: UtcDateTime | None = None
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    type: KindName = Field(
+        description="the memory kind: semantic, episodic, procedural, taxonomic, preference or a custom type"
+    )
+    payload: SafeMapping = Field(
+        description="the kind's fields, e.g. semantic {subject, attribute, value} (docs/memory-types.md)"
+    )
+    reconcile: bool = Field(
+        True, description="compare with what is known: ADD, UPDATE (new version) or REINFORCE (counted once)"
+    )
+    expires_at: UtcDateTime | None = Field(None, description="when the memory stops being returned")
     visibility: Visibility | None = Field(
         None, description="private or org (default: the kind's, memory.extraction.<kind>.visibility)"
     )
@@ -191,9 +198,11 @@ class MemoryFilter:
     tags: tuple[str, ...] = ()
     domain: str | None = None
     metadata: dict[str, str | int | float | bool] = field(default_factory=dict)
+    # lists only: memories with evidence from this snapshot (what a snapshot's extraction produced)
+    snapshot_id: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.tags or self.domain is not None or self.metadata)
+        return bool(self.tags or self.domain is not None or self.metadata or self.snapshot_id)
 
 
 @dataclass(frozen=True)
@@ -260,3 +269,14 @@ class Conflict(BaseModel):
 
 class ConflictList(BaseModel):
     conflicts: list[Conflict]
+
+
+class Domain(Model):
+    domain: str
+    terms: int = Field(description="the taxonomic terms of the domain the user sees")
+
+
+class DomainList(Model):
+    """The domains of the taxonomic terms a user sees (theirs and the org's): GET /v1/domains."""
+
+    domains: list[Domain]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mongomem.models.common import Identifier, UtcDateTime, ValidText
+from mongomem.models.common import USER_HELP, Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import ProcedureUsage
 from mongomem.models.search import MAX_QUERY_CHARS, SearchMode
 
@@ -31,8 +31,8 @@ class FeedbackRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    outcome: Outcome
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    outcome: Outcome = Field(description="success or failure of following the procedure")
     used_at: UtcDateTime | None = Field(None, description="when it was used (default: now)")
 
 
@@ -53,9 +53,11 @@ class DiscoverRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    top_k: int = Field(5, ge=1, le=50)
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    query: Annotated[str, ValidText] = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="the task to find a procedure for"
+    )
+    top_k: int = Field(5, ge=1, le=50, description="how many procedures to return")
     mode: SearchMode = "hybrid"
     min_score: float | None = Field(None, ge=-1.0, allow_inf_nan=False)
     observed_after: UtcDateTime | None = None

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from mongomem.models.common import Identifier, UtcDateTime, ValidText
+from mongomem.models.common import USER_HELP, Identifier, UtcDateTime, ValidText
 from mongomem.models.pending import PendingWork
 from mongomem.models.turns import Role
 
@@ -41,11 +41,15 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    user_id: Identifier | None = None
+    query: Annotated[str, ValidText] = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="what the earlier messages were about"
+    )
+    user_id: Identifier | None = Field(None, description=USER_HELP)
     thread: Identifier | None = Field(default=None, description="The session id (required for scope thread)")
-    scope: RecallScope = Field(default="resource", description="resource: all the user's threads")
-    top_k: int = Field(default=4, ge=1, le=MAX_TOP_K)
+    scope: RecallScope = Field(
+        default="resource", description="resource: all the user's threads; thread: only `thread`"
+    )
+    top_k: int = Field(default=4, ge=1, le=MAX_TOP_K, description="how many matching messages")
     message_range: int | MessageRange = Field(
         default=1, description="neighbours per match: n on each side, or {before, after}"
     )
@@ -200,16 +204,16 @@ class ContextRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    session_id: Identifier
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    session_id: Identifier = Field(description="the conversation (session / thread id) the block is for")
     agent_id: Identifier | None = Field(
         None, description="as this agent: its memories and working memory, the shared ones and the org's"
     )
     query: Annotated[str, ValidText] | None = Field(
         default=None, max_length=MAX_QUERY_CHARS, description="default: the session's latest user turn"
     )
-    token_budget: int = Field(default=4000, ge=256, le=32000)
-    recent_turns: int = Field(default=10, ge=0, le=200)
+    token_budget: int = Field(default=4000, ge=256, le=32000, description="the block's size limit in tokens")
+    recent_turns: int = Field(default=10, ge=0, le=200, description="the session's latest turns to include")
     memories_top_k: int | None = Field(
         default=None, ge=0, le=50, description="memories considered (default: as many as the budget holds)"
     )
@@ -223,7 +227,9 @@ class ContextRequest(BaseModel):
         le=MAX_TOP_K,
         description="earlier messages considered (default: as many as the budget holds)",
     )
-    message_range: int | MessageRange = Field(default=1)
+    message_range: int | MessageRange = Field(
+        default=1, description="neighbours of each recalled message: n on each side, or {before, after}"
+    )
     sources: list[ContextSource] | None = Field(
         None,
         min_length=1,

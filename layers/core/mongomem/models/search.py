@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mongomem.config import MAX_CUSTOM_TYPES, KindName, MemoryType
-from mongomem.models.common import Identifier, UtcDateTime, ValidText
+from mongomem.models.common import USER_HELP, Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status, Visibility
 from mongomem.models.pending import PendingWork
 
@@ -23,16 +23,26 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    query: Annotated[str, ValidText] = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    types: list[KindName] | None = Field(
-        default=None, min_length=1, max_length=len(MemoryType) + MAX_CUSTOM_TYPES, description="memory kinds"
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    query: Annotated[str, ValidText] = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="what to find, in plain words"
     )
-    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K)
+    types: list[KindName] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=len(MemoryType) + MAX_CUSTOM_TYPES,
+        description="only these memory kinds (semantic, episodic, procedural, taxonomic, preference or a "
+        "custom type; default: every kind)",
+    )
+    top_k: int = Field(default=10, ge=1, le=MAX_TOP_K, description="how many memories to return")
     # knn / hybrid: floor on cosine similarity of the vector match; bm25: floor on the BM25 score.
-    min_score: float | None = Field(default=None, ge=-1.0, allow_inf_nan=False)
-    include_superseded: bool = False
-    mode: SearchMode = "hybrid"
+    min_score: float | None = Field(
+        default=None, ge=-1.0, allow_inf_nan=False, description="results scoring below are left out"
+    )
+    include_superseded: bool = Field(False, description="also return versions a newer one replaced")
+    mode: SearchMode = Field(
+        "hybrid", description="hybrid: meaning (k-NN) and keywords (BM25) fused; knn or bm25 alone"
+    )
     observed_after: UtcDateTime | None = Field(
         None, description="only memories first stated at or after this time (their evidence's turn time)"
     )

@@ -151,6 +151,15 @@ class SessionPage(Model):
     next_cursor: str | None = None
 
 
+class FailedSnapshots(Model):
+    """Snapshots whose extraction failed for a kind: the tenant's dead letters, each retryable."""
+
+    tenant: str
+    user_id: str | None = None
+    snapshots: list[Snapshot] = Field(description="newest first")
+    next_cursor: str | None = None
+
+
 class RetryRequest(Model):
     """Extract one kind of a snapshot again (its last attempt failed, or its message was lost)."""
 

@@ -27,13 +27,17 @@ class TurnIn(Model):
 
     model_config = ConfigDict(extra="forbid")
 
-    role: Role
-    content: Text = ""
-    tool_calls: list[ToolCall] | None = Field(None, max_length=64)
-    tool_call_id: Identifier | None = None
-    name: Annotated[str, StringConstraints(strict=True, max_length=256), ValidText] | None = None
-    metadata: SafeMapping | None = None
-    timestamp: UtcDateTime | None = None
+    role: Role = Field(description="who said it: user, assistant, system or tool")
+    content: Text = Field("", description="what was said")
+    tool_calls: list[ToolCall] | None = Field(
+        None, max_length=64, description="assistant turns: tools called"
+    )
+    tool_call_id: Identifier | None = Field(None, description="tool turns: the call this answers")
+    name: Annotated[str, StringConstraints(strict=True, max_length=256), ValidText] | None = Field(
+        None, description="the speaker's or tool's name"
+    )
+    metadata: SafeMapping | None = Field(None, description="free-form, kept with the turn")
+    timestamp: UtcDateTime | None = Field(None, description="when it was said (default: when recorded)")
 
     @model_validator(mode="after")
     def _has_content(self) -> TurnIn:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from mongomem.models.common import Identifier, SafeData, SafeMapping, Text, ValidText
+from mongomem.models.common import USER_HELP, Identifier, SafeData, SafeMapping, Text, ValidText
 
 WorkingMemoryScope = Literal["resource", "thread"]
 WorkingMemoryMode = Literal["template", "schema"]
@@ -114,10 +114,14 @@ class ThreadCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    thread_id: Identifier
-    user_id: Identifier | None = None
-    title: Annotated[str, StringConstraints(strict=True, max_length=512), ValidText] | None = None
-    metadata: SafeMapping = Field(default_factory=dict)
+    thread_id: Identifier = Field(description="the thread's id (= the session id its turns are recorded in)")
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    title: Annotated[str, StringConstraints(strict=True, max_length=512), ValidText] | None = Field(
+        None, description="a title for humans"
+    )
+    metadata: SafeMapping = Field(
+        default_factory=dict, description="free-form; metadata.workingMemory seeds the working memory"
+    )
 
 
 class Thread(BaseModel):
@@ -149,7 +153,7 @@ class ThreadCloneRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
+    user_id: Identifier | None = Field(None, description=USER_HELP)
     new_thread_id: Identifier | None = Field(None, description="default: a generated id")
     title: ThreadTitle | None = Field(None, description="default: the source thread's title")
     metadata: SafeMapping | None = Field(None, description="default: the source thread's metadata")

@@ -258,3 +258,10 @@ class SnapshotRepository(Protocol):
     def delete_session(self, scope: Scope, session_id: str) -> int:
         """Delete every snapshot of the session; how many."""
         ...
+
+    def failed(
+        self, tenant: str, user_id: str | None, kinds: list[str], limit: int, before: datetime | None = None
+    ) -> list[StoredSnapshot]:
+        """The tenant's (or one user's) snapshots where one of `kinds` failed, newest first, created before
+        `before` (pages). Reads the tenant's snapshots: an operator's query, not a request path's."""
+        ...

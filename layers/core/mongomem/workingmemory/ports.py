@@ -48,6 +48,10 @@ class WorkingMemoryPort(Protocol):
         """The user's threads, most recently updated first; `before` = (updated_at, thread_id) pages."""
         ...
 
+    def thread_ids(self, scope: Scope, thread_ids: list[str]) -> set[str]:
+        """Which of these ids have a thread record for the user."""
+        ...
+
     def update_thread(
         self,
         scope: Scope,

@@ -15,6 +15,7 @@ from typing import Any
 
 from mongomem.errors import Conflict, InvalidInput, NotFound
 from mongomem.models.common import Scope, as_utc, utcnow
+from mongomem.models.sessions import Session
 from mongomem.models.turns import NewTurn, Turn
 from mongomem.models.working_memory import (
     Thread,
@@ -79,12 +80,25 @@ class Threads:
         return self.store.create_thread(scope, request.thread_id, request.title, metadata)
 
     def get(self, scope: Scope, thread_id: str) -> Thread:
-        return self.wm.get_thread(scope, thread_id)
+        """The thread's record, or, for a session recorded without one, the session as a thread."""
+        thread = self.store.get_thread(scope, thread_id)
+        if thread is not None:
+            return thread
+        session = self.sessions.get(scope, thread_id)
+        if session is None:
+            raise NotFound(f"thread {thread_id!r} not found for this user", {"thread_id": thread_id})
+        return _session_thread(session)
 
     def page(self, scope: Scope, limit: int, cursor: str | None) -> ThreadPage:
-        """The user's threads, most recently updated first; `cursor` is the previous page's next_cursor."""
+        """The user's threads, most recently updated first; `cursor` is the previous page's next_cursor.
+
+        A thread is a `threads` record (ordered by its updated_at) or a session recorded without one
+        (ordered by its last turn): both streams are read in that order from the same cursor and merged,
+        so every thread appears once, on one page."""
         before = _cursor(cursor) if cursor else None
         found = self.store.list_threads(scope, limit + 1, before)
+        found += self._bare_sessions(scope, limit + 1, before)
+        found.sort(key=lambda t: (as_utc(t.updated_at), t.thread_id), reverse=True)
         more, found = len(found) > limit, found[:limit]
         last = found[-1] if more and found else None
         return ThreadPage(
@@ -93,10 +107,30 @@ class Threads:
             next_cursor=f"{as_utc(last.updated_at).isoformat()}|{last.thread_id}" if last else None,
         )
 
+    def _bare_sessions(self, scope: Scope, want: int, before: tuple[datetime, str] | None) -> list[Thread]:
+        """Up to `want` sessions without a thread record, as threads, most recently active first."""
+        out: list[Thread] = []
+        while len(out) < want:
+            page = self.sessions.user_sessions(scope, want, before)
+            page = [s for s in page if s.last_turn_at is not None]
+            if not page:
+                return out
+            recorded = self.store.thread_ids(scope, [s.session_id for s in page])
+            out += [_session_thread(s) for s in page if s.session_id not in recorded]
+            if len(page) < want:
+                return out
+            tail = page[-1]
+            before = (as_utc(tail.last_turn_at), tail.session_id)  # type: ignore[arg-type]
+        return out[:want]
+
     # -- update ----------------------------------------------------------------------------------
     def update(self, scope: Scope, thread_id: str, request: ThreadUpdate) -> Thread:
-        """New title and/or metadata; `metadata.workingMemory` replaces the configured scope's memory."""
-        self.get(scope, thread_id)  # 404 before anything changes
+        """New title and/or metadata; `metadata.workingMemory` replaces the configured scope's memory.
+
+        A session recorded without a thread record gets one (its turns stay where they are)."""
+        if self.store.get_thread(scope, thread_id) is None:
+            self.get(scope, thread_id)  # 404 before anything changes
+            self.store.create_thread(scope, thread_id, None, {})
         metadata = dict(request.metadata) if request.metadata is not None else None
         if metadata is not None and SEED_KEY in metadata:
             value = metadata.pop(SEED_KEY)
@@ -191,6 +225,16 @@ def _copy(turn: Turn, now: datetime) -> NewTurn:
         name=turn.name,
         metadata=turn.metadata,
         recall_indexed=False if recallable else None,
+    )
+
+
+def _session_thread(session: Session) -> Thread:
+    """A session recorded without a thread record, as the thread it is (no title, no metadata)."""
+    return Thread(
+        thread_id=session.session_id,
+        user_id=session.user_id,
+        created_at=session.created_at,
+        updated_at=session.last_turn_at or session.created_at,
     )
 
 

@@ -97,6 +97,23 @@ class MongoSnapshotRepository:
             )
             return [_snapshot(d) for d in cursor]
 
+    def failed(
+        self, tenant: str, user_id: str | None, kinds: list[str], limit: int, before: datetime | None = None
+    ) -> list[StoredSnapshot]:
+        if not kinds:
+            return []
+        query: dict[str, Any] = {
+            "tenant": tenant,
+            "$or": [{f"extraction.{k}.status": "failed"} for k in kinds],
+        }
+        if user_id is not None:
+            query["user_id"] = user_id
+        if before is not None:
+            query["created_at"] = {"$lt": before}
+        with translate_errors():
+            cursor = self.coll.find(query).sort("created_at", DESCENDING).limit(limit)
+            return [_snapshot(d) for d in cursor]
+
     def mark_fanned_out(self, snapshot_id: str) -> None:
         with translate_errors():
             self.coll.update_one({"_id": snapshot_id}, {"$set": {"fanned_out": True}})

@@ -191,6 +191,14 @@ class MongoWorkingMemoryRepository:
             )
         return [_thread(d) for d in docs]
 
+    def thread_ids(self, scope: Scope, thread_ids: list[str]) -> set[str]:
+        if not thread_ids:
+            return set()
+        keys = [thread_key(scope.tenant, scope.user_id, t) for t in thread_ids]
+        with translate_errors():
+            docs = self.threads.find({"_id": {"$in": keys}, **scope.filter()}, {"thread_id": 1})
+            return {d["thread_id"] for d in docs}
+
     def update_thread(
         self,
         scope: Scope,

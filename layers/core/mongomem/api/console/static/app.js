@@ -3,7 +3,8 @@ import { ApiError, call, session } from './api.js';
 import { fill, h } from './dom.js';
 import { errorBox } from './ui.js';
 import { memoriesView, memoryView } from './view-memories.js';
-import { pipelineView } from './view-pipeline.js';
+import { deadLettersView, pipelineView } from './view-pipeline.js';
+import { requestsView } from './view-requests.js';
 import { searchView } from './view-search.js';
 import { sessionView } from './view-session.js';
 import { userSessionsView, usersView } from './view-users.js';
@@ -19,7 +20,9 @@ const ROUTES = [
   [/^\/users\/([^/]+)\/memories\/([^/]+)$/, memoryView, 'users'],
   [/^\/users\/([^/]+)\/search$/, searchView, 'users'],
   [/^\/users\/([^/]+)\/working-memory$/, workingMemoryView, 'users'],
+  [/^\/users\/([^/]+)\/requests$/, requestsView, 'users'],
   [/^\/pipeline$/, pipelineView, 'pipeline'],
+  [/^\/dead-letters$/, deadLettersView, 'dead-letters'],
 ];
 
 function parseHash() {
@@ -35,7 +38,7 @@ function header(section) {
   document.getElementById('sign-out').hidden = !signedIn;
   const tenant = document.getElementById('tenant');
   tenant.hidden = !signedIn;
-  tenant.textContent = signedIn ? `tenant ${session.tenant}` : '';
+  tenant.textContent = signedIn ? `tenant ${session.tenant}${session.key ? '' : ' · open stack (no API keys yet)'}` : '';
   for (const a of document.querySelectorAll('[data-nav]')) {
     if (a.dataset.nav === section) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -78,10 +81,24 @@ function signInView(message) {
 }
 
 let current = 0;
+let probed = false;
+
+/** A local stack without any API key serves everyone as its default tenant: no sign-in to ask for. */
+async function openStack() {
+  if (probed) return false;
+  probed = true;
+  try {
+    const page = await call('GET', '/v1/users', { query: { limit: 1 }, key: null });
+    session.signIn('', page.tenant);
+    return true;
+  } catch (err) {
+    return false;
+  }
+}
 
 export async function render() {
   const turn = ++current;
-  if (!session.signedIn) {
+  if (!session.signedIn && !(await openStack())) {
     signInView(null);
     return;
   }

@@ -55,6 +55,7 @@ const TABS = [
   ['memories', 'Memories', (u) => link(['users', u, 'memories'])],
   ['working-memory', 'Working memory', (u) => link(['users', u, 'working-memory'])],
   ['search', 'Search & context', (u) => link(['users', u, 'search'])],
+  ['requests', 'Agent calls', (u) => link(['users', u, 'requests'])],
 ];
 
 /** The heading of every per-user view, with the user's tabs. */

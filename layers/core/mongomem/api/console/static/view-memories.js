@@ -4,7 +4,7 @@ import { add, badge, fill, h, json, link, when } from './dom.js';
 import { confirmAction, empty, errorBox, notify, userHeader } from './ui.js';
 import { conflictsPanel } from './view-conflicts.js';
 
-const KINDS = ['semantic', 'episodic', 'procedural', 'taxonomic'];
+const KINDS = ['semantic', 'episodic', 'procedural', 'taxonomic', 'preference'];
 
 function select(name, label, options, value) {
   return h('label', { class: 'field' }, label,
@@ -12,9 +12,9 @@ function select(name, label, options, value) {
       options.map(([v, text]) => h('option', { value: v, selected: v === value }, text))));
 }
 
-/** A memory's scope: `private` unless the memory says otherwise (org memories carry scope "org"). */
-function scopeOf(m) {
-  return m.scope || 'private';
+/** A memory's visibility as the API sends it: `private` (the user's) or `org` (every user of the tenant). */
+function visibilityOf(m) {
+  return m.visibility || 'private';
 }
 
 /** A date or datetime as its day (valid_from / valid_to may be either). */
@@ -31,7 +31,7 @@ function memoryRow(user, m, score) {
   return h('tr', { 'data-testid': 'memory-row', 'data-memory': m.memory_id, 'data-kind': m.type },
     h('td', {}, badge(m.type, 'kind')),
     h('td', {}, h('a', { href: link(['users', user, 'memories', m.memory_id]) }, m.text)),
-    h('td', {}, scopeOf(m)),
+    h('td', { 'data-col': 'visibility' }, visibilityOf(m)),
     h('td', {}, badge(m.status)),
     h('td', { class: 'num' }, `v${m.version}`),
     h('td', { class: 'num' }, `×${m.reinforcement_count}`),
@@ -41,12 +41,14 @@ function memoryRow(user, m, score) {
 export async function memoriesView({ view, params, live }, user) {
   const kind = params.get('type') || '';
   const status = params.get('status') || '';
-  const scope = params.get('scope') || '';
+  const visibility = params.get('visibility') || '';
+  const snapshot = params.get('snapshot') || '';
   const query = params.get('q') || '';
   const form = h('form', { class: 'filters', 'data-testid': 'memory-filters' },
     select('type', 'Kind', [['', 'all kinds'], ...KINDS.map((k) => [k, k])], kind),
     select('status', 'Status', [['', 'current and superseded'], ['active', 'current'], ['superseded', 'superseded'], ['deleted', 'deleted']], status),
-    select('scope', 'Scope', [['', 'all scopes'], ['private', 'private (this user)'], ['org', 'org (the tenant)']], scope),
+    select('visibility', 'Visibility', [['', 'private and org'], ['private', 'private (this user)'], ['org', 'org (every user of the tenant)']], visibility),
+    snapshot ? h('input', { type: 'hidden', name: 'snapshot', value: snapshot }) : null,
     h('label', { class: 'field grow' }, 'Search',
       h('input', { type: 'search', name: 'q', value: query, placeholder: 'by meaning and keywords', 'data-testid': 'memory-query' })),
     h('button', { type: 'submit', class: 'primary' }, query ? 'Search' : 'Apply'));
@@ -59,27 +61,29 @@ export async function memoriesView({ view, params, live }, user) {
   const rows = h('tbody');
   const more = h('button', { type: 'button', hidden: true }, 'More memories');
   const heading = query ? 'Score' : 'Created';
-  fill(view, userHeader(user, 'memories'), conflictsPanel(user, live), form,
+  const from = snapshot ? h('p', { class: 'evidence-note', 'data-testid': 'snapshot-filter' },
+    `Memories with evidence from snapshot ${snapshot} (what its extraction wrote or reinforced) · `,
+    h('a', { href: link(['users', user, 'memories']) }, 'all memories')) : null;
+  fill(view, userHeader(user, 'memories'), conflictsPanel(user, live), form, from,
     h('table', { class: 'grid', 'data-testid': 'memories' },
-      h('thead', {}, h('tr', {}, ['Kind', 'Memory', 'Scope', 'Status', 'Version', 'Reinforced', heading].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['Kind', 'Memory', 'Visibility', 'Status', 'Version', 'Reinforced', heading].map((t) => h('th', {}, t)))),
       rows),
     more);
-  const keep = (m) => !scope || scopeOf(m) === scope;
   if (query) {
     const found = await call('POST', '/v1/memories/search', {
-      body: { user_id: user, query, top_k: 50, types: kind ? [kind] : null, include_superseded: status === '' || status === 'superseded' },
+      body: { user_id: user, query, top_k: 50, types: kind ? [kind] : null, visibility: visibility || null, include_superseded: status === '' || status === 'superseded' },
     });
     if (!live()) return;
-    const results = found.results.filter((r) => keep(r) && (!status || r.status === status));
+    const results = found.results.filter((r) => !status || r.status === status);
     rows.append(...results.map((r) => memoryRow(user, r, r.score)));
     if (!results.length) add(view, empty('No memory matches this search.'));
     return;
   }
   let cursor = null;
   const load = async () => {
-    const page = await get('/v1/memories', { user_id: user, type: kind, status, limit: 100, cursor });
+    const page = await get('/v1/memories', { user_id: user, type: kind, status, visibility, snapshot_id: snapshot, limit: 100, cursor });
     if (!live()) return;
-    rows.append(...page.memories.filter(keep).map((m) => memoryRow(user, m)));
+    rows.append(...page.memories.map((m) => memoryRow(user, m)));
     cursor = page.next_cursor;
     more.hidden = !cursor;
     if (!rows.children.length && !cursor) add(view, empty('No memories with these filters.'));
@@ -158,7 +162,7 @@ export async function memoryView({ view, live }, user, memoryId) {
   });
   fill(view, userHeader(user, 'memories'),
     h('section', { class: 'memory-head', 'data-testid': 'memory' },
-      h('p', {}, badge(m.type, 'kind'), ' ', badge(m.status), ' ', h('span', { class: 'muted' }, `scope ${scopeOf(m)} · lineage ${m.lineage_id}`)),
+      h('p', {}, badge(m.type, 'kind'), ' ', badge(m.status), ' ', h('span', { class: 'muted', 'data-testid': 'memory-visibility' }, `${visibilityOf(m)} · lineage ${m.lineage_id}`)),
       h('h2', { class: 'memory-text', 'data-testid': 'memory-text' }, m.text),
       h('p', { class: 'summary', 'data-testid': 'memory-summary' },
         `${chain.length} version(s) · ${count('UPDATE')} update(s) · ${count('REINFORCE')} reinforcement(s) · `,

@@ -1,8 +1,8 @@
 // Pipeline health for the signed-in tenant: readiness, backlog per kind, index lag, config, and activity.
-import { get } from './api.js';
-import { badge, duration, fill, h, when } from './dom.js';
+import { ApiError, call, get, path } from './api.js';
+import { badge, duration, fill, h, link, when } from './dom.js';
 import { activityChart } from './chart.js';
-import { table } from './ui.js';
+import { empty, notify, table } from './ui.js';
 
 function card(title, ok, ...lines) {
   return h('article', { class: `card ${ok === true ? 'good' : ok === false ? 'bad' : ''}`, 'data-card': title },
@@ -44,4 +44,62 @@ export async function pipelineView({ view, params, live }) {
     h('p', { class: 'muted', 'data-testid': 'activity-totals' },
       `${stats.totals.added} added · ${stats.totals.updated} updated · ${stats.totals.reinforced} reinforced`),
     activityChart(stats.days));
+}
+
+function retryButton(snap, kind, row) {
+  const retry = h('button', { type: 'button', class: 'small', 'data-testid': `retry-${kind}` }, 'Retry');
+  retry.addEventListener('click', async () => {
+    retry.disabled = true;
+    try {
+      const result = await call('POST', path('v1', 'snapshots', snap.snapshot_id, 'retry'), { query: { user_id: snap.user_id }, body: { type: kind } });
+      notify(result.message);
+      row.dataset.status = 'queued';
+      retry.replaceWith(badge('queued'));
+    } catch (err) {
+      retry.disabled = false;
+      notify(err instanceof ApiError ? `${err.code}: ${err.message}` : String(err), 'error');
+    }
+  });
+  return retry;
+}
+
+/** The dead letters: the tenant's snapshots whose extraction failed for a kind, each with its error. */
+export async function deadLettersView({ view, params, live }) {
+  const user = params.get('user') || '';
+  const rows = h('tbody');
+  const more = h('button', { type: 'button', hidden: true }, 'More');
+  let cursor = null;
+  fill(view,
+    h('header', { class: 'view-head' },
+      h('h1', {}, 'Dead letters', user ? h('span', { class: 'muted' }, ` · user ${user}`) : ''),
+      h('p', { class: 'muted' }, 'Snapshots whose extraction failed, newest first. SQS retries a failed kind until its maxReceiveCount, then the message waits in the kind\'s DLQ; Retry queues it again (the same as `mongomem snapshots retry`).')),
+    h('table', { class: 'grid', 'data-testid': 'dead-letters' },
+      h('thead', {}, h('tr', {}, ['Snapshot', 'User', 'Session', 'Kind', 'Attempts', 'Failed at', 'Error', ''].map((t) => h('th', {}, t)))),
+      rows),
+    more);
+  const load = async () => {
+    const page = await get('/v1/snapshots', { status: 'failed', user_id: user, limit: 50, cursor });
+    if (!live()) return;
+    for (const snap of page.snapshots) {
+      for (const [kind, status] of Object.entries(snap.extraction).sort(([a], [b]) => a.localeCompare(b))) {
+        if (status.status !== 'failed') continue;
+        const row = h('tr', { 'data-testid': 'dead-letter', 'data-snapshot': snap.snapshot_id, 'data-kind': kind, 'data-status': 'failed' });
+        row.append(
+          h('td', { class: 'mono' }, h('a', { href: link(['users', snap.user_id, 'sessions', snap.session_id], { snapshot: snap.snapshot_id }) }, snap.snapshot_id)),
+          h('td', {}, h('a', { href: link(['users', snap.user_id]) }, snap.user_id)),
+          h('td', {}, snap.session_id),
+          h('td', {}, kind),
+          h('td', { class: 'num' }, status.attempts ?? 0),
+          h('td', {}, when(status.updated_at)),
+          h('td', { class: 'error-text' }, status.error || ''),
+          h('td', {}, retryButton(snap, kind, row)));
+        rows.append(row);
+      }
+    }
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    if (!rows.children.length && !cursor) view.append(empty('No failed extraction: nothing waits in a DLQ for this tenant.'));
+  };
+  more.addEventListener('click', load);
+  await load();
 }

@@ -1,7 +1,24 @@
 // The tenant's users, and one user's sessions.
 import { get, path } from './api.js';
 import { add, fill, h, link, when } from './dom.js';
-import { empty, table, userHeader } from './ui.js';
+import { empty, userHeader } from './ui.js';
+
+// Memories shared by every user of the tenant are kept under this owner; it is not a user (no sessions,
+// no working memory), so it gets no user pages: any user's memories show them with visibility "org".
+const ORG_OWNER = '#org';
+
+function userRow(u) {
+  const org = u.user_id === ORG_OWNER;
+  const name = org
+    ? h('span', { 'data-testid': 'org-row-label' }, 'the organisation ',
+      h('span', { class: 'muted' }, '(memories shared by every user: open a user\'s memories, visibility org)'))
+    : h('a', { href: link(['users', u.user_id]) }, u.user_id);
+  return h('tr', { 'data-testid': org ? 'org-row' : 'user-row', 'data-user': u.user_id },
+    h('td', {}, name),
+    h('td', { class: 'num' }, u.sessions),
+    h('td', { class: 'num' }, u.memories),
+    h('td', {}, when(u.last_activity_at)));
+}
 
 export async function usersView({ view, live }) {
   const body = h('tbody');
@@ -10,13 +27,7 @@ export async function usersView({ view, live }) {
   const load = async () => {
     const page = await get('/v1/users', { limit: 50, cursor });
     if (!live()) return;
-    for (const u of page.users) {
-      body.append(h('tr', { 'data-testid': 'user-row', 'data-user': u.user_id },
-        h('td', {}, h('a', { href: link(['users', u.user_id]) }, u.user_id)),
-        h('td', { class: 'num' }, u.sessions),
-        h('td', { class: 'num' }, u.memories),
-        h('td', {}, when(u.last_activity_at))));
-    }
+    body.append(...page.users.map(userRow));
     cursor = page.next_cursor;
     more.hidden = !cursor;
     if (!body.children.length) view.append(empty('No users yet: record a turn or write a memory for one.'));
@@ -37,7 +48,9 @@ export async function userSessionsView({ view, live }, user) {
   const more = h('button', { type: 'button', hidden: true }, 'More sessions');
   let cursor = null;
   fill(view, userHeader(user, 'sessions'),
-    table(['Session', 'Agent', 'Turns', 'Not yet promoted', 'Started', 'Last turn'], [rows], { class: 'grid', 'data-testid': 'sessions' }),
+    h('table', { class: 'grid', 'data-testid': 'sessions' },
+      h('thead', {}, h('tr', {}, ['Session', 'Agent', 'Turns', 'Not yet promoted', 'Started', 'Last turn'].map((t) => h('th', {}, t)))),
+      rows),
     more);
   const load = async () => {
     const page = await get(path('v1', 'users', user, 'sessions'), { limit: 50, cursor });

@@ -1,0 +1,144 @@
+"""Every bench under bench/ runs at a small size in the suite, so none can rot unnoticed.
+
+Each one is started as a user starts it (`python bench/<name>.py ...`, a real process), at a size that
+takes seconds, and must exit 0 with its one JSON line of named keys on stdout. The figures of a run
+this small are not judged (docs/benchmarks.md has the real ones); what is checked is that the bench
+measures what it says: its named keys are there, its ratios are numbers and its correctness figures
+(recall, duplicates) hold even at this size. A new bench without an entry here fails
+`test_every_bench_has_a_small_run`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+MINI = "tests/data/locomo-mini"  # the LoCoMo-format conversation written for the tests
+
+# bench file -> (arguments of a small run, keys its JSON line must carry)
+SMALL: dict[str, tuple[list[str], list[str]]] = {
+    "context_latency.py": (
+        [
+            "--users",
+            "4",
+            "--memories-per-user",
+            "5",
+            "--turn-users-every",
+            "2",
+            "--turns-per-user",
+            "20",
+            "--turns-per-session",
+            "10",
+            "--dim",
+            "32",
+            "--queries",
+            "4",
+            "--rounds",
+            "1",
+            "--profile",
+            "0",
+        ],
+        ["search_vs_floor", "context_vs_floor", "recall_vs_floor", "search_source_recall@10"],
+    ),
+    "dedup.py": (
+        ["--users", "1", "--embedder", "hashing", "--path", "rules"],
+        ["duplicate_rate", "reinforced_share", "wrong_merges"],
+    ),
+    "extraction.py": (
+        ["--snapshots", "2", "--slow-snapshots", "1", "--rounds", "1", "--embedder", "hashing"],
+        ["zero_latency_median_ms_per_snapshot", "share_outside_llm"],
+    ),
+    "import.py": (
+        ["--rounds", "1", "--sessions", "2", "--turns-per-session", "20", "--stretch", "10"],
+        ["turns_per_s", "record_floor_turns_per_s", "import_vs_floor", "reimport_recorded"],
+    ),
+    "llm_cost.py": ([MINI, "--rounds", "1"], ["prompt_overhead", "cacheable_share", "cost_per_1k_turns_usd"]),
+    "locomo_recall.py": ([MINI, "--embeddings", "hashing"], ["R@1", "R@5", "R@10", "ratio_R@10"]),
+    "offline_rules.py": ([MINI, "--rounds", "1"], ["propose_turns_per_s", "floor_turns_per_s"]),
+    "record_turn.py": (
+        [
+            "--turns",
+            "20",
+            "--rounds",
+            "1",
+            "--writers",
+            "2",
+            "--concurrent-turns",
+            "10",
+            "--concurrent-rounds",
+            "1",
+            "--import-runs",
+            "1",
+        ],
+        ["ratio_handler_vs_floor", "own_import_ms"],
+    ),
+    "scan_scale.py": (
+        ["--small", "50", "--large", "200", "--due", "5", "--active", "5", "--rounds", "1"],
+        ["keys_examined_per_due_session", "scan_growth", "index_sync_growth"],
+    ),
+    "vector_search.py": (
+        ["--docs", "600", "--users", "6", "--queries", "10", "--rounds", "1", "--dim", "64"],
+        ["embedded", "opensearch"],
+    ),
+}
+# benches that search through OpenSearch take the session's node instead of starting their own
+NODE_OPTION = {"context_latency.py": "--opensearch-url", "vector_search.py": "--url"}
+
+
+def run_bench(name: str, args: list[str], timeout: float = 240) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MONGOMEM_", "POWERTOOLS_"))}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / name), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    assert proc.returncode == 0, f"bench/{name} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines, f"bench/{name} printed no result line:\n{proc.stderr[-2000:]}"
+    result = json.loads(lines[-1])
+    assert isinstance(result, dict)
+    return result
+
+
+def test_every_bench_has_a_small_run() -> None:
+    benches = {p.name for p in BENCH.glob("*.py") if p.name != "harness.py"}
+    assert benches == set(SMALL), "give every bench a small run in SMALL (and drop removed ones)"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -> None:
+    args, keys = SMALL[name]
+    if name in NODE_OPTION:
+        node = request.getfixturevalue("opensearch_node")
+        args = [*args, NODE_OPTION[name], node.url]
+    # When the bench runs as a user runs it, at a small size
+    result = run_bench(name, args)
+    # Then its JSON line carries its named figures, each a real number
+    missing = [k for k in keys if k not in result]
+    assert not missing, f"bench/{name} lacks {missing}: {sorted(result)}"
+    for key in keys:
+        value = result[key]
+        if isinstance(value, int | float):
+            assert math.isfinite(value), (key, value)
+    # ... and what it checks for correctness holds at this size too
+    if name == "vector_search.py":
+        assert result["embedded"]["recall_at_10"] >= 0.98 and result["opensearch"]["recall_at_10"] >= 0.9
+    if name == "dedup.py":
+        assert result["duplicate_rate"] == 0.0 and result["wrong_merges"] == 0
+    if name == "locomo_recall.py":
+        assert result["n"] == 15 and result["R@25"] >= result["R@10"] >= result["R@1"]
+    if name == "import.py":
+        assert result["reimport_recorded"] == 0
