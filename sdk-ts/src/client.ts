@@ -248,12 +248,22 @@ export class MongomemClient {
     return this.call("retrySnapshot", { path: { snapshot_id: snapshotId }, query, body }, options);
   }
 
+  /** The tenant's snapshots whose extraction failed for a kind (the dead letters), newest first. */
+  listFailedSnapshots(query: QueryOf<"listFailedSnapshots"> = {}, options?: RequestOptions): Promise<ResultOf<"listFailedSnapshots">> {
+    return this.call("listFailedSnapshots", { query }, options);
+  }
+
   listUsers(query: QueryOf<"listUsers"> = {}, options?: RequestOptions): Promise<ResultOf<"listUsers">> {
     return this.call("listUsers", { query }, options);
   }
 
   listUserSessions(userId: string, query: QueryOf<"listUserSessions"> = {}, options?: RequestOptions): Promise<ResultOf<"listUserSessions">> {
     return this.call("listUserSessions", { path: { user_id: userId }, query }, options);
+  }
+
+  /** The user's latest search, recall and context calls with what each returned and why. */
+  listUserRequests(userId: string, query: QueryOf<"listUserRequests"> = {}, options?: RequestOptions): Promise<ResultOf<"listUserRequests">> {
+    return this.call("listUserRequests", { path: { user_id: userId }, query }, options);
   }
 
   /** Erase a user: turns, sessions, memories, working memory, index entries. */

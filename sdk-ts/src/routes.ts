@@ -55,8 +55,10 @@ export const ROUTES = {
   // snapshots, users and the pipeline (the memory console's API)
   getSnapshot: { op: "get_snapshot_v1_snapshots__snapshot_id__get", method: "GET", path: "/v1/snapshots/{snapshot_id}" },
   retrySnapshot: { op: "retry_snapshot_v1_snapshots__snapshot_id__retry_post", method: "POST", path: "/v1/snapshots/{snapshot_id}/retry", safe: false },
+  listFailedSnapshots: { op: "list_failed_snapshots_v1_snapshots_get", method: "GET", path: "/v1/snapshots" },
   listUsers: { op: "list_users_v1_users_get", method: "GET", path: "/v1/users" },
   listUserSessions: { op: "list_user_sessions_v1_users__user_id__sessions_get", method: "GET", path: "/v1/users/{user_id}/sessions" },
+  listUserRequests: { op: "list_user_requests_v1_users__user_id__requests_get", method: "GET", path: "/v1/users/{user_id}/requests" },
   deleteUser: { op: "delete_user_v1_users__user_id__delete", method: "DELETE", path: "/v1/users/{user_id}" },
   memoryStats: { op: "get_memory_stats_v1_stats_memories_get", method: "GET", path: "/v1/stats/memories" },
   pipeline: { op: "get_pipeline_v1_pipeline_get", method: "GET", path: "/v1/pipeline" },

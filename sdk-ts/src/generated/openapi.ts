@@ -313,6 +313,23 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Snapshots whose extraction failed (the dead letters of the caller's tenant), newest first */
+        get: operations["list_failed_snapshots_v1_snapshots_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/snapshots/{snapshot_id}": {
         parameters: {
             query?: never;
@@ -464,6 +481,23 @@ export type paths = {
         post?: never;
         /** Erase a user: turns, sessions, snapshots, memories and versions, working memory, index entries */
         delete: operations["delete_user_v1_users__user_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/users/{user_id}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's latest search, recall and context calls: what each returned and why (newest first) */
+        get: operations["list_user_requests_v1_users__user_id__requests_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -635,6 +669,7 @@ export type components = {
             memories_top_k?: number | null;
             /**
              * Message Range
+             * @description neighbours of each recalled message: n on each side, or {before, after}
              * @default 1
              */
             message_range?: number | components["schemas"]["MessageRange"];
@@ -660,10 +695,14 @@ export type components = {
             recall_top_k?: number | null;
             /**
              * Recent Turns
+             * @description the session's latest turns to include
              * @default 10
              */
             recent_turns?: number;
-            /** Session Id */
+            /**
+             * Session Id
+             * @description the conversation (session / thread id) the block is for
+             */
             session_id: string;
             /**
              * Sources
@@ -672,10 +711,14 @@ export type components = {
             sources?: components["schemas"]["ContextSource"][] | null;
             /**
              * Token Budget
+             * @description the block's size limit in tokens
              * @default 4000
              */
             token_budget?: number;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** ContextResponse */
@@ -829,7 +872,10 @@ export type components = {
              * @description a private memory of one agent of the user (default: shared by the user's agents)
              */
             agent_id?: string | null;
-            /** Expires At */
+            /**
+             * Expires At
+             * @description when the memory stops being returned
+             */
             expires_at?: string | null;
             /**
              * Metadata
@@ -843,18 +889,23 @@ export type components = {
              * @description when this was learnt (default: now); an older value than the current one is kept as history and does not replace it
              */
             observed_at?: string | null;
-            /** Payload */
-            payload: {
-                [key: string]: unknown;
-            };
+            /** @description the kind's fields, e.g. semantic {subject, attribute, value} (docs/memory-types.md). The schema is the one of the kind named by `type`: a built-in kind's below, or a custom type's declared JSON Schema (memory.custom_types). */
+            payload: components["schemas"]["SemanticPayload"] | components["schemas"]["EpisodicPayload"] | components["schemas"]["ProceduralPayload"] | components["schemas"]["TaxonomicPayload"] | components["schemas"]["PreferencePayload"] | Record<string, never>;
             /**
              * Reconcile
+             * @description compare with what is known: ADD, UPDATE (new version) or REINFORCE (counted once)
              * @default true
              */
             reconcile?: boolean;
-            /** Type */
+            /**
+             * Type
+             * @description the memory kind: semantic, episodic, procedural, taxonomic, preference or a custom type
+             */
             type: string;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
             /**
              * Visibility
@@ -948,14 +999,21 @@ export type components = {
             observed_after?: string | null;
             /** Observed Before */
             observed_before?: string | null;
-            /** Query */
+            /**
+             * Query
+             * @description the task to find a procedure for
+             */
             query: string;
             /**
              * Top K
+             * @description how many procedures to return
              * @default 5
              */
             top_k?: number;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** DiscoverResponse */
@@ -969,13 +1027,47 @@ export type components = {
         Domain: {
             /** Domain */
             domain: string;
-            /** Terms */
+            /**
+             * Terms
+             * @description the taxonomic terms of the domain the user sees
+             */
             terms: number;
         };
-        /** DomainList */
+        /**
+         * DomainList
+         * @description The domains of the taxonomic terms a user sees (theirs and the org's): GET /v1/domains.
+         */
         DomainList: {
             /** Domains */
             domains: components["schemas"]["Domain"][];
+        };
+        /**
+         * EpisodicPayload
+         * @description The payload of a `episodic` memory. An event: what happened, when, who took part, where.
+         */
+        EpisodicPayload: {
+            /**
+             * Occurred At
+             * @description ISO date or datetime, resolved against the time of the turn that tells it
+             * @default null
+             */
+            occurred_at?: string | null;
+            /** Participants */
+            participants?: string[];
+            /**
+             * Place
+             * @default null
+             */
+            place?: string | null;
+            /** Summary */
+            summary: string;
+            /**
+             * Tags
+             * @description short topic labels
+             */
+            tags?: string[];
+            /** Title */
+            title: string;
         };
         /**
          * ErasureResult
@@ -1030,12 +1122,30 @@ export type components = {
             };
         };
         /**
+         * FailedSnapshots
+         * @description Snapshots whose extraction failed for a kind: the tenant's dead letters, each retryable.
+         */
+        FailedSnapshots: {
+            /** Next Cursor */
+            next_cursor?: string | null;
+            /**
+             * Snapshots
+             * @description newest first
+             */
+            snapshots: components["schemas"]["Snapshot"][];
+            /** Tenant */
+            tenant: string;
+            /** User Id */
+            user_id?: string | null;
+        };
+        /**
          * FeedbackRequest
          * @description Whether using a procedure worked: counted on the procedure, it ranks `discover` results.
          */
         FeedbackRequest: {
             /**
              * Outcome
+             * @description success or failure of following the procedure
              * @enum {string}
              */
             outcome: "success" | "failure";
@@ -1044,7 +1154,10 @@ export type components = {
              * @description when it was used (default: now)
              */
             used_at?: string | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** FeedbackResult */
@@ -1271,10 +1384,8 @@ export type components = {
              * @description when the memory was first stated in a conversation (its evidence's turn time)
              */
             observed_at?: string | null;
-            /** Payload */
-            payload: {
-                [key: string]: unknown;
-            };
+            /** @description the memory kind's fields. The schema is the one of the kind named by `type`: a built-in kind's below, or a custom type's declared JSON Schema (memory.custom_types). */
+            payload: components["schemas"]["SemanticPayload"] | components["schemas"]["EpisodicPayload"] | components["schemas"]["ProceduralPayload"] | components["schemas"]["TaxonomicPayload"] | components["schemas"]["PreferencePayload"] | Record<string, never>;
             /** Reinforcement Count */
             reinforcement_count: number;
             /**
@@ -1387,6 +1498,72 @@ export type components = {
             /** User Id */
             user_id?: string | null;
         };
+        /**
+         * PreferencePayload
+         * @description The payload of a `preference` memory. A preference of the user: about what, of which kind, what they prefer, how strongly, for or against.
+         */
+        PreferencePayload: {
+            /**
+             * Category
+             * @description what it is about, e.g. 'travel', 'food', 'communication', 'answer language', 'format'
+             */
+            category: string;
+            /**
+             * Polarity
+             * @description positive: likes or wants it; negative: dislikes it
+             * @default positive
+             * @enum {string}
+             */
+            polarity?: "positive" | "negative";
+            /**
+             * Preference
+             * @description what is liked or disliked, e.g. 'window seats', 'Portuguese'
+             */
+            preference: string;
+            /**
+             * Strength
+             * @description mild (like), moderate (prefer), strong (love, hate)
+             * @default moderate
+             * @enum {string}
+             */
+            strength?: "mild" | "moderate" | "strong";
+            /**
+             * Subject
+             * @description whose preference it is, usually 'user'
+             * @default user
+             */
+            subject?: string;
+        };
+        /**
+         * ProceduralPayload
+         * @description The payload of a `procedural` memory. A reusable procedure the conversation demonstrated.
+         */
+        ProceduralPayload: {
+            /**
+             * Allowed Tools
+             * @description tools it may use
+             */
+            allowed_tools?: string[];
+            /**
+             * Description
+             * @description what the procedure achieves, in a sentence
+             * @default null
+             */
+            description?: string | null;
+            /** Name */
+            name: string;
+            /** Steps */
+            steps: (string | components["schemas"]["ProcedureStep"])[];
+            /** Tags */
+            tags?: string[];
+            /**
+             * Trigger Conditions
+             * @description situations that call for it
+             */
+            trigger_conditions?: string[];
+            /** When To Use */
+            when_to_use: string;
+        };
         /** ProcedureHit */
         ProcedureHit: {
             /**
@@ -1425,6 +1602,19 @@ export type components = {
             usage: components["schemas"]["ProcedureUsage"];
             /** When To Use */
             when_to_use?: string | null;
+        };
+        /**
+         * ProcedureStep
+         * @description One step with the output it should give (a step may also be plain text: older procedures).
+         */
+        ProcedureStep: {
+            /** Action */
+            action: string;
+            /**
+             * Expected Output
+             * @default null
+             */
+            expected_output?: string | null;
         };
         /**
          * ProcedureUsage
@@ -1574,11 +1764,14 @@ export type components = {
              * @enum {string}
              */
             order?: "thread" | "time";
-            /** Query */
+            /**
+             * Query
+             * @description what the earlier messages were about
+             */
             query: string;
             /**
              * Scope
-             * @description resource: all the user's threads
+             * @description resource: all the user's threads; thread: only `thread`
              * @default resource
              * @enum {string}
              */
@@ -1590,10 +1783,14 @@ export type components = {
             thread?: string | null;
             /**
              * Top K
+             * @description how many matching messages
              * @default 4
              */
             top_k?: number;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** RecallResponse */
@@ -1632,6 +1829,64 @@ export type components = {
              * @description every returned turn id
              */
             turn_ids: string[];
+        };
+        /** RecentRequest */
+        RecentRequest: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /**
+             * Block
+             * @description context: the block as the agent got it (shortened)
+             */
+            block?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "search" | "recall" | "context";
+            /**
+             * Left Out
+             * @description context: items each section left out to fit the budget
+             */
+            left_out?: {
+                [key: string]: number;
+            };
+            /**
+             * Query
+             * @description the query the call ranked by (context: the one it used)
+             */
+            query?: string | null;
+            /**
+             * Request
+             * @description the call's other settings (top_k, mode, budget, sources ...)
+             */
+            request: {
+                [key: string]: unknown;
+            };
+            /** Returned */
+            returned: components["schemas"]["ReturnedItem"][];
+            /** Tokens */
+            tokens?: number | null;
+            /** Took Ms */
+            took_ms?: number | null;
+        };
+        /** RecentRequests */
+        RecentRequests: {
+            /**
+             * Kept
+             * @description how many calls are kept per user (the oldest go first)
+             */
+            kept: number;
+            /**
+             * Requests
+             * @description newest first
+             */
+            requests: components["schemas"]["RecentRequest"][];
+            /** User Id */
+            user_id: string;
         };
         /** RecordedTurn */
         RecordedTurn: {
@@ -1691,6 +1946,31 @@ export type components = {
             type: string;
         };
         /**
+         * ReturnedItem
+         * @description One thing a call gave the agent: a memory, a recalled message or a context item.
+         */
+        ReturnedItem: {
+            /** Id */
+            id: string;
+            /** Score */
+            score?: number | null;
+            /**
+             * Section
+             * @description context: the block's section or source it sits in
+             */
+            section?: string | null;
+            /**
+             * Text
+             * @description its text (shortened)
+             */
+            text: string;
+            /**
+             * Why
+             * @description why it was returned: its ranks and scores, or its context reason
+             */
+            why: string;
+        };
+        /**
          * SearchRequest
          * @description Search one user's long-term memories by meaning and keywords.
          */
@@ -1707,6 +1987,7 @@ export type components = {
             domain?: string | null;
             /**
              * Include Superseded
+             * @description also return versions a newer one replaced
              * @default false
              */
             include_superseded?: boolean;
@@ -1717,10 +1998,14 @@ export type components = {
             metadata?: {
                 [key: string]: string | number | boolean;
             } | null;
-            /** Min Score */
+            /**
+             * Min Score
+             * @description results scoring below are left out
+             */
             min_score?: number | null;
             /**
              * Mode
+             * @description hybrid: meaning (k-NN) and keywords (BM25) fused; knn or bm25 alone
              * @default hybrid
              * @enum {string}
              */
@@ -1735,7 +2020,10 @@ export type components = {
              * @description only memories first stated before this time
              */
             observed_before?: string | null;
-            /** Query */
+            /**
+             * Query
+             * @description what to find, in plain words
+             */
             query: string;
             /**
              * Tags
@@ -1744,15 +2032,19 @@ export type components = {
             tags?: string[] | null;
             /**
              * Top K
+             * @description how many memories to return
              * @default 10
              */
             top_k?: number;
             /**
              * Types
-             * @description memory kinds
+             * @description only these memory kinds (semantic, episodic, procedural, taxonomic, preference or a custom type; default: every kind)
              */
             types?: string[] | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
             /**
              * Visibility
@@ -1844,6 +2136,53 @@ export type components = {
             reinforcement_boost?: number;
             /** Rrf */
             rrf?: number | null;
+        };
+        /**
+         * SemanticPayload
+         * @description The payload of a `semantic` memory. A labelled fact about the user or the world, self-contained.
+         */
+        SemanticPayload: {
+            /**
+             * Attribute
+             * @description the property, e.g. 'home airport', 'favourite food'
+             */
+            attribute: string;
+            /**
+             * Cardinality
+             * @description 'one' when the attribute holds one value at a time (a new value replaces the old, e.g. home airport), 'many' when it holds several at once (each value is its own fact, e.g. likes, languages, children)
+             * @default one
+             * @enum {string}
+             */
+            cardinality?: "one" | "many";
+            /**
+             * Qualifiers
+             * @description optional context, e.g. since
+             */
+            qualifiers?: {
+                [key: string]: string;
+            };
+            /**
+             * Retracted
+             * @description true when the user says the fact is not, or no longer, true ('I'm not allergic to peanuts, that was wrong'; 'I don't live in Madrid anymore'): it ends the stored fact
+             * @default false
+             */
+            retracted?: boolean;
+            /**
+             * Subject
+             * @description who or what the fact is about, e.g. 'user' or 'Acme Corp'
+             */
+            subject: string;
+            /**
+             * Valid From
+             * @description ISO date from which the fact holds, if stated
+             * @default null
+             */
+            valid_from?: string | null;
+            /**
+             * Value
+             * @description the value, with relative dates resolved to absolute ones
+             */
+            value: string;
         };
         /** SessionPage */
         SessionPage: {
@@ -2041,6 +2380,26 @@ export type components = {
              */
             stateId?: string;
         };
+        /**
+         * TaxonomicPayload
+         * @description The payload of a `taxonomic` memory. A domain term with its definition and aliases.
+         */
+        TaxonomicPayload: {
+            /** Aliases */
+            aliases?: string[];
+            /** Definition */
+            definition: string;
+            /**
+             * Domain
+             * @description the field the term belongs to, e.g. 'aviation', 'billing'
+             * @default null
+             */
+            domain?: string | null;
+            /** Related Terms */
+            related_terms?: string[];
+            /** Term */
+            term: string;
+        };
         /** Thread */
         Thread: {
             /**
@@ -2097,7 +2456,10 @@ export type components = {
              * @description default: the source thread's title
              */
             title?: string | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /**
@@ -2105,15 +2467,27 @@ export type components = {
          * @description A conversation thread; `metadata.workingMemory` seeds its thread-scoped working memory.
          */
         ThreadCreate: {
-            /** Metadata */
+            /**
+             * Metadata
+             * @description free-form; metadata.workingMemory seeds the working memory
+             */
             metadata?: {
                 [key: string]: unknown;
             };
-            /** Thread Id */
+            /**
+             * Thread Id
+             * @description the thread's id (= the session id its turns are recorded in)
+             */
             thread_id: string;
-            /** Title */
+            /**
+             * Title
+             * @description a title for humans
+             */
             title?: string | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** ThreadDeleted */
@@ -2189,25 +2563,42 @@ export type components = {
         TurnIn: {
             /**
              * Content
+             * @description what was said
              * @default
              */
             content?: string;
-            /** Metadata */
+            /**
+             * Metadata
+             * @description free-form, kept with the turn
+             */
             metadata?: {
                 [key: string]: unknown;
             } | null;
-            /** Name */
+            /**
+             * Name
+             * @description the speaker's or tool's name
+             */
             name?: string | null;
             /**
              * Role
+             * @description who said it: user, assistant, system or tool
              * @enum {string}
              */
             role: "user" | "assistant" | "system" | "tool";
-            /** Timestamp */
+            /**
+             * Timestamp
+             * @description when it was said (default: when recorded)
+             */
             timestamp?: string | null;
-            /** Tool Call Id */
+            /**
+             * Tool Call Id
+             * @description tool turns: the call this answers
+             */
             tool_call_id?: string | null;
-            /** Tool Calls */
+            /**
+             * Tool Calls
+             * @description assistant turns: tools called
+             */
             tool_calls?: components["schemas"]["ToolCall"][] | null;
         };
         /** TurnOut */
@@ -2493,8 +2884,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2591,8 +2991,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2687,8 +3096,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2781,8 +3199,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2877,8 +3304,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2972,8 +3408,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3068,8 +3513,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3132,6 +3586,8 @@ export interface operations {
                 observed_after?: string | null;
                 /** @description ISO date-time: first stated before it */
                 observed_before?: string | null;
+                /** @description memories with evidence from this snapshot: what its extraction wrote or reinforced */
+                snapshot_id?: string | null;
                 status?: ("active" | "superseded" | "deleted" | "proposed") | null;
                 /** @description semantic: exact subject */
                 subject?: string | null;
@@ -3188,8 +3644,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3302,8 +3767,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3401,8 +3875,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3499,8 +3982,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3548,7 +4040,10 @@ export interface operations {
     };
     post_feedback_v1_memories__memory_id__feedback_post: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The memory user */
+                user_id?: string | null;
+            };
             header?: never;
             path: {
                 /** @description A memory version's id */
@@ -3598,8 +4093,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3696,8 +4200,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3791,8 +4304,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3887,8 +4409,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3982,8 +4513,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4078,8 +4618,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4174,8 +4723,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4272,8 +4830,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4370,8 +4937,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4470,8 +5046,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4581,8 +5166,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4680,8 +5274,126 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (an id already used, a retry still in progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body or a field is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A store is unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_failed_snapshots_v1_snapshots_get: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the last page */
+                cursor?: string | null;
+                limit?: number;
+                /** @description failed: a kind's last attempt failed */
+                status?: "failed";
+                /** @description The memory user */
+                user_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailedSnapshots"];
+                };
+            };
+            /** @description The request is malformed (bad JSON, a missing user_id, a broken limit) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked x-api-key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The principal may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4778,8 +5490,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4880,8 +5601,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4976,8 +5706,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5070,8 +5809,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5169,8 +5917,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5267,8 +6024,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5365,8 +6131,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5463,8 +6238,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5565,8 +6349,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5666,8 +6459,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5762,8 +6564,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5857,8 +6668,124 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (an id already used, a retry still in progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body or a field is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request does not match the schema */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A store is unavailable; retry after the Retry-After header */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_user_requests_v1_users__user_id__requests_get: {
+        parameters: {
+            query?: {
+                /** @description calls to return */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The memory user */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecentRequests"];
+                };
+            };
+            /** @description The request is malformed (bad JSON, a missing user_id, a broken limit) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or revoked x-api-key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The principal may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5956,8 +6883,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6061,8 +6997,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6168,8 +7113,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6271,8 +7225,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6378,8 +7341,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6485,8 +7457,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6592,8 +7573,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such route, or nothing with this id for this user */
+            /** @description No such route (the answer points at /v1/docs), or nothing with this id for this user */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The route exists, not with this method: the Allow header lists its methods */
+            405: {
                 headers: {
                     [name: string]: unknown;
                 };
