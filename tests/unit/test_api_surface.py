@@ -34,6 +34,13 @@ SDK_OWN = {
 WIRE = {"read_only": "readOnly"}
 # Parameters a tool has that its route does not: why.
 TOOL_OWN = {("update_working_memory", "replace"): "PUT (replace) instead of the update tool's merge"}
+# Request-model fields a tool does not offer (mongomem.tools writes the reason beside each): a new one
+# must be added here too, so leaving a field out is a decision someone reads, not an accident.
+TOOL_LEAVES_OUT = {
+    ("record_turn", "turns"),
+    ("update_working_memory", "content"),
+    ("update_working_memory", "data"),
+}
 # Dummy values for building a call (the route is read from it).
 DUMMY = {"turns": [{"role": "user", "content": "x"}], "payload": {}, "arguments": {}, "outcome": "success"}
 
@@ -164,3 +171,9 @@ def test_each_tool_takes_its_request_models_fields_with_their_descriptions(
     assert {k: v["description"] for k, v in schema["properties"].items()} == {
         n: p.description for n, p in params.items()
     }
+
+
+def test_tools_leave_out_only_the_documented_fields() -> None:
+    left_out = {(spec.name, name) for spec in tools.TOOLS for name in spec.leave_out}
+    assert left_out == TOOL_LEAVES_OUT
+    assert all(reason for spec in tools.TOOLS for reason in spec.leave_out.values())
