@@ -104,7 +104,8 @@ class ToolSpec:
             for name, info in model.model_fields.items():
                 if name in out or name in self.leave_out:
                     continue
-                assert info.description, f"{model.__name__}.{name} needs a description"
+                if not info.description:  # the agent reads it: a field without one is a bug in the API
+                    raise TypeError(f"{model.__name__}.{name} needs a description")
                 out[name] = _param(name, info)
         for own in self.own:
             out.setdefault(own.name, own)
