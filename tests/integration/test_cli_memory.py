@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mongomem.cli import main
-from mongomem.cli.memory import APPLIED, REQUEST, STAGED
+from mongomem.cli.config_files import APPLIED, REQUEST, STAGED
 from mongomem.cli.memory_local import LocalControl
 from mongomem.client import MemoryClient
 from mongomem.local.queue import LocalQueue

@@ -987,17 +987,27 @@ export type components = {
          * @description Find the procedures that fit a task: ranked by relevance and by how often they worked.
          */
         DiscoverRequest: {
-            /** Min Score */
+            /**
+             * Min Score
+             * @description procedures scoring below are left out
+             */
             min_score?: number | null;
             /**
              * Mode
+             * @description hybrid: meaning (k-NN) and keywords (BM25) fused; knn or bm25 alone
              * @default hybrid
              * @enum {string}
              */
             mode?: "hybrid" | "knn" | "bm25";
-            /** Observed After */
+            /**
+             * Observed After
+             * @description only procedures first stated at or after this time
+             */
             observed_after?: string | null;
-            /** Observed Before */
+            /**
+             * Observed Before
+             * @description only procedures first stated before this time
+             */
             observed_before?: string | null;
             /**
              * Query
@@ -1238,19 +1248,29 @@ export type components = {
          *       user, the other speaker the assistant; session N's turns are 10 s apart from its `session_N_date_time`.
          */
         ImportRequest: {
-            /** Data */
+            /**
+             * Data
+             * @description format jsonl: one turn per line; format locomo: a LoCoMo sample or a list of them
+             */
             data?: string | {
                 [key: string]: unknown;
             } | unknown[] | null;
             /**
              * Format
+             * @description turns, jsonl or locomo: the shape of `turns` or `data`
              * @default turns
              * @enum {string}
              */
             format?: "turns" | "jsonl" | "locomo";
-            /** Turns */
+            /**
+             * Turns
+             * @description format turns: the turns, each with its session_id
+             */
             turns?: components["schemas"]["ImportTurn"][] | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /**
@@ -1900,13 +1920,25 @@ export type components = {
          * @description A batch `{"turns": [...]}` or a single turn `{"role", "content", ...}`; both may carry a client token.
          */
         RecordTurnsRequest: {
-            /** Agent Id */
+            /**
+             * Agent Id
+             * @description the agent that took part in the conversation
+             */
             agent_id?: string | null;
-            /** Client Token */
+            /**
+             * Client Token
+             * @description the same token on a retry records nothing twice (the batch is replayed)
+             */
             client_token?: string | null;
-            /** Turns */
+            /**
+             * Turns
+             * @description the turns, in the order they were said
+             */
             turns: components["schemas"]["TurnIn"][];
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** RecordTurnsResponse */
@@ -2526,9 +2558,15 @@ export type components = {
             metadata?: {
                 [key: string]: unknown;
             } | null;
-            /** Title */
+            /**
+             * Title
+             * @description a title for humans
+             */
             title?: string | null;
-            /** User Id */
+            /**
+             * User Id
+             * @description the memory user (a service-account key fixes it: then leave it out)
+             */
             user_id?: string | null;
         };
         /** ToolCall */
@@ -2804,13 +2842,22 @@ export type components = {
          *     `{"memory": ...}` is accepted too, so an agent's update-tool arguments can be forwarded verbatim.
          */
         WorkingMemoryWrite: {
-            /** Content */
+            /**
+             * Content
+             * @description the new notes as Markdown text (template mode)
+             */
             content?: string | null;
-            /** Data */
+            /**
+             * Data
+             * @description the new notes as an object of fields (schema mode)
+             */
             data?: {
                 [key: string]: unknown;
             } | null;
-            /** Memory */
+            /**
+             * Memory
+             * @description the new notes: Markdown text (template mode) or an object of fields (schema mode), as the update tool's argument
+             */
             memory?: string | {
                 [key: string]: unknown;
             } | null;

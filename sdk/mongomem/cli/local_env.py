@@ -31,7 +31,7 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     if any(env.get(name) for name in DEPLOYED):
         yield settings_from_env(env)
         return
-    from mongomem.cli.main import dev_config
+    from mongomem.cli.config_files import dev_config
     from mongomem.cli.ops import running_database
     from mongomem.local.mongod import EmbeddedMongo
     from mongomem.local.stack import local_environment

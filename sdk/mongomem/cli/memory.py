@@ -18,13 +18,14 @@ reloads its settings and acknowledges, and apply then waits for GET /v1/status t
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from mongomem.cli.config_files import CommandError, parse_config_text
+from mongomem.cli.config_files import enabled_kinds as _enabled
 from mongomem.cli.connection import DEFAULT_URL
 from mongomem.config import (
     ConfigError,
@@ -41,36 +42,10 @@ if TYPE_CHECKING:
     from mongomem.cli.memory_deployed import DeployedTarget
     from mongomem.cli.memory_local import LocalTarget
 
-STAGED = "project-config.yaml"
-REQUEST = "config-apply.json"
-APPLIED = "config-applied.json"
-STACK_FILE = "stack.json"  # written by LocalStack.start (mongomem.local.stack.STACK_FILE)
 OPENAI_HOST = "api.openai.com"
 
 
-class CommandError(Exception):
-    """A failure the user can act on; `code` is the process exit code."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 # -- config and provider checks -------------------------------------------------------------------
-
-
-def parse_config_text(text: str, source: str) -> ProjectConfig:
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid configuration in {source}: not valid YAML ({exc})") from exc
-    return parse_project_config(data, source)
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def local_providers(cfg: ProjectConfig) -> tuple[LLMProviderConfig, EmbeddingProviderConfig]:
@@ -121,10 +96,6 @@ def _check_providers(cfg: ProjectConfig, environ: Mapping[str, str]) -> dict[str
         lines = "\n".join(f"  {p}" for p in problems)
         raise CommandError(f"not applied (nothing was changed): the providers are not usable:\n{lines}")
     return {name: environ[name] for name in key_variables(cfg) if environ.get(name)}
-
-
-def _enabled(cfg: ProjectConfig) -> list[str]:
-    return cfg.memory.enabled_kinds
 
 
 # -- commands ------------------------------------------------------------------------------------

@@ -13,17 +13,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mongomem.cli.memory import (
+from mongomem.cli.config_files import (
     APPLIED,
-    DEFAULT_URL,
     REQUEST,
     STACK_FILE,
     STAGED,
     CommandError,
-    _enabled,
     parse_config_text,
     sha256,
 )
+from mongomem.cli.config_files import enabled_kinds as _enabled
+from mongomem.cli.connection import DEFAULT_URL
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.config import CUSTOM_QUEUE, ConfigError, ProjectConfig, builtin_names
 from mongomem.local.queue import local_queue_factory

@@ -3,11 +3,17 @@
 `MemoryClient` (sync) and `AsyncMemoryClient` (async) both get their methods from `Methods` through the
 `endpoint` descriptor, so request building, response models and retry safety exist in one copy; the
 clients only execute calls (mongomem.client._transport).
+
+A method whose route takes a request body names its request model with `takes`: the body is the
+method's arguments that are the model's fields (`_fields`), its docstring lists each parameter with the
+model field's description, and tests/unit/test_api_surface.py fails while its parameters and the
+model's fields differ (a field added to the API must reach the SDK).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -18,21 +24,38 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from mongomem.models.imports import ImportReport
-from mongomem.models.memory import DeleteResult, DomainList, MemoryPage, MemoryWithHistory, WriteResult
-from mongomem.models.procedures import DiscoverResponse, FeedbackResult, SkillExport
-from mongomem.models.recall import ContextResponse, RecallResponse
-from mongomem.models.search import SearchResponse
+from mongomem.models.imports import ImportReport, ImportRequest
+from mongomem.models.memory import (
+    CreateMemoryRequest,
+    DeleteResult,
+    DomainList,
+    MemoryPage,
+    MemoryWithHistory,
+    WriteResult,
+)
+from mongomem.models.procedures import (
+    DiscoverRequest,
+    DiscoverResponse,
+    FeedbackRequest,
+    FeedbackResult,
+    SkillExport,
+)
+from mongomem.models.recall import ContextRequest, ContextResponse, RecallRequest, RecallResponse
+from mongomem.models.search import SearchRequest, SearchResponse
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
-from mongomem.models.turns import RecordTurnsResponse, TurnIn, TurnPage
+from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnIn, TurnPage
 from mongomem.models.working_memory import (
     Thread,
     ThreadClone,
+    ThreadCloneRequest,
+    ThreadCreate,
     ThreadDeleted,
     ThreadPage,
+    ThreadUpdate,
     Unchanged,
     WorkingMemoryContext,
     WorkingMemoryState,
+    WorkingMemoryWrite,
 )
 
 T = TypeVar("T")
@@ -106,6 +129,68 @@ class endpoint(Generic[P, T]):
         return bound
 
 
+@dataclass(frozen=True)
+class Takes:
+    """The API request models a method's parameters come from: their fields minus `fills` (fields the
+    method sets itself, named in its docstring). Its other parameters are the route's path and query
+    parameters (tests/unit/test_api_surface.py holds all of them to the OpenAPI document)."""
+
+    models: tuple[type[BaseModel], ...]
+    fills: tuple[str, ...] = ()
+
+    def fields(self) -> dict[str, Any]:
+        """Each field the method takes, with its FieldInfo (the first model naming it wins)."""
+        out: dict[str, Any] = {}
+        for model in self.models:
+            for name, info in model.model_fields.items():
+                if name not in self.fills:
+                    out.setdefault(name, info)
+        return out
+
+
+def takes(
+    *models: type[BaseModel], fills: tuple[str, ...] = ()
+) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Mark a method as taking these request models' fields; its docstring gains their descriptions."""
+    spec = Takes(models, fills)
+
+    def mark(build: Callable[P, T]) -> Callable[P, T]:
+        lines = [
+            f"    {name}: {info.description}" for name, info in spec.fields().items() if info.description
+        ]
+        doc = inspect.cleandoc(build.__doc__ or "")
+        model_names = ", ".join(m.__name__ for m in models)
+        build.__doc__ = f"{doc}\n\nParameters from the API's {model_names}:\n" + "\n".join(lines)
+        build.takes = spec  # type: ignore[attr-defined]
+        return build
+
+    return mark
+
+
+def _fields(model: type[BaseModel], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body: the given (not None) arguments that are the model's fields, as JSON values."""
+    return {
+        name: _json(values[name])
+        for name in model.model_fields
+        if name in values and values[name] is not None
+    }
+
+
+def _json(value: Any) -> Any:
+    """An argument as JSON: datetimes as ISO 8601, models as their JSON, mappings and iterables copied."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, Mapping):
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, str | bytes | int | float | bool):
+        return value
+    if isinstance(value, Iterable):
+        return [_json(v) for v in value]
+    return value
+
+
 def _model(model: type[M]) -> Callable[[Any], M]:
     return model.model_validate
 
@@ -128,6 +213,7 @@ class Methods:
     # -- short-term memory: turns and sessions ------------------------------------------------------
 
     @endpoint
+    @takes(RecordTurnsRequest, TurnIn, fills=("turns",))
     def record_turn(
         session_id: str,
         user_id: str | None,
@@ -136,14 +222,18 @@ class Methods:
         *,
         agent_id: str | None = None,
         client_token: str | None = None,
-        **turn: Any,
+        tool_calls: Iterable[Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | str | None = None,
     ) -> Call[RecordTurnsResponse]:
-        """Record one turn; extra keywords (tool_calls, tool_call_id, name, metadata, timestamp) go in it."""
-        return _record(
-            session_id, user_id, [{"role": role, "content": content, **turn}], client_token, agent_id
-        )
+        """Record one turn (`turns` is that one turn, made of the TurnIn fields)."""
+        turn = _fields(TurnIn, locals())
+        return _record(session_id, user_id, [turn], client_token, agent_id)
 
     @endpoint
+    @takes(RecordTurnsRequest)
     def record_turns(
         session_id: str,
         user_id: str | None,
@@ -188,6 +278,7 @@ class Methods:
     # -- long-term memories ---------------------------------------------------------------------------
 
     @endpoint
+    @takes(CreateMemoryRequest)
     def create_memory(
         user_id: str | None,
         type: str,
@@ -198,22 +289,11 @@ class Methods:
         visibility: str | None = None,
         agent_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        observed_at: datetime | str | None = None,
     ) -> Call[WriteResult]:
-        """Write a memory; with reconcile it may UPDATE or REINFORCE an existing one instead of adding.
-
-        `visibility` private|org (default: the kind's), `agent_id` makes a private memory one agent's,
-        `metadata` is free-form (its partition keys are search filters)."""
-        body = {
-            "user_id": user_id,
-            "type": type,
-            "payload": dict(payload),
-            "reconcile": reconcile,
-            "expires_at": expires_at.isoformat() if isinstance(expires_at, datetime) else expires_at,
-            "visibility": visibility,
-            "agent_id": agent_id,
-            "metadata": dict(metadata) if metadata is not None else None,
-        }
-        return Call("POST", "/v1/memories", body=_drop_none(body), parse=_model(WriteResult))
+        """Write a memory; with reconcile it may UPDATE or REINFORCE an existing one instead of adding."""
+        body = _fields(CreateMemoryRequest, locals())
+        return Call("POST", "/v1/memories", body=body, parse=_model(WriteResult))
 
     @endpoint
     def get_memory(memory_id: str, user_id: str | None, history: bool = False) -> Call[MemoryWithHistory]:
@@ -238,10 +318,12 @@ class Methods:
         tags: Iterable[str] | None = None,
         domain: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        snapshot_id: str | None = None,
     ) -> Call[MemoryPage]:
         """A page of memories (the user's and the org's), newest first; semantic facts can be filtered by
         exact subject/attribute, any memory by when it was first stated (observed_after <= observed_at <
-        observed_before), by agent, visibility, tags (any of), taxonomic domain and metadata values."""
+        observed_before), by agent, visibility, tags (any of), taxonomic domain and metadata values, and
+        by the snapshot whose extraction wrote or reinforced them (`snapshot_id`)."""
         query = {
             "agent_id": agent_id,
             "visibility": visibility,
@@ -262,6 +344,7 @@ class Methods:
             "subject": subject,
             "attribute": attribute,
             "subject_prefix": subject_prefix,
+            "snapshot_id": snapshot_id,
         }
         return Call("GET", "/v1/memories", query, parse=_model(MemoryPage))
 
@@ -274,6 +357,7 @@ class Methods:
         return Call("GET", path, {"user_id": user_id}, parse=_model(SkillExport))
 
     @endpoint
+    @takes(FeedbackRequest)
     def procedure_feedback(
         memory_id: str,
         user_id: str | None,
@@ -281,17 +365,24 @@ class Methods:
         used_at: datetime | str | None = None,
     ) -> Call[FeedbackResult]:
         """Record that using a procedure worked (or did not): POST /v1/memories/{id}/feedback."""
-        when = used_at.isoformat() if isinstance(used_at, datetime) else used_at
-        body = _drop_none({"outcome": outcome, "used_at": when})
+        body = _fields(FeedbackRequest, {"outcome": outcome, "used_at": used_at})
         path = f"/v1/memories/{_seg(memory_id)}/feedback"
         return Call("POST", path, {"user_id": user_id}, body, parse=_model(FeedbackResult))
 
     @endpoint
+    @takes(DiscoverRequest)
     def discover_procedures(
-        user_id: str | None, query: str, top_k: int = 5, **options: Any
+        user_id: str | None,
+        query: str,
+        top_k: int = 5,
+        *,
+        mode: str | None = None,
+        min_score: float | None = None,
+        observed_after: datetime | str | None = None,
+        observed_before: datetime | str | None = None,
     ) -> Call[DiscoverResponse]:
         """The procedures that fit a task, by relevance and success: POST /v1/procedures/discover."""
-        body = _drop_none({"user_id": user_id, "query": query, "top_k": top_k, **options})
+        body = _fields(DiscoverRequest, locals())
         return Call("POST", "/v1/procedures/discover", body=body, safe=True, parse=_model(DiscoverResponse))
 
     @endpoint
@@ -305,6 +396,7 @@ class Methods:
         return Call("DELETE", path, {"user_id": user_id}, parse=_model(DeleteResult))
 
     @endpoint
+    @takes(SearchRequest)
     def search(
         user_id: str | None,
         query: str,
@@ -316,33 +408,22 @@ class Methods:
         tags: Iterable[str] | None = None,
         domain: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-        **options: Any,
+        mode: str | None = None,
+        min_score: float | None = None,
+        include_superseded: bool | None = None,
+        observed_after: datetime | str | None = None,
+        observed_before: datetime | str | None = None,
     ) -> Call[SearchResponse]:
         """Hybrid (vector + keyword) search over a user's memories and the org's: POST /v1/memories/search.
 
-        Filters (inside the index query): agent_id, visibility (private|org), tags (any of), domain,
-        metadata (partition keys). `options` are the request's other fields (mode, min_score,
-        include_superseded, observed_after, observed_before).
-        """
-        body = {
-            "user_id": user_id,
-            "query": query,
-            "types": list(types) if types is not None else None,
-            "top_k": top_k,
-            "agent_id": agent_id,
-            "visibility": visibility,
-            "tags": list(tags) if tags is not None else None,
-            "domain": domain,
-            "metadata": dict(metadata) if metadata is not None else None,
-            **options,
-        }
-        return Call(
-            "POST", "/v1/memories/search", body=_drop_none(body), safe=True, parse=_model(SearchResponse)
-        )
+        agent_id, visibility, tags, domain and metadata filter inside the index query."""
+        body = _fields(SearchRequest, locals())
+        return Call("POST", "/v1/memories/search", body=body, safe=True, parse=_model(SearchResponse))
 
     # -- recall and context ----------------------------------------------------------------------------
 
     @endpoint
+    @takes(RecallRequest)
     def recall(
         user_id: str | None,
         query: str,
@@ -352,27 +433,17 @@ class Methods:
         message_range: int | Mapping[str, int] | None = None,
         min_score: float | None = None,
         order: str | None = None,
-        **options: Any,
+        *,
+        exclude_recent: int | Iterable[str] | None = None,
     ) -> Call[RecallResponse]:
         """Old messages similar to `query` (semantic recall), with `message_range` turns around each.
 
-        `order="time"` also returns them as `messages`, in time order across threads; `options` are the
-        request's other fields (RecallRequest: exclude_recent).
-        """
-        body = {
-            "user_id": user_id,
-            "query": query,
-            "thread": thread,
-            "scope": scope,
-            "top_k": top_k,
-            "message_range": dict(message_range) if isinstance(message_range, Mapping) else message_range,
-            "min_score": min_score,
-            "order": order,
-            **options,
-        }
-        return Call("POST", "/v1/recall", body=_drop_none(body), safe=True, parse=_model(RecallResponse))
+        `order="time"` also returns them as `messages`, in time order across threads."""
+        body = _fields(RecallRequest, locals())
+        return Call("POST", "/v1/recall", body=body, safe=True, parse=_model(RecallResponse))
 
     @endpoint
+    @takes(ContextRequest)
     def build_context(
         user_id: str | None,
         session_id: str,
@@ -383,27 +454,17 @@ class Methods:
         sources: Iterable[Mapping[str, Any]] | None = None,
         format: str | None = None,
         max_tokens: int | None = None,
-        **options: Any,
+        recent_turns: int | None = None,
+        memories_top_k: int | None = None,
+        recall_top_k: int | None = None,
+        message_range: int | Mapping[str, int] | None = None,
+        observed_after: datetime | str | None = None,
+        observed_before: datetime | str | None = None,
     ) -> Call[ContextResponse]:
         """Everything an agent's next turn in `session_id` needs (working memory, memories, recent turns,
-        recalled messages) within a token budget: POST /v1/context.
-
-        `sources` names what the block holds, in priority order; `format` is text, markdown, openai or
-        anthropic. `options` are the request's other fields (ContextRequest: recent_turns,
-        memories_top_k, recall_top_k, message_range, observed_after, observed_before).
-        """
-        body = {
-            "user_id": user_id,
-            "session_id": session_id,
-            "query": query,
-            "token_budget": token_budget,
-            "agent_id": agent_id,
-            "sources": [dict(x) for x in sources] if sources is not None else None,
-            "format": format,
-            "max_tokens": max_tokens,
-            **options,
-        }
-        return Call("POST", "/v1/context", body=_plain_values(body), safe=True, parse=_model(ContextResponse))
+        recalled messages) within a token budget: POST /v1/context."""
+        body = _fields(ContextRequest, locals())
+        return Call("POST", "/v1/context", body=body, safe=True, parse=_model(ContextResponse))
 
     # -- working memory --------------------------------------------------------------------------------
 
@@ -429,6 +490,7 @@ class Methods:
         return Call("GET", "/v1/working-memory", query, parse=_working_memory)
 
     @endpoint
+    @takes(WorkingMemoryWrite)
     def update_working_memory(
         user_id: str | None,
         *,
@@ -445,13 +507,7 @@ class Methods:
         Give exactly one of `content` (template mode), `data` (schema mode) or `memory` (the update
         tool's argument, forwarded as the agent produced it).
         """
-        body = _drop_none(
-            {
-                "content": content,
-                "data": dict(data) if data is not None else None,
-                "memory": dict(memory) if isinstance(memory, Mapping) else memory,
-            }
-        )
+        body = _fields(WorkingMemoryWrite, locals())
         query = {"user_id": user_id, "thread_id": thread_id, "scope": scope, "agent_id": agent_id}
         method = "PUT" if replace else "PATCH"
         return Call(method, "/v1/working-memory", query, body, safe=replace, parse=_model(WorkingMemoryState))
@@ -473,14 +529,17 @@ class Methods:
         scope: str | None = None,
         delivery: str | None = None,
         agent_id: str | None = None,
+        if_none_match: str | None = None,
     ) -> Call[WorkingMemoryContext | Unchanged]:
-        """The agent's update tool, its instructions and the current working memory."""
+        """The agent's update tool, its instructions and the current working memory (Unchanged when
+        `if_none_match` is still its cache key)."""
         query = {
             "user_id": user_id,
             "thread_id": thread_id,
             "scope": scope,
             "delivery": delivery,
             "agent_id": agent_id,
+            "if_none_match": if_none_match,
         }
         return Call("GET", "/v1/working-memory/tool", query, parse=_working_memory_tool)
 
@@ -499,6 +558,7 @@ class Methods:
     # -- threads ---------------------------------------------------------------------------------------
 
     @endpoint
+    @takes(ThreadCreate)
     def create_thread(
         thread_id: str,
         user_id: str | None,
@@ -506,10 +566,7 @@ class Methods:
         metadata: Mapping[str, Any] | None = None,
     ) -> Call[Thread]:
         """A new thread; `metadata["workingMemory"]` seeds the configured working-memory scope."""
-        body = _drop_none(
-            {"thread_id": thread_id, "user_id": user_id, "title": title, "metadata": dict(metadata or {})}
-        )
-        return Call("POST", "/v1/threads", body=body, parse=_model(Thread))
+        return Call("POST", "/v1/threads", body=_fields(ThreadCreate, locals()), parse=_model(Thread))
 
     @endpoint
     def get_thread(thread_id: str, user_id: str | None) -> Call[Thread]:
@@ -524,6 +581,7 @@ class Methods:
         return Call("GET", "/v1/threads", query, parse=_model(ThreadPage))
 
     @endpoint
+    @takes(ThreadUpdate)
     def update_thread(
         thread_id: str,
         user_id: str | None,
@@ -532,7 +590,7 @@ class Methods:
         metadata: Mapping[str, Any] | None = None,
     ) -> Call[Thread]:
         """New title and/or metadata (replaced whole); `metadata["workingMemory"]` replaces working memory."""
-        body = _drop_none({"title": title, "metadata": dict(metadata) if metadata is not None else None})
+        body = _fields(ThreadUpdate, {"title": title, "metadata": metadata})
         path = f"/v1/threads/{_seg(thread_id)}"
         return Call("PATCH", path, {"user_id": user_id}, body, safe=True, parse=_model(Thread))
 
@@ -543,6 +601,7 @@ class Methods:
         return Call("DELETE", path, {"user_id": user_id}, parse=_model(ThreadDeleted))
 
     @endpoint
+    @takes(ThreadCloneRequest)
     def clone_thread(
         thread_id: str,
         user_id: str | None,
@@ -551,12 +610,8 @@ class Methods:
         metadata: Mapping[str, Any] | None = None,
     ) -> Call[ThreadClone]:
         """Copy the thread's turns and thread working memory to `new_thread_id` (generated when None)."""
-        body = _drop_none(
-            {
-                "new_thread_id": new_thread_id,
-                "title": title,
-                "metadata": dict(metadata) if metadata is not None else None,
-            }
+        body = _fields(
+            ThreadCloneRequest, {"new_thread_id": new_thread_id, "title": title, "metadata": metadata}
         )
         path = f"/v1/threads/{_seg(thread_id)}/clone"
         return Call("POST", path, {"user_id": user_id}, body, safe=False, parse=_model(ThreadClone))
@@ -564,6 +619,7 @@ class Methods:
     # -- importing history -------------------------------------------------------------------------------
 
     @endpoint
+    @takes(ImportRequest)
     def import_history(
         user_id: str | None,
         data: str | Mapping[str, Any] | list[Any] | None = None,
@@ -571,16 +627,9 @@ class Methods:
         turns: Iterable[Mapping[str, Any]] | None = None,
     ) -> Call[ImportReport]:
         """Import past conversations with their original timestamps (re-sending it imports nothing twice)."""
-        body = _drop_none(
-            {
-                "user_id": user_id,
-                "format": format,
-                "data": data if isinstance(data, str | list) or data is None else dict(data),
-                "turns": [dict(t) for t in turns] if turns is not None else None,
-            }
-        )
         # idempotent by each turn's import key: a lost answer may be sent again
-        return Call("POST", "/v1/import", body=_plain(body), safe=True, parse=_model(ImportReport))
+        body = _fields(ImportRequest, locals())
+        return Call("POST", "/v1/import", body=body, safe=True, parse=_model(ImportReport))
 
     # -- the service -----------------------------------------------------------------------------------
 
@@ -611,15 +660,16 @@ def _record(
     client_token: str | None,
     agent_id: str | None,
 ) -> Call[RecordTurnsResponse]:
-    body: dict[str, Any] = {
+    given = {
         "user_id": user_id,
         "agent_id": agent_id,
         "client_token": client_token or str(uuid.uuid4()),
         "turns": [_plain(t) for t in turns],
     }
+    body = _fields(RecordTurnsRequest, given)
     path = f"/v1/sessions/{_seg(session_id)}/turns"
     # The client token makes a re-sent batch a replay on the server, never a second write.
-    return Call("POST", path, body=_drop_none(body), safe=True, parse=_model(RecordTurnsResponse))
+    return Call("POST", path, body=body, safe=True, parse=_model(RecordTurnsResponse))
 
 
 def next_memories_page(first: Call[MemoryPage], page: MemoryPage) -> Call[MemoryPage] | None:
@@ -645,11 +695,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
     return _drop_none(dict(value))
-
-
-def _plain_values(body: dict[str, Any]) -> dict[str, Any]:
-    """The body without None values, datetimes as ISO 8601 (options may carry observed_after ...)."""
-    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in body.items() if v is not None}
 
 
 def _drop_none(body: dict[str, Any]) -> dict[str, Any]:

@@ -8,10 +8,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from mongomem import markers
+from pydantic import ValidationError
+
+from mongomem import markers, tools
 from mongomem.client import AsyncMemoryClient, MemoryClient
 from mongomem.models.recall import ContextResponse, RecallResponse
 from mongomem.models.turns import RecordTurnsResponse
+from mongomem.models.working_memory import WorkingMemoryState
 
 MAX_BATCH = 100  # the API's memory.limits.max_batch default
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]")
@@ -136,3 +139,68 @@ def recall_text(response: RecallResponse) -> str:
         for turn in thread.turns:
             lines.append(f"- [{turn.role}] {turn.content}")
     return markers.wrap("\n".join(lines), "recall") if lines else "No matching messages."
+
+
+# The memory tools every integration gives its agent, from mongomem.tools (the MCP server's): their
+# parameters are the API request models' fields, bound to the integration's user (no user_id). Only
+# the default number of memories differs: five, to keep the model's context small.
+AGENT_TOOLS: dict[str, dict[str, Any]] = {
+    "search_memories": {"top_k": 5},
+    "recall_messages": {},
+    "update_working_memory": {},
+}
+
+
+class MemoryTool:
+    """One memory tool for an agent framework: its JSON schema, and a run that validates the model's
+    arguments, makes the SDK call for the bound user and answers with text the model reads."""
+
+    def __init__(self, name: str, user_id: str | None, defaults: Mapping[str, Any] | None = None) -> None:
+        self.spec = tools.BY_NAME[name]
+        self.name = name
+        self.description = self.spec.doc
+        self.user_id = user_id
+        self.params = self.spec.params(fixed_user=True, defaults=defaults)
+        self.arguments_model = tools.arguments_model(name, self.params)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return self.arguments_model.model_json_schema()
+
+    def arguments(self, given: Any) -> dict[str, Any]:
+        """The API call's arguments; ValidationError names what the model got wrong."""
+        values = self.arguments_model.model_validate(as_arguments(given))
+        args = tools.arguments(dict(values), self.params)
+        args[tools.USER] = self.user_id
+        return args
+
+    def run(self, client: MemoryClient, given: Any) -> str:
+        try:
+            args = self.arguments(given)
+        except ValidationError as err:
+            return invalid(err)
+        return self.text(tools.call(self.spec, client, args))
+
+    async def arun(self, client: AsyncMemoryClient, given: Any) -> str:
+        try:
+            args = self.arguments(given)
+        except ValidationError as err:
+            return invalid(err)
+        return self.text(await tools.call(self.spec, client, args))
+
+    def text(self, answer: Any) -> str:
+        if isinstance(answer, RecallResponse):
+            return recall_text(answer)
+        if isinstance(answer, WorkingMemoryState):
+            return f"Working memory updated (version {answer.version})."
+        return search_text(answer)
+
+
+def agent_tools(user_id: str | None) -> list[MemoryTool]:
+    return [MemoryTool(name, user_id, defaults) for name, defaults in AGENT_TOOLS.items()]
+
+
+def invalid(err: ValidationError) -> str:
+    """A tool call's refused arguments, as the model reads them (it may call again)."""
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in err.errors())
+    return f"Invalid arguments: {problems}"

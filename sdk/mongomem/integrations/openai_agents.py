@@ -21,13 +21,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents import FunctionTool, function_tool
+from agents import FunctionTool
 from agents.memory import SessionABC, SessionSettings
 from agents.memory.session_settings import resolve_session_limit
 from agents.models.interface import Model
 
 from mongomem.client import AsyncMemoryClient, MemoryClientError
-from mongomem.integrations._common import TurnBuffer, as_arguments, as_text, recall_text, safe_id, search_text
+from mongomem.integrations._common import MemoryTool, TurnBuffer, agent_tools, as_arguments, as_text, safe_id
 from mongomem.models.turns import TurnOut
 
 SOURCE = "openai-agents"
@@ -152,39 +152,22 @@ class MongomemSession(SessionABC):
 
 
 def memory_tools(client: AsyncMemoryClient, user_id: str | None) -> list[FunctionTool]:
-    """search_memories, recall_messages and update_working_memory as function tools for an Agent."""
+    """search_memories, recall_messages and update_working_memory as function tools for an Agent
+    (mongomem.tools: their parameters are the API request models' fields, bound to `user_id`)."""
+    return [_function_tool(tool, client) for tool in agent_tools(user_id)]
 
-    @function_tool
-    async def search_memories(query: str, top_k: int = 5) -> str:
-        """Search the user's long-term memories (facts, events, procedures, terms) by meaning.
 
-        Args:
-            query: What to look for, in plain words.
-            top_k: How many memories to return (1-20).
-        """
-        return search_text(await client.search(user_id, query, top_k=max(1, min(top_k, 20))))
+def _function_tool(tool: MemoryTool, client: AsyncMemoryClient) -> FunctionTool:
+    async def invoke(context: Any, arguments: str) -> str:
+        return await tool.arun(client, arguments)
 
-    @function_tool
-    async def recall_messages(query: str, top_k: int = 4) -> str:
-        """Find older messages of this user's conversations that match the query, with their neighbours.
-
-        Args:
-            query: What was said, in plain words.
-            top_k: How many matching messages to return (1-20).
-        """
-        return recall_text(await client.recall(user_id, query, top_k=max(1, min(top_k, 20)), message_range=1))
-
-    @function_tool
-    async def update_working_memory(memory: str) -> str:
-        """Update the user's working memory (a Markdown scratchpad of what matters now); merged with it.
-
-        Args:
-            memory: The Markdown to merge, e.g. "# User\\n- **Home**: Lisbon".
-        """
-        state = await client.update_working_memory(user_id, memory=memory)
-        return f"Working memory updated (version {state.version})."
-
-    return [search_memories, recall_messages, update_working_memory]
+    return FunctionTool(
+        name=tool.name,
+        description=tool.description,
+        params_json_schema=tool.schema,
+        on_invoke_tool=invoke,
+        strict_json_schema=False,  # optional parameters stay optional
+    )
 
 
 # -- a model without an LLM ----------------------------------------------------------------------------

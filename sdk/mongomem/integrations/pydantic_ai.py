@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
@@ -35,13 +35,13 @@ from pydantic_ai.toolsets import FunctionToolset
 
 from mongomem.client import AsyncMemoryClient
 from mongomem.integrations._common import (
+    MemoryTool,
     TurnBuffer,
+    agent_tools,
     as_arguments,
     as_text,
     context_block,
-    recall_text,
     safe_id,
-    search_text,
 )
 from mongomem.models.recall import ContextResponse
 from mongomem.models.turns import RecordTurnsResponse
@@ -95,40 +95,16 @@ def message_turns(messages: list[ModelMessage]) -> list[dict[str, Any]]:
 
 
 def memory_toolset(client: AsyncMemoryClient, user_id: str | None) -> FunctionToolset[Any]:
-    """search_memories, recall_messages and update_working_memory for one user."""
-    toolset: FunctionToolset[Any] = FunctionToolset()
+    """search_memories, recall_messages and update_working_memory for one user (mongomem.tools: their
+    parameters are the API request models' fields)."""
+    return FunctionToolset([_tool(tool, client) for tool in agent_tools(user_id)])
 
-    @toolset.tool_plain
-    async def search_memories(query: str, top_k: int = 5) -> str:
-        """Search the user's long-term memories (facts, events, procedures, terms) by meaning.
 
-        Args:
-            query: What to look for, in plain words.
-            top_k: How many memories to return (1-20).
-        """
-        return search_text(await client.search(user_id, query, top_k=max(1, min(top_k, 20))))
+def _tool(tool: MemoryTool, client: AsyncMemoryClient) -> Tool[Any]:
+    async def run(**arguments: Any) -> str:
+        return await tool.arun(client, arguments)
 
-    @toolset.tool_plain
-    async def recall_messages(query: str, top_k: int = 4) -> str:
-        """Find older messages of this user's conversations that match the query, with their neighbours.
-
-        Args:
-            query: What was said, in plain words.
-            top_k: How many matching messages to return (1-20).
-        """
-        return recall_text(await client.recall(user_id, query, top_k=max(1, min(top_k, 20)), message_range=1))
-
-    @toolset.tool_plain
-    async def update_working_memory(memory: str) -> str:
-        """Update the user's working memory (a Markdown scratchpad of what matters now); merged with it.
-
-        Args:
-            memory: The Markdown to merge, e.g. "# User\\n- **Home**: Lisbon".
-        """
-        state = await client.update_working_memory(user_id, memory=memory)
-        return f"Working memory updated (version {state.version})."
-
-    return toolset
+    return Tool.from_schema(run, name=tool.name, description=tool.description, json_schema=tool.schema)
 
 
 @dataclass

@@ -19,22 +19,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from strands import tool
 from strands.hooks import AfterInvocationEvent, MessageAddedEvent
 from strands.injection import InjectionContext
 from strands.models import Model
 from strands.plugins import Plugin, hook
+from strands.tools.tools import PythonAgentTool
+from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from strands.vended_plugins.context_injector import ContextInjector
 
 from mongomem.client import MemoryClient
 from mongomem.integrations._common import (
+    MemoryTool,
     TurnBuffer,
+    agent_tools,
     as_arguments,
     as_text,
     context_block,
-    recall_text,
     safe_id,
-    search_text,
 )
 from mongomem.models.recall import ContextResponse
 
@@ -118,6 +119,8 @@ class MongomemPlugin(Plugin):
         self.turns = TurnBuffer(session_id, user_id, agent_id, source=SOURCE, max_batch=max_batch)
         self._tool_names: dict[str, str] = {}
         self.last_context: ContextResponse | None = None  # the last /v1/context answer (diagnostics)
+        # The memory tools (mongomem.tools), given here instead of discovered from @tool methods.
+        self._tools = [_agent_tool(t, client) for t in agent_tools(user_id)]  # type: ignore[misc]
         super().__init__()
 
     def init_agent(self, agent: Any) -> None:
@@ -150,39 +153,20 @@ class MongomemPlugin(Plugin):
         )
         return context_block(self.last_context)
 
-    # -- memory tools ------------------------------------------------------------------------------------
 
-    @tool
-    def search_memories(self, query: str, top_k: int = 5) -> str:
-        """Search the user's long-term memories (facts, events, procedures, terms) by meaning.
+def _agent_tool(tool: MemoryTool, client: MemoryClient) -> PythonAgentTool:
+    """A memory tool of mongomem.tools as a Strands tool (its parameters: the API request model's fields)."""
 
-        Args:
-            query: What to look for, in plain words.
-            top_k: How many memories to return (1-20).
-        """
-        return search_text(self.client.search(self.user_id, query, top_k=max(1, min(top_k, 20))))
+    def run(tool_use: ToolUse, **_: Any) -> ToolResult:
+        text = tool.run(client, tool_use.get("input"))
+        return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
 
-    @tool
-    def recall_messages(self, query: str, top_k: int = 4) -> str:
-        """Find older messages of this user's conversations that match the query, with their neighbours.
-
-        Args:
-            query: What was said, in plain words.
-            top_k: How many matching messages to return (1-20).
-        """
-        return recall_text(
-            self.client.recall(self.user_id, query, top_k=max(1, min(top_k, 20)), message_range=1)
-        )
-
-    @tool
-    def update_working_memory(self, memory: str) -> str:
-        """Update the user's working memory (a Markdown scratchpad of what matters now); merged with it.
-
-        Args:
-            memory: The Markdown to merge, e.g. "# User\\n- **Home**: Lisbon".
-        """
-        state = self.client.update_working_memory(self.user_id, memory=memory)
-        return f"Working memory updated (version {state.version})."
+    spec: ToolSpec = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": tool.schema},
+    }
+    return PythonAgentTool(tool.name, spec, run)
 
 
 # -- a model without an LLM ----------------------------------------------------------------------------

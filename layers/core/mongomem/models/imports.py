@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from mongomem.models.base import Model
-from mongomem.models.common import Identifier, SafeMapping, Text, UtcDateTime
+from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Text, UtcDateTime
 from mongomem.models.turns import Name, Role
 
 ImportFormat = Literal["turns", "jsonl", "locomo"]
@@ -39,10 +39,16 @@ class ImportRequest(Model):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    format: ImportFormat = "turns"
-    turns: list[ImportTurn] | None = Field(None, max_length=MAX_IMPORT_TURNS)
-    data: str | dict[str, Any] | list[Any] | None = None
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    format: ImportFormat = Field(
+        "turns", description="turns, jsonl or locomo: the shape of `turns` or `data`"
+    )
+    turns: list[ImportTurn] | None = Field(
+        None, max_length=MAX_IMPORT_TURNS, description="format turns: the turns, each with its session_id"
+    )
+    data: str | dict[str, Any] | list[Any] | None = Field(
+        None, description="format jsonl: one turn per line; format locomo: a LoCoMo sample or a list of them"
+    )
 
 
 class ImportReport(Model):

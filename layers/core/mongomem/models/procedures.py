@@ -58,10 +58,18 @@ class DiscoverRequest(BaseModel):
         min_length=1, max_length=MAX_QUERY_CHARS, description="the task to find a procedure for"
     )
     top_k: int = Field(5, ge=1, le=50, description="how many procedures to return")
-    mode: SearchMode = "hybrid"
-    min_score: float | None = Field(None, ge=-1.0, allow_inf_nan=False)
-    observed_after: UtcDateTime | None = None
-    observed_before: UtcDateTime | None = None
+    mode: SearchMode = Field(
+        "hybrid", description="hybrid: meaning (k-NN) and keywords (BM25) fused; knn or bm25 alone"
+    )
+    min_score: float | None = Field(
+        None, ge=-1.0, allow_inf_nan=False, description="procedures scoring below are left out"
+    )
+    observed_after: UtcDateTime | None = Field(
+        None, description="only procedures first stated at or after this time"
+    )
+    observed_before: UtcDateTime | None = Field(
+        None, description="only procedures first stated before this time"
+    )
 
     @field_validator("query")
     @classmethod

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from mongomem.models.base import Model
-from mongomem.models.common import Identifier, SafeMapping, Text, UtcDateTime, ValidText
+from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Text, UtcDateTime, ValidText
 
 Role = Literal["user", "assistant", "system", "tool"]
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256), ValidText]
@@ -55,10 +55,12 @@ class RecordTurnsRequest(Model):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    agent_id: Identifier | None = None
-    client_token: Identifier | None = None
-    turns: list[TurnIn] = Field(min_length=1)
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    agent_id: Identifier | None = Field(None, description="the agent that took part in the conversation")
+    client_token: Identifier | None = Field(
+        None, description="the same token on a retry records nothing twice (the batch is replayed)"
+    )
+    turns: list[TurnIn] = Field(min_length=1, description="the turns, in the order they were said")
 
     @model_validator(mode="before")
     @classmethod

@@ -38,9 +38,13 @@ class WorkingMemoryWrite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Bounded as a whole by memory.working_memory.max_bytes (checked before anything is written).
-    content: Text | None = None
-    data: SafeData | None = None
-    memory: Text | SafeData | None = None
+    content: Text | None = Field(None, description="the new notes as Markdown text (template mode)")
+    data: SafeData | None = Field(None, description="the new notes as an object of fields (schema mode)")
+    memory: Text | SafeData | None = Field(
+        None,
+        description="the new notes: Markdown text (template mode) or an object of fields (schema mode), "
+        "as the update tool's argument",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WorkingMemoryWrite:
@@ -141,8 +145,8 @@ class ThreadUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: Identifier | None = None
-    title: ThreadTitle | None = None
+    user_id: Identifier | None = Field(None, description=USER_HELP)
+    title: ThreadTitle | None = Field(None, description="a title for humans")
     metadata: SafeMapping | None = Field(
         None, description="replaces the thread's metadata (its working memory is kept unless given)"
     )
