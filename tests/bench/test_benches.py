@@ -61,7 +61,10 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ["--rounds", "1", "--sessions", "2", "--turns-per-session", "20", "--stretch", "10"],
         ["turns_per_s", "record_floor_turns_per_s", "import_vs_floor", "reimport_recorded"],
     ),
-    "llm_cost.py": ([MINI, "--rounds", "1"], ["prompt_overhead", "cacheable_share", "cost_per_1k_turns_usd"]),
+    "llm_cost.py": (
+        [MINI, "--rounds", "1"],
+        ["billed_input_vs_floor", "billed_input_tokens_per_1k_turns", "floor_tokens_per_1k_turns", "fan_out"],
+    ),
     "llm_models.py": (["--models", "none"], ["facts_in_conversation", "results"]),
     "locomo_recall.py": ([MINI, "--embeddings", "hashing"], ["R@1", "R@5", "R@10", "ratio_R@10"]),
     "offline_rules.py": ([MINI, "--rounds", "1"], ["propose_turns_per_s", "floor_turns_per_s"]),
@@ -148,6 +151,12 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
         assert result["n"] == 15 and result["R@25"] >= result["R@10"] >= result["R@1"]
     if name == "import.py":
         assert result["reimport_recorded"] == 0
+    if name == "llm_cost.py":  # the chain reads the cache: it bills less than every kind at once
+        fan_out = result["fan_out"]
+        assert (
+            fan_out["in_sequence (after)"]["billed_input_vs_floor"]
+            < fan_out["at_once (before)"]["billed_input_vs_floor"]
+        )
     if name == "llm_models.py":  # the floor: the offline rules find facts of the contract conversation
         [floor] = result["results"]
         assert 0 < floor["facts_found"] <= result["facts_in_conversation"]
