@@ -195,8 +195,12 @@ def directory(request: pytest.FixtureRequest, database: Any) -> Any:
     return MongoDirectoryRepository(database)
 
 
-@pytest.fixture(params=["mongo"])
-def memories(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def memories(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryMemoryRepository
+
+        return InMemoryMemoryRepository()
     from mongomem.adapters.memory_store import MemoryStore
 
-    return _indexed(MemoryStore(database.db))
+    return _indexed(MemoryStore(request.getfixturevalue("database").db))
