@@ -517,3 +517,34 @@ class InMemoryMemoryRepository:
                     day = d.at.astimezone(UTC).strftime("%Y-%m-%d")
                     counts[(day, d.decision)] = counts.get((day, d.decision), 0) + 1
         return [(day, decision, n) for (day, decision), n in counts.items()]
+
+
+class InMemoryApiKeyRepository:
+    """identity.ports.ApiKeyRepository in a dict, with the MongoDB adapter's contract."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Any] = {}
+
+    def get(self, key_id: str) -> Any:
+        found = self.keys.get(key_id)
+        return found.model_copy(deep=True) if found is not None else None
+
+    def insert(self, key: Any) -> None:
+        if key.key_id in self.keys:
+            raise Conflict(f"key {key.key_id!r} exists")
+        self.keys[key.key_id] = key.model_copy(deep=True, update={"created_at": _ms(key.created_at)})
+
+    def list(self, tenant: str | None = None) -> list[Any]:
+        found = [k for k in self.keys.values() if not tenant or k.tenant == tenant]
+        found.sort(key=lambda k: (k.tenant, k.created_at, k.key_id))
+        return [k.model_copy(update={"hash": None}) for k in found]
+
+    def revoke(self, key_id: str, at: datetime) -> bool:
+        found = self.keys.get(key_id)
+        if found is None or found.revoked_at is not None:
+            return False
+        self.keys[key_id] = found.model_copy(update={"revoked_at": _ms(at)})
+        return True
+
+    def any(self) -> bool:
+        return bool(self.keys)
