@@ -57,8 +57,9 @@ class CandidateReader:
         """Read a batch's keys at once (one round trip instead of two per item)."""
         return KeyReads(snapshot_id, self.store.by_keys(scope, kind.name, keys, snapshot_id), set(keys))
 
-    def by_key(self, scope: Scope, new: NewMemory, batch: KeyReads | None) -> Candidates:
-        """The redelivery check and the key's active versions (what every decision needs first)."""
+    def read(self, scope: Scope, new: NewMemory, batch: KeyReads | None = None) -> Candidates:
+        """The redelivery check, the key's active versions (and its lineage when the key gets another
+        value), and only when no key matched, the nearest memories by meaning."""
         cached = batch is not None and batch.knows(new)
         if batch is not None:
             batch.stale.add(new.key)  # whatever happens next may write this key
@@ -85,6 +86,8 @@ class CandidateReader:
         ):
             # another value for the key: its versions decide the next number (and hold any proposal)
             found.lineage = self.store.lineage(scope, found.by_key[0].lineage_id)
+        if not found.by_key and not new.retraction:
+            found.by_meaning = self.by_meaning(scope, new)
         return found
 
     def by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:

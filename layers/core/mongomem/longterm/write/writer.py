@@ -172,12 +172,9 @@ class MemoryWriter:
         """Read what `decide` needs, decide, and store the verdict (the index is the caller's: `write`
         syncs a batch's touched versions at once). Safe to repeat for the same snapshot."""
         now = utcnow()
-        found = self.reads.by_key(scope, new, batch)
-        if found.prior is None and not new.retraction and new.reconcile and not found.by_key:
-            found.by_meaning = self.reads.by_meaning(scope, new)
-            ambiguous = to_judge(new, found, self.thresholds) if self.judge is not None else []
-            if ambiguous and self.judge is not None:
-                found.judgement = self.judge.judge(new, ambiguous, deadline)
+        found = self.reads.read(scope, new, batch)
+        if self.judge is not None and (ambiguous := to_judge(new, found, self.thresholds)):
+            found.judgement = self.judge.judge(new, ambiguous, deadline)
         return self.store_verdict(scope, new, decide(new, found, self.thresholds, now), now)
 
     def store_verdict(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
