@@ -204,3 +204,48 @@ def test_a_subject_naming_the_user_is_stored_as_the_user(store: Any, index: Any)
     named = {"subject": "Ana", "attribute": "home city", "value": "Porto", "evidence_seqs": [1]}
     done = w.write(ANA, KINDS["semantic"], [named], snap(2), user_names={"Ana"})
     assert done.decisions == {"UPDATE": 1}
+
+
+# -- who may change org memory through the API (docs/security.md "The tenant's trust model")
+
+
+def service(store: Any, index: Any) -> Any:
+    from mongomem.longterm.service import MemoryService
+
+    return MemoryService(store, KINDS, writer(store, index))
+
+
+def create(payload: dict[str, Any], **kw: Any) -> Any:
+    from mongomem.models.memory import CreateMemoryRequest
+
+    kind = "taxonomic" if "term" in payload else "semantic"
+    return CreateMemoryRequest(
+        type=kind, payload={k: v for k, v in payload.items() if k != "evidence_seqs"}, **kw
+    )
+
+
+def test_a_service_account_only_proposes_and_never_ends_an_org_term(store: Any, index: Any) -> None:
+    from mongomem.errors import Forbidden, NotFound
+
+    api = service(store, index)
+    added = api.create(
+        BO, create(term("ETA", "estimated time of arrival"), visibility="org"), tenant_wide=False
+    )
+    assert added.decision == "ADD" and added.memory.visibility == "org"
+    # another user's service account: a proposal (202 PROPOSE on the wire), the term unchanged
+    other = api.create(ANA, create(term("ETA", "expected time of arrival")), tenant_wide=False)
+    assert other.decision == "PROPOSE" and other.memory.status == "proposed"
+    # it may not share a private kind, write an org memory unreconciled, or retract one
+    with pytest.raises(Forbidden):
+        api.create(ANA, create(fact("home city", "Lisbon"), visibility="org"), tenant_wide=False)
+    with pytest.raises(Forbidden):
+        api.create(ANA, create(term("SLA", "service level"), reconcile=False), tenant_wide=False)
+    # a memory_service key changes it at once; a retraction of a value nobody holds is a 404
+    direct = api.create(ANA, create(term("ETA", "arrival estimate")), tenant_wide=True)
+    assert direct.decision == "UPDATE" and direct.memory.payload["definition"] == "arrival estimate"
+    with pytest.raises(NotFound):
+        api.create(ANA, create(fact("home city", "Paris", retracted=True)), tenant_wide=True)
+    # and deleting goes through the writer: the lineage leaves the store and the index
+    api.delete(ANA, direct.memory.memory_id)
+    assert store.active_by_key(ORG, "taxonomic", "eta") == []
+    assert indexed(index, ORG, "taxonomic") == {}
