@@ -2,7 +2,7 @@
 
 Data (seeded once per data dir, through the project's own code): 1,000 users with 100 long-term memories
 each of mixed kinds (semantic 40 %, episodic 30 %, procedural 20 %, taxonomic 10 %; documents cloned from
-one that `MemoryService.create` wrote, indexed with `retrieval.indexing.index_doc`), and one user in ten
+one that `MemoryService.create` wrote, indexed with `longterm.write.indexing.index_doc`), and one user in ten
 with 2,000 recorded turns (20 sessions of 100, recorded with `svc.recorder`, embedded and indexed for
 recall by the scan job's `TurnIndexer`) and a working memory, in the real OpenSearch node (engine
 lucene, 2 index documents per turn) and SecantusDB. Embedder: the hashing embedder (dim 384 by default),
@@ -199,9 +199,9 @@ class World:
 
     def _seed_memories(self) -> float:
         from mongomem.adapters.memory_store import to_record
+        from mongomem.longterm.write.indexing import index_doc
         from mongomem.models.common import Scope
         from mongomem.models.memory import CreateMemoryRequest
-        from mongomem.retrieval.indexing import index_doc
 
         started = time.perf_counter()
         a = self.args

@@ -14,6 +14,7 @@ from typing import Any
 
 from mongomem.errors import Conflict, InvalidInput
 from mongomem.models.common import Scope
+from mongomem.models.memory import ORG_OWNER
 from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
 
@@ -176,3 +177,374 @@ class InMemoryWorkingMemory:
             )
             self.docs.pop(self._id(key), None)
             return self.threads.pop(tid, None) is not None
+
+
+def _ms(at: datetime | None) -> datetime | None:
+    """What a BSON date keeps of a time: milliseconds, in UTC."""
+    if at is None:
+        return None
+    at = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    return at.replace(microsecond=at.microsecond // 1000 * 1000)
+
+
+class InMemoryMemoryRepository:
+    """longterm.ports.MemoryRepository in a dict of versions, with the MongoDB adapter's filters and
+    conditional updates (tests/contract/test_memory_repository.py runs against both)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, Any] = {}  # memory_id -> MemoryRecord (stored copies, insertion order)
+        self.feedback: dict[str, str] = {}
+        self.lock = threading.Lock()
+
+    # -- helpers
+    @staticmethod
+    def _stored(record: Any) -> Any:
+        times = ("created_at", "updated_at", "last_reinforced_at", "expires_at", "observed_at")
+        copy_ = record.model_copy(deep=True, update={f: _ms(getattr(record, f)) for f in times})
+        dim = copy_.embedding_dim or (len(copy_.vector) if copy_.vector else None)
+        return copy_.model_copy(update={"embedding_dim": dim})
+
+    @staticmethod
+    def _visible(record: Any, target: Any) -> bool:
+        from mongomem.models.memory import MemoryView
+
+        if isinstance(target, Scope):
+            return record.tenant == target.tenant and record.user_id == target.user_id
+        assert isinstance(target, MemoryView)
+        if record.tenant != target.tenant or record.user_id not in target.owners():
+            return False
+        return target.agent_id is None or record.agent_id in (target.agent_id, None)
+
+    def _in(self, target: Any) -> list[Any]:
+        return [r for r in self.docs.values() if self._visible(r, target)]
+
+    def _update(self, memory_id: str, scope: Scope, when: str, **changes: Any) -> Any:
+        """Change a version of status `when` in `scope`, and return it (None when there is none)."""
+        found = self.docs.get(memory_id)
+        if found is None or not self._visible(found, scope) or found.status != when:
+            return None
+        updated = found.model_copy(deep=True, update=changes)
+        self.docs[memory_id] = updated
+        return updated.model_copy(deep=True)
+
+    # -- writes
+    def insert(self, record: Any) -> bool:
+        with self.lock:
+            clash = any(
+                (r.tenant, r.user_id, r.lineage_id, r.version)
+                == (record.tenant, record.user_id, record.lineage_id, record.version)
+                for r in self.docs.values()
+            )
+            if record.memory_id in self.docs or clash:
+                return False
+            self.docs[record.memory_id] = self._stored(record)
+            return True
+
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None:
+        with self.lock:
+            self._update(
+                old_id,
+                scope,
+                "active",
+                status="superseded",
+                superseded_by=new_id,
+                valid_to=at.isoformat(),
+                updated_at=_ms(at),
+                index_state="pending",
+            )
+
+    def heal_lineage(
+        self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
+    ) -> None:
+        with self.lock:
+            for r in self._in(scope):
+                if r.lineage_id == lineage_id and r.status == "active" and r.version < newest_version:
+                    self._update(
+                        r.memory_id,
+                        scope,
+                        "active",
+                        status="superseded",
+                        superseded_by=newest_id,
+                        updated_at=_ms(at),
+                        index_state="pending",
+                    )
+
+    def reinforce(
+        self,
+        scope: Scope,
+        memory_id: str,
+        evidence: Any,
+        decision: Any,
+        at: datetime,
+        merged_payload: dict[str, Any] | None = None,
+        merged_text: str | None = None,
+        status: str = "active",
+    ) -> Any:
+        with self.lock:
+            found = self.docs.get(memory_id)
+            if found is None or (evidence.snapshot_id and evidence.snapshot_id in found.snapshot_ids()):
+                return None
+            changes: dict[str, Any] = {
+                "reinforcement_count": found.reinforcement_count + 1,
+                "last_reinforced_at": _ms(at),
+                "updated_at": _ms(at),
+                "index_state": "pending",
+                "evidence": [*found.evidence, evidence],
+                "decisions": [*found.decisions, decision],
+            }
+            seen = _ms(evidence.observed_at)
+            if seen is not None and found.observed_at is not None and seen < found.observed_at:
+                changes["observed_at"] = seen
+            if merged_payload is not None:
+                changes.update(payload=merged_payload, text=merged_text)
+            return self._update(memory_id, scope, status, **changes)
+
+    def retract(self, scope: Scope, memory_id: str, evidence: Any, decision: Any, at: datetime) -> Any:
+        with self.lock:
+            found = self.docs.get(memory_id)
+            if found is None:
+                return None
+            return self._update(
+                memory_id,
+                scope,
+                "active",
+                status="superseded",
+                valid_to=at.isoformat(),
+                updated_at=_ms(at),
+                index_state="pending",
+                evidence=[*found.evidence, evidence],
+                decisions=[*found.decisions, decision],
+            )
+
+    def activate(
+        self,
+        scope: Scope,
+        memory_id: str,
+        supersedes: str,
+        decision: Any,
+        at: datetime,
+        payload: dict[str, Any],
+        text: str,
+    ) -> Any:
+        with self.lock:
+            found = self.docs.get(memory_id)
+            if found is None:
+                return None
+            return self._update(
+                memory_id,
+                scope,
+                "proposed",
+                status="active",
+                supersedes=supersedes,
+                payload=payload,
+                text=text,
+                updated_at=_ms(at),
+                index_state="pending",
+                decisions=[*found.decisions, decision],
+            )
+
+    def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
+        with self.lock:
+            for i in ids:
+                if i in self.docs:
+                    self.docs[i] = self.docs[i].model_copy(update={"index_state": state})
+
+    def set_embeddings(self, vectors: list[tuple[str, list[float]]], model: str, at: datetime) -> None:
+        with self.lock:
+            for memory_id, vector in vectors:
+                if memory_id in self.docs:
+                    self.docs[memory_id] = self.docs[memory_id].model_copy(
+                        update={
+                            "vector": list(vector),
+                            "embedding_model": model,
+                            "embedding_dim": len(vector),
+                            "index_state": "pending",
+                            "updated_at": _ms(at),
+                        }
+                    )
+
+    def delete_lineage(self, scope: Scope, lineage_id: str, at: datetime) -> int:
+        with self.lock:
+            gone = [r for r in self._in(scope) if r.lineage_id == lineage_id and r.status != "deleted"]
+            for r in gone:
+                self.docs[r.memory_id] = r.model_copy(
+                    update={
+                        "status": "deleted",
+                        "updated_at": _ms(at),
+                        "index_state": "pending",
+                        # a deleted version is never searched: its vector goes with it
+                        "vector": None,
+                        "embedding_model": None,
+                        "embedding_dim": None,
+                    }
+                )
+            return len(gone)
+
+    # -- reads
+    def get(self, scope: Any, memory_id: str) -> Any:
+        found = self.docs.get(memory_id)
+        return found.model_copy(deep=True) if found is not None and self._visible(found, scope) else None
+
+    def get_many(self, scope: Any, ids: list[str]) -> list[Any]:
+        return [r for i in dict.fromkeys(ids) if (r := self.get(scope, i)) is not None]
+
+    def by_keys(self, scope: Scope, kind: str, keys: list[str], snapshot_id: str | None) -> list[Any]:
+        wanted = set(keys)
+        return [
+            r.model_copy(deep=True)
+            for r in self._in(scope)
+            if r.type == kind
+            and r.key in wanted
+            and (r.status == "active" or (snapshot_id is not None and snapshot_id in r.snapshot_ids()))
+        ]
+
+    def active_by_key(self, scope: Scope, kind: str, key: str, agent_id: str | None = None) -> list[Any]:
+        found = [r for r in self.by_keys(scope, kind, [key], None) if r.agent_id == agent_id]
+        return sorted(found, key=lambda r: -r.version)
+
+    def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> Any:
+        held = [r for r in self.by_keys(scope, kind, [key], snapshot_id) if snapshot_id in r.snapshot_ids()]
+        return max(held, key=lambda r: r.version) if held else None
+
+    def lineage(self, scope: Scope, lineage_id: str) -> list[Any]:
+        found = [r.model_copy(deep=True) for r in self._in(scope) if r.lineage_id == lineage_id]
+        return sorted(found, key=lambda r: r.version)
+
+    def list_page(
+        self,
+        scope: Any,
+        kind: str | None,
+        status: str | None,
+        limit: int,
+        before: datetime | None,
+        payload: Any = None,
+        observed: Any = None,
+        filters: Any = None,
+    ) -> list[Any]:
+        def keep(r: Any) -> bool:
+            if (status is not None and r.status != status) or (status is None and r.status == "deleted"):
+                return False
+            if (kind and r.type != kind) or (before is not None and not r.created_at < before):
+                return False
+            if observed:
+                if r.observed_at is None:
+                    return False
+                if observed.after is not None and r.observed_at < observed.after:
+                    return False
+                if observed.before is not None and not r.observed_at < observed.before:
+                    return False
+            for field, value in (payload.exact if payload else {}).items():
+                if r.payload.get(field) != value:
+                    return False
+            for field, prefix in (payload.prefix if payload else {}).items():
+                if field not in (payload.exact if payload else {}):
+                    held = r.payload.get(field)
+                    if not (isinstance(held, str) and held.startswith(prefix)):
+                        return False
+            if filters is not None:
+                tags = r.payload.get("tags") or []
+                if filters.tags and not set(filters.tags) & set(tags if isinstance(tags, list) else [tags]):
+                    return False
+                if filters.domain is not None and r.payload.get("domain") != filters.domain:
+                    return False
+                if any(r.metadata.get(k) != v for k, v in filters.metadata.items()):
+                    return False
+                if filters.snapshot_id is not None and filters.snapshot_id not in r.snapshot_ids():
+                    return False
+            return True
+
+        found = sorted((r for r in self._in(scope) if keep(r)), key=lambda r: r.created_at, reverse=True)
+        return [r.model_copy(deep=True, update={"vector": None}) for r in found[:limit]]
+
+    def domains(self, tenant: str, user_id: str) -> list[tuple[str, int]]:
+        counts: dict[str, int] = {}
+        for r in self.docs.values():
+            domain = r.payload.get("domain")
+            if (
+                r.tenant == tenant
+                and r.user_id in (user_id, ORG_OWNER)
+                and r.type == "taxonomic"
+                and r.status == "active"
+                and isinstance(domain, str)
+            ):
+                counts[domain] = counts.get(domain, 0) + 1
+        return sorted(counts.items(), key=lambda c: (-c[1], c[0]))
+
+    def pending_index(self, older_than: datetime, limit: int) -> list[Any]:
+        found = [
+            r
+            for r in self.docs.values()
+            if r.index_state == "pending" and r.updated_at is not None and r.updated_at <= older_than
+        ]
+        return [r.model_copy(deep=True) for r in found[:limit]]
+
+    def all_versions(self, batch: int = 500) -> Any:
+        for r in list(self.docs.values()):
+            if r.status != "deleted":
+                yield r.model_copy(deep=True)
+
+    def embedding_models(self) -> set[tuple[str, int]]:
+        return {
+            (r.embedding_model, r.embedding_dim)
+            for r in self.docs.values()
+            if r.embedding_model is not None and r.embedding_dim is not None
+        }
+
+    def _otherwise(self, model: str, dim: int, tenant: str | None = None) -> list[Any]:
+        return [
+            r
+            for r in self.docs.values()
+            if r.status != "deleted"
+            and (tenant is None or r.tenant == tenant)
+            and (r.embedding_model, r.embedding_dim) != (model, dim)
+        ]
+
+    def count_embedded_otherwise(self, model: str, dim: int, tenant: str | None = None) -> int:
+        return len(self._otherwise(model, dim, tenant))
+
+    def embedded_otherwise(self, model: str, dim: int, limit: int) -> list[Any]:
+        return [r.model_copy(deep=True) for r in self._otherwise(model, dim)[:limit]]
+
+    def decisions_per_day(
+        self, tenant: str, user_id: str | None, since: datetime
+    ) -> list[tuple[str, str, int]]:
+        counts: dict[tuple[str, str], int] = {}
+        for r in self.docs.values():
+            if r.tenant != tenant or (user_id is not None and r.user_id != user_id):
+                continue
+            for d in r.decisions:
+                if d.at >= since:
+                    day = d.at.astimezone(UTC).strftime("%Y-%m-%d")
+                    counts[(day, d.decision)] = counts.get((day, d.decision), 0) + 1
+        return [(day, decision, n) for (day, decision), n in counts.items()]
+
+
+class InMemoryApiKeyRepository:
+    """identity.ports.ApiKeyRepository in a dict, with the MongoDB adapter's contract."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Any] = {}
+
+    def get(self, key_id: str) -> Any:
+        found = self.keys.get(key_id)
+        return found.model_copy(deep=True) if found is not None else None
+
+    def insert(self, key: Any) -> None:
+        if key.key_id in self.keys:
+            raise Conflict(f"key {key.key_id!r} exists")
+        self.keys[key.key_id] = key.model_copy(deep=True, update={"created_at": _ms(key.created_at)})
+
+    def list(self, tenant: str | None = None) -> list[Any]:
+        found = [k for k in self.keys.values() if not tenant or k.tenant == tenant]
+        found.sort(key=lambda k: (k.tenant, k.created_at, k.key_id))
+        return [k.model_copy(update={"hash": None}) for k in found]
+
+    def revoke(self, key_id: str, at: datetime) -> bool:
+        found = self.keys.get(key_id)
+        if found is None or found.revoked_at is not None:
+            return False
+        self.keys[key_id] = found.model_copy(update={"revoked_at": _ms(at)})
+        return True
+
+    def any(self) -> bool:
+        return bool(self.keys)

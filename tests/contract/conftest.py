@@ -156,11 +156,15 @@ def snapshots(request: pytest.FixtureRequest, database: Any) -> Any:
     return _indexed(MongoSnapshotRepository(database))
 
 
-@pytest.fixture(params=["mongo"])
-def api_keys(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def api_keys(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryApiKeyRepository
+
+        return InMemoryApiKeyRepository()
     from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
 
-    return _indexed(MongoApiKeyRepository(database))
+    return _indexed(MongoApiKeyRepository(request.getfixturevalue("database")))
 
 
 @pytest.fixture(params=["mongo", "in-memory"])
@@ -195,8 +199,12 @@ def directory(request: pytest.FixtureRequest, database: Any) -> Any:
     return MongoDirectoryRepository(database)
 
 
-@pytest.fixture(params=["mongo"])
-def memories(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def memories(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryMemoryRepository
+
+        return InMemoryMemoryRepository()
     from mongomem.adapters.memory_store import MemoryStore
 
-    return _indexed(MemoryStore(database.db))
+    return _indexed(MemoryStore(request.getfixturevalue("database").db))

@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mongomem.models.common import Scope
-from mongomem.models.memory import DecisionRecord, EvidenceRef, MemoryRecord, ObservedRange, PayloadFilter
+from mongomem.models.memory import (
+    ORG_OWNER,
+    DecisionRecord,
+    EvidenceRef,
+    MemoryRecord,
+    MemoryView,
+    ObservedRange,
+    PayloadFilter,
+)
 
 ANA = Scope(tenant="acme", user_id="ana")
 BO = Scope(tenant="acme", user_id="bo")
@@ -144,3 +152,82 @@ def test_decisions_are_counted_per_day(memories: Any) -> None:
     days = memories.decisions_per_day("acme", "ana", T0 - timedelta(days=1))
     assert sorted(days) == [("2026-11-01", "ADD", 1), ("2026-11-02", "REINFORCE", 1)]
     assert memories.decisions_per_day("acme", "bo", T0 - timedelta(days=1)) == []
+
+
+def test_a_batch_of_keys_reads_active_versions_and_the_snapshots_own(memories: Any) -> None:
+    # Given an active version, a superseded one holding snapshot s-old, and one of another agent
+    memories.insert(record(ANA, 1))
+    memories.insert(record(ANA, 2, status="superseded", evidence=[EvidenceRef(snapshot_id="s-old")]))
+    memories.insert(record(ANA, 3, agent_id="travel"))
+    memories.insert(record(BO, 1))
+    keys = ["user|detail 1", "user|detail 2", "user|detail 3"]
+    # Then one read returns the active ones of the keys, and the superseded one only for its snapshot
+    assert {r.memory_id for r in memories.by_keys(ANA, "semantic", keys, None)} == {
+        "mem-ana-1-v1",
+        "mem-ana-3-v1",
+    }
+    assert "mem-ana-2-v1" in {r.memory_id for r in memories.by_keys(ANA, "semantic", keys, "s-old")}
+    assert memories.by_keys(ANA, "taxonomic", keys, None) == []
+    # and a key's actives are those of one agent's part of the scope
+    assert memories.active_by_key(ANA, "semantic", "user|detail 3") == []
+    assert [r.memory_id for r in memories.active_by_key(ANA, "semantic", "user|detail 3", "travel")] == [
+        "mem-ana-3-v1"
+    ]
+
+
+def test_retract_ends_an_active_version_once_with_its_evidence(memories: Any) -> None:
+    mem = record(ANA, 4)
+    memories.insert(mem)
+    proof = EvidenceRef(snapshot_id="snap-no", seqs=[2], user_id="ana")
+    note = DecisionRecord(decision="RETRACT", reason="not true", at=T0, candidate_id=mem.memory_id)
+    at = T0 + timedelta(days=9)
+    assert memories.retract(BO, mem.memory_id, proof, note, at) is None  # not Bo's
+    ended = memories.retract(ANA, mem.memory_id, proof, note, at)
+    assert ended is not None and ended.status == "superseded" and ended.superseded_by is None
+    assert ended.valid_to == at.isoformat() and ended.decisions[-1].decision == "RETRACT"
+    assert "snap-no" in ended.snapshot_ids()
+    assert memories.active_by_key(ANA, "semantic", mem.key) == []
+    assert memories.retract(ANA, mem.memory_id, proof, note, at) is None  # ended already
+
+
+def test_a_proposal_is_backed_once_per_snapshot_and_activated_once(memories: Any) -> None:
+    org = Scope(tenant="acme", user_id=ORG_OWNER)
+    current = record(org, 5)
+    proposal = record(
+        org, 5, version=2, lineage=f"lin-{ORG_OWNER}-5", status="proposed", payload={"value": "other"}
+    )
+    memories.insert(current)
+    memories.insert(proposal)
+    # a proposal is not what anyone reads as the key's value
+    assert [r.memory_id for r in memories.active_by_key(org, "semantic", current.key)] == [current.memory_id]
+    backing = EvidenceRef(snapshot_id="snap-bo", user_id="bo")
+    note = DecisionRecord(decision="PROPOSE", reason="backed", at=T0)
+    # reinforce touches only a version of the status asked for
+    assert memories.reinforce(org, proposal.memory_id, backing, note, T0) is None
+    backed = memories.reinforce(org, proposal.memory_id, backing, note, T0, status="proposed")
+    assert backed is not None and backed.reinforcement_count == 2 and backed.status == "proposed"
+    assert memories.reinforce(org, proposal.memory_id, backing, note, T0, status="proposed") is None
+    promote = DecisionRecord(decision="UPDATE", reason="enough users", at=T0)
+    assert memories.activate(org, current.memory_id, "x", promote, T0, {"v": 1}, "t") is None  # not proposed
+    active = memories.activate(org, proposal.memory_id, current.memory_id, promote, T0, {"value": "o2"}, "o2")
+    assert active is not None and active.status == "active" and active.supersedes == current.memory_id
+    assert active.payload == {"value": "o2"} and active.text == "o2"
+    assert [d.decision for d in active.decisions] == ["ADD", "PROPOSE", "UPDATE"]
+    assert memories.activate(org, proposal.memory_id, current.memory_id, promote, T0, {}, "") is None
+
+
+def test_a_view_reads_the_users_and_the_orgs_memories(memories: Any) -> None:
+    org = Scope(tenant="acme", user_id=ORG_OWNER)
+    mine, shared, theirs = record(ANA, 6), record(org, 6, visibility="org"), record(BO, 6)
+    travel = record(ANA, 7, agent_id="travel")
+    for r in (mine, shared, theirs, travel):
+        memories.insert(r)
+    ids = [mine.memory_id, shared.memory_id, theirs.memory_id, travel.memory_id]
+    assert {r.memory_id for r in memories.get_many(MemoryView(ANA), ids)} == {
+        mine.memory_id,
+        shared.memory_id,
+        travel.memory_id,
+    }
+    assert memories.get(MemoryView(ANA, "support"), travel.memory_id) is None  # another agent's
+    assert memories.get(MemoryView(ANA, visibility="org"), mine.memory_id) is None
+    assert memories.get(MemoryView(ANA, visibility="org"), shared.memory_id) is not None

@@ -108,7 +108,8 @@ def make(make_settings_module: Callable[..., Any], tmp_path_factory: pytest.Temp
             vector_index=EmbeddedIndex(tmp_path_factory.mktemp("v"), use_numpy=True),
             queue_factory=local_queue_factory,
         )
-        svc.reconciler.ambiguous_from = -1.0  # every vector match is ambiguous: the LLM (or rule) decides
+        # every vector match is ambiguous: the LLM (or rule) decides
+        svc.writer.thresholds.ambiguous_from = -1.0
         made.append(svc)
         return svc
 
@@ -152,7 +153,7 @@ def test_one_changed_memory_touches_exactly_its_own_lineage(make: Any, kind_name
         items = [item(kind_name, i, w) for i, w in enumerate(words)]
         for c in range(0, UNRELATED, CHUNK):
             proof = EvidenceRef(snapshot_id=f"snap-{c}", seqs=[1], source="extraction")
-            committed = svc.committer.commit(scope, kind, items[c : c + CHUNK], proof)
+            committed = svc.writer.write(scope, kind, items[c : c + CHUNK], proof)
             assert committed.decisions == {"ADD": len(items[c : c + CHUNK])}, [
                 o.reason for o in committed.outcomes
             ]
@@ -160,7 +161,7 @@ def test_one_changed_memory_touches_exactly_its_own_lineage(make: Any, kind_name
         assert len(before) == UNRELATED
         # When one of them changes (same match key, new content)
         proof = EvidenceRef(snapshot_id="snap-change", seqs=[1], source="extraction")
-        changed = svc.committer.commit(scope, kind, [item(kind_name, pick, words[pick], changed=True)], proof)
+        changed = svc.writer.write(scope, kind, [item(kind_name, pick, words[pick], changed=True)], proof)
         # Then exactly one lineage changed: the one sharing the key, superseded where the kind updates
         after = lineages(svc)
         moved = [lineage for lineage in after if after[lineage] != before.get(lineage)]

@@ -117,7 +117,7 @@ def test_a_restatement_is_reinforced(build: Any, attribute: str, old: str, new: 
 def test_a_correction_under_another_wording_of_the_attribute_is_kept(build: Any) -> None:
     # Given a phone number, and an LLM that calls a new number under another attribute a restatement
     svc = build()
-    svc.reconciler.ambiguous_from = -1.0  # every vector match counts as ambiguous: the LLM is asked
+    svc.writer.thresholds.ambiguous_from = -1.0  # every vector match counts as ambiguous: the LLM is asked
     first = svc.memories.create(ANA, fact("phone number", "+1 555 0100"))
     svc.llm.script["reconcile"] = [  # type: ignore[attr-defined]
         json.dumps({"decision": "REINFORCE", "target_id": first.memory.memory_id, "reason": "same phone"})

@@ -290,7 +290,8 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
             }
         )
     ]
-    svc.reconciler.ambiguous_from = -1.0  # make this pair count as ambiguous whatever the hashing vectors say
+    # make this pair count as ambiguous whatever the hashing vectors say
+    svc.writer.thresholds.ambiguous_from = -1.0
     run(
         extract_fn,
         ctx,

@@ -44,19 +44,18 @@ if TYPE_CHECKING:
     from mongomem.adapters.mongo.erasure import MongoErasureRepository
     from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
     from mongomem.directory import DirectoryRepository
-    from mongomem.extraction.commit import Committer
     from mongomem.extraction.extractor import Extractor
     from mongomem.extraction.proposal import Proposer
-    from mongomem.extraction.reconcile import Reconciler
     from mongomem.kinds import KindRegistry
     from mongomem.kinds.declared import KindSchemaRepository
     from mongomem.longterm.procedures import ProcedureService
     from mongomem.longterm.service import MemoryService
+    from mongomem.longterm.write.indexing import MemoryIndexer
+    from mongomem.longterm.write.writer import MemoryWriter
     from mongomem.models.turns import Turn
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
     from mongomem.requestlog import RecentRequestLog
     from mongomem.retrieval.context import ContextBuilder
-    from mongomem.retrieval.indexing import MemoryIndexer
     from mongomem.retrieval.pending import Pending
     from mongomem.retrieval.recall import Recall
     from mongomem.retrieval.reembed import EmbeddingDrift
@@ -403,20 +402,11 @@ class Services:
     # -- long-term memory, retrieval ------------------------------------------------------------
     @cached_property
     def indexer(self) -> MemoryIndexer:
-        from mongomem.retrieval.indexing import MemoryIndexer
+        from mongomem.longterm.write.indexing import MemoryIndexer
 
         return MemoryIndexer(
             self.memory_store, self.vector_index, self.settings.memory.metadata.partition_keys
         )
-
-    @cached_property
-    def reconciler(self) -> Reconciler:
-        from mongomem.extraction.reconcile import Reconciler, thresholds_for
-
-        reinforce_at, ambiguous_from = thresholds_for(self.embedder)
-        # the offline setting has no LLM: ambiguous matches are decided by rules
-        llm = None if getattr(self.llm, "offline", False) else self.llm
-        return Reconciler(self.memory_store, self.vector_index, llm, reinforce_at, ambiguous_from)
 
     @cached_property
     def kinds(self) -> KindRegistry:
@@ -426,14 +416,22 @@ class Services:
         return project_registry(self.settings.memory.custom_types)
 
     @cached_property
-    def committer(self) -> Committer:
-        from mongomem.extraction.commit import Committer
+    def writer(self) -> MemoryWriter:
+        """Every long-term write: extraction, the API's direct writes, imported history."""
+        from mongomem.extraction.judge import LLMJudge
+        from mongomem.longterm.write.decision import Thresholds
+        from mongomem.longterm.write.writer import MemoryWriter
 
         extraction = self.settings.memory.extraction
         visibilities = {
             kind.name: chosen for kind in self.kinds if (chosen := extraction.of(kind.name).visibility)
         }
-        return Committer(self.memory_store, self.reconciler, self.embedder, self.indexer, visibilities)
+        # the offline setting has no LLM: ambiguous matches are decided by rules
+        judge = None if getattr(self.llm, "offline", False) else LLMJudge(self.llm)
+        thresholds = Thresholds.for_embedder(self.embedder)
+        return MemoryWriter(
+            self.memory_store, self.vector_index, self.indexer, self.embedder, judge, thresholds, visibilities
+        )
 
     @cached_property
     def proposer(self) -> Proposer:
@@ -448,8 +446,7 @@ class Services:
         return MemoryService(
             self.memory_store,
             self.kinds,
-            self.committer,
-            self.indexer,
+            self.writer,
             self.settings.memory.metadata.partition_keys,
         )
 
@@ -547,7 +544,7 @@ class Services:
         return self._built[kind]
 
     def builtin_extractor(self, kind: str) -> Extractor:
-        """The extractor every known kind has: its proposer, then the one commit step (what
+        """The extractor every known kind has: its proposer, then the one writer (what
         `extractors` may wrap or replace)."""
         from mongomem.extraction.extractor import KindExtractor
 
@@ -556,7 +553,7 @@ class Services:
         return KindExtractor(
             self.kinds[kind],
             self.proposer,
-            self.committer,
+            self.writer,
             configured.roles,
             configured.prompt,
             self.settings.memory.metadata.partition_keys,

@@ -1,4 +1,4 @@
-"""One memory kind's extraction: propose items from a snapshot's turns, then commit them."""
+"""One memory kind's extraction: propose items from a snapshot's turns, then hand them to the writer."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any, Protocol
 
 from mongomem import markers
 from mongomem.extraction import guards
-from mongomem.extraction.commit import Committer
 from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import MemoryKind
+from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import EvidenceRef, Visibility
 from mongomem.models.sessions import StoredSnapshot
@@ -98,14 +98,14 @@ class KindExtractor:
         self,
         kind: MemoryKind,
         proposer: Proposer,
-        committer: Committer,
+        writer: MemoryWriter,
         roles: Collection[str] | None = None,
         instructions: str | None = None,
         partition_keys: Collection[str] = (),
     ) -> None:
         self.kind = kind
         self.proposer = proposer
-        self.committer = committer
+        self.writer = writer
         self.roles = tuple(roles or kind.roles)
         self.instructions = instructions
         self.partition_keys = tuple(partition_keys)
@@ -132,7 +132,7 @@ class KindExtractor:
         if not proposal.items:
             usage.note = "nothing of this kind in the snapshot"
             return usage
-        org = self.committer.visibility_of(self.kind) == "org"
+        org = self.writer.visibility_of(self.kind) == "org"
         screened = guards.screen(
             self.kind, proposal.items, turns, snap.user_id, org=org, instructions=self.instructions
         )
@@ -147,7 +147,7 @@ class KindExtractor:
         for items, visibility in batches:
             if not items:
                 continue
-            committed = self.committer.commit(
+            written = self.writer.write(
                 scope,
                 self.kind,
                 items,
@@ -159,10 +159,10 @@ class KindExtractor:
                 visibility=visibility,
                 user_names={t.name for t in item.turns if t.role == "user" and t.name},
             )
-            usage.memories += [{"memory_id": o.record.memory_id} for o in committed.outcomes if o.record]
-            for decision, n in committed.decisions.items():
+            usage.memories += [{"memory_id": o.record.memory_id} for o in written.outcomes if o.record]
+            for decision, n in written.decisions.items():
                 usage.decisions[decision] = usage.decisions.get(decision, 0) + n
-            for reason, n in committed.refused.items():
+            for reason, n in written.refused.items():
                 usage.refused[reason] = usage.refused.get(reason, 0) + n
         if not usage.memories and not usage.decisions and usage.refused:
             usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"

@@ -1,7 +1,7 @@
 """Propose, then commit: what an extractor proposes from, and what it proposes.
 
 A proposer (an LLM, or the offline rules) turns a snapshot's turns into items of one memory kind; one
-shared commit step (mongomem.extraction.commit) embeds, reconciles, stores and indexes them.
+writer (mongomem.longterm.write) embeds, reconciles, stores and indexes them.
 """
 
 from __future__ import annotations

@@ -273,7 +273,7 @@ class MemoryKind:
 
     # -- who a memory is about -------------------------------------------------------------------
     # A kind whose payload names a subject (semantic facts) stores the user's own facts under one canonical
-    # subject ("user"), whatever name, pronoun or id the text or the caller used (mongomem.extraction.subjects).
+    # subject ("user"), whatever name, pronoun or id the text or the caller used (mongomem.longterm.subjects).
     user_name_keys: ClassVar[tuple[str, ...]] = ()  # match keys of the memories that state the user's name
 
     def subject(self, payload: dict[str, Any]) -> str | None:

@@ -7,7 +7,7 @@ up by key, so a stored key computed the old way would no longer meet its restate
 keys that differ.
 
 A fact about the user is keyed under the canonical subject "user" whatever name it used (the user's stated
-name, their id: mongomem.extraction.subjects); an older release keyed "Maria home city" apart from "user
+name, their id: mongomem.longterm.subjects); an older release keyed "Maria home city" apart from "user
 home city". The payload keeps its wording; only the key changes.
 
 Two memories that were apart under the old keys and share one now (a paraphrase stored twice) are merged

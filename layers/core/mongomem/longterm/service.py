@@ -1,4 +1,4 @@
-"""Direct memory writes (the same commit step as extraction), reads with history, lists, deletes."""
+"""Direct memory writes (through the writer extraction uses too), reads with history, lists, deletes."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownMemoryType
-from mongomem.extraction.commit import Committer
 from mongomem.kinds import KindError, KindRegistry
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
+from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, parse_utc_datetime, utcnow
 from mongomem.models.memory import (
     CreateMemoryRequest,
@@ -26,7 +26,6 @@ from mongomem.models.memory import (
     Visibility,
     WriteResult,
 )
-from mongomem.retrieval.indexing import MemoryIndexer
 
 
 def memory_out(record: MemoryRecord, viewer: str | None = None) -> MemoryOut:
@@ -89,14 +88,12 @@ class MemoryService:
         self,
         store: MemoryRepository,
         kinds: KindRegistry,
-        committer: Committer,
-        indexer: MemoryIndexer,
+        writer: MemoryWriter,
         partition_keys: Sequence[str] = (),
     ) -> None:
         self.store = store
         self.kinds = kinds
-        self.committer = committer
-        self.indexer = indexer
+        self.writer = writer
         self.partition_keys = tuple(partition_keys)
 
     def create(self, scope: Scope, request: CreateMemoryRequest, tenant_wide: bool = True) -> WriteResult:
@@ -106,9 +103,9 @@ class MemoryService:
         conflicting value is a proposal (docs/security.md "Who may write org memory")."""
         require_kinds(self.kinds, [request.type], "type")
         kind = self.kinds[request.type]
-        visibility = request.visibility or self.committer.visibility_of(kind)
+        visibility = request.visibility or self.writer.visibility_of(kind)
         if visibility == "org" and not tenant_wide:
-            if self.committer.visibility_of(kind) != "org":
+            if self.writer.visibility_of(kind) != "org":
                 raise Forbidden(
                     f"{kind.name} memories are private in this project: a service account (one user) may "
                     "not share one with the whole tenant; write it with a memory_service key",
@@ -131,7 +128,7 @@ class MemoryService:
         except KindError as exc:
             details = [{**d, "path": f"payload.{d['path']}"} for d in exc.details]
             raise InvalidInput(f"payload is not a valid {kind.name} memory", details) from exc
-        committed = self.committer.commit(
+        written = self.writer.write(
             scope,
             kind,
             [request.payload],
@@ -143,7 +140,7 @@ class MemoryService:
             metadata=request.metadata,
             authoritative=tenant_wide,
         )
-        outcome = committed.outcomes[0]
+        outcome = written.outcomes[0]
         if outcome.record is None:
             raise NotFound(
                 f"nothing to retract: {outcome.reason}",
@@ -217,9 +214,7 @@ class MemoryService:
                 "an org memory belongs to the tenant: delete it with a memory_service key",
                 {"memory_id": memory_id, "visibility": "org"},
             )
-        home = _home(record)
-        count = self.store.delete_lineage(home, record.lineage_id, utcnow())
-        self.indexer.sync(self.store.lineage(home, record.lineage_id))
+        count = self.writer.delete_lineage(_home(record), record.lineage_id)
         return DeleteResult(lineage_id=record.lineage_id, deleted_versions=count)
 
     def domains(self, scope: Scope) -> Sequence[tuple[str, int]]:

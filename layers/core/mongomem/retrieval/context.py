@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from mongomem import markers
 from mongomem.errors import MongomemError, NotFound
-from mongomem.extraction.subjects import stored_names
 from mongomem.kinds import builtin_registry
 from mongomem.kinds.base import norm
+from mongomem.longterm.subjects import stored_names
 from mongomem.models.common import Principal, Scope
 from mongomem.models.recall import (
     ContextItem,

@@ -1,0 +1,209 @@
+"""Reconcile a new memory with what is known: the rules, as one pure function.
+
+Order of evidence, strongest first:
+1. the same snapshot already wrote it (an SQS redelivery): NOOP;
+2. a retraction ends the active versions of its key holding its value (RETRACT), never an org memory
+   unless the caller speaks for the tenant;
+3. the same match key (the kind's `key`): the kind's normalised comparison decides - the same value is a
+   REINFORCE, another value an UPDATE of exactly that lineage (numbers, times, names and short values are
+   compared exactly, never by an embedding score); an older statement than the current one is kept as
+   history; a user's other value for an org memory is a PROPOSE until enough users state it
+   (docs/security.md "The tenant's trust model");
+4. the nearest memories of the kind by meaning: a restatement in other words is a REINFORCE; an
+   ambiguous match goes to a model's `Judgement` when there is one, which may ADD or REINFORCE but never
+   UPDATE a memory of another key, nor REINFORCE across other numbers or negations;
+5. otherwise ADD.
+Every verdict carries its reason and whether a rule, the model or the caller made it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from mongomem.kinds.base import hard_anchors
+from mongomem.longterm.write.decision import (
+    By,
+    Candidates,
+    Decision,
+    NewMemory,
+    Step,
+    Thresholds,
+    Verdict,
+    contributors,
+)
+from mongomem.models.memory import MemoryRecord
+
+# How many ambiguous candidates a model is shown.
+JUDGED = 3
+
+
+def decide(new: NewMemory, found: Candidates, thresholds: Thresholds, now: datetime) -> Verdict:
+    """The verdict on `new` given what the store holds for it (`now`: when it is written)."""
+    if found.prior is not None:
+        # a version kept as history never supersedes anything: only an active one is healed
+        step = Step.HEAL if found.prior.status == "active" else Step.NOTHING
+        return Verdict(Decision.NOOP, "already applied from this snapshot", step, target=found.prior)
+    if new.retraction:
+        return _retract(new, found.by_key, now)
+    if not new.reconcile:
+        return _add("reconciliation switched off by the caller", "api")
+    if found.by_key:
+        return _by_key(new, found, now)
+    return _by_meaning(new, found, thresholds)
+
+
+def to_judge(new: NewMemory, found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
+    """The candidates a model would be asked about (none when the rules decide without one)."""
+    if found.prior is not None or new.retraction or not new.reconcile or found.by_key or not found.by_meaning:
+        return []
+    best_score, best = found.by_meaning[0]
+    if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
+        return []
+    return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from][:JUDGED]
+
+
+def _add(reason: str, by: By = "rule", score: float | None = None) -> Verdict:
+    return Verdict(Decision.ADD, reason, Step.NEW_LINEAGE, by, score)
+
+
+def _reinforce(
+    new: NewMemory, target: MemoryRecord, reason: str, by: By = "rule", score: float | None = None
+) -> Verdict:
+    merged = new.kind.merged(target.payload, new.payload)
+    return Verdict(Decision.REINFORCE, reason, Step.REINFORCE, by, score, target, merged=merged)
+
+
+def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
+    target, *others = found.by_key
+    if new.kind.same_content(target.payload, new.payload):
+        return _reinforce(new, target, "same key and the same value")
+    versions = [r.version for r in found.lineage]
+    if target.observed_at is not None and new.observed(now) < target.observed_at:
+        # an older statement arriving late (history imported, snapshots extracted out of order)
+        when = new.observed(now).date().isoformat()
+        reason = (
+            f"same key, another value, but stated earlier ({when}) than the current one "
+            f"({target.observed_at.date().isoformat()}): kept as history"
+        )
+        return Verdict(Decision.UPDATE, reason, Step.HISTORY, target=target, version=max(versions) + 1)
+    if new.visibility == "org" and not new.authoritative:
+        return _propose(new, target, found.lineage)
+    # the next version number (a value kept as history may hold target.version + 1 already)
+    return Verdict(
+        Decision.UPDATE,
+        "same key, another value",
+        Step.NEW_VERSION,
+        target=target,
+        version=max([target.version, *versions]) + 1,
+        payload=new.kind.updated(target.payload, new.payload),
+        # a second active value of the key (written with reconcile off, or by an older release that
+        # spelled the subject another way) is a conflict this statement settles
+        settles=tuple(others),
+    )
+
+
+def _propose(new: NewMemory, current: MemoryRecord, lineage: list[MemoryRecord]) -> Verdict:
+    """A user's statement that conflicts with an org memory: a proposal, which becomes the new version
+    once the users behind it include every user behind the current version (a correction of one's own
+    statement) or outnumber them; until then the current version stays what everyone reads."""
+    pending = [r for r in lineage if r.status == "proposed" and new.kind.same_content(r.payload, new.payload)]
+    backers = contributors(current)
+    speaker = {new.evidence.user_id} if new.evidence.user_id else set()
+    if pending:
+        held: MemoryRecord | None = max(pending, key=lambda r: r.version)
+        assert held is not None
+        merged = new.kind.merged(held.payload, new.payload)
+        proposed = merged or held.payload
+        proposers = contributors(held) | speaker
+        note = "another statement of a pending proposal"
+        version = None
+    else:
+        held, merged, proposed, proposers = None, None, new.payload, speaker
+        note = f"conflicts with org memory {current.memory_id}: proposed as its next version"
+        version = max(r.version for r in lineage) + 1
+    needed = len(backers) + 1 - len(proposers)
+    kept = (
+        f"conflicts with the org memory {current.memory_id} stated by {len(backers)} user(s): kept as a "
+        f"proposal backed by {len(proposers)}; it replaces the current version when every user behind "
+        f"that restates it or {needed} more user(s) state it"
+    )
+    if backers <= proposers or len(proposers) > len(backers):
+        decision = Decision.UPDATE
+        reason = (
+            f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
+            "behind the current version"
+        )
+        payload = new.kind.updated(current.payload, proposed)
+    else:
+        decision, reason, payload = Decision.PROPOSE, kept, None
+    return Verdict(
+        decision,
+        reason,
+        Step.PROPOSE,
+        target=current,
+        version=version,
+        payload=payload,
+        merged=merged,
+        proposal=held,
+        note=note,
+        otherwise=kept,
+    )
+
+
+def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdict:
+    """End the active memories of the key that hold the retracted value ("I'm not allergic to peanuts,
+    that was wrong"); nothing is written when none does, or when the retraction predates them."""
+    said = new.kind.value(new.payload)
+    if new.visibility == "org" and not new.authoritative:
+        # one user cannot end what every user of the tenant reads (docs/security.md, trust model)
+        reason = f"retracts {said!r} in shared memory: only a tenant-wide writer can"
+        return Verdict(Decision.NOOP, reason, Step.NOTHING)
+    held = [r for r in by_key if new.kind.same_content(r.payload, new.payload)]
+    if not held:
+        current = f" (it holds {new.kind.value(by_key[0].payload)!r})" if by_key else ""
+        return Verdict(
+            Decision.NOOP, f"retracts {said!r}, which no active memory states{current}", Step.NOTHING
+        )
+    for n, target in enumerate(held):
+        if target.observed_at is not None and new.observed(now) < target.observed_at:
+            # the versions before it are ended all the same (the order the store returned them in)
+            reason = f"retracts {said!r}, but it was stated again after the retraction: kept"
+            return Verdict(Decision.NOOP, reason, Step.RETRACT, target=target, settles=tuple(held[:n]))
+    reason = f"the user said {said!r} is not, or no longer, true: ended"
+    return Verdict(Decision.RETRACT, reason, Step.RETRACT, target=held[0], settles=tuple(held))
+
+
+def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Verdict:
+    ranked = found.by_meaning
+    if not ranked:
+        return _add("no memory with this key or meaning")
+    best_score, best = ranked[0]
+    if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
+        reason = f"restates a memory in other words (cosine {best_score:.2f})"
+        return _reinforce(new, best, reason, score=best_score)
+    ambiguous = [(s, c) for s, c in ranked if s >= thresholds.ambiguous_from]
+    if not ambiguous:
+        return _add("no memory with this key or meaning", score=best_score)
+    if found.judgement is None:
+        for score, candidate in ambiguous:
+            if new.kind.restates(candidate.payload, new.payload):
+                reason = f"restates a memory in other words (cosine {score:.2f}, same anchors)"
+                return _reinforce(new, candidate, reason, score=score)
+        return _add("close in meaning, but says something else", score=best_score)
+    answer = found.judgement
+    shown = ambiguous[:JUDGED]
+    scored = {c.memory_id: (s, c) for s, c in shown}
+    if answer.decision == "ADD" or answer.target_id not in scored:
+        return _add(f"LLM: {answer.reason}", "llm", shown[0][0])
+    score, target = scored[answer.target_id]
+    if answer.decision == "UPDATE":
+        # An update supersedes only a memory of the same key (those were decided above by rule): an
+        # UPDATE of another key would supersede an unrelated memory, so it is refused.
+        reason = f"LLM proposed to update {target.memory_id} (key {target.key!r}, not {new.key!r}): refused"
+        return _add(reason, "llm", score)
+    if hard_anchors(new.kind.value(target.payload)) != hard_anchors(new.kind.value(new.payload)):
+        # another number, time, date or a negation is a correction, whatever the model says: keeping
+        # only the old memory would drop it
+        reason = f"LLM proposed to reinforce {target.memory_id}, but the numbers or negations differ: refused"
+        return _add(reason, "llm", score)
+    return _reinforce(new, target, f"LLM: {answer.reason}", "llm", score)

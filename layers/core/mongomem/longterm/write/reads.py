@@ -1,0 +1,130 @@
+"""What the writer reads before it decides: a new memory's `Candidates`, in the order of evidence.
+
+Reading stops where the evidence suffices (a redelivery needs no key lookup, a key match no vector
+search), so a write costs the round trips its decision needs. A batch of one kind reads its keys in
+one round trip (`KeyReads`); a key written during the batch is read again from the store, so two items
+of one batch with the same key see each other's write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mongomem.kinds import MemoryKind
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.longterm.write.decision import Candidates, NewMemory
+from mongomem.models.common import Scope
+from mongomem.models.memory import MemoryRecord
+from mongomem.observability import logger
+from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, SearchQuery, VectorIndex
+
+# How many memories of the kind the vector index is asked for.
+CANDIDATES = 5
+
+
+@dataclass
+class KeyReads:
+    """One read of a batch's match keys: their active versions and the versions already holding the
+    snapshot's evidence; `stale` are the keys the batch has written since."""
+
+    snapshot_id: str | None
+    records: list[MemoryRecord]
+    keys: set[str]
+    stale: set[str] = field(default_factory=set)
+
+    def knows(self, new: NewMemory) -> bool:
+        return self.snapshot_id == new.snapshot_id and new.key in self.keys and new.key not in self.stale
+
+    def with_evidence(self, key: str) -> MemoryRecord | None:
+        held = [
+            r
+            for r in self.records
+            if r.key == key and any(e.snapshot_id == self.snapshot_id for e in r.evidence)
+        ]
+        return max(held, key=lambda r: r.version) if held else None
+
+    def active(self, key: str, agent_id: str | None) -> list[MemoryRecord]:
+        found = [r for r in self.records if r.key == key and r.status == "active" and r.agent_id == agent_id]
+        return sorted(found, key=lambda r: -r.version)
+
+
+class CandidateReader:
+    def __init__(self, store: MemoryRepository, index: VectorIndex | None) -> None:
+        self.store = store
+        self.index = index
+
+    def batch(self, scope: Scope, kind: MemoryKind, keys: list[str], snapshot_id: str | None) -> KeyReads:
+        """Read a batch's keys at once (one round trip instead of two per item)."""
+        return KeyReads(snapshot_id, self.store.by_keys(scope, kind.name, keys, snapshot_id), set(keys))
+
+    def read(self, scope: Scope, new: NewMemory, batch: KeyReads | None = None) -> Candidates:
+        """The redelivery check, the key's active versions (and its lineage when the key gets another
+        value), and only when no key matched, the nearest memories by meaning."""
+        cached = batch is not None and batch.knows(new)
+        if batch is not None:
+            batch.stale.add(new.key)  # whatever happens next may write this key
+        found = Candidates()
+        if new.snapshot_id:
+            found.prior = (
+                batch.with_evidence(new.key)
+                if cached and batch is not None
+                else self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
+            )
+            if found.prior is not None:
+                return found
+        if not new.reconcile and not new.retraction:
+            return found
+        found.by_key = (
+            batch.active(new.key, new.agent_id)
+            if cached and batch is not None
+            else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
+        )
+        if (
+            found.by_key
+            and not new.retraction
+            and not new.kind.same_content(found.by_key[0].payload, new.payload)
+        ):
+            # another value for the key: its versions decide the next number (and hold any proposal)
+            found.lineage = self.store.lineage(scope, found.by_key[0].lineage_id)
+        if not found.by_key and not new.retraction:
+            found.by_meaning = self.by_meaning(scope, new)
+        return found
+
+    def by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:
+        """The kind's nearest active memories of this scope and embedding model, best first."""
+        if self.index is None or not new.vector:
+            return []
+        query = SearchQuery(
+            tenant=scope.tenant,
+            user_id=scope.user_id,
+            kind="memory",
+            text=new.text,
+            vector=new.vector,
+            top_k=CANDIDATES,
+            filters={
+                "type": new.kind.name,
+                "status": "active",
+                "model": new.embedding_model,
+                # one agent's memories, or (None) the user's shared ones: never another agent's
+                "agent_id": [new.agent_id],
+            },
+            mode="knn",
+        )
+        try:
+            hits = self.index.search(query)
+        except (IndexUnavailable, DimensionMismatch) as exc:
+            # without the index (or with another model's index) reconciliation falls back to keys only
+            logger.info(
+                "reconciling by key only: the vector index cannot be asked", extra={"reason": str(exc)}
+            )
+            return []
+        scores = {h.id: h.score for h in hits}
+        found = [
+            r
+            for r in self.store.get_many(scope, list(scores))
+            if r.status == "active"
+            and r.type == new.kind.name
+            and r.embedding_model == new.embedding_model
+            and r.agent_id == new.agent_id
+        ]
+        return sorted(((scores[r.memory_id], r) for r in found), key=lambda p: (-p[0], p[1].memory_id))

@@ -1,0 +1,104 @@
+"""The versions a write stores: their ids and their fields.
+
+Extraction ids are derived from their inputs, so a redelivered write collides instead of duplicating;
+a direct write (no snapshot) gets random ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime
+from typing import Any
+
+from mongomem.longterm.write.decision import NewMemory, Verdict
+from mongomem.models.common import Scope
+from mongomem.models.memory import DecisionRecord, MemoryRecord
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def lineage_id(scope: Scope, new: NewMemory) -> str:
+    """A new lineage's id."""
+    if not new.snapshot_id:
+        return "lin-" + uuid.uuid4().hex[:24]
+    return "lin-" + _digest(f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}")
+
+
+def memory_id(scope: Scope, new: NewMemory, lineage: str, version: int) -> str:
+    """A version's id."""
+    if not new.snapshot_id:
+        return "mem-" + uuid.uuid4().hex[:24]
+    return "mem-" + _digest(
+        f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}|{lineage}|{version}"
+    )
+
+
+def decision_record(
+    verdict: Verdict,
+    new: NewMemory,
+    now: datetime,
+    *,
+    decision: str | None = None,
+    reason: str | None = None,
+    target: MemoryRecord | None = None,
+) -> DecisionRecord:
+    """The history entry a verdict leaves on a version (`decision`, `reason`: a proposal's own note;
+    `target`: the version it names when not the verdict's target, e.g. each version a retraction ends)."""
+    score, named = verdict.score, target or verdict.target
+    return DecisionRecord(
+        decision=decision or verdict.decision.value,
+        reason=reason or verdict.reason,
+        by=verdict.by,
+        score=round(score, 4) if score is not None else None,
+        candidate_id=named.memory_id if named is not None else None,
+        snapshot_id=new.snapshot_id,
+        at=now,
+    )
+
+
+def new_version(
+    scope: Scope,
+    new: NewMemory,
+    lineage: str,
+    version: int,
+    decision: DecisionRecord,
+    now: datetime,
+    *,
+    supersedes: str | None = None,
+    payload: dict[str, Any] | None = None,
+) -> MemoryRecord:
+    """An active version of `lineage` holding `new` (or `payload`, what an update makes of it)."""
+    body = payload or new.payload
+    observed = new.observed(now)
+    return MemoryRecord(
+        memory_id=memory_id(scope, new, lineage, version),
+        lineage_id=lineage,
+        version=version,
+        tenant=scope.tenant,
+        user_id=scope.user_id,
+        type=new.kind.name,
+        key=new.key,
+        payload=body,
+        text=new.kind.text(body),
+        visibility=new.visibility,
+        agent_id=new.agent_id,
+        metadata=new.metadata,
+        status="active",
+        supersedes=supersedes,
+        reinforcement_count=1,
+        last_reinforced_at=now,
+        evidence=[new.evidence],
+        decisions=[decision],
+        valid_from=body.get("valid_from") or observed.date().isoformat(),
+        observed_at=observed,
+        created_at=now,
+        updated_at=now,
+        vector=new.vector,
+        embedding_model=new.embedding_model,
+        embedding_dim=len(new.vector) if new.vector else None,
+        index_state="pending",
+        expires_at=new.expires_at,
+    )

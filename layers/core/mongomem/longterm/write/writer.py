@@ -1,0 +1,314 @@
+"""The one writer of long-term memory: validate, embed, read candidates, decide, store, index.
+
+Extraction (whatever proposed the items), the API's direct writes and imported history all write
+through `MemoryWriter.write`; a lineage is deleted through `delete_lineage`. Reconciliation is
+`decide` (pure); this module applies its verdict to the repository, the history and the search index.
+History is never destroyed: an UPDATE writes a new version and marks the old one superseded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from mongomem.kinds import KindError, MemoryKind
+from mongomem.longterm.ports import MemoryRepository
+from mongomem.longterm.subjects import UserSubjects
+from mongomem.longterm.write.decide import decide, to_judge
+from mongomem.longterm.write.decision import By, Decision, Judge, NewMemory, Step, Thresholds, Verdict
+from mongomem.longterm.write.indexing import MemoryIndexer
+from mongomem.longterm.write.reads import CandidateReader, KeyReads
+from mongomem.longterm.write.records import decision_record, lineage_id, new_version
+from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord, Visibility
+from mongomem.observability import logger
+from mongomem.ports import EmbeddingProvider
+from mongomem.vectors.port import VectorIndex
+
+
+@dataclass
+class Outcome:
+    decision: Decision
+    reason: str
+    record: MemoryRecord | None  # None: a retraction that found nothing to end
+    by: By = "rule"
+    score: float | None = None
+    touched: list[str] = field(default_factory=list)  # ids whose index entry must be (re)written
+
+
+@dataclass
+class Written:
+    outcomes: list[Outcome] = field(default_factory=list)
+    refused: Counter[str] = field(default_factory=Counter)  # items the kind refused, by reason
+
+    @property
+    def decisions(self) -> dict[str, int]:
+        return dict(Counter(o.decision.value for o in self.outcomes))
+
+
+class MemoryWriter:
+    def __init__(
+        self,
+        store: MemoryRepository,
+        index: VectorIndex | None,
+        indexer: MemoryIndexer,
+        embedder: EmbeddingProvider,
+        judge: Judge | None = None,
+        thresholds: Thresholds | None = None,
+        visibilities: Mapping[str, Visibility] | None = None,
+    ) -> None:
+        self.store = store
+        self.reads = CandidateReader(store, index)
+        self.indexer = indexer
+        self.embedder = embedder
+        # asked about ambiguous matches by meaning (None: the rules decide them)
+        self.judge = judge
+        self.thresholds = thresholds or Thresholds()
+        # memory.extraction.<kind>.visibility where the project config sets it; else the kind's default
+        self.visibilities = dict(visibilities or {})
+
+    def visibility_of(self, kind: MemoryKind) -> Visibility:
+        return self.visibilities.get(kind.name, kind.visibility)
+
+    def write(
+        self,
+        scope: Scope,
+        kind: MemoryKind,
+        items: list[dict[str, Any]],
+        evidence: EvidenceRef,
+        turn_times: dict[int, datetime] | None = None,
+        *,
+        reconcile: bool = True,
+        expires_at: datetime | None = None,
+        deadline: float | None = None,
+        visibility: Visibility | None = None,
+        agent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        authoritative: bool = False,
+        user_names: Collection[str] = (),
+    ) -> Written:
+        """Write each valid item as ADD / UPDATE / REINFORCE / RETRACT / PROPOSE (or NOOP); `turn_times`
+        are the turns evidence may cite (seq -> when it was said): an item's evidence is observed when
+        the latest turn it cites was said.
+
+        `scope` is the user who said it. A private memory is written (and reconciled) in the user's
+        scope - in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope,
+        where the same statement by another user reinforces it; the evidence names the user either way.
+        A user's statement that conflicts with an org memory is only a proposal unless `authoritative`
+        (a tenant-wide caller's direct write). A subject naming the user (a stated name, one of
+        `user_names`, the user id) is stored as "user".
+        """
+        result = Written()
+        visibility = visibility or self.visibility_of(kind)
+        home = scope if visibility == "private" else Scope(tenant=scope.tenant, user_id=ORG_OWNER)
+        agent = agent_id if visibility == "private" else None
+        evidence = evidence.model_copy(update={"user_id": scope.user_id})
+        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
+        for raw in items:
+            try:
+                payload, cited = kind.validate(raw)
+            except KindError as exc:
+                result.refused[exc.reason] += 1
+                logger.info(
+                    "proposed item refused",
+                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
+                )
+                continue
+            if turn_times is None:
+                accepted.append((payload, evidence))
+                continue
+            own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
+            observed = max((turn_times[s] for s in own), default=evidence.observed_at)
+            accepted.append((payload, evidence.model_copy(update={"seqs": own, "observed_at": observed})))
+        if not accepted:
+            return result
+        if kind.subject(accepted[0][0]) is not None:
+            subjects = UserSubjects(self.store, scope, kind, [p for p, _ in accepted], user_names)
+            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
+        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+        batch = (
+            self.reads.batch(home, kind, [kind.key(p) for p, _ in accepted], evidence.snapshot_id)
+            if len(accepted) > 1
+            else None
+        )
+        touched: list[str] = []
+        for (payload, proof), vector in zip(accepted, vectors, strict=True):
+            new = NewMemory(
+                kind,
+                payload,
+                vector,
+                proof,
+                self.embedder.model,
+                expires_at,
+                visibility=visibility,
+                agent_id=agent,
+                metadata=dict(metadata or {}),
+                authoritative=authoritative,
+                reconcile=reconcile,
+            )
+            outcome = self.apply(home, new, deadline, batch)
+            result.outcomes.append(outcome)
+            touched.extend(outcome.touched)
+            logger.info(
+                "reconciled",
+                extra={
+                    "memory_type": kind.name,
+                    "decision": outcome.decision.value,
+                    "reason": outcome.reason,
+                    "memory_id": outcome.record.memory_id if outcome.record else None,
+                    "by": outcome.by,
+                },
+            )
+        if touched:
+            self.indexer.sync(self.store.get_many(home, list(dict.fromkeys(touched))))
+        return result
+
+    def apply(
+        self, scope: Scope, new: NewMemory, deadline: float | None = None, batch: KeyReads | None = None
+    ) -> Outcome:
+        """Read what `decide` needs, decide, and store the verdict (the index is the caller's: `write`
+        syncs a batch's touched versions at once). Safe to repeat for the same snapshot."""
+        now = utcnow()
+        found = self.reads.read(scope, new, batch)
+        if self.judge is not None and (ambiguous := to_judge(new, found, self.thresholds)):
+            found.judgement = self.judge.judge(new, ambiguous, deadline)
+        return self.store_verdict(scope, new, decide(new, found, self.thresholds, now), now)
+
+    def store_verdict(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+        """Apply a verdict to the repository (and the versions' history)."""
+        step, target = verdict.step, verdict.target
+        if step is Step.NOTHING:
+            return Outcome(verdict.decision, verdict.reason, target)
+        if step is Step.HEAL:
+            assert target is not None
+            self.store.heal_lineage(scope, target.lineage_id, target.version, target.memory_id, now)
+            return Outcome(verdict.decision, verdict.reason, target)
+        if step is Step.NEW_LINEAGE:
+            record = new_version(
+                scope, new, lineage_id(scope, new), 1, decision_record(verdict, new, now), now
+            )
+            self.store.insert(record)
+            return self._outcome(verdict, record, [record.memory_id])
+        if step is Step.REINFORCE:
+            return self._reinforce(scope, new, verdict, now)
+        if step is Step.RETRACT:
+            return self._retract(scope, new, verdict, now)
+        if step is Step.PROPOSE:
+            return self._propose(scope, new, verdict, now)
+        assert target is not None and verdict.version is not None
+        if step is Step.HISTORY:
+            kept = new_version(
+                scope, new, target.lineage_id, verdict.version, decision_record(verdict, new, now), now
+            ).model_copy(update={"status": "superseded", "superseded_by": target.memory_id})
+            self.store.insert(kept)
+            return self._outcome(verdict, kept, [kept.memory_id])
+        # NEW_VERSION. Insert first, then supersede: a crash in between leaves two actives that the
+        # redelivery heals.
+        record = new_version(
+            scope,
+            new,
+            target.lineage_id,
+            verdict.version,
+            decision_record(verdict, new, now),
+            now,
+            supersedes=target.memory_id,
+            payload=verdict.payload,
+        )
+        self.store.insert(record)
+        self.store.supersede(scope, target.memory_id, record.memory_id, now)
+        for other in verdict.settles:
+            self.store.supersede(scope, other.memory_id, record.memory_id, now)
+        return self._outcome(
+            verdict, record, [record.memory_id, target.memory_id, *(o.memory_id for o in verdict.settles)]
+        )
+
+    def delete_lineage(self, scope: Scope, lineage: str) -> int:
+        """Delete every version of a lineage (its vectors go with it) and take them out of the index."""
+        count = self.store.delete_lineage(scope, lineage, utcnow())
+        self.indexer.sync(self.store.lineage(scope, lineage))
+        return count
+
+    @staticmethod
+    def _outcome(verdict: Verdict, record: MemoryRecord | None, touched: list[str]) -> Outcome:
+        return Outcome(verdict.decision, verdict.reason, record, verdict.by, verdict.score, touched)
+
+    def _reinforce(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+        target = verdict.target
+        assert target is not None
+        merged = verdict.merged
+        record = self.store.reinforce(
+            scope,
+            target.memory_id,
+            new.evidence,
+            decision_record(verdict, new, now),
+            now,
+            merged_payload=merged,
+            merged_text=new.kind.text(merged) if merged else None,
+        )
+        if record is None:  # this snapshot was already counted (or the target changed meanwhile)
+            current = self.store.get(scope, target.memory_id) or target
+            return Outcome(Decision.NOOP, "restatement already counted", current, verdict.by, verdict.score)
+        # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
+        return self._outcome(verdict, record, [record.memory_id])
+
+    def _retract(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+        ended: MemoryRecord | None = None
+        for target in verdict.settles:
+            note = decision_record(verdict, new, now, decision=Decision.RETRACT.value, target=target)
+            ended = self.store.retract(scope, target.memory_id, new.evidence, note, now) or ended
+        touched = [r.memory_id for r in verdict.settles]
+        if verdict.decision is Decision.NOOP:  # stated again after the retraction: that one stays
+            return Outcome(verdict.decision, verdict.reason, verdict.target, touched=touched)
+        if ended is None:  # ended meanwhile by another writer
+            return Outcome(Decision.NOOP, "already ended", verdict.target)
+        return self._outcome(verdict, ended, touched)
+
+    def _propose(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+        """Store the proposal (or back the pending one), then promote it when the verdict is UPDATE."""
+        current = verdict.target
+        assert current is not None and verdict.note is not None
+        note = decision_record(verdict, new, now, decision=Decision.PROPOSE.value, reason=verdict.note)
+        if verdict.proposal is not None:
+            merged = verdict.merged
+            proposal = self.store.reinforce(
+                scope,
+                verdict.proposal.memory_id,
+                new.evidence,
+                note,
+                now,
+                merged_payload=merged,
+                merged_text=new.kind.text(merged) if merged else None,
+                status="proposed",
+            )
+            if proposal is None:  # this snapshot already backs it
+                return Outcome(Decision.NOOP, "restatement already counted", verdict.proposal)
+        else:
+            assert verdict.version is not None
+            proposal = new_version(scope, new, current.lineage_id, verdict.version, note, now).model_copy(
+                update={"status": "proposed"}
+            )
+            self.store.insert(proposal)
+        if verdict.decision is Decision.UPDATE:
+            assert verdict.payload is not None
+            promoted = self.store.activate(
+                scope,
+                proposal.memory_id,
+                current.memory_id,
+                decision_record(verdict, new, now),
+                now,
+                verdict.payload,
+                new.kind.text(verdict.payload),
+            )
+            if promoted is not None:
+                self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
+                return Outcome(
+                    verdict.decision,
+                    verdict.reason,
+                    promoted,
+                    touched=[promoted.memory_id, current.memory_id],
+                )
+        assert verdict.otherwise is not None
+        return Outcome(Decision.PROPOSE, verdict.otherwise, proposal, touched=[proposal.memory_id])

@@ -1,0 +1,251 @@
+"""The one writer of long-term memory, database-free: the in-memory repository (the same contract
+suite as the MongoDB adapter) and the embedded vector index (the VectorIndex contract suite's)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from mongomem.kinds import builtin_registry
+from mongomem.longterm.write.decision import Judgement, NewMemory, Thresholds
+from mongomem.longterm.write.indexing import MemoryIndexer
+from mongomem.longterm.write.writer import MemoryWriter
+from mongomem.models.common import Scope
+from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord
+from mongomem.vectors.embedded import EmbeddedIndex
+from mongomem.vectors.port import SearchQuery
+from tests.fakes import InMemoryMemoryRepository
+
+ANA = Scope(tenant="acme", user_id="ana")
+BO = Scope(tenant="acme", user_id="bo")
+CY = Scope(tenant="acme", user_id="cy")
+ORG = Scope(tenant="acme", user_id=ORG_OWNER)
+KINDS = builtin_registry()
+
+
+class WordEmbedder:
+    """Unit vectors over the words of a text: texts sharing words are close (no model to load)."""
+
+    model = "words-8"
+    dim = 8
+
+    def embed(self, texts: list[str], purpose: str = "document") -> list[list[float]]:
+        out = []
+        for text in texts:
+            v = [0.0] * self.dim
+            for word in text.lower().split():
+                v[sum(map(ord, word)) % self.dim] += 1.0
+            norm = math.sqrt(sum(x * x for x in v)) or 1.0
+            out.append([x / norm for x in v])
+        return out
+
+    def ready(self) -> tuple[bool, str]:
+        return True, ""
+
+
+class RecordingJudge:
+    def __init__(self, answer: str = "ADD") -> None:
+        self.answer = answer
+        self.asked: list[list[str]] = []
+
+    def judge(
+        self, new: NewMemory, candidates: Sequence[tuple[float, MemoryRecord]], deadline: float | None
+    ) -> Judgement:
+        self.asked.append([c.memory_id for _, c in candidates])
+        target = candidates[0][1].memory_id if self.answer != "ADD" else None
+        return Judgement(self.answer, target, "the model said so")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def store() -> InMemoryMemoryRepository:
+    return InMemoryMemoryRepository()
+
+
+@pytest.fixture
+def index() -> EmbeddedIndex:
+    return EmbeddedIndex(None, use_numpy=False)
+
+
+def writer(store: Any, index: Any, judge: Any = None, **kw: Any) -> MemoryWriter:
+    return MemoryWriter(store, index, MemoryIndexer(store, index), WordEmbedder(), judge, **kw)
+
+
+def fact(attribute: str, value: str, **more: Any) -> dict[str, Any]:
+    return {"subject": "user", "attribute": attribute, "value": value, "evidence_seqs": [1], **more}
+
+
+def term(name: str, definition: str) -> dict[str, Any]:
+    return {"term": name, "definition": definition, "evidence_seqs": [1]}
+
+
+def snap(n: int) -> EvidenceRef:
+    return EvidenceRef(snapshot_id=f"snap-{n}", source="extraction")
+
+
+def indexed(index: EmbeddedIndex, scope: Scope, kind: str) -> dict[str, str]:
+    """id -> status of what search can find of the scope's memories of a kind."""
+    query = SearchQuery(
+        tenant=scope.tenant,
+        user_id=scope.user_id,
+        kind="memory",
+        text="",
+        vector=[1.0] + [0.0] * 7,
+        top_k=50,
+        filters={"type": kind},
+        mode="knn",
+    )
+    return {h.id: str(h.fields.get("status")) for h in index.search(query)}
+
+
+def test_a_redelivered_snapshot_changes_nothing(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    first = w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon")], snap(1))
+    again = w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon")], snap(1))
+    assert first.decisions == {"ADD": 1} and again.decisions == {"NOOP": 1}
+    assert len(list(store.all_versions())) == 1
+    assert again.outcomes[0].record is not None
+    assert again.outcomes[0].record.memory_id == first.outcomes[0].record.memory_id  # type: ignore[union-attr]
+
+
+def test_an_update_keeps_history_and_the_index_follows(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    added = w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon")], snap(1)).outcomes[0].record
+    updated = w.write(ANA, KINDS["semantic"], [fact("home city", "Porto")], snap(2)).outcomes[0]
+    assert added is not None and updated.record is not None
+    old = store.get(ANA, added.memory_id)
+    assert old.status == "superseded" and old.superseded_by == updated.record.memory_id
+    assert updated.record.supersedes == added.memory_id and updated.record.version == 2
+    assert [d.decision for d in updated.record.decisions] == ["UPDATE"]
+    # the index holds both versions with their status, and both are marked indexed
+    assert indexed(index, ANA, "semantic") == {
+        added.memory_id: "superseded",
+        updated.record.memory_id: "active",
+    }
+    assert {r.index_state for r in store.all_versions()} == {"indexed"}
+
+
+def test_two_items_of_one_batch_with_one_key_see_each_other(store: Any, index: Any) -> None:
+    # Given one snapshot stating the same key twice (the batch reads its keys once, before any write)
+    w = writer(store, index)
+    done = w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon"), fact("home city", "Porto")], snap(1))
+    # Then the second item sees the first one's write: the snapshot's fact is stored once
+    assert [o.decision.value for o in done.outcomes] == ["ADD", "NOOP"]
+    assert [r.payload["value"] for r in store.active_by_key(ANA, "semantic", "user|home city")] == ["Lisbon"]
+
+
+def test_a_retraction_ends_the_fact_and_search_no_longer_finds_it_active(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    added = w.write(ANA, KINDS["semantic"], [fact("allergy", "peanuts")], snap(1)).outcomes[0].record
+    ended = w.write(ANA, KINDS["semantic"], [fact("allergy", "peanuts", retracted=True)], snap(2))
+    assert added is not None and ended.decisions == {"RETRACT": 1}
+    assert store.active_by_key(ANA, "semantic", added.key) == []
+    assert indexed(index, ANA, "semantic") == {added.memory_id: "superseded"}
+
+
+def test_org_memory_changes_only_when_enough_users_state_it(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    # Given bo's org term
+    w.write(BO, taxonomic, [term("ETA", "estimated time of arrival")], snap(1), visibility="org")
+    # When ana gives it another value: a proposal nobody reads
+    proposed = w.write(ANA, taxonomic, [term("ETA", "expected time of arrival")], snap(2), visibility="org")
+    assert proposed.decisions == {"PROPOSE": 1}
+    [current] = store.active_by_key(ORG, "taxonomic", "eta")
+    assert current.payload["definition"] == "estimated time of arrival"
+    # When cy states it too: two users against one, it replaces the term
+    promoted = w.write(CY, taxonomic, [term("ETA", "expected time of arrival")], snap(3), visibility="org")
+    assert promoted.decisions == {"UPDATE": 1}
+    [current] = store.active_by_key(ORG, "taxonomic", "eta")
+    assert current.payload["definition"] == "expected time of arrival"
+    assert [d.decision for d in current.decisions] == ["PROPOSE", "PROPOSE", "UPDATE"]
+    assert {e.user_id for e in current.evidence} == {"ana", "cy"}
+    # and a tenant-wide writer changes it at once
+    direct = w.write(
+        ANA, taxonomic, [term("ETA", "arrival estimate")], snap(4), visibility="org", authoritative=True
+    )
+    assert direct.decisions == {"UPDATE": 1}
+
+
+def test_the_model_is_asked_only_about_ambiguous_matches(store: Any, index: Any) -> None:
+    judge = RecordingJudge("REINFORCE")
+    w = writer(store, index, judge, thresholds=Thresholds(reinforce_at=1.1, ambiguous_from=-1.0))
+    semantic = KINDS["semantic"]
+    first = w.write(ANA, semantic, [fact("favourite food", "spicy ramen")], snap(1))
+    assert judge.asked == []  # nothing to compare with
+    same_key = w.write(ANA, semantic, [fact("favourite food", "spicy ramen")], snap(2))
+    assert same_key.decisions == {"REINFORCE": 1} and judge.asked == []  # the key decides
+    restated = w.write(ANA, semantic, [fact("loves eating", "spicy ramen")], snap(3))
+    assert judge.asked == [[first.outcomes[0].record.memory_id]]  # type: ignore[union-attr]
+    assert restated.decisions == {"REINFORCE": 1} and restated.outcomes[0].by == "llm"
+
+
+def test_deleting_a_lineage_takes_it_out_of_the_store_and_the_index(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon")], snap(1))
+    w.write(ANA, KINDS["semantic"], [fact("home city", "Porto")], snap(2))
+    [current] = store.active_by_key(ANA, "semantic", "user|home city")
+    assert w.delete_lineage(ANA, current.lineage_id) == 2
+    assert store.active_by_key(ANA, "semantic", "user|home city") == []
+    assert indexed(index, ANA, "semantic") == {}
+
+
+def test_items_the_kind_refuses_are_counted_not_written(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    done = w.write(ANA, KINDS["semantic"], [{"subject": "user"}, fact("home city", "Lisbon")], snap(1))
+    assert sum(done.refused.values()) == 1 and done.decisions == {"ADD": 1}
+
+
+def test_a_subject_naming_the_user_is_stored_as_the_user(store: Any, index: Any) -> None:
+    w = writer(store, index)
+    w.write(ANA, KINDS["semantic"], [fact("home city", "Lisbon")], snap(1))
+    named = {"subject": "Ana", "attribute": "home city", "value": "Porto", "evidence_seqs": [1]}
+    done = w.write(ANA, KINDS["semantic"], [named], snap(2), user_names={"Ana"})
+    assert done.decisions == {"UPDATE": 1}
+
+
+# -- who may change org memory through the API (docs/security.md "The tenant's trust model")
+
+
+def service(store: Any, index: Any) -> Any:
+    from mongomem.longterm.service import MemoryService
+
+    return MemoryService(store, KINDS, writer(store, index))
+
+
+def create(payload: dict[str, Any], **kw: Any) -> Any:
+    from mongomem.models.memory import CreateMemoryRequest
+
+    kind = "taxonomic" if "term" in payload else "semantic"
+    return CreateMemoryRequest(
+        type=kind, payload={k: v for k, v in payload.items() if k != "evidence_seqs"}, **kw
+    )
+
+
+def test_a_service_account_only_proposes_and_never_ends_an_org_term(store: Any, index: Any) -> None:
+    from mongomem.errors import Forbidden, NotFound
+
+    api = service(store, index)
+    added = api.create(
+        BO, create(term("ETA", "estimated time of arrival"), visibility="org"), tenant_wide=False
+    )
+    assert added.decision == "ADD" and added.memory.visibility == "org"
+    # another user's service account: a proposal (202 PROPOSE on the wire), the term unchanged
+    other = api.create(ANA, create(term("ETA", "expected time of arrival")), tenant_wide=False)
+    assert other.decision == "PROPOSE" and other.memory.status == "proposed"
+    # it may not share a private kind, write an org memory unreconciled, or retract one
+    with pytest.raises(Forbidden):
+        api.create(ANA, create(fact("home city", "Lisbon"), visibility="org"), tenant_wide=False)
+    with pytest.raises(Forbidden):
+        api.create(ANA, create(term("SLA", "service level"), reconcile=False), tenant_wide=False)
+    # a memory_service key changes it at once; a retraction of a value nobody holds is a 404
+    direct = api.create(ANA, create(term("ETA", "arrival estimate")), tenant_wide=True)
+    assert direct.decision == "UPDATE" and direct.memory.payload["definition"] == "arrival estimate"
+    with pytest.raises(NotFound):
+        api.create(ANA, create(fact("home city", "Paris", retracted=True)), tenant_wide=True)
+    # and deleting goes through the writer: the lineage leaves the store and the index
+    api.delete(ANA, direct.memory.memory_id)
+    assert store.active_by_key(ORG, "taxonomic", "eta") == []
+    assert indexed(index, ORG, "taxonomic") == {}

@@ -1,0 +1,511 @@
+"""The reconciliation rules, database-free: `decide(new, candidates)` for every rule of the write path
+(keys, anchors, order of statements, retractions, org trust, meaning and the model's judgement, custom
+kinds). Each row is a situation a user would notice: a fact kept, replaced, counted or refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, get_args
+
+import pytest
+
+from mongomem.config import parse_project_config
+from mongomem.kinds import project_registry
+from mongomem.longterm.write.decide import decide, to_judge
+from mongomem.longterm.write.decision import (
+    Candidates,
+    Decision,
+    Judgement,
+    NewMemory,
+    Step,
+    Thresholds,
+    Verdict,
+)
+from mongomem.models import memory as memory_models
+from mongomem.models.memory import EvidenceRef, MemoryRecord
+
+T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=30)
+KINDS = project_registry(
+    parse_project_config(
+        {
+            "memory": {
+                "custom_types": [
+                    {
+                        "name": "ticket",
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "ticket_id": {"type": "string"},
+                                "status": {"type": "string", "enum": ["open", "blocked", "done"]},
+                                "summary": {"type": "string", "minLength": 1},
+                            },
+                            "required": ["ticket_id", "status", "summary"],
+                        },
+                        "match_key": ["ticket_id"],
+                        "prompt": "Extract TICKETS only.",
+                    }
+                ]
+            }
+        }
+    ).memory.custom_types
+)
+
+
+def fact(attribute: str, value: str, **more: Any) -> dict[str, Any]:
+    return {"subject": "user", "attribute": attribute, "value": value, **more}
+
+
+def term(name: str, definition: str) -> dict[str, Any]:
+    return {"term": name, "definition": definition}
+
+
+def ticket(status: str, summary: str = "the deploy pipeline") -> dict[str, Any]:
+    return {"ticket_id": "OPS-12", "status": status, "summary": summary}
+
+
+KIND_OF = {"subject": "semantic", "term": "taxonomic", "ticket_id": "ticket"}
+
+
+def kind_for(raw: dict[str, Any]) -> Any:
+    return KINDS[next(v for k, v in KIND_OF.items() if k in raw)]
+
+
+def new(raw: dict[str, Any], *, said_by: str = "ana", at: datetime = NOW, **kw: Any) -> NewMemory:
+    kind = kind_for(raw)
+    payload, _ = kind.validate({**raw, "evidence_seqs": [1]})
+    proof = EvidenceRef(snapshot_id="snap-new", seqs=[1], user_id=said_by, observed_at=at)
+    return NewMemory(kind, payload, [1.0, 0.0], proof, "model-a", **kw)
+
+
+def stored(
+    raw: dict[str, Any],
+    n: int = 1,
+    *,
+    version: int = 1,
+    status: str = "active",
+    said_by: tuple[str, ...] = ("ana",),
+    at: datetime = T0,
+    lineage: str | None = None,
+) -> MemoryRecord:
+    kind = kind_for(raw)
+    payload, _ = kind.validate({**raw, "evidence_seqs": [1]})
+    return MemoryRecord(
+        memory_id=f"mem-{n}-v{version}",
+        lineage_id=lineage or f"lin-{n}",
+        version=version,
+        tenant="acme",
+        user_id="ana",
+        type=kind.name,
+        key=kind.key(payload),
+        payload=payload,
+        text=kind.text(payload),
+        status=status,  # type: ignore[arg-type]
+        evidence=[EvidenceRef(snapshot_id=f"snap-{n}-{who}", user_id=who) for who in said_by],
+        observed_at=at,
+        created_at=at,
+    )
+
+
+@dataclass
+class Row:
+    """One situation: the new memory, what the store holds, and the verdict a user sees."""
+
+    new: NewMemory
+    found: Candidates
+    decision: Decision
+    step: Step
+    reason: str  # a part of the reason stored in the memory's history
+    by: str = "rule"
+    target: str | None = None  # the version decided on
+    version: int | None = None
+    settles: list[str] = field(default_factory=list)
+
+
+CITY = stored(fact("home city", "Lisbon"))
+CITY_V2 = stored(fact("home city", "Porto"), version=2, lineage="lin-1")
+PHONE = stored(fact("phone number", "+1 555 0100"), 2)
+OLD_CITY = stored(fact("home city", "Madrid"), 3)  # a second active value of the key (conflict)
+TERM = stored(term("ETA", "estimated time of arrival"), 4, said_by=("bo",))
+TERM_TWO = stored(term("ETA", "estimated time of arrival"), 4, said_by=("bo", "cy"))
+TICKET = stored(ticket("open"), 5)
+LIKES = stored(fact("likes", "spicy ramen"), 6)
+NEAR = stored(fact("favourite dish", "ramen with extra chili"), 7)
+THIRTY = stored(fact("commute", "takes 30 minutes"), 8)
+FORTY = stored(fact("commute time", "takes 30 minutes by bike"), 9)
+PENDING = stored(term("ETA", "expected time of arrival"), 10, version=2, status="proposed", said_by=("cy",))
+
+
+def judged(decision: str, target: MemoryRecord | None, reason: str = "model's reason") -> Judgement:
+    return Judgement(decision, target.memory_id if target else None, reason)  # type: ignore[arg-type]
+
+
+ROWS: dict[str, Row] = {
+    # -- redelivery
+    "an SQS redelivery of an applied snapshot writes nothing": Row(
+        new(fact("home city", "Lisbon")),
+        Candidates(prior=CITY),
+        Decision.NOOP,
+        Step.HEAL,
+        "already applied from this snapshot",
+        target=CITY.memory_id,
+    ),
+    "a redelivery whose version is history heals nothing": Row(
+        new(fact("home city", "Lisbon")),
+        Candidates(prior=CITY.model_copy(update={"status": "superseded"})),
+        Decision.NOOP,
+        Step.NOTHING,
+        "already applied",
+        target=CITY.memory_id,
+    ),
+    # -- keys
+    "reconcile off: written as it is": Row(
+        new(fact("home city", "Lisbon"), reconcile=False),
+        Candidates(),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "reconciliation switched off by the caller",
+        by="api",
+    ),
+    "the same key and value is counted, not duplicated": Row(
+        new(fact("Home City", "lisbon")),
+        Candidates(by_key=[CITY]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "same key and the same value",
+        target=CITY.memory_id,
+    ),
+    "another value of the key is the next version": Row(
+        new(fact("home city", "Porto")),
+        Candidates(by_key=[CITY], lineage=[CITY]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "same key, another value",
+        target=CITY.memory_id,
+        version=2,
+    ),
+    "the next version comes after a value kept as history": Row(
+        new(fact("home city", "Faro")),
+        Candidates(by_key=[CITY], lineage=[CITY, CITY_V2.model_copy(update={"status": "superseded"})]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "same key, another value",
+        target=CITY.memory_id,
+        version=3,
+    ),
+    "an update settles a second active value of the key": Row(
+        new(fact("home city", "Porto")),
+        Candidates(by_key=[CITY, OLD_CITY], lineage=[CITY]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "same key, another value",
+        target=CITY.memory_id,
+        version=2,
+        settles=[OLD_CITY.memory_id],
+    ),
+    "a value stated before the current one is kept as history": Row(
+        new(fact("home city", "Porto"), at=T0 - timedelta(days=3)),
+        Candidates(by_key=[CITY], lineage=[CITY]),
+        Decision.UPDATE,
+        Step.HISTORY,
+        "kept as history",
+        target=CITY.memory_id,
+        version=2,
+    ),
+    # -- anchors: numbers are compared exactly, never by an embedding score
+    "another phone number under the same key is an update": Row(
+        new(fact("phone number", "+1 555 0199")),
+        Candidates(by_key=[PHONE], lineage=[PHONE]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "another value",
+        target=PHONE.memory_id,
+        version=2,
+    ),
+    "a close match by meaning with another number is a new memory": Row(
+        new(fact("commute length", "takes 40 minutes")),
+        Candidates(by_meaning=[(0.97, THIRTY)]),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "close in meaning, but says something else",
+    ),
+    # -- meaning
+    "nothing with the key or the meaning: a new memory": Row(
+        new(fact("home city", "Lisbon")),
+        Candidates(),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "no memory with this key or meaning",
+    ),
+    "a restatement in other words is counted": Row(
+        new(fact("enjoys", "spicy ramen")),
+        Candidates(by_meaning=[(0.95, LIKES)]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "restates a memory in other words (cosine 0.95)",
+        target=LIKES.memory_id,
+    ),
+    "a distant match is unrelated": Row(
+        new(fact("enjoys", "spicy ramen")),
+        Candidates(by_meaning=[(0.5, LIKES)]),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "no memory with this key or meaning",
+    ),
+    "without a model, an ambiguous match with the same anchors is counted": Row(
+        new(fact("commute", "takes 30 minutes by bike")),
+        Candidates(by_meaning=[(0.85, FORTY)]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "same anchors",
+        target=FORTY.memory_id,
+    ),
+    "without a model, an ambiguous match saying something else is a new memory": Row(
+        new(fact("favourite dish", "pizza margherita")),
+        Candidates(by_meaning=[(0.85, NEAR)]),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "close in meaning, but says something else",
+    ),
+    # -- the model's judgement on an ambiguous match
+    "the model may call an ambiguous match new": Row(
+        new(fact("favourite dish", "ramen")),
+        Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("ADD", None)),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "LLM: model's reason",
+        by="llm",
+    ),
+    "the model may call an ambiguous match a restatement": Row(
+        new(fact("favourite dish", "ramen")),
+        Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("REINFORCE", NEAR)),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "LLM: model's reason",
+        by="llm",
+        target=NEAR.memory_id,
+    ),
+    "the model may not update a memory of another key": Row(
+        new(fact("favourite dish", "ramen")),
+        Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("UPDATE", NEAR)),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "LLM proposed to update mem-7-v1",
+        by="llm",
+    ),
+    "the model may not merge two numbers": Row(
+        new(fact("commute length", "takes 40 minutes")),
+        Candidates(by_meaning=[(0.85, THIRTY)], judgement=judged("REINFORCE", THIRTY)),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "the numbers or negations differ: refused",
+        by="llm",
+    ),
+    "the model naming no candidate shown is a new memory": Row(
+        new(fact("favourite dish", "ramen")),
+        Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("REINFORCE", LIKES)),
+        Decision.ADD,
+        Step.NEW_LINEAGE,
+        "LLM: model's reason",
+        by="llm",
+    ),
+    # -- retractions
+    "a retraction ends the memory holding its value": Row(
+        new(fact("home city", "Lisbon", retracted=True)),
+        Candidates(by_key=[CITY]),
+        Decision.RETRACT,
+        Step.RETRACT,
+        "the user said 'Lisbon' is not, or no longer, true: ended",
+        target=CITY.memory_id,
+        settles=[CITY.memory_id],
+    ),
+    "a retraction of another value ends nothing": Row(
+        new(fact("home city", "Madrid", retracted=True)),
+        Candidates(by_key=[CITY]),
+        Decision.NOOP,
+        Step.NOTHING,
+        "which no active memory states (it holds 'Lisbon')",
+    ),
+    "a retraction of an unknown fact ends nothing": Row(
+        new(fact("home city", "Madrid", retracted=True)),
+        Candidates(),
+        Decision.NOOP,
+        Step.NOTHING,
+        "which no active memory states",
+    ),
+    "a retraction older than the statement keeps it": Row(
+        new(fact("home city", "Lisbon", retracted=True), at=T0 - timedelta(days=1)),
+        Candidates(by_key=[CITY]),
+        Decision.NOOP,
+        Step.RETRACT,
+        "stated again after the retraction: kept",
+        target=CITY.memory_id,
+    ),
+    "a retraction with reconcile off still only ends": Row(
+        new(fact("home city", "Lisbon", retracted=True), reconcile=False),
+        Candidates(by_key=[CITY]),
+        Decision.RETRACT,
+        Step.RETRACT,
+        "ended",
+        target=CITY.memory_id,
+        settles=[CITY.memory_id],
+    ),
+    "one user cannot retract an org memory": Row(
+        new(fact("home city", "Lisbon", retracted=True), visibility="org"),
+        Candidates(by_key=[CITY]),
+        Decision.NOOP,
+        Step.NOTHING,
+        "in shared memory: only a tenant-wide writer can",
+    ),
+    "a tenant-wide writer retracts an org memory": Row(
+        new(fact("home city", "Lisbon", retracted=True), visibility="org", authoritative=True),
+        Candidates(by_key=[CITY]),
+        Decision.RETRACT,
+        Step.RETRACT,
+        "ended",
+        target=CITY.memory_id,
+        settles=[CITY.memory_id],
+    ),
+    # -- org memory: who may change it (docs/security.md "The tenant's trust model")
+    "another user restating an org term counts": Row(
+        new(term("eta", "Estimated time of arrival"), said_by="ana", visibility="org"),
+        Candidates(by_key=[TERM]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "same key and the same value",
+        target=TERM.memory_id,
+    ),
+    "one user's other value for an org term is only a proposal": Row(
+        new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
+        Candidates(by_key=[TERM_TWO], lineage=[TERM_TWO]),
+        Decision.PROPOSE,
+        Step.PROPOSE,
+        "stated by 2 user(s): kept as a proposal backed by 1",
+        target=TERM_TWO.memory_id,
+        version=2,
+    ),
+    "the user behind an org term corrects it at once": Row(
+        new(term("ETA", "expected time of arrival"), said_by="bo", visibility="org"),
+        Candidates(by_key=[TERM], lineage=[TERM]),
+        Decision.UPDATE,
+        Step.PROPOSE,
+        "stated by 1 user(s) against 1 behind the current version",
+        target=TERM.memory_id,
+        version=2,
+    ),
+    "a proposal outnumbering the users behind the term replaces it": Row(
+        new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
+        Candidates(by_key=[TERM], lineage=[TERM, PENDING]),
+        Decision.UPDATE,
+        Step.PROPOSE,
+        "stated by 2 user(s) against 1",
+        target=TERM.memory_id,
+    ),
+    "a proposal's own user saying it again does not outvote anyone": Row(
+        new(term("ETA", "expected time of arrival"), said_by="cy", visibility="org"),
+        Candidates(by_key=[TERM], lineage=[TERM, PENDING]),
+        Decision.PROPOSE,
+        Step.PROPOSE,
+        "kept as a proposal backed by 1; it replaces the current version when every user behind that "
+        "restates it or 1 more user(s) state it",
+        target=TERM.memory_id,
+    ),
+    "a tenant-wide writer changes an org term at once": Row(
+        new(term("ETA", "expected time of arrival"), visibility="org", authoritative=True),
+        Candidates(by_key=[TERM_TWO], lineage=[TERM_TWO]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "same key, another value",
+        target=TERM_TWO.memory_id,
+        version=2,
+    ),
+    # -- a custom kind: its match key and value, nothing branching on its name
+    "a custom kind's same key and value is counted": Row(
+        new(ticket("open")),
+        Candidates(by_key=[TICKET]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "same key and the same value",
+        target=TICKET.memory_id,
+    ),
+    "a custom kind's other value is the next version": Row(
+        new(ticket("done")),
+        Candidates(by_key=[TICKET], lineage=[TICKET]),
+        Decision.UPDATE,
+        Step.NEW_VERSION,
+        "same key, another value",
+        target=TICKET.memory_id,
+        version=2,
+    ),
+}
+
+
+@pytest.mark.parametrize("situation", list(ROWS))
+def test_decide(situation: str) -> None:
+    row = ROWS[situation]
+    verdict = decide(row.new, row.found, Thresholds(), NOW)
+    assert (verdict.decision, verdict.step) == (row.decision, row.step), verdict.reason
+    assert row.reason in verdict.reason
+    assert verdict.by == row.by
+    assert (verdict.target.memory_id if verdict.target else None) == row.target
+    if row.version is not None:
+        assert verdict.version == row.version
+    assert [r.memory_id for r in verdict.settles] == row.settles
+
+
+def test_every_rule_has_a_row() -> None:
+    # Then every decision and every way of writing one is exercised by the table
+    assert {r.decision for r in ROWS.values()} == set(Decision)
+    assert {r.step for r in ROWS.values()} == set(Step)
+
+
+def test_the_decisions_are_the_strings_history_and_the_api_carry() -> None:
+    assert [d.value for d in Decision] == ["ADD", "UPDATE", "REINFORCE", "RETRACT", "NOOP", "PROPOSE"]
+    assert {d.value for d in Decision} == set(get_args(memory_models.Decision))
+
+
+def test_an_update_writes_what_the_kind_makes_of_the_two_values() -> None:
+    verdict = decide(
+        new(fact("home city", "Porto")), Candidates(by_key=[CITY], lineage=[CITY]), Thresholds(), NOW
+    )
+    assert verdict.payload is not None and verdict.payload["value"] == "Porto"
+
+
+def test_a_promoted_proposal_carries_the_value_it_proposes() -> None:
+    # Given a pending proposal backed by cy, when ana states it too
+    statement = new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org")
+    verdict = decide(statement, Candidates(by_key=[TERM], lineage=[TERM, PENDING]), Thresholds(), NOW)
+    # Then the pending proposal is the one backed and promoted, with its value
+    assert verdict.proposal is not None and verdict.proposal.memory_id == PENDING.memory_id
+    assert verdict.payload is not None and verdict.payload["definition"] == "expected time of arrival"
+    assert verdict.otherwise is not None and "kept as a proposal" in verdict.otherwise
+
+
+def test_an_embedder_declares_its_own_thresholds() -> None:
+    class E5:
+        similarity_thresholds = (0.96, 0.9)
+
+    assert Thresholds.for_embedder(E5()) == Thresholds(0.96, 0.9)
+    assert Thresholds.for_embedder(object()) == Thresholds()
+    # a score restating under the default profile is only ambiguous under E5's
+    statement, found = new(fact("enjoys", "spicy ramen")), Candidates(by_meaning=[(0.94, LIKES)])
+    assert decide(statement, found, Thresholds(), NOW).decision is Decision.REINFORCE
+    assert to_judge(statement, found, Thresholds.for_embedder(E5())) == [(0.94, LIKES)]
+
+
+@pytest.mark.parametrize("situation", list(ROWS))
+def test_a_model_is_asked_only_where_the_rules_leave_a_match_undecided(situation: str) -> None:
+    row = ROWS[situation]
+    asked = to_judge(row.new, Candidates(**{**vars(row.found), "judgement": None}), Thresholds())
+    undecided = row.by == "llm" or "close in meaning" in row.reason or "same anchors" in row.reason
+    assert bool(asked) == undecided
+    # and what it is asked about is at most the three best ambiguous candidates
+    assert len(asked) <= 3
+
+
+def test_verdicts_are_plain_values() -> None:
+    # decide reads nothing and writes nothing: the same inputs give the same verdict
+    row = ROWS["another value of the key is the next version"]
+    first: Verdict = decide(row.new, row.found, Thresholds(), NOW)
+    assert decide(row.new, row.found, Thresholds(), NOW) == first
