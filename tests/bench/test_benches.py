@@ -61,7 +61,16 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ["--rounds", "1", "--sessions", "2", "--turns-per-session", "20", "--stretch", "10"],
         ["turns_per_s", "record_floor_turns_per_s", "import_vs_floor", "reimport_recorded"],
     ),
-    "llm_cost.py": ([MINI, "--rounds", "1"], ["prompt_overhead", "cacheable_share", "cost_per_1k_turns_usd"]),
+    "llm_cost.py": (
+        [MINI, "--rounds", "1"],
+        ["billed_input_tokens_per_1k_turns", "floor_tokens_per_1k_turns", "billed_input_vs_floor"],
+    ),
+    # the floor only: the models need llama-server and their GGUF files (`make llm-contract`)
+    "llm_models.py": (["--floor-only"], ["facts_in_conversation", "results"]),
+    "locomo_context.py": (
+        [MINI, "--embeddings", "hashing", "--limit-questions", "3", "--budgets", "500,1000"],
+        ["500", "1000", "whole_history_answer_words", "context_p50_ms"],
+    ),
     "locomo_recall.py": ([MINI, "--embeddings", "hashing"], ["R@1", "R@5", "R@10", "ratio_R@10"]),
     "offline_rules.py": ([MINI, "--rounds", "1"], ["propose_turns_per_s", "floor_turns_per_s"]),
     "record_turn.py": (
@@ -142,3 +151,8 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
         assert result["n"] == 15 and result["R@25"] >= result["R@10"] >= result["R@1"]
     if name == "import.py":
         assert result["reimport_recorded"] == 0
+    if name == "llm_models.py":
+        [floor] = result["results"]  # the offline rules find facts of the contract conversation
+        assert floor["facts_found"] >= 1 and floor["kinds_failed"] == []
+    if name == "locomo_context.py":
+        assert result["n"] == 3 and 0.0 <= result["1000"]["evidence_share"] <= 1.0
