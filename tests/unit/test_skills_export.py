@@ -50,16 +50,19 @@ def files_under(root: Path) -> set[Path]:
 
 def test_every_skill_lands_inside_the_directory(tmp_path: Path) -> None:
     target = tmp_path / "skills"
-    written = export_skills(Server(HOSTILE_NAMES), "ana", target, io.StringIO())
-    assert len(written) == len(HOSTILE_NAMES)
+    # an absolute name this test owns (a shared path like /tmp/x may be made by anything else on the machine)
+    outside = tmp_path / "outside" / "absolute-evil"
+    names = [*HOSTILE_NAMES, str(outside)]
+    written = export_skills(Server(names), "ana", target, io.StringIO())
+    assert len(written) == len(names)
     root = target.resolve()
     for path in written:
         assert path.resolve().is_relative_to(root) and path.parent.parent == root and path.name == "SKILL.md"
     # one folder per skill, each a plain name; nothing appeared beside the directory
-    assert len({p.parent.name for p in written}) == len(HOSTILE_NAMES)
+    assert len({p.parent.name for p in written}) == len(names)
     assert all(p.parent.name.replace("-", "").isalnum() for p in written)
     assert files_under(tmp_path) == files_under(target)
-    assert not Path("/tmp/absolute-evil").exists() and not (tmp_path.parent / "escaped").exists()
+    assert not outside.parent.exists() and not (tmp_path.parent / "escaped").exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="the platform has no symbolic links")
