@@ -277,7 +277,19 @@ def test_snippet_runs_as_written(snippet: Snippet, request: pytest.FixtureReques
         pytest.skip(f"{snippet.skip} ({snippet.id})")
     if snippet.lang == "python" and snippet.file in ELSEWHERE:
         pytest.skip(f"run with its assertions by {ELSEWHERE[snippet.file]}")
-    run_snippet(request.getfixturevalue("world"), snippet)
+    world = request.getfixturevalue("world")
+    before = checkout_state()
+    run_snippet(world, snippet)
+    # and a reader who runs it keeps their checkout as it was (build outputs aside: they are ignored)
+    assert checkout_state() == before, f"{snippet.id} changed the checkout:\n{checkout_state()}"
+
+
+def checkout_state() -> str | None:
+    """`git status` of the checkout (tracked changes and untracked files git does not ignore)."""
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True
+    )
+    return done.stdout if done.returncode == 0 else None
 
 
 def test_the_snippets_that_do_not_run_are_few_and_say_why() -> None:

@@ -120,3 +120,48 @@ def test_the_migration_answers_before_its_function_times_out(
                 "mongomem-slow", params, tmp_path_factory.mktemp("slow"), timeouts={"MigrateFunction": 45}
             )
         assert time.monotonic() - started < 45 + 30  # (the deploy's other resources included)
+
+
+def test_apply_wait_returns_once_no_execution_environment_serves_the_old_version(
+    twin: Any, aws_cli_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import yaml
+
+    from mongomem.cli import main
+    from mongomem.cli.memory_deployed import digest
+
+    max_age = 20  # ConfigMaxAgeSeconds: longer than `apply` itself takes here, so only its wait can cover it
+    params = {
+        "Stage": "wait",
+        "MongoDbName": "mongomem_wait",
+        "OpenSearchMode": "none",
+        "ConfigMaxAgeSeconds": str(max_age),
+    }
+    tmp = tmp_path_factory.mktemp("wait")
+    stack = twin.deploy("mongomem-wait", params, tmp)
+    where = ["--stack", "mongomem-wait", "--region", "eu-west-1"]
+    ssm = twin.client("ssm")
+    name = "/mongomem/mongomem-wait/project-config"
+    first = {"memory": {"snapshot": {"max_messages": 50, "idle_seconds": 3600}}}
+    second = {"memory": {"snapshot": {"max_messages": 50, "idle_seconds": 3500}}}
+    version = ssm.put_parameter(Name=name, Value=canonical(first), Type="String", Tier="Advanced")["Version"]
+    ssm.label_parameter_version(Name=name, ParameterVersion=version, Labels=["applied"])
+    # Given every function warm on the applied version, the memory API in three execution environments
+    # (what concurrent traffic leaves behind; Lambda's control invocation reaches one of them)
+    api = stack.functions["MemoryApiFunction"]
+    envs = api.warm(3)
+    for fn in stack.functions.values():
+        for env in envs if fn is api else fn.warm(1):
+            assert env.invoke({"mongomem_control": {"refresh": True}})["config"]["sha256"] == digest(
+                canonical(first)
+            )
+    # When a new version is uploaded and applied with --wait
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(second))
+    assert main(["memory", "configure", *where, "--config", str(path)]) == 0
+    assert main(["memory", "apply", *where, "--wait", "--timeout", "120"]) == 0
+    # Then, once it returns, no environment serves the old version: the ones Lambda did not route the
+    # control invocation to re-read on their next invocation, their max age being over (issue 21: the
+    # command returned while they still served the old version for up to the max age)
+    served = [env.invoke({"mongomem_control": {"refresh": False}})["config"]["sha256"] for env in envs]
+    assert served == [digest(canonical(second))] * 3

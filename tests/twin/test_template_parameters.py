@@ -488,3 +488,20 @@ def test_every_dlq_keeps_messages_longer_than_its_queue_and_none_keeps_them_14_d
             assert int(dlq["MessageRetentionPeriod"]) > int(queue["MessageRetentionPeriod"]), name
     # messages name snapshots and users: no queue keeps them the 14-day maximum
     assert all(int(q["MessageRetentionPeriod"]) <= 7 * 86400 for q in queues.values())
+
+
+def test_the_authorizer_gives_up_before_api_gateway_stops_waiting_for_it() -> None:
+    from twin.apigw import AUTHORIZER_TIMEOUT
+
+    stack = resolve()
+    # API Gateway waits 10 s for a Lambda authorizer, its cold start (init phase) included, then answers
+    # 500 ("Quotas for configuring and running an HTTP API"); issue 21: the authorizer's Timeout was 10 s
+    schemes = stack.props("HttpApi")["Body"]["components"]["securitySchemes"].values()
+    uris = [
+        s["x-amazon-apigateway-authorizer"]["authorizerUri"]
+        for s in schemes
+        if "x-amazon-apigateway-authorizer" in s
+    ]
+    [function] = [name for name in functions(stack) for uri in uris if f"/functions/{name}.Arn/" in uri]
+    # so the function's own timeout leaves a cold start's seconds before that limit
+    assert int(functions(stack)[function]["Timeout"]) + 3 <= AUTHORIZER_TIMEOUT, function

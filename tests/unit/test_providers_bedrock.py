@@ -243,3 +243,32 @@ def test_titan_rejects_a_wrong_dimension_answer(client: Any, stub: Stubber) -> N
 def test_titan_only_accepts_its_dimensions() -> None:
     with pytest.raises(ValueError, match="256, 512 or 1024"):
         BedrockTitanEmbedder("eu-west-1", dim=768)
+
+
+def test_a_warm_function_keeps_a_bounded_number_of_bedrock_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import boto3
+
+    from mongomem.providers import llm_bedrock
+
+    made: list[dict[str, Any]] = []
+
+    def fake_client(service: str, **kw: Any) -> object:
+        made.append(kw)
+        return object()
+
+    monkeypatch.setattr(llm_bedrock, "_clients", {})
+    monkeypatch.setattr(boto3, "client", fake_client)
+    model = BedrockLLM(MODEL, "eu-west-1", timeout=30, max_retries=3)
+    # Given a warm extraction function whose records start with every amount of time left (each deadline
+    # gives budget_fit another (timeout, attempts) pair, so another client)
+    for left in range(3, 120):
+        model._client_within(time.monotonic() + left)
+    # Then the process keeps only the newest few clients (issue 21: the cache grew with every pair)
+    assert len(made) > llm_bedrock.MAX_CLIENTS
+    assert len(llm_bedrock._clients) <= llm_bedrock.MAX_CLIENTS
+    # and a client still in the cache is reused, not made again
+    before = len(made)
+    again = model._client_within(time.monotonic() + 119)
+    assert len(made) == before and again in llm_bedrock._clients.values()
