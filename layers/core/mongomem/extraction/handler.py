@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from mongomem.budget import request_budget
 from mongomem.config import Settings, queue_name
 from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
 from mongomem.extraction.extractor import Extractor, NoTimeLeft
@@ -73,7 +75,12 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     try:
         try:
             deadline = record_deadline(lambda_context)
-            outcome = run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
+            # The record's deadline also holds the commit's own calls (the embedder, the search index):
+            # they cut their timeouts and retries to it as they do inside an API request.
+            with request_budget(deadline - time.monotonic()) if deadline is not None else nullcontext():
+                outcome = run_extraction(
+                    svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline
+                )
         except NoTimeLeft as exc:
             _defer(svc, message, str(exc))
             return
