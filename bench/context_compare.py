@@ -90,6 +90,7 @@ class Side:
             raise SystemExit(f"the {name} stack did not start (from {checkout})")
         self.url = line
         self.latencies: list[list[float]] = []
+        self.by_budget: dict[int, list[list[float]]] = {}
 
     def load(self, convs: list[tuple[str, dict[str, Any], list[dict[str, Any]]]], timeout: float) -> None:
         marker = self.home / "loaded"
@@ -105,13 +106,16 @@ class Side:
         marker.write_text("loaded\n")
 
     def ask(self, asked: list[tuple[str, str]], budgets: list[int], tag: str) -> list[float]:
+        """Every question at every budget; the calls' latencies (ms), also kept per budget by `round`."""
         out = []
+        self.last: dict[int, list[float]] = {b: [] for b in budgets}
         for n, (user, question) in enumerate(asked):
             for budget in budgets:
                 body = {"user_id": user, "session_id": f"ask-{tag}-{n}", "query": question}
                 started = time.perf_counter()
                 status, answer = http("POST", f"{self.url}/v1/context", {**body, "token_budget": budget})
                 out.append((time.perf_counter() - started) * 1000)
+                self.last[budget].append(out[-1])
                 if status != 200:
                     raise SystemExit(f"{self.name}: context failed: {status} {answer}")
         return out
@@ -164,6 +168,8 @@ def main() -> None:
         for rnd in range(args.rounds):
             for side in sides if rnd % 2 == 0 else list(reversed(sides)):
                 side.latencies.append(side.ask(asked, budgets, f"r{rnd}"))
+                for budget, values in side.last.items():
+                    side.by_budget.setdefault(budget, []).append(values)
             base, head = (s.latencies[-1] for s in sides)
             log(
                 f"round {rnd + 1}: p95 base {percentile(base, 95):.0f} ms, head {percentile(head, 95):.0f} ms"
@@ -189,6 +195,12 @@ def main() -> None:
         "head_p50_ms": figure(head, 50),
         "head_p95_ms": figure(head, 95),
     }
+    for budget in budgets:  # where the time goes: a larger budget reads more turns
+        for side in sides:
+            rounds = side.by_budget.get(budget, [])
+            result[f"{side.name}_p95_ms@{budget}"] = (
+                round(statistics.median(percentile(v, 95) for v in rounds), 1) if rounds else None
+            )
     result["p50_ratio"] = round(result["head_p50_ms"] / result["base_p50_ms"], 3)
     result["p95_ratio"] = round(result["head_p95_ms"] / result["base_p95_ms"], 3)
     result["goal_p95_ratio"] = 1.0

@@ -299,3 +299,22 @@ def test_the_block_reads_only_the_recalled_turns_its_budget_can_hold(
     # Then the default reads fewer turns than the depth it may go to, and the block is the same
     assert small["items"] and small["ids"]["recalled"] == asked["ids"]["recalled"]
     assert by_default < sum(read), (by_default, read)
+
+
+def test_the_not_yet_figures_are_counted_once_per_block(
+    history: Services, api: Any, ctx: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the "not yet" figures (each count is a few database reads)
+    counted: list[str] = []
+    real = history.pending.of
+
+    def counting(scope: Any) -> Any:
+        counted.append(scope.user_id)
+        return real(scope)
+
+    monkeypatch.setattr(history.pending, "of", counting)
+    # When an agent asks for its context (which searches the memories on the way)
+    result = context(api, ctx, session_id="now", query="seat and snacks for the flight")
+    # Then the block says them, counted once for the whole block
+    assert result["pending"] is not None and result["ids"]["memories"]
+    assert counted == ["ana"]

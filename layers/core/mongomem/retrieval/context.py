@@ -208,6 +208,7 @@ class ContextBuilder:
                     agent_id=request.agent_id,
                 ),
                 embedder,
+                pending=False,  # the block counts them once (ContextResponse.pending)
             )
         except MongomemError as exc:
             return [], 0, f"memories unavailable: {exc.message}"

@@ -99,9 +99,10 @@ class Recall:
         ranked, ranks, similarity = self._rank(scope, request, len(excluded), embedder or self.embedder)
         matches = self._matches(scope, request, ranked, excluded, enough, read)
         turns = self._with_neighbours(scope, request, matches, excluded, ranks, similarity)
-        # each message's content is in the answer twice (its turn and `text`), thrice with order time
-        copies = (3 if request.order == "time" else 2) if text else 1
-        turns, omitted = _within(turns, self.max_response_bytes, copies)
+        # each message's content is in the answer twice (its turn and `text`), thrice with order time;
+        # an in-process caller (text=False) sends none of it as it is
+        copies = 3 if request.order == "time" else 2
+        turns, omitted = _within(turns, self.max_response_bytes if text else None, copies)
         response = _response(turns, matches, started, request.order, omitted, text)
         logger.info(
             "recall",
