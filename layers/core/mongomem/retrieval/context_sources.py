@@ -5,6 +5,11 @@ fetched concurrently with its own mode, top_k, min_score and metadata filter; th
 to the budget in the sources' order (the last source loses items first) and rendered as text, markdown,
 OpenAI messages or Anthropic system blocks - always inside mongomem's marker. The response says, per
 source, how many items it found and chose and why the others were dropped, and how long each stage took.
+
+The default block (retrieval/context.py) values every candidate and packs best value first; here the
+caller's order is the value (a strict priority: the last source loses its items first). Both start from
+retrieval/query.py (the query, its one embedding, the working memory); this module imports nothing of
+the default block.
 """
 
 from __future__ import annotations
