@@ -66,7 +66,7 @@ class Tuning:
     tokens_per_read: int = 45
     recall_min: int = 8
     recall_max: int = 100
-    tokens_per_memory: int = 100  # memories asked of search: one per this many tokens of budget
+    tokens_per_memory: int = 200  # memories asked of search: one per this many tokens of budget
     memory_min: int = 5
     memory_max: int = 30
     neighbours_of: int = 6  # the neighbours of this many best matches are candidates (one read)
