@@ -120,6 +120,7 @@ STRATEGIES = {
     "v2_mem0.25": builder({"token_exponent": 0.0, "memory_weight": 0.25}),
     "v2_day": builder({"token_exponent": 0.0, "memory_weight": 0.5, "recalled_time": False}),
     "v2_nomem": builder({"token_exponent": 0.0}, memories_top_k=0),
+    "mem_pool200": builder({"tokens_per_memory": 200}),
 }
 
 

@@ -49,6 +49,22 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ],
         ["search_vs_floor", "context_vs_floor", "recall_vs_floor", "search_source_recall@10"],
     ),
+    "context_compare.py": (
+        [
+            MINI,
+            "--embeddings",
+            "hashing",
+            "--rounds",
+            "1",
+            "--questions",
+            "3",
+            "--warmup",
+            "1",
+            "--budgets",
+            "300",
+        ],
+        ["base_p95_ms", "head_p95_ms", "p50_ratio", "p95_ratio"],
+    ),
     "dedup.py": (
         ["--users", "1", "--embedder", "hashing", "--path", "rules"],
         ["duplicate_rate", "reinforced_share", "wrong_merges"],

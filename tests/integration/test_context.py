@@ -261,3 +261,60 @@ def test_the_sources_are_read_at_the_same_time_not_one_after_another(
         "recalled",
     ]
     assert not started.broken
+
+
+def test_the_block_reads_only_the_recalled_turns_its_budget_can_hold(
+    history: Services,
+    api: Any,
+    record_fn: Any,
+    scan_fn: Any,
+    ctx: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a long history of turns that all match the query (each turn read costs the request time)
+    trips = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Trip {i}: the flight to city {i} had a window seat, and snacks were "
+            + "served late because the plane waited for a gate. " * 3,
+            "timestamp": (START + timedelta(days=2, minutes=i)).isoformat(),
+        }
+        for i in range(40)
+    ]
+    record(record_fn, ctx, "ana", "trips", trips)
+    scan(scan_fn, ctx)
+    read: list[int] = []
+    real = history.turns.by_ids
+
+    def counting(scope: Any, ids: list[str]) -> Any:
+        read.append(len(ids))
+        return real(scope, ids)
+
+    monkeypatch.setattr(history.turns, "by_ids", counting)
+    query = "seat and snacks for the flight"
+    # When the block of a small budget is built with the defaults, and with recall's depth asked for
+    small = context(api, ctx, session_id="now", query=query, token_budget=400)
+    by_default, read = sum(read), []
+    asked = context(api, ctx, session_id="now", query=query, token_budget=400, recall_top_k=16)
+    # Then the default reads fewer turns than the depth it may go to, and the block is the same
+    assert small["items"] and small["ids"]["recalled"] == asked["ids"]["recalled"]
+    assert by_default < sum(read), (by_default, read)
+
+
+def test_the_not_yet_figures_are_counted_once_per_block(
+    history: Services, api: Any, ctx: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the "not yet" figures (each count is a few database reads)
+    counted: list[str] = []
+    real = history.pending.of
+
+    def counting(scope: Any) -> Any:
+        counted.append(scope.user_id)
+        return real(scope)
+
+    monkeypatch.setattr(history.pending, "of", counting)
+    # When an agent asks for its context (which searches the memories on the way)
+    result = context(api, ctx, session_id="now", query="seat and snacks for the flight")
+    # Then the block says them, counted once for the whole block
+    assert result["pending"] is not None and result["ids"]["memories"]
+    assert counted == ["ana"]

@@ -22,14 +22,12 @@ Tokens are estimated like the record path (about 4 characters a token), on the r
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mongomem import markers
-from mongomem.errors import MongomemError, NotFound
+from mongomem.errors import MongomemError
 from mongomem.kinds import builtin_registry
 from mongomem.kinds.base import norm
 from mongomem.longterm.subjects import stored_names
@@ -49,6 +47,7 @@ from mongomem.models.turns import Turn
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.retrieval.background import in_background
+from mongomem.retrieval.context_sources import SourcesContext, apply_format
 from mongomem.retrieval.packing import (
     MARKER_TOKENS,
     TITLES,
@@ -57,6 +56,7 @@ from mongomem.retrieval.packing import (
     Section,
     Tuning,
     estimate_tokens,
+    line_tokens,
     memory_candidates,
     pack,
     recalled_candidates,
@@ -64,6 +64,7 @@ from mongomem.retrieval.packing import (
     relevance_floor,
     render,
 )
+from mongomem.retrieval.query import QUERY_LOOKBACK, OnceEmbedder, WorkingMemoryReader, query_of
 from mongomem.retrieval.recall import Recall, RecallDisabled
 from mongomem.shortterm.ports import TurnRepository
 
@@ -80,34 +81,6 @@ __all__ = ["PRIORITY", "TITLES", "ContextBuilder", "OnceEmbedder", "estimate_tok
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b", re.IGNORECASE)
 
 PRIORITY = ("working_memory", "recent_turns", "memories", "recalled")
-# Turns read to find the latest user message when the request has no query.
-QUERY_LOOKBACK = 20
-
-
-class OnceEmbedder:
-    """A request's query embedded once, however many sources search with it (the first source embeds,
-    the others wait for its vector instead of embedding it again)."""
-
-    def __init__(self, inner: EmbeddingProvider) -> None:
-        self.inner = inner
-        self.model, self.dim = inner.model, inner.dim
-        self._lock = threading.Lock()
-        self._done: dict[tuple[str, str], list[float]] = {}
-
-    def __getattr__(self, name: str) -> Any:  # similarity_thresholds, relevance_floor ...
-        return getattr(self.inner, name)
-
-    def embed(self, texts: list[str], purpose: Any = "document") -> list[list[float]]:
-        if len(texts) != 1:
-            return self.inner.embed(texts, purpose)
-        key = (texts[0], str(purpose))
-        with self._lock:
-            if key not in self._done:
-                self._done[key] = self.inner.embed(texts, purpose)[0]
-            return [self._done[key]]
-
-    def ready(self) -> tuple[bool, str]:
-        return self.inner.ready()
 
 
 class ContextBuilder:
@@ -123,8 +96,7 @@ class ContextBuilder:
         tuning: Tuning | None = None,
     ) -> None:
         self.turns = turns
-        self.working = working
-        self.working_scope = working_scope
+        self.working = WorkingMemoryReader(working, working_scope)
         self.search = search
         self.recall = recall
         self.kinds = kinds
@@ -137,10 +109,11 @@ class ContextBuilder:
         Working memory, memories and the pending figures run on the pool, while this thread reads the
         recent turns and then recalls (recall leaves out the recent turns; without a query in the request,
         memories wait for the latest user turn as well). The query is embedded once for both searches."""
-        if request.sources:  # the caller names the sources (mongomem.retrieval.context_sources)
-            from mongomem.retrieval.context_sources import SourcesContext
-
-            return SourcesContext(self, self.kinds or builtin_registry()).build(principal, scope, request)
+        if request.sources:  # the caller names the sources and their order (retrieval/context_sources.py)
+            sources = SourcesContext(
+                self.turns, self.working, self.search, self.recall, self.kinds or builtin_registry()
+            )
+            return sources.build(principal, scope, request)
         embedder = OnceEmbedder(self.search.embedder)  # both searches share one embedding of the query
         floor = relevance_floor(self.search.embedder)
         given = request.query if request.query and request.query.strip() else None
@@ -148,7 +121,7 @@ class ContextBuilder:
         working = in_background(self._working_memory, principal, scope, request)
         memories = in_background(self._memories, embedder, scope, request, given, floor) if given else None
         latest = self.turns.latest(scope, request.session_id, max(request.recent_turns, QUERY_LOOKBACK))
-        query = given or _latest_user_text(latest)
+        query = query_of(request, latest)
         if memories is None:
             memories = in_background(self._memories, embedder, scope, request, query, floor)
         recent = latest[-request.recent_turns :] if request.recent_turns else []
@@ -185,8 +158,6 @@ class ContextBuilder:
             pending=pending.result() if pending is not None else None,
         )
         if request.format != "text":
-            from mongomem.retrieval.context_sources import apply_format
-
             apply_format(
                 response,
                 request.format,
@@ -209,23 +180,11 @@ class ContextBuilder:
     def _working_memory(
         self, principal: Principal, scope: Scope, request: ContextRequest
     ) -> tuple[list[Candidate], str | None]:
-        if self.working is None:
-            return [], None
-        from mongomem.workingmemory.service import resolve_key
-
-        key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id, request.agent_id)
-        try:
-            state = self.working.get(key)
-        except NotFound as exc:  # working memory is disabled for the project
-            return [], exc.message
-        text = state.content
-        if state.data is not None:
-            text = json.dumps(state.data, indent=2, ensure_ascii=False)
-        if not text or not text.strip():
-            return [], None
-        ref = f"working-memory:{key.scope}:{key.thread_id or key.user_id}@v{state.version}"
-        reason = f"the {key.scope} working memory (the agent's scratchpad): always first"
-        return [Candidate.first("working_memory", ref, text.strip(), reason)], None
+        notes, note = self.working.read(principal, scope, request)
+        if notes is None:
+            return [], note
+        reason = f"the {notes.scope} working memory (the agent's scratchpad): always first"
+        return [Candidate.first("working_memory", notes.ref, notes.text, reason)], note
 
     def _memories(
         self,
@@ -249,6 +208,7 @@ class ContextBuilder:
                     agent_id=request.agent_id,
                 ),
                 embedder,
+                pending=False,  # the block counts them once (ContextResponse.pending)
             )
         except MongomemError as exc:
             return [], 0, f"memories unavailable: {exc.message}"
@@ -284,9 +244,14 @@ class ContextBuilder:
         recent_ids: list[str],
         floor: float,
     ) -> tuple[list[Candidate], int, str | None]:
-        pool = self.tuning.recall_pool(request.token_budget, request.recall_top_k)
+        budget = request.token_budget
+        pool = self.tuning.recall_pool(budget, request.recall_top_k)
         if not query or pool == 0:
             return [], 0, None
+
+        def enough(matches: list[Turn]) -> bool:  # the matches read so far could fill the budget alone
+            return sum(line_tokens(t) for t in matches) >= budget
+
         try:
             found = self.recall.recall(
                 scope,
@@ -299,6 +264,10 @@ class ContextBuilder:
                     exclude_recent=recent_ids,
                 ),
                 embedder,
+                # what the caller asked for is read whole; the default reads what the budget holds
+                enough=enough if request.recall_top_k is None else None,
+                read=self.tuning.recall_read(budget),
+                text=False,
             )
         except RecallDisabled:
             return [], 0, "recall is disabled (memory.recall.enabled: false)"
@@ -357,10 +326,3 @@ def _item_out(c: Candidate) -> ContextItem:
     return ContextItem(
         id=c.ids[0], ids=c.ids, section=c.section, reason=c.reason, value=round(c.value, 4), tokens=c.tokens
     )
-
-
-def _latest_user_text(turns: list[Turn]) -> str | None:
-    for turn in reversed(turns):
-        if turn.role == "user" and turn.content.strip():
-            return turn.content
-    return None

@@ -5,11 +5,15 @@ fetched concurrently with its own mode, top_k, min_score and metadata filter; th
 to the budget in the sources' order (the last source loses items first) and rendered as text, markdown,
 OpenAI messages or Anthropic system blocks - always inside mongomem's marker. The response says, per
 source, how many items it found and chose and why the others were dropped, and how long each stage took.
+
+The default block (retrieval/context.py) values every candidate and packs best value first; here the
+caller's order is the value (a strict priority: the last source loses its items first). Both start from
+retrieval/query.py (the query, its one embedding, the working memory); this module imports nothing of
+the default block.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,13 +35,13 @@ from mongomem.models.recall import (
 from mongomem.models.search import SearchMode, SearchRequest
 from mongomem.models.turns import Turn
 from mongomem.observability import logger
-from mongomem.ports import EmbeddingProvider, Purpose
-from mongomem.retrieval.recall import RecallDisabled
+from mongomem.retrieval.query import QUERY_LOOKBACK, OnceEmbedder, WorkingMemoryReader, query_of
+from mongomem.retrieval.recall import Recall, RecallDisabled
 from mongomem.retrieval.search import MemorySearch
+from mongomem.shortterm.ports import TurnRepository
 
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
-    from mongomem.retrieval.context import ContextBuilder
 
 MAX_WORKERS = 8
 # Ranked sources ask for more than top_k when they filter, so that a filter does not leave them short.
@@ -96,38 +100,23 @@ def _turn_line(turn: Turn) -> str:
     return f"[{as_utc(turn.timestamp):%Y-%m-%d %H:%M}] {turn.name or turn.role}: {turn.content}"
 
 
-class _OnceEmbedder:
-    """The request's query embedded once, however many sources search with it (one lock: the first
-    source embeds, the others wait for its vector instead of embedding it again)."""
-
-    def __init__(self, inner: EmbeddingProvider) -> None:
-        self.inner = inner
-        self.model, self.dim = inner.model, inner.dim
-        self._lock = threading.Lock()
-        self._done: dict[tuple[str, str], list[float]] = {}
-
-    def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
-        if len(texts) != 1:
-            return self.inner.embed(texts, purpose)
-        key = (texts[0], purpose)
-        with self._lock:
-            if key not in self._done:
-                self._done[key] = self.inner.embed(texts, purpose)[0]
-            return [self._done[key]]
-
-    def ready(self) -> tuple[bool, str]:
-        return self.inner.ready()
-
-
 class SourcesContext:
-    """Builds the block of a request with `sources`, with the ContextBuilder's collaborators."""
+    """Builds the block of one request with `sources` (a new one per request: its searches share one
+    embedding of the query)."""
 
-    def __init__(self, builder: ContextBuilder, kinds: KindRegistry) -> None:
-        self.builder = builder
+    def __init__(
+        self,
+        turns: TurnRepository,
+        working: WorkingMemoryReader,
+        search: MemorySearch,
+        recall: Recall,
+        kinds: KindRegistry,
+    ) -> None:
+        self.turns = turns
+        self.working = working
+        self.recall = recall
         self.kinds = kinds
-        base = builder.search
-        # this request's searches share one embedding of the query
-        self.search = MemorySearch(base.store, base.index, _OnceEmbedder(base.embedder))
+        self.search = MemorySearch(search.store, search.index, OnceEmbedder(search.embedder))
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
         started = time.perf_counter()
@@ -144,9 +133,11 @@ class SourcesContext:
                 {"path": "sources", "allowed": allowed},
             )
         # the session's latest turns: the default query, and what recall must not repeat
-        lookback = max([s.top_k for s in specs if s.source == "turns" and s.mode == "text"] + [20])
-        latest = self.builder.turns.latest(scope, request.session_id, lookback)
-        query = request.query if request.query and request.query.strip() else _latest_user_text(latest)
+        lookback = max(
+            [s.top_k for s in specs if s.source == "turns" and s.mode == "text"] + [QUERY_LOOKBACK]
+        )
+        latest = self.turns.latest(scope, request.session_id, lookback)
+        query = query_of(request, latest)
         recent_ids = [
             t.public_id for s in specs if s.source == "turns" and s.mode == "text" for t in latest[-s.top_k :]
         ]
@@ -266,8 +257,8 @@ class SourcesContext:
         self, principal: Principal, scope: Scope, request: ContextRequest, spec: ContextSource
     ) -> _Fetched:
         out = _Fetched(spec, "working_memory", TITLES["working_memory"])
-        found, note = self.builder._working_memory(principal, scope, request)
-        out.items = [_Item(c.ids, c.text) for c in found]
+        notes, note = self.working.read(principal, scope, request)
+        out.items = [_Item([notes.ref], notes.text)] if notes is not None else []
         out.found, out.note = len(out.items), note
         return out
 
@@ -293,7 +284,7 @@ class SourcesContext:
             out.note = "no query: pass `query` or record a user turn first"
             return out
         try:
-            found = self.builder.recall.recall(
+            found = self.recall.recall(
                 scope,
                 RecallRequest(
                     query=query[:2000],
@@ -303,6 +294,7 @@ class SourcesContext:
                     message_range=request.message_range,
                     exclude_recent=recent_ids or None,
                 ),
+                text=False,
             )
         except RecallDisabled:
             out.note = "recall is disabled (memory.recall.enabled: false)"
@@ -412,10 +404,3 @@ def apply_format(response: ContextResponse, fmt: ContextFormat, sections: list[t
             {"type": "text", "text": markers.wrap(f"## {title}\n{text}", "context")}
             for title, text in sections
         ]
-
-
-def _latest_user_text(turns: list[Turn]) -> str | None:
-    for turn in reversed(turns):
-        if turn.role == "user" and turn.content.strip():
-            return turn.content
-    return None

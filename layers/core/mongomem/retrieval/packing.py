@@ -60,10 +60,13 @@ class Tuning:
     # candidates are taken in the order of value / tokens ** exponent (0: by value, a longer item is not
     # worth less for being long: the dev split's evidence turns are the long ones)
     token_exponent: float = 0.0
-    tokens_per_recalled: int = 25  # matches asked of recall: one per this many tokens of budget
+    tokens_per_recalled: int = 25  # matches asked of recall at most: one per this many tokens of budget
+    # ... read from MongoDB this many tokens of budget at a time (a LoCoMo turn's line is about 45),
+    # until the matches read could fill the budget on their own (each turn read costs the request time)
+    tokens_per_read: int = 45
     recall_min: int = 8
     recall_max: int = 100
-    tokens_per_memory: int = 100  # memories asked of search: one per this many tokens of budget
+    tokens_per_memory: int = 200  # memories asked of search: one per this many tokens of budget
     memory_min: int = 5
     memory_max: int = 30
     neighbours_of: int = 6  # the neighbours of this many best matches are candidates (one read)
@@ -75,6 +78,10 @@ class Tuning:
         if asked is not None:
             return asked
         return max(self.recall_min, min(self.recall_max, budget // self.tokens_per_recalled))
+
+    def recall_read(self, budget: int) -> int:
+        """How many matches recall reads at a time (the first read is usually the last)."""
+        return max(self.recall_min, budget // self.tokens_per_read)
 
     def memory_pool(self, budget: int, asked: int | None) -> int:
         if asked is not None:
@@ -228,6 +235,11 @@ def pack(candidates: Iterable[Candidate], budget: int, tuning: Tuning, below_flo
 
 
 # -- the candidates of each source ---------------------------------------------------------------
+def line_tokens(turn: Turn | RecalledTurn) -> int:
+    """About what `turn_line` costs, without rendering it (its stamp and speaker: about 8 tokens)."""
+    return (len(turn.content) + len(turn.name or turn.role)) // 4 + 8
+
+
 def turn_line(turn: Turn | RecalledTurn, tuning: Tuning, time_of_day: bool = True) -> str:
     """ "[8 May 2023 13:56] Caroline: ..." with relative dates resolved against the turn's date."""
     content = turn.content

@@ -74,11 +74,17 @@ class MemorySearch:
         self.pending = pending
 
     def search(
-        self, scope: Scope, request: SearchRequest, embedder: EmbeddingProvider | None = None
+        self,
+        scope: Scope,
+        request: SearchRequest,
+        embedder: EmbeddingProvider | None = None,
+        *,
+        pending: bool = True,
     ) -> SearchResponse:
         """Ranked memories the user sees (theirs and the org's) for the request; superseded versions only
         when asked for. `embedder` embeds the query instead of the service's own (one shared by the
-        searches of one request embeds it once)."""
+        searches of one request embeds it once); `pending=False` leaves out the "not yet" figures (a
+        context block counts them once for the whole block)."""
         started = time.perf_counter()
         statuses = ["active", "superseded"] if request.include_superseded else ["active"]
         types = [str(t) for t in request.types] if request.types else None
@@ -91,7 +97,7 @@ class MemorySearch:
                 "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
             )
         # the "not yet" figures are counted while the index answers
-        waiting = in_background(self.pending.of, scope) if self.pending is not None else None
+        waiting = in_background(self.pending.of, scope) if self.pending is not None and pending else None
         view = MemoryView(scope, request.agent_id, request.visibility)
         filters: dict[str, FilterValue] = {"status": statuses}
         if types:
