@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -24,37 +22,13 @@ from pydantic import (
 
 # Defined with the other errors so that modules validating parts of the config need not import this one.
 from mongomem.errors import ConfigError
+from mongomem.kindnames import ALL_TYPES as ALL_TYPES
+from mongomem.kindnames import CUSTOM_QUEUE, MAX_CUSTOM_TYPES, KindName, builtin_names, queue_name
+from mongomem.kindnames import KIND_NAME_PATTERN as KIND_NAME_PATTERN
+from mongomem.kindnames import MemoryType as MemoryType
 from mongomem.models.base import Model
 
-
-class MemoryType(StrEnum):
-    semantic = "semantic"
-    episodic = "episodic"
-    procedural = "procedural"
-    taxonomic = "taxonomic"
-    preference = "preference"
-
-
-ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
-# The queue (and extraction function) every custom memory type shares in a deployed stack: its messages
-# carry the type's name (docs/decisions.md "Custom memory types").
-CUSTOM_QUEUE = "custom"
-MAX_CUSTOM_TYPES = 5
-# A memory kind's name: what `type` holds in every memory, message and request.
-KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{1,31}$"
-KindName = Annotated[str, StringConstraints(pattern=KIND_NAME_PATTERN)]
-
-
-def builtin_names() -> list[str]:
-    return [t.value for t in MemoryType]
-
-
-def queue_name(kind: str) -> str:
-    """The extraction queue a kind's messages go to: a built-in kind's own, else the shared custom one."""
-    kind = str(kind)
-    return kind if kind in builtin_names() else CUSTOM_QUEUE
-
-
+# Kind names live in mongomem.kindnames (re-exported here for the modules that read them with the config).
 _M = TypeVar("_M", bound=BaseModel)
 
 

@@ -19,7 +19,6 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -76,23 +75,16 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 CONTROL_KEY = "mongomem_control"
-# Set while an invocation runs again after refetching the MongoDB secret: a second failure is final.
-_auth_retry: ContextVar[bool] = ContextVar("mongomem_auth_retry", default=False)
 # Builds a memory kind's extractor from the services (Services(extractors=...) replaces the default;
 # None there: the kind has no extractor, its snapshots' status becomes `skipped`). Keys are kind names.
 ExtractorFactory = Callable[["Services"], "Extractor"] | None
-
-
-def store_auth_final() -> bool:
-    """True when a MongoDB authentication failure now would be the second of this invocation."""
-    return _auth_retry.get()
 
 
 class Services:
     """The composition root: every repository and service of one process, each built on first use.
 
     Nothing else builds them: handlers receive this object from `Runtime.handler`, API routes read it
-    from the resolver's context (mongomem.api.app.services_of), logic gets the pieces it needs passed
+    pass it to the routers (mongomem.api.app.MemoryApi), logic gets the pieces it needs passed
     in. The record path builds only `database`, `sessions`, `turns` and `recorder`. Tests build their
     own, replacing any collaborator through the constructor.
     """
@@ -681,7 +673,14 @@ class Runtime:
     # -- the handler wrapper ----------------------------------------------------------------------
     def handler(self, fn: Callable[[dict[str, Any], Any, Services], R]) -> Callable[[Any, Any], Any]:
         """Wrap a Lambda handler `fn(event, context, services)` (see the module docstring)."""
+        return self._wrap(fn, api=False)
 
+    def api_handler(self, fn: Callable[[dict[str, Any], Any, Services], R]) -> Callable[[Any, Any], Any]:
+        """`handler` for an API function: a second MongoDB authentication failure is answered 503 (with
+        the API's error body), never a gateway 500."""
+        return self._wrap(fn, api=True)
+
+    def _wrap(self, fn: Callable[[dict[str, Any], Any, Services], R], api: bool) -> Callable[[Any, Any], Any]:
         @functools.wraps(fn)
         def wrapped(event: Any, context: Any) -> Any:
             if isinstance(event, dict) and CONTROL_KEY in event:
@@ -698,13 +697,14 @@ class Runtime:
                 return fn(event, context, svc)
             except StoreAuthFailed:
                 # A changed secret: run again on it. Unchanged: run again anyway, as the final attempt, so
-                # the API answers its retryable 503 instead of a gateway 500 (other handlers raise again).
+                # the API answers its 503 instead of a gateway 500 (other handlers raise again).
                 self._reconnect(svc)
-            token = _auth_retry.set(True)
             try:
                 return fn(event, context, self.services())
-            finally:
-                _auth_retry.reset(token)
+            except StoreAuthFailed as exc:
+                if not api:
+                    raise
+                return _unavailable_response(exc, retry_after=False)
 
         return wrapped
 
@@ -762,12 +762,16 @@ def _is_http_api(event: Any) -> bool:
     return isinstance(event, dict) and "http" in (event.get("requestContext") or {}) and "routeKey" in event
 
 
-def _unavailable_response(exc: Any) -> dict[str, Any]:
+def _unavailable_response(exc: Any, retry_after: bool = True) -> dict[str, Any]:
     body = {"error": {"code": exc.code, "message": exc.message, "details": exc.details}}
+    headers = {"Content-Type": "application/json"}
+    if retry_after:
+        headers["Retry-After"] = "2"
     return {
         "statusCode": 503,
-        "headers": {"Content-Type": "application/json", "Retry-After": "2"},
-        "body": json.dumps(body),
+        "headers": headers,
+        "body": json.dumps(body, default=str),
+        "isBase64Encoded": False,
     }
 
 

@@ -10,7 +10,6 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import (
     Conflict,
     ExtractionFailed,
@@ -24,6 +23,7 @@ from mongomem.errors import (
     Unavailable,
     Unprocessable,
 )
+from mongomem.kindnames import KIND_NAME_PATTERN
 from mongomem.models.common import ID_PATTERN, ID_RULE
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingError, LLMError
