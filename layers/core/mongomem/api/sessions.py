@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Protocol
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import ValidationError
 
+from mongomem.api.body import parse_json
 from mongomem.api.identity import Caller, UserQuery
 from mongomem.models.common import ID_PATTERN
 from mongomem.models.sessions import DeleteTurnsResponse, FlushResponse, SessionState
@@ -26,6 +30,48 @@ class SessionServices(Protocol):
     def recorder(self) -> TurnRecorder: ...
     @property
     def history(self) -> History: ...
+
+
+def record(
+    svc: SessionServices, caller: Caller, session_id: str, request: RecordTurnsRequest, user_id: str | None
+) -> tuple[RecordTurnsResponse, int]:
+    """Record a turn or a batch: 201, or 200 for a retry with the same client token."""
+    scope = caller.scope(request.user_id or user_id)
+    result = svc.recorder.record(scope, session_id, request)
+    logger.info(
+        "turns recorded",
+        extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed},
+    )
+    if not result.replayed:
+        metrics.add_metric(name="TurnsRecorded", unit=MetricUnit.Count, value=len(result.turns))
+    return result, 200 if result.replayed else 201
+
+
+_TURNS_PATH = re.compile(r"^/v1/sessions/([^/]+)/turns$")
+_ID = re.compile(ID_PATTERN)
+
+
+def fast_record(svc: SessionServices, caller: Caller) -> Callable[[dict[str, Any]], Any]:
+    """The record route without Powertools' resolver (two thirds of the handler's own time): a request it
+    is not sure of - another route, an invalid parameter or body - is left to the resolver (None), which
+    validates it and answers as for every route; no write happens before that decision."""
+
+    def serve(event: dict[str, Any]) -> tuple[RecordTurnsResponse, int] | None:
+        http = (event.get("requestContext") or {}).get("http") or {}
+        found = _TURNS_PATH.match(event.get("rawPath") or "")
+        if http.get("method") != "POST" or found is None or not _ID.match(session_id := found[1]):
+            return None
+        query = event.get("queryStringParameters") or {}
+        user_id = query.get("user_id")
+        if user_id is not None and not _ID.match(user_id):
+            return None
+        try:
+            request = RecordTurnsRequest.model_validate(parse_json(event.get("body") or "null"))
+        except ValidationError:
+            return None
+        return record(svc, caller, session_id, request, user_id)
+
+    return serve
 
 
 def routes(svc: SessionServices, caller: Caller) -> APIGatewayHttpRouter:
@@ -47,15 +93,7 @@ def routes(svc: SessionServices, caller: Caller) -> APIGatewayHttpRouter:
         request: Annotated[RecordTurnsRequest, Body(embed=False)],
         user_id: UserQuery = None,
     ) -> tuple[RecordTurnsResponse, int]:
-        scope = caller.scope(request.user_id or user_id)
-        result = svc.recorder.record(scope, session_id, request)
-        logger.info(
-            "turns recorded",
-            extra={"session_id": session_id, "count": len(result.turns), "replayed": result.replayed},
-        )
-        if not result.replayed:
-            metrics.add_metric(name="TurnsRecorded", unit=MetricUnit.Count, value=len(result.turns))
-        return result, 200 if result.replayed else 201
+        return record(svc, caller, session_id, request, user_id)
 
     @router.get("/v1/sessions/<session_id>/turns", summary="The newest turns, oldest first (paginated)")
     def get_turns(
