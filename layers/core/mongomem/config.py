@@ -372,8 +372,9 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     return parse_project_config(data, str(path))
 
 
-def _merged(default: _M, chosen: _M) -> _M:
-    """`chosen` where the project config set a field, `default` (the deployment's choice) elsewhere."""
+def provider_choice(default: _M, chosen: _M) -> _M:
+    """A provider's settings: `chosen` (the project config's) where it set a field, `default` (the
+    deployment's choice) elsewhere; a chosen `kind` replaces the default entirely."""
     if getattr(chosen, "kind", None) is not None:
         return chosen
     return default.model_copy(update=chosen.model_dump(exclude_unset=True, exclude={"kind"}))
@@ -467,12 +468,12 @@ class Settings(_Strict):
     @property
     def llm_config(self) -> LLMProviderConfig:
         """The LLM to use: the project config's choice, else the deployment's."""
-        return _merged(self.default_llm, self.memory.providers.llm)
+        return provider_choice(self.default_llm, self.memory.providers.llm)
 
     @property
     def embedding_config(self) -> EmbeddingProviderConfig:
         """The embedder to use: the project config's choice, else the deployment's."""
-        return _merged(self.default_embeddings, self.memory.providers.embeddings)
+        return provider_choice(self.default_embeddings, self.memory.providers.embeddings)
 
     def demo_refusal(self, kind: str | None) -> str | None:
         """Why a demo provider may not run here (inside Lambda without AllowDemoProviders), else None."""

@@ -26,7 +26,6 @@ from mongomem.errors import (
 from mongomem.kindnames import KIND_NAME_PATTERN
 from mongomem.models.common import ID_PATTERN, ID_RULE
 from mongomem.observability import logger
-from mongomem.ports import EmbeddingError, LLMError
 
 # The one place a domain error becomes an HTTP status: the first class the error is an instance of
 # (most specific first); any other MongomemError is a 500. Domain errors know nothing of HTTP.
@@ -135,6 +134,9 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     def _auth_failed(exc: StoreAuthFailed) -> Response:
         raise exc  # the runtime retries with a refetched secret, then answers 503
 
+    # the providers' errors (mongomem.ports) load with the first request, not with the record function
+    from mongomem.ports import EmbeddingError, LLMError
+
     @app.exception_handler(EmbeddingError)
     @app.exception_handler(LLMError)
     @app.exception_handler(MongomemError)
@@ -164,6 +166,8 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 def failure_response(exc: Exception) -> Response:
     """What a route's failure answers (the resolver's handlers and the record fast path share it); a
     MongoDB authentication failure is not one: it goes to the runtime, which retries."""
+    from mongomem.ports import EmbeddingError, LLMError
+
     if isinstance(exc, EmbeddingError | LLMError):
         # a model provider that failed after its retries, or did not answer within the request's budget
         logger.warning("provider unavailable", extra={"error": str(exc)[:500]})
