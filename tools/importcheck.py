@@ -1,4 +1,5 @@
-"""Import checks for the `mongomem` runtime package: no import cycle, logic never imports an adapter.
+"""Import checks for the `mongomem` runtime package: no import cycle, logic never imports an adapter,
+the api package never imports the runtime.
 
     python -m tools.importcheck cycles   [--root layers/core]
     python -m tools.importcheck layers   [--root layers/core]
@@ -33,6 +34,9 @@ NOT_LOGIC = (
     "mongomem.tracing",
 )
 FORBIDDEN_FOR_LOGIC = (*ADAPTER_PACKAGES, "mongomem.runtime")
+# Packages that are not logic but still may not import another (TYPE_CHECKING imports count): the API's
+# routers receive their services from the handler and never reach for the composition root.
+FORBIDDEN = {"mongomem.api": ("mongomem.runtime",)}
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,16 @@ def layer_violations(found: list[Edge]) -> list[Edge]:
     ]
 
 
+def forbidden_imports(found: list[Edge]) -> list[Edge]:
+    """Imports the FORBIDDEN table refuses (the api package importing the runtime)."""
+    return [
+        e
+        for e in found
+        for package, targets in FORBIDDEN.items()
+        if _inside(e.source, (package,)) and _inside(e.target, targets)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.importcheck", description=__doc__.splitlines()[0])
     parser.add_argument("check", choices=["cycles", "layers"])
@@ -201,8 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     for e in bad:
         guard = " (under TYPE_CHECKING)" if e.type_checking else ""
         print(f"{known[e.source]}:{e.line}: logic module {e.source} imports {e.target}{guard}")
-    print(f"{sum(is_logic(m) for m in known)} logic modules, {len(bad)} forbidden imports")
-    return 1 if bad else 0
+    refused = forbidden_imports(found)
+    for e in refused:
+        guard = " (under TYPE_CHECKING)" if e.type_checking else ""
+        print(f"{known[e.source]}:{e.line}: forbidden: {e.source} imports {e.target}{guard}")
+    print(f"{sum(is_logic(m) for m in known)} logic modules, {len(bad) + len(refused)} forbidden imports")
+    return 1 if bad or refused else 0
 
 
 if __name__ == "__main__":

@@ -4,28 +4,28 @@ erasure, imports (/v1/memories, ...) and the memory console (/console)."""
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from mongomem.api.admin import router as admin
+from mongomem.api.admin import routes as admin
 from mongomem.api.app import MemoryApi
 from mongomem.api.console import enable_console
-from mongomem.api.context import router as context
+from mongomem.api.context import routes as context
 from mongomem.api.docs import enable_docs
-from mongomem.api.imports import router as imports
-from mongomem.api.memories import router as memories
-from mongomem.api.procedures import router as procedures
-from mongomem.api.recall import router as recall
-from mongomem.api.search import router as search
-from mongomem.api.snapshots import router as snapshots
-from mongomem.api.stats import router as stats
-from mongomem.api.status import router as status
-from mongomem.api.threads import router as threads
-from mongomem.api.users import router as users
-from mongomem.api.working_memory import router as working_memory
+from mongomem.api.imports import routes as imports
+from mongomem.api.memories import routes as memories
+from mongomem.api.procedures import routes as procedures
+from mongomem.api.recall import routes as recall
+from mongomem.api.search import routes as search
+from mongomem.api.snapshots import routes as snapshots
+from mongomem.api.stats import routes as stats
+from mongomem.api.status import routes as status
+from mongomem.api.threads import routes as threads
+from mongomem.api.users import routes as users
+from mongomem.api.working_memory import routes as working_memory
 from mongomem.observability import logger, metrics
 from mongomem.runtime import Services, lambda_runtime
 from mongomem.tracing import tracer
 
 root = lambda_runtime()
-api = MemoryApi(
+api: MemoryApi[Services] = MemoryApi(
     search,
     procedures,
     memories,
@@ -47,6 +47,6 @@ enable_console(api)  # the memory console at /console (static files; every data 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics(capture_cold_start_metric=True)
-@root.handler
+@root.api_handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
     return api.handle(event, context, svc)

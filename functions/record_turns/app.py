@@ -7,16 +7,17 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mongomem.api.app import MemoryApi
-from mongomem.api.sessions import router as sessions
+from mongomem.api.sessions import fast_record
+from mongomem.api.sessions import routes as sessions
 from mongomem.observability import logger, metrics
 from mongomem.runtime import Services, lambda_runtime
 
 root = lambda_runtime()
-api = MemoryApi(sessions)
+api: MemoryApi[Services] = MemoryApi(sessions, fast=(fast_record,))  # recording skips the resolver
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 @metrics.log_metrics(capture_cold_start_metric=True)
-@root.handler
+@root.api_handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
     return api.handle(event, context, svc)

@@ -1,4 +1,5 @@
-"""The record path imports no OpenSearch, LLM or embedding client (invariant 2)."""
+"""The record path imports no OpenSearch, LLM or embedding client (invariant 2), nor the configuration's
+models (they load with the first request, which reads the settings)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ FORBIDDEN = (
     "mongomem.providers",
     "mongomem.retrieval",
     "mongomem.extraction",
+    "mongomem.config",
+    "pydantic_settings",
 )
 
 

@@ -6,12 +6,13 @@ import base64
 import hashlib
 import json
 import re
+import uuid
 from typing import Any
 
 from mongomem.api.app import MemoryApi
 from mongomem.api.docs import enable_docs, openapi_document
-from mongomem.api.sessions import router as sessions_router
-from mongomem.api.status import router as status_router
+from mongomem.api.sessions import routes as sessions_routes
+from mongomem.api.status import routes as status_routes
 from tests.conftest import load_event
 
 
@@ -38,11 +39,19 @@ def test_document_covers_both_functions_routes_with_request_schemas() -> None:
     assert "/v1/openapi.json" not in doc["paths"] and "/v1/docs" not in doc["paths"]
 
 
-def test_building_the_document_leaves_the_live_routers_bound_to_their_functions() -> None:
-    api = MemoryApi(sessions_router)
-    before = sessions_router.api_resolver
+def test_building_the_document_leaves_a_serving_api_serving(services: Any, ctx: Any) -> None:
+    # Given an API that served a request with its services
+    api = MemoryApi(sessions_routes)
+    event = load_event("record_turn_single.json")
+    event["rawPath"] = event["requestContext"]["http"]["path"] = (
+        f"/v1/sessions/doc-{uuid.uuid4().hex[:12]}/turns"
+    )
+    assert api.handle(json.loads(json.dumps(event)), ctx, services)["statusCode"] == 201
+    # When the whole API's document is built (every route module's routes, without services)
     openapi_document(version="test-binding")
-    assert sessions_router.api_resolver is before is api.app
+    # Then the API still serves with its own services
+    again = api.handle(json.loads(json.dumps(event)), ctx, services)
+    assert again["statusCode"] == 201 and json.loads(again["body"])["turns"][0]["seq"] == 2
 
 
 def get(api: MemoryApi, path: str, ctx: Any, svc: Any) -> dict[str, Any]:
@@ -55,7 +64,7 @@ def get(api: MemoryApi, path: str, ctx: Any, svc: Any) -> dict[str, Any]:
 
 
 def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any) -> None:
-    api = MemoryApi(status_router)
+    api = MemoryApi(status_routes)
     enable_docs(api)
     spec = get(api, "/v1/openapi.json", ctx, services)
     assert spec["statusCode"] == 200 and "json" in spec["headers"]["Content-Type"]
@@ -67,7 +76,7 @@ def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any)
 
 def test_swagger_ui_runs_only_its_own_scripts_and_cannot_be_framed(services: Any, ctx: Any) -> None:
     # Given the docs page as API Gateway serves it
-    api = MemoryApi(status_router)
+    api = MemoryApi(status_routes)
     enable_docs(api)
     page = get(api, "/v1/docs", ctx, services)
     headers = {k.lower(): v for k, v in page["headers"].items()}

@@ -12,8 +12,8 @@ import pytest
 
 from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 from mongomem.api.app import MemoryApi
-from mongomem.api.threads import router as threads_router
-from mongomem.api.working_memory import router
+from mongomem.api.threads import routes as threads_routes
+from mongomem.api.working_memory import routes as working_memory_routes
 from mongomem.config import settings_from_env
 from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import local_queue_factory
@@ -51,7 +51,7 @@ class WorkingMemoryApi:
 
     def __init__(self, mongo: Services) -> None:
         self.mongo = mongo
-        self.api = MemoryApi(router, threads_router)
+        self.api = MemoryApi(working_memory_routes, threads_routes)
         self.use(None)
 
     def use(self, config: WorkingMemoryConfig | None) -> None:

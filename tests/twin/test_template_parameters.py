@@ -404,7 +404,7 @@ def test_the_built_layer_and_functions_hold_no_tools_package() -> None:
         pytest.fail("run `make sam-build` first", pytrace=False)
     layer = build / "CoreLayer" / "python"
     package = layer / "mongomem"
-    assert (package / "runtime.py").exists(), "the layer has no runtime package"
+    assert (package / "runtime" / "lifecycle.py").exists(), "the layer has no runtime package"
     # Given the layer sam build made: none of the tools' modules (CLI, local stack, SDK, MCP server)
     shipped = sorted(p.name for p in package.iterdir())
     assert not [t for t in TOOLS if (package / t).exists()], shipped

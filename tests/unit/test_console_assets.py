@@ -96,7 +96,7 @@ def test_the_running_config_version_is_the_sha256_of_its_text(
         lambda name, max_age, force=False: source.ConfigText(ssm_text, f"ssm:{name}:applied"),
     )
     # (a stack another test module still runs may have installed its services for the process)
-    monkeypatch.setattr(importlib.import_module("mongomem.runtime"), "_installed", None)
+    monkeypatch.setattr(importlib.import_module("mongomem.runtime.process"), "_installed", None)
     stamped = runtime.services().settings
     assert stamped.config_sha256 == hashlib.sha256(ssm_text.encode()).hexdigest()
     assert stamped.config_source == "deployed" and stamped.memory.snapshot.max_messages == 9

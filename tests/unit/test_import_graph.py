@@ -94,3 +94,20 @@ def test_the_checker_names_logic_that_imports_an_adapter_or_the_root(tmp_path: P
         "logic module mongomem.shortterm.record imports mongomem.adapters.mongo",
         "logic module mongomem.status imports mongomem.runtime (under TYPE_CHECKING)",
     }
+
+
+def test_the_checker_refuses_an_api_module_naming_the_runtime(tmp_path: Path) -> None:
+    # the api's routers receive their services from the handler: not even a type may come from the root
+    root = _package(
+        tmp_path,
+        {
+            "runtime.py": "",
+            "api/__init__.py": "",
+            "api/routes.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mongomem.runtime import S\n",
+            "api/app.py": "from mongomem.api import routes\n",
+        },
+    )
+    result = check("layers", root=root)
+    assert result.returncode == 1
+    assert "forbidden: mongomem.api.routes imports mongomem.runtime (under TYPE_CHECKING)" in result.stdout
+    assert "mongomem.api.app" not in result.stdout

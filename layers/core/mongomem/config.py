@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -24,37 +22,13 @@ from pydantic import (
 
 # Defined with the other errors so that modules validating parts of the config need not import this one.
 from mongomem.errors import ConfigError
+from mongomem.kindnames import ALL_TYPES as ALL_TYPES
+from mongomem.kindnames import CUSTOM_QUEUE, MAX_CUSTOM_TYPES, KindName, builtin_names, queue_name
+from mongomem.kindnames import KIND_NAME_PATTERN as KIND_NAME_PATTERN
+from mongomem.kindnames import MemoryType as MemoryType
 from mongomem.models.base import Model
 
-
-class MemoryType(StrEnum):
-    semantic = "semantic"
-    episodic = "episodic"
-    procedural = "procedural"
-    taxonomic = "taxonomic"
-    preference = "preference"
-
-
-ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
-# The queue (and extraction function) every custom memory type shares in a deployed stack: its messages
-# carry the type's name (docs/decisions.md "Custom memory types").
-CUSTOM_QUEUE = "custom"
-MAX_CUSTOM_TYPES = 5
-# A memory kind's name: what `type` holds in every memory, message and request.
-KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{1,31}$"
-KindName = Annotated[str, StringConstraints(pattern=KIND_NAME_PATTERN)]
-
-
-def builtin_names() -> list[str]:
-    return [t.value for t in MemoryType]
-
-
-def queue_name(kind: str) -> str:
-    """The extraction queue a kind's messages go to: a built-in kind's own, else the shared custom one."""
-    kind = str(kind)
-    return kind if kind in builtin_names() else CUSTOM_QUEUE
-
-
+# Kind names live in mongomem.kindnames (re-exported here for the modules that read them with the config).
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -398,8 +372,9 @@ def load_project_config(path: Path | None) -> ProjectConfig:
     return parse_project_config(data, str(path))
 
 
-def _merged(default: _M, chosen: _M) -> _M:
-    """`chosen` where the project config set a field, `default` (the deployment's choice) elsewhere."""
+def provider_choice(default: _M, chosen: _M) -> _M:
+    """A provider's settings: `chosen` (the project config's) where it set a field, `default` (the
+    deployment's choice) elsewhere; a chosen `kind` replaces the default entirely."""
     if getattr(chosen, "kind", None) is not None:
         return chosen
     return default.model_copy(update=chosen.model_dump(exclude_unset=True, exclude={"kind"}))
@@ -493,12 +468,12 @@ class Settings(_Strict):
     @property
     def llm_config(self) -> LLMProviderConfig:
         """The LLM to use: the project config's choice, else the deployment's."""
-        return _merged(self.default_llm, self.memory.providers.llm)
+        return provider_choice(self.default_llm, self.memory.providers.llm)
 
     @property
     def embedding_config(self) -> EmbeddingProviderConfig:
         """The embedder to use: the project config's choice, else the deployment's."""
-        return _merged(self.default_embeddings, self.memory.providers.embeddings)
+        return provider_choice(self.default_embeddings, self.memory.providers.embeddings)
 
     def demo_refusal(self, kind: str | None) -> str | None:
         """Why a demo provider may not run here (inside Lambda without AllowDemoProviders), else None."""

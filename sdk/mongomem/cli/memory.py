@@ -50,12 +50,12 @@ OPENAI_HOST = "api.openai.com"
 
 def local_providers(cfg: ProjectConfig) -> tuple[LLMProviderConfig, EmbeddingProviderConfig]:
     """The providers a local stack runs for this config (unset kinds: the offline extractor, the local model)."""
-    from mongomem.config import _merged
+    from mongomem.config import provider_choice
 
     chosen = cfg.memory.providers
     return (
-        _merged(LLMProviderConfig(kind="offline"), chosen.llm),
-        _merged(EmbeddingProviderConfig(kind="local"), chosen.embeddings),
+        provider_choice(LLMProviderConfig(kind="offline"), chosen.llm),
+        provider_choice(EmbeddingProviderConfig(kind="local"), chosen.embeddings),
     )
 
 

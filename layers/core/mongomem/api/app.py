@@ -1,29 +1,51 @@
-"""The resolver: routers, validation, error mapping and the body guard."""
+"""The resolver: routers built over their services, validation, error mapping and the body guard."""
 
 from __future__ import annotations
 
 import json
-from contextvars import ContextVar
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.shared.json_encoder import Encoder
 
-from mongomem.api.body import BodyRefused, read_json
-from mongomem.api.errors import error_body, install_error_handlers, status_of
-from mongomem.api.identity import SERVICES, USER_HEADER, acting_user_of, begin_request
+from mongomem.api.body import BodyRefused, parse_json, read_text
+from mongomem.api.errors import error_body, failure_response, install_error_handlers
+from mongomem.api.identity import USER_HEADER, Caller
 from mongomem.budget import API_BUDGET_SECONDS, request_budget
 from mongomem.errors import StoreAuthFailed
-from mongomem.runtime import store_auth_final
 
 if TYPE_CHECKING:
-    from mongomem.runtime import Services
+    from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
-_UNSET: Any = object()
-# The body the guard read for the request being served; Powertools' JSON deserializer returns it.
-_parsed: ContextVar[Any] = ContextVar("mongomem_parsed_body", default=_UNSET)
+    from mongomem.config import Settings
+
+
+class ApiServices(Protocol):
+    """What MemoryApi itself reads of the services (each router declares what its routes use)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+S = TypeVar("S", bound=ApiServices)
+S_contra = TypeVar("S_contra", contravariant=True)
+
+
+class RouteBuilder(Protocol[S_contra]):
+    """A module's routes, built over the services they use and the caller of the request served."""
+
+    def __call__(self, svc: S_contra, caller: Caller, /) -> APIGatewayHttpRouter: ...
+
+
+# A route served without the resolver: (model, status), or None to leave the request to the resolver.
+FastRoute = Callable[[dict[str, Any]], Any]
+
+
+class FastBuilder(Protocol[S_contra]):
+    def __call__(self, svc: S_contra, caller: Caller, /) -> FastRoute: ...
 
 
 def _error(status: int, code: str, message: str, details: Any = None) -> dict[str, Any]:
@@ -40,34 +62,77 @@ def _error(status: int, code: str, message: str, details: Any = None) -> dict[st
 _serialize = partial(json.dumps, separators=(",", ":"), cls=Encoder, ensure_ascii=False)
 
 
-def _deserialize(text: str) -> Any:
-    value = _parsed.get()
-    if value is _UNSET:  # not through MemoryApi.handle (never in the functions): read it the same way
-        try:
-            return read_json({"body": text})
-        except BodyRefused as refused:  # Powertools answers this as invalid JSON (400)
-            raise json.JSONDecodeError(refused.message, text, 0) from None
-    return value
+class _Resolver(APIGatewayHttpResolver):
+    """Powertools' resolver, reading the body through the guard once, before any route runs."""
+
+    def __init__(self) -> None:
+        super().__init__(enable_validation=True, json_body_deserializer=parse_json, serializer=_serialize)
+
+    def _to_proxy_event(self, event: dict[str, Any]) -> BaseProxyEvent:
+        proxy = super()._to_proxy_event(event)
+        # `json_body` is cached on the request's event: validation reads this very value (raises BodyRefused)
+        _ = proxy.json_body
+        return proxy
 
 
-class MemoryApi:
-    """An APIGatewayHttpResolver with our routers; `handle` refuses bad bodies before any route runs.
+class _Served(Generic[S]):
+    """One resolver with the routers built over one set of services."""
 
+    def __init__(self, svc: S, builders: list[RouteBuilder[S]], fast: list[FastBuilder[S]]) -> None:
+        self.svc = svc
+        self.caller = Caller(svc.settings)
+        self.fast = [build(svc, self.caller) for build in fast]
+        self.app = _Resolver()
+        install_error_handlers(self.app)
+        for build in builders:
+            self.app.include_router(build(svc, self.caller))
+
+
+class _NoServices:
+    """Stands for the services where routes are only documented, never run."""
+
+    settings: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"routes built for their documentation cannot serve ({name})")
+
+
+NO_SERVICES: Any = _NoServices()
+
+
+class MemoryApi(Generic[S]):
+    """Our routers in an APIGatewayHttpResolver; `handle` refuses bad bodies before any route runs.
+
+    Each route module's `routes(svc, caller)` builds its router over the services it uses: the resolver is
+    built for the services of the request (once per set: a new config or a reconnect builds new ones).
     The body guard (mongomem.api.body) refuses what cannot be stored faithfully (oversized, not UTF-8,
     too deeply nested, numbers outside 64-bit, NaN/Infinity, lone surrogates) and parses the rest once.
     """
 
-    def __init__(self, *routers: APIGatewayHttpRouter) -> None:
-        self.app = APIGatewayHttpResolver(
-            enable_validation=True, json_body_deserializer=_deserialize, serializer=_serialize
-        )
-        install_error_handlers(self.app)
-        self.routers = routers
-        for router in routers:
-            self.app.include_router(router)
+    def __init__(self, *builders: RouteBuilder[S], fast: tuple[FastBuilder[S], ...] = ()) -> None:
+        self.builders: list[RouteBuilder[S]] = list(builders)
+        self.fast = list(fast)
+        self._served: _Served[S] | None = None
 
-    def handle(self, event: dict[str, Any], context: Any, svc: Services) -> dict[str, Any]:
-        """Serve one API Gateway event with these services (routes read them: api.identity.services_of)."""
+    def add(self, builder: RouteBuilder[S]) -> None:
+        """Serve more routes (the docs, the console) from this function."""
+        self.builders.append(builder)
+        self._served = None
+
+    def served_with(self, svc: S) -> _Served[S]:
+        served = self._served
+        if served is None or served.svc is not svc:
+            served = self._served = _Served(svc, self.builders, self.fast)
+        return served
+
+    @property
+    def app(self) -> APIGatewayHttpResolver:
+        """A resolver of these routes for their OpenAPI document (its routes cannot serve)."""
+        return _Served(NO_SERVICES, self.builders, []).app
+
+    def handle(self, event: dict[str, Any], context: Any, svc: S) -> dict[str, Any]:
+        """Serve one API Gateway event with these services; a MongoDB authentication failure propagates
+        (the runtime refetches the secret and runs the request again)."""
         body = event.get("body") or ""
         limit = svc.settings.memory.limits.max_body_bytes
         # base64 grows the body by 4/3; compare the decoded size without decoding
@@ -81,11 +146,11 @@ class MemoryApi:
                 f"the request body is larger than {limit} bytes",
                 {"max_body_bytes": limit},
             )
-        try:
-            parsed = read_json(event)
-        except BodyRefused as refused:
-            return _error(refused.status, refused.code, refused.message, refused.details)
         if body:
+            try:
+                read_text(event)  # base64 decoded, UTF-8 checked: Powertools reads the text
+            except BodyRefused as refused:
+                return _error(refused.status, refused.code, refused.message, refused.details)
             # The API speaks JSON only: a body sent without a JSON content type (curl -d) is read as JSON.
             headers = event.setdefault("headers", {})
             ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
@@ -93,14 +158,8 @@ class MemoryApi:
                 for key in [k for k in headers if k.lower() == "content-type"]:
                     del headers[key]
                 headers["content-type"] = "application/json"
-        begin_request()
-        # A router belongs to the resolver that included it last; more than one MemoryApi may hold the
-        # same module-level routers (functions loaded twice in one process): this one serves now.
-        for router in self.routers:
-            router.api_resolver = self.app
-        # Powertools' own request context: the routes find the services there, it is cleared after resolve.
-        self.app.append_context(**{SERVICES: svc})
-        token = _parsed.set(parsed)
+        served = self.served_with(svc)
+        served.caller.begin(event)
         left = (
             context.get_remaining_time_in_millis() / 1000
             if hasattr(context, "get_remaining_time_in_millis")
@@ -109,15 +168,43 @@ class MemoryApi:
         budget = API_BUDGET_SECONDS if left is None else min(API_BUDGET_SECONDS, left - 2.0)
         try:
             with request_budget(budget):
-                response = self.app.resolve(event, context)
-        except StoreAuthFailed as exc:
-            if not store_auth_final():
-                raise  # the runtime refetches the MongoDB secret and runs the request again
-            return _error(status_of(exc), exc.code, exc.message, exc.details)
-        finally:
-            _parsed.reset(token)
+                response = _fast(served.fast, event)
+                if response is None:
+                    response = served.app.resolve(event, context)
+        except BodyRefused as refused:
+            return _error(refused.status, refused.code, refused.message, refused.details)
         # Tell the caller which memory identity served the request (a service account's user_id is ignored).
-        user = acting_user_of(event, svc.settings)
+        user = served.caller.acted_as()
         if user and isinstance(response, dict):
             response.setdefault("headers", {})[USER_HEADER] = user
         return response
+
+
+def _fast(routes: list[FastRoute], event: dict[str, Any]) -> dict[str, Any] | None:
+    """The answer of the first fast route that takes the request, as the resolver would give it."""
+    for route in routes:
+        try:
+            answer = route(event)
+        except StoreAuthFailed:
+            raise  # the runtime retries with a refetched secret
+        except BodyRefused:
+            raise
+        except Exception as exc:  # answered as the resolver's error handlers answer it
+            return _as_event_response(failure_response(exc))
+        if answer is not None:
+            model, status = answer
+            body = _serialize(model.model_dump(mode="json", by_alias=True))
+            return _as_event_response(Response(status, "application/json", body))
+    return None
+
+
+def _as_event_response(response: Response) -> dict[str, Any]:
+    """An HTTP API (payload 2.0) response, shaped as Powertools builds it."""
+    headers = {k: ", ".join(v) if isinstance(v, list) else v for k, v in response.headers.items()}
+    return {
+        "statusCode": response.status_code,
+        "body": response.body,
+        "isBase64Encoded": False,
+        "headers": headers,
+        "cookies": [],
+    }

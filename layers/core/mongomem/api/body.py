@@ -1,7 +1,8 @@
 """Read a request body the way the API accepts it: UTF-8 JSON that BSON and JSON can both hold faithfully.
 
-`MemoryApi.handle` runs this before Powertools sees the body, and Powertools then validates the value
-read here (it is handed over as the resolver's JSON deserializer, so the body is parsed once). What is
+`MemoryApi.handle` decodes the body (`read_text`) before Powertools sees it; `parse_json` is the resolver's
+JSON deserializer, run when Powertools builds the request's event, before any route (the body is parsed
+once, and Powertools validates that value). What is
 refused, and why, is in docs/security.md "Hostile input"; nothing here recurses, so a body nested
 10,000 levels deep is a 422, never a RecursionError.
 """
@@ -102,7 +103,8 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def _text_of(event: dict[str, Any]) -> str:
+def read_text(event: dict[str, Any]) -> str:
+    """The body's text (base64 decoded in the event itself, for Powertools); raises BodyRefused."""
     body = event.get("body") or ""
     if event.get("isBase64Encoded"):
         try:
@@ -128,11 +130,8 @@ def _text_of(event: dict[str, Any]) -> str:
     return str(body)
 
 
-def read_json(event: dict[str, Any]) -> Any:
-    """The parsed body of an API Gateway event (None without one); raises BodyRefused."""
-    if not event.get("body"):
-        return None
-    text = _text_of(event)
+def parse_json(text: str) -> Any:
+    """A body's value, if JSON and BSON can both hold it faithfully; raises BodyRefused."""
     depth = nesting_depth(text)
     if depth > MAX_JSON_DEPTH:
         raise BodyRefused(

@@ -39,15 +39,20 @@ _lock = threading.Lock()
 
 
 def api_routers() -> list[APIGatewayHttpRouter]:
-    """Every module-level `router` in the mongomem.api package (new route modules are found too)."""
+    """The routers of every `routes` builder in the mongomem.api package (new route modules are found
+    too), built for their documentation only: no services behind them."""
     import mongomem.api as package
+    from mongomem.api.app import NO_SERVICES
+    from mongomem.api.identity import Caller
 
     routers = []
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
-        router = getattr(module, "router", None)
-        if isinstance(router, APIGatewayHttpRouter):
-            routers.append(router)
+        build = getattr(module, "routes", None)
+        if callable(build):
+            router = build(NO_SERVICES, Caller(NO_SERVICES.settings))
+            if isinstance(router, APIGatewayHttpRouter):
+                routers.append(router)
     return routers
 
 
@@ -130,9 +135,14 @@ def _swagger_html(spec_url: str) -> str:
     )
 
 
-def enable_docs(memory_api: MemoryApi) -> None:
-    """Serve GET /v1/openapi.json and GET /v1/docs (Swagger UI) from this function's resolver."""
-    app = memory_api.app
+def enable_docs(memory_api: MemoryApi[Any]) -> None:
+    """Serve GET /v1/openapi.json and GET /v1/docs (Swagger UI) from this function."""
+    memory_api.add(docs_routes)
+
+
+def docs_routes(svc: object, caller: object) -> APIGatewayHttpRouter:
+    """The document and Swagger UI: they need no services."""
+    app = APIGatewayHttpRouter()
 
     # No return annotations: Powertools would try to build a response schema from `Response`.
     @app.get(OPENAPI_PATH, include_in_schema=False)
@@ -143,3 +153,5 @@ def enable_docs(memory_api: MemoryApi) -> None:
     def docs():
         html, headers = swagger_page()
         return Response(status_code=200, content_type="text/html; charset=utf-8", body=html, headers=headers)
+
+    return app

@@ -10,7 +10,6 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from mongomem.config import KIND_NAME_PATTERN
 from mongomem.errors import (
     Conflict,
     ExtractionFailed,
@@ -24,9 +23,9 @@ from mongomem.errors import (
     Unavailable,
     Unprocessable,
 )
+from mongomem.kindnames import KIND_NAME_PATTERN
 from mongomem.models.common import ID_PATTERN, ID_RULE
 from mongomem.observability import logger
-from mongomem.ports import EmbeddingError, LLMError
 
 # The one place a domain error becomes an HTTP status: the first class the error is an instance of
 # (most specific first); any other MongomemError is a 500. Domain errors know nothing of HTTP.
@@ -129,43 +128,20 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.exception_handler(ValidationError)
     def _invalid_inside(exc: ValidationError) -> Response:
-        # a model built inside a route (a tool call's arguments, an import's turns) refused its input:
-        # the caller's mistake, answered like the resolver's own validation (never the value itself)
-        details = [
-            {
-                "path": ".".join(str(p) for p in err.get("loc", ())) or "(body)",
-                "message": err.get("msg", "invalid"),
-                "type": err.get("type"),
-            }
-            for err in exc.errors(include_url=False, include_input=False, include_context=False)
-        ]
-        logger.warning("request refused by a model", extra={"model": exc.title, "errors": len(details)})
-        return error_response(422, "validation_error", "the request does not match the schema", details)
+        return failure_response(exc)
 
     @app.exception_handler(StoreAuthFailed)
     def _auth_failed(exc: StoreAuthFailed) -> Response:
-        raise exc  # MemoryApi.handle decides: retry with a refetched secret, or answer 503
+        raise exc  # the runtime retries with a refetched secret, then answers 503
+
+    # the providers' errors (mongomem.ports) load with the first request, not with the record function
+    from mongomem.ports import EmbeddingError, LLMError
 
     @app.exception_handler(EmbeddingError)
     @app.exception_handler(LLMError)
-    def _provider(exc: Exception) -> Response:
-        # a model provider that failed after its retries, or did not answer within the request's budget
-        logger.warning("provider unavailable", extra={"error": str(exc)[:500]})
-        return error_response(
-            503,
-            "provider_unavailable",
-            "the model provider did not answer in time; retry",
-            {"retry_after_seconds": 2},
-            {"Retry-After": "2"},
-        )
-
     @app.exception_handler(MongomemError)
-    def _domain(exc: MongomemError) -> Response:
-        headers = {}
-        if isinstance(exc, Unavailable):
-            headers["Retry-After"] = "2"
-            logger.warning("dependency unavailable", extra={"error": exc.code})
-        return error_response(status_of(exc), exc.code, exc.message, exc.details, headers)
+    def _domain(exc: Exception) -> Response:
+        return failure_response(exc)
 
     @app.not_found
     def _not_found(exc: NotFoundError) -> Response:
@@ -184,5 +160,46 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
-        logger.exception("unhandled error")
-        return error_response(500, "internal_error", "an internal error occurred; it has been logged")
+        return failure_response(exc)
+
+
+def failure_response(exc: Exception) -> Response:
+    """What a route's failure answers (the resolver's handlers and the record fast path share it); a
+    MongoDB authentication failure is not one: it goes to the runtime, which retries."""
+    from mongomem.ports import EmbeddingError, LLMError
+
+    if isinstance(exc, EmbeddingError | LLMError):
+        # a model provider that failed after its retries, or did not answer within the request's budget
+        logger.warning("provider unavailable", extra={"error": str(exc)[:500]})
+        return error_response(
+            503,
+            "provider_unavailable",
+            "the model provider did not answer in time; retry",
+            {"retry_after_seconds": 2},
+            {"Retry-After": "2"},
+        )
+    if isinstance(exc, ValidationError):
+        return _model_refusal(exc)
+    if isinstance(exc, MongomemError):
+        headers = {}
+        if isinstance(exc, Unavailable):
+            headers["Retry-After"] = "2"
+            logger.warning("dependency unavailable", extra={"error": exc.code})
+        return error_response(status_of(exc), exc.code, exc.message, exc.details, headers)
+    logger.exception("unhandled error")
+    return error_response(500, "internal_error", "an internal error occurred; it has been logged")
+
+
+def _model_refusal(exc: ValidationError) -> Response:
+    # a model built inside a route (a tool call's arguments, an import's turns) refused its input:
+    # the caller's mistake, answered like the resolver's own validation (never the value itself)
+    details = [
+        {
+            "path": ".".join(str(p) for p in err.get("loc", ())) or "(body)",
+            "message": err.get("msg", "invalid"),
+            "type": err.get("type"),
+        }
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    logger.warning("request refused by a model", extra={"model": exc.title, "errors": len(details)})
+    return error_response(422, "validation_error", "the request does not match the schema", details)

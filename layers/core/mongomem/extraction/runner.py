@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.config import KindName
 from mongomem.errors import ExtractionFailed
 from mongomem.extraction.extractor import ExtractionResult, Extractor, NoTimeLeft, SnapshotInput
+from mongomem.kindnames import KindName
 from mongomem.models.common import Identifier, Scope, utcnow
 from mongomem.models.sessions import TypeStatusUpdate
 from mongomem.ports import LLMConfigError, LLMError

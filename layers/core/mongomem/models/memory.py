@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.config import KindName
+from mongomem.kindnames import KindName
 from mongomem.models.base import Model
 from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Scope, UtcDateTime
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mongomem.config import MAX_CUSTOM_TYPES, KindName, MemoryType
+from mongomem.kindnames import MAX_CUSTOM_TYPES, KindName, MemoryType
 from mongomem.models.common import USER_HELP, Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status, Visibility
 from mongomem.models.pending import PendingWork

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from mongomem.config import KindName
+from mongomem.kindnames import KindName
 from mongomem.models.base import Model
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]

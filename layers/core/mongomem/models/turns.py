@@ -73,6 +73,11 @@ class RecordTurnsRequest(Model):
             return {**envelope, "turns": [turn]}
         return data
 
+    def __repr__(self) -> str:
+        # Powertools formats a route's arguments on every request (a debug line): the batch's size, never
+        # its content (cheaper on the record path, and no conversation text in debug logs)
+        return f"RecordTurnsRequest(user_id={self.user_id!r}, turns={len(self.turns)})"
+
 
 class TurnOut(Model):
     turn_id: str

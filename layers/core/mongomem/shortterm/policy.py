@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from mongomem.config import MemoryConfig
 from mongomem.models.common import as_utc
 from mongomem.models.sessions import Session
+
+if TYPE_CHECKING:
+    from mongomem.config import MemoryConfig
 
 
 class PromotionPolicy:

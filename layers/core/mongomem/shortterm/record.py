@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from mongomem.config import MemoryConfig
 from mongomem.errors import Conflict, InvalidInput, PayloadTooLarge
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import (
@@ -19,6 +19,9 @@ from mongomem.models.turns import (
 )
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.ports import AgentConflict, SessionRepository, TokenSeen, TurnRepository
+
+if TYPE_CHECKING:
+    from mongomem.config import MemoryConfig
 
 
 def estimate_tokens(turn: TurnIn) -> int:

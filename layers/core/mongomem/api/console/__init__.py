@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 if TYPE_CHECKING:
     from mongomem.api.app import MemoryApi
@@ -84,9 +85,14 @@ def asset_response(name: str, if_none_match: str | None = None) -> Response:
     return Response(status_code=200, content_type=asset.content_type, body=asset.body, headers=headers)
 
 
-def enable_console(memory_api: MemoryApi) -> None:
+def enable_console(memory_api: MemoryApi[Any]) -> None:
     """Serve GET /console (the page) and GET /console/<file> (its scripts, styles and icon)."""
-    app = memory_api.app
+    memory_api.add(console_routes)
+
+
+def console_routes(svc: object, caller: object) -> APIGatewayHttpRouter:
+    """The console's static files: they need no services."""
+    app = APIGatewayHttpRouter()
 
     # No return annotations: Powertools would try to build a response schema from `Response`.
     @app.get(CONSOLE_PATH, include_in_schema=False)
@@ -96,3 +102,5 @@ def enable_console(memory_api: MemoryApi) -> None:
     @app.get(f"{CONSOLE_PATH}/<name>", include_in_schema=False)
     def console_asset(name: str):
         return asset_response(name, app.current_event.headers.get("if-none-match"))
+
+    return app

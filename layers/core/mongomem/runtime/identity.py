@@ -1,0 +1,35 @@
+"""The identity context's root: API keys, the user directory, the recent-request log."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from mongomem.runtime.infra import Infrastructure
+
+if TYPE_CHECKING:
+    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+    from mongomem.directory import DirectoryRepository
+    from mongomem.requestlog import RecentRequestLog
+
+
+class IdentityRoot(Infrastructure):
+    """Who calls: keys (the authorizer), users (the console), the agent calls a user made."""
+
+    @cached_property
+    def api_keys(self) -> MongoApiKeyRepository:
+        from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+
+        return self._indexed(MongoApiKeyRepository(self.database))
+
+    @cached_property
+    def directory(self) -> DirectoryRepository:
+        from mongomem.adapters.mongo.directory import MongoDirectoryRepository
+
+        return MongoDirectoryRepository(self.database)
+
+    @cached_property
+    def recent_requests(self) -> RecentRequestLog:
+        from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog
+
+        return self._indexed(MongoRecentRequestLog(self.database))

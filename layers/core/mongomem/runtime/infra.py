@@ -1,0 +1,179 @@
+"""Shared infrastructure of the composition root: settings, MongoDB, the queue, providers, the index.
+
+Every context's root (short-term, long-term, retrieval, identity) builds on this class; each piece is
+built on first use. `Services` (runtime/services.py) is all of them together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+# Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
+# request. Everything else is imported where it is built.
+from mongomem.adapters.mongo.driver import MongoDatabase, get_client, write_concern_for
+
+if TYPE_CHECKING:
+    from mongomem.adapters.mongo.erasure import MongoErasureRepository
+    from mongomem.config import Settings
+    from mongomem.extraction.extractor import Extractor
+    from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
+    from mongomem.runtime.services import Services
+    from mongomem.status import BacklogRepository
+    from mongomem.vectors.port import VectorIndex
+    from mongomem.workingmemory.config import WorkingMemoryConfig
+
+
+R = TypeVar("R")
+# Builds a memory kind's extractor from the services (Services(extractors=...) replaces the default;
+# None there: the kind has no extractor, its snapshots' status becomes `skipped`). Keys are kind names.
+ExtractorFactory = Callable[["Services"], "Extractor"] | None
+
+
+class Infrastructure:
+    """What every context builds on; the constructor's arguments replace any collaborator (tests)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        queue: QueuePort | None = None,
+        queue_factory: Callable[[Services], QueuePort] | None = None,
+        llm: LLMProvider | None = None,
+        embedder: EmbeddingProvider | None = None,
+        vector_index: VectorIndex | None = None,
+        mongodb_uri: str | None = None,
+        extractors: Mapping[str, ExtractorFactory] | None = None,
+        working_memory_config: WorkingMemoryConfig | None = None,
+    ) -> None:
+        self.settings = settings
+        self._queue = queue
+        self._queue_factory = queue_factory
+        self._llm = llm
+        self._embedder = embedder
+        self._vector_index = vector_index
+        self._mongodb_uri = mongodb_uri
+        self._extractors: dict[str, ExtractorFactory] = {str(k): f for k, f in (extractors or {}).items()}
+        self._built: dict[str, Extractor | None] = {}
+        self._working_memory_config = working_memory_config
+
+    @cached_property
+    def mongodb_uri(self) -> str:
+        if self._mongodb_uri:
+            return self._mongodb_uri
+        if self.settings.mongodb_secret_arn:
+            from mongomem.adapters.secrets import mongodb_uri_from_secret
+
+            return mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
+        return self.settings.mongodb_uri
+
+    @cached_property
+    def database(self) -> MongoDatabase:
+        s = self.settings
+        client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
+        # A 2xx means kept: every write through these repositories is journaled (and majority-replicated
+        # where the deployment replicates), see docs/decisions.md "Durability".
+        return MongoDatabase(
+            client, s.db_name, write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
+        )
+
+    @property
+    def db(self) -> Any:
+        """The raw pymongo database (for tools and tests; logic uses the repositories)."""
+        return self.database.db
+
+    def _indexed(self, repository: R) -> R:
+        if self.settings.ensure_indexes:
+            repository.ensure_indexes()  # type: ignore[attr-defined]
+        return repository
+
+    @cached_property
+    def erasure(self) -> MongoErasureRepository:
+        from mongomem.adapters.mongo.erasure import MongoErasureRepository
+
+        return self._indexed(MongoErasureRepository(self.database))
+
+    @cached_property
+    def backlog(self) -> BacklogRepository:
+        from mongomem.adapters.mongo.figures import MongoBacklogRepository
+
+        return MongoBacklogRepository(self.database)
+
+    def store_reachable(self) -> bool:
+        return self.database.ping()
+
+    @cached_property
+    def queue(self) -> QueuePort:
+        if self._queue is not None:
+            return self._queue
+        if self._queue_factory is not None:
+            return self._queue_factory(cast("Services", self))
+        from mongomem.adapters.queues import queue_for
+
+        return queue_for(self.settings)
+
+    @cached_property
+    def llm(self) -> LLMProvider:
+        if self._llm is not None:
+            return self._llm
+        from mongomem.providers.factory import llm_from_config
+
+        cfg = self.settings.llm_config
+        return llm_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
+
+    @cached_property
+    def embedder(self) -> EmbeddingProvider:
+        if self._embedder is not None:
+            return self._embedder
+        from mongomem.providers.factory import embedder_from_config
+
+        cfg = self.settings.embedding_config
+        return embedder_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
+
+    @cached_property
+    def provider_env(self) -> dict[str, str]:
+        """What the provider factories may read: the named keys (env or provider secret) and the region."""
+        env = dict(self.settings.provider_secrets)
+        if self.settings.provider_secret_arn:
+            from mongomem.adapters.secrets import provider_keys
+
+            env.update(provider_keys(self.settings.provider_secret_arn))
+        if self.settings.aws_region:
+            env["AWS_REGION"] = self.settings.aws_region
+        return env
+
+    def readiness(self) -> dict[str, Any]:
+        """Whether an LLM and an embedding provider are usable, and why not (the LLM server's cached probe
+        is the only network call)."""
+        from mongomem.providers.factory import readiness
+
+        return readiness(self.llm, self.embedder)
+
+    @cached_property
+    def vector_index(self) -> VectorIndex | None:
+        if self._vector_index is not None:
+            return self._vector_index
+        s = self.settings
+        if s.opensearch_endpoint:
+            from mongomem.vectors.opensearch import OpenSearchIndex, make_client
+
+            client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
+            # SigV4 for `aoss` is a Serverless collection: its rules (no custom ids, no refresh) apply
+            return OpenSearchIndex(
+                client,
+                s.opensearch_index,
+                engine=s.opensearch_engine,
+                create_missing=s.create_search_index,
+                serverless=s.opensearch_auth == "sigv4-aoss",
+            )
+        if s.vector_index_path:
+            from pathlib import Path
+
+            from mongomem.vectors.embedded import EmbeddedIndex
+
+            return EmbeddedIndex(Path(s.vector_index_path))
+        return None
+
+
+def _appname(settings: Settings) -> str:
+    return f"mongomem:{settings.function_name}" if settings.function_name else "mongomem"

@@ -1,0 +1,70 @@
+"""The retrieval context's root: search, recall, the context block and the pending figures."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from mongomem.runtime.longterm import LongTermRoot
+from mongomem.runtime.shortterm import ShortTermRoot
+
+if TYPE_CHECKING:
+    from mongomem.longterm.procedures import ProcedureService
+    from mongomem.retrieval.context import ContextBuilder
+    from mongomem.retrieval.pending import Pending
+    from mongomem.retrieval.recall import Recall
+    from mongomem.retrieval.search import MemorySearch
+
+
+class RetrievalRoot(LongTermRoot, ShortTermRoot):
+    """Reading memory: over long-term memories and short-term turns."""
+
+    @cached_property
+    def search(self) -> MemorySearch:
+        from mongomem.retrieval.search import MemorySearch
+
+        return MemorySearch(
+            self.memory_store,
+            self.vector_index,
+            self.embedder,
+            self.kinds,
+            self.settings.memory.metadata.partition_keys,
+            pending=self.pending,
+        )
+
+    @cached_property
+    def recall(self) -> Recall:
+        from mongomem.retrieval.recall import Recall
+
+        memory = self.settings.memory
+        return Recall(
+            self.turns, self.vector_index, self.embedder, memory.recall, memory.limits.max_response_bytes
+        )
+
+    @cached_property
+    def context_builder(self) -> ContextBuilder:
+        from mongomem.retrieval.context import ContextBuilder
+
+        wm = self.working_memory_config
+        return ContextBuilder(
+            self.turns,
+            self.working_memory,
+            wm.scope,
+            self.search,
+            self.recall,
+            self.kinds,
+            pending=self.pending,
+        )
+
+    @cached_property
+    def pending(self) -> Pending:
+        """The "not yet" figures search and context answers carry."""
+        from mongomem.retrieval.pending import Pending
+
+        return Pending(self.backlog, self.settings.memory.recall.enabled)
+
+    @cached_property
+    def procedures(self) -> ProcedureService:
+        from mongomem.longterm.procedures import ProcedureService
+
+        return ProcedureService(self.memory_store, self.search)

@@ -1,0 +1,30 @@
+"""The built-in kinds' names are listed once (mongomem.kindnames); the places that need one object or
+one setting per kind hold exactly those names."""
+
+from __future__ import annotations
+
+import re
+
+from mongomem.config import ExtractionConfig
+from mongomem.kindnames import CUSTOM_QUEUE, KIND_NAME_PATTERN, builtin_names, queue_name
+from mongomem.kinds.registry import builtin_registry
+from tests.conftest import ROOT
+
+
+def test_the_registry_holds_one_kind_per_builtin_name() -> None:
+    assert [kind.name for kind in builtin_registry()] == builtin_names()
+
+
+def test_the_extraction_settings_have_one_entry_per_builtin_name() -> None:
+    per_kind = [name for name in ExtractionConfig.model_fields if name != "enabled"]
+    assert sorted(per_kind) == sorted(builtin_names())
+
+
+def test_the_template_has_one_extraction_queue_per_builtin_kind_and_one_for_custom_types() -> None:
+    template = (ROOT / "template.yaml").read_text(encoding="utf-8")
+    queues = {m.lower() for m in re.findall(r"^  (\w+)Queue:$", template, re.M)}
+    assert queues == {queue_name(n) for n in builtin_names()} | {CUSTOM_QUEUE}
+
+
+def test_every_builtin_name_is_a_valid_kind_name() -> None:
+    assert all(re.fullmatch(KIND_NAME_PATTERN, n) for n in builtin_names())
