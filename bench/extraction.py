@@ -41,7 +41,7 @@ class TimedLLM:
     """Answers like a scripted LLM after `delay` seconds, and keeps the time spent in calls."""
 
     name = "bench"
-    offline = False
+    capabilities = frozenset({"answers"})
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
@@ -104,7 +104,7 @@ def main() -> None:
 
         embedder: Any = LocalEmbedderProvider()
     else:
-        from mongomem.providers.embed_hashing import HashingEmbedder
+        from mongomem.offline.embed_hashing import HashingEmbedder
 
         embedder = HashingEmbedder(dim=384)
     fn = load_function("extract")

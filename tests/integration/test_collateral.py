@@ -23,9 +23,9 @@ from mongomem.kinds import builtin_registry
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import EvidenceRef
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
 from mongomem.ports import LLMRequest, LLMResult
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 
@@ -79,7 +79,7 @@ class WrongUpdater:
     """An LLM that answers every reconciliation with UPDATE of the first candidate it is shown."""
 
     name = "wrong-updater"
-    offline = False
+    capabilities = frozenset({"answers"})
 
     def __init__(self) -> None:
         self.asked = 0

@@ -17,8 +17,8 @@ import pytest
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_local import LocalEmbedderProvider
-from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 

@@ -23,8 +23,8 @@ from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.queue import local_queue_factory
 from mongomem.local.stack import API_ROUTES
 from mongomem.models.common import Scope
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function

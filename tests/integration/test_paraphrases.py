@@ -23,9 +23,9 @@ from mongomem.longterm.rekey import rekey
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.turns import RecordTurnsRequest
+from mongomem.offline.llm_offline import OfflineLLM
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_local import LocalEmbedderProvider
-from mongomem.providers.llm_offline import OfflineLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function

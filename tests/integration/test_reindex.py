@@ -15,8 +15,8 @@ from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.search import SearchRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.retrieval.search import MemorySearch
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex

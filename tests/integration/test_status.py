@@ -136,7 +136,7 @@ def test_llm_without_its_key_is_not_ready_and_names_the_variable(
 def test_status_shows_each_kinds_failures_refusals_and_last_error_of_the_last_hour(
     make_settings: Any, api: Any, ctx: Any
 ) -> None:
-    from mongomem.providers.llm_scripted import ScriptedLLM
+    from mongomem.offline.llm_scripted import ScriptedLLM
 
     # Given a model whose semantic answer is unusable twice (final) and whose episodic items are all invalid
     answers = {"semantic": ["not json", "still not json"], "episodic": [json.dumps({"items": [{"when": 3}]})]}

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mongomem.extraction.offline import OfflineProposer
-from mongomem.extraction.offline.proposer import KINDS, KindRules
 from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import builtin_registry
 from mongomem.kinds.semantic import SemanticItem
+from mongomem.offline.rules import OfflineProposer
+from mongomem.offline.rules.proposer import KINDS, KindRules
 
 PAYLOADS = {kind.name: kind.item for kind in builtin_registry()}
 
@@ -810,7 +810,7 @@ def test_a_looping_cut_off_answer_is_asked_to_stop_not_given_more_room() -> None
     )
 
     class Looping:
-        name, offline = "looping", False
+        name, capabilities = "looping", frozenset({"answers"})
         requests: list[LLMRequest] = []
 
         def complete_json(self, request: LLMRequest) -> LLMResult:

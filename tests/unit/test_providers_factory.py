@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig, parse_project_config
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_bedrock import BedrockTitanEmbedder
-from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.embed_local import LocalEmbedderProvider
 from mongomem.providers.embed_openai import OpenAICompatibleEmbedder
 from mongomem.providers.embed_voyage import VoyageEmbedder
 from mongomem.providers.factory import embedder_from_config, llm_from_config, readiness
 from mongomem.providers.llm_bedrock import BedrockLLM
 from mongomem.providers.llm_openai import OpenAICompatibleLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
 
 
 def test_openai_llm_reads_the_key_from_the_named_variable() -> None:
@@ -103,7 +103,7 @@ def test_scripted_llm_from_a_file(tmp_path: Path) -> None:
 
 
 def test_offline_llm_is_the_pattern_extractor() -> None:
-    pytest.importorskip("mongomem.extraction.offline")
+    pytest.importorskip("mongomem.offline.rules")
     llm = llm_from_config(LLMProviderConfig(kind="offline"), {})
     report = readiness(llm, HashingEmbedder())
     assert report["llm"]["offline"] is True and report["llm"]["kind"] == "offline"
@@ -198,7 +198,7 @@ def test_llm_max_concurrency_lets_one_call_at_a_time_reach_the_server() -> None:
     lock = threading.Lock()
 
     class Slow:
-        name, offline = "slow-test-llm", False
+        name, capabilities = "slow-test-llm", frozenset({"answers"})
 
         def complete_json(self, request: LLMRequest) -> LLMResult:
             with lock:

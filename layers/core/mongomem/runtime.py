@@ -414,8 +414,8 @@ class Services:
         from mongomem.extraction.reconcile import Reconciler, thresholds_for
 
         reinforce_at, ambiguous_from = thresholds_for(self.embedder)
-        # the offline setting has no LLM: ambiguous matches are decided by rules
-        llm = None if getattr(self.llm, "offline", False) else self.llm
+        # an LLM that answers nothing (the offline setting): ambiguous matches are decided by rules
+        llm = self.llm if "answers" in self.llm.capabilities else None
         return Reconciler(self.memory_store, self.vector_index, llm, reinforce_at, ambiguous_from)
 
     @cached_property
@@ -437,9 +437,9 @@ class Services:
 
     @cached_property
     def proposer(self) -> Proposer:
-        from mongomem.extraction.proposers import LLMProposer, RulesProposer
+        from mongomem.providers.factory import proposer_for
 
-        return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm, self.kinds)
+        return proposer_for(self.llm, self.kinds)
 
     @cached_property
     def memories(self) -> MemoryService:

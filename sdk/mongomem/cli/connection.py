@@ -135,3 +135,14 @@ def explain(err: Any, conn: Connection) -> str:
 def retryable(err: Any) -> bool:
     """Would sending the same request again later plausibly work (no answer, overload, a server error)?"""
     return err.status is None or err.status in (429, 500, 502, 503, 504)
+
+
+def dev_config(given: str | None, data_dir: Path) -> Path | None:
+    """The project config `mongomem dev` runs: --config, else the data dir's (`mongomem memory configure`
+    uploads there), else ./project-config.yaml, else none (the defaults)."""
+    if given:
+        return Path(given)
+    for candidate in (data_dir / "project-config.yaml", Path("project-config.yaml")):
+        if candidate.exists():
+            return candidate
+    return None

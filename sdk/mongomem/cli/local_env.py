@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from mongomem.cli.connection import data_dir_of, running_stack
+from mongomem.cli.connection import data_dir_of, dev_config, running_stack
 from mongomem.config import environment, settings_from_env
 
 DEPLOYED = ("MONGOMEM_MONGODB_URI", "MONGOMEM_MONGODB_SECRET_ARN")
@@ -31,7 +31,6 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     if any(env.get(name) for name in DEPLOYED):
         yield settings_from_env(env)
         return
-    from mongomem.cli.main import dev_config
     from mongomem.cli.ops import running_database
     from mongomem.local.mongod import EmbeddedMongo
     from mongomem.local.stack import local_environment

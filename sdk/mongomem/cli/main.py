@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from mongomem.cli.connection import add_data_dir, data_dir_of
+from mongomem.cli.connection import add_data_dir, data_dir_of, dev_config
 from mongomem.config import environment, use_local_powertools_defaults
 
 
@@ -97,17 +97,6 @@ def _dev(args: argparse.Namespace) -> int:
         stack.stop()  # idempotent; always stops the SecantusDB child
     print("stopped.", flush=True)
     return 0
-
-
-def dev_config(given: str | None, data_dir: Path) -> Path | None:
-    """The project config `mongomem dev` runs: --config, else the data dir's (`mongomem memory configure`
-    uploads there), else ./project-config.yaml, else none (the defaults)."""
-    if given:
-        return Path(given)
-    for candidate in (data_dir / "project-config.yaml", Path("project-config.yaml")):
-        if candidate.exists():
-            return candidate
-    return None
 
 
 def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:

@@ -6,7 +6,7 @@ a model hub: the model is loaded from the installed package's own files on first
 
 e5 models are trained with role prefixes: documents are embedded as ``passage: ...``
 and search queries as ``query: ...``. :meth:`LocalEmbedder.embed` embeds documents;
-use :meth:`LocalEmbedder.embed_query` (or ``kind="query"``) for search text.
+``kind="query"`` embeds search text.
 """
 
 from __future__ import annotations
@@ -80,10 +80,6 @@ class LocalEmbedder:
                 rows = [rows] if getattr(rows, "ndim", 2) == 1 else rows
             out.extend(_unit(list(map(float, row))) for row in rows)
         return out
-
-    def embed_query(self, texts: list[str]) -> list[list[float]]:
-        """Embed search queries (e5 ``query:`` role)."""
-        return self.embed(texts, kind="query")
 
     def warmup(self) -> None:
         """Load the model now instead of on first use."""

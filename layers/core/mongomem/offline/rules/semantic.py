@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from mongomem.extraction.offline import speaker
-from mongomem.extraction.offline.dates import DateMention, find_dates, month_day_text, replace_dates, tense
-from mongomem.extraction.offline.phrases import is_name_word, split_list, take_name, take_phrase, take_proper
-from mongomem.extraction.offline.text import capitalise, clip, hedged, squash, statements, strip_punct
-from mongomem.extraction.offline.third_person import third_person, who
-from mongomem.extraction.offline.words import (
+from mongomem.dates import DateMention, find_dates, month_day_text, replace_dates, tense
+from mongomem.extraction.proposal import TurnView
+from mongomem.kinds.base import norm
+from mongomem.offline.rules import speaker
+from mongomem.offline.rules.phrases import is_name_word, split_list, take_name, take_phrase, take_proper
+from mongomem.offline.rules.text import capitalise, clip, hedged, squash, statements, strip_punct
+from mongomem.offline.rules.third_person import third_person, who
+from mongomem.offline.rules.words import (
     CAR_MAKES,
     DIETS,
     LANGUAGES,
@@ -26,8 +28,6 @@ from mongomem.extraction.offline.words import (
     RELATION_ALT,
     RELATIONS,
 )
-from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
 
 # Single-valued attributes: within one snapshot the latest statement wins.
 _ONE_AT_A_TIME = "name|preferred name|home city|hometown|home airport|employer|occupation|birthday|birth date"

@@ -17,9 +17,17 @@ from datetime import date
 from dateutil.parser import parserinfo
 from dateutil.relativedelta import SA, relativedelta, weekdays
 
-from mongomem.extraction.offline.words import MONTH_WORDS, NUMBER_WORDS, WEEKDAY_WORDS
-
 _CALENDAR = parserinfo()
+MONTH_WORDS = frozenset(name.lower() for names in _CALENDAR.MONTHS for name in names)  # "sept", "may"
+WEEKDAY_WORDS = frozenset(names[-1].lower() for names in _CALENDAR.WEEKDAYS)  # full names only
+
+NUMBER_WORDS = {
+    **{
+        w: n
+        for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)
+    },
+    **{"a": 1, "an": 1, "a couple of": 2, "couple of": 2},
+}
 
 
 @dataclass(frozen=True)

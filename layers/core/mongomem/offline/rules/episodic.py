@@ -7,14 +7,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mongomem.extraction.offline import speaker
-from mongomem.extraction.offline.dates import find_dates, replace_dates
-from mongomem.extraction.offline.phrases import is_name_word, take_name, take_proper
-from mongomem.extraction.offline.text import capitalise, clip, hedged, squash, statements
-from mongomem.extraction.offline.third_person import third_person, who
-from mongomem.extraction.offline.words import EVENT_VERBS, MONTH_WORDS, NOT_NAMES, RELATION_ALT, RELATIONS
+from mongomem.dates import find_dates, replace_dates
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds.base import norm
+from mongomem.offline.rules import speaker
+from mongomem.offline.rules.phrases import is_name_word, take_name, take_proper
+from mongomem.offline.rules.text import capitalise, clip, hedged, squash, statements
+from mongomem.offline.rules.third_person import third_person, who
+from mongomem.offline.rules.words import EVENT_VERBS, MONTH_WORDS, NOT_NAMES, RELATION_ALT, RELATIONS
 
 # Objects that turn a verb into an idiom rather than an event ("went ahead", "had no idea").
 _IDIOM = re.compile(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from mongomem.extraction.offline.words import ABBREVIATIONS
+from mongomem.offline.rules.words import ABBREVIATIONS
 
 _QUOTES = str.maketrans(
     {

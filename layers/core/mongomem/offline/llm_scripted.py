@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mongomem.ports import LLMError, LLMRequest, LLMResult
+from mongomem.ports import ANSWERS, LLMError, LLMRequest, LLMResult
 
 
 def _load(answers: Mapping[str, Sequence[Any]] | str | Path) -> dict[str, list[str]]:
@@ -38,7 +38,7 @@ class ScriptedLLM:
     a task's answers start over once used up; otherwise running out raises LLMError."""
 
     name = "scripted"
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(self, answers: Mapping[str, Sequence[Any]] | str | Path, loop: bool = False) -> None:
         self.script = _load(answers)

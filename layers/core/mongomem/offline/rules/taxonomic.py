@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mongomem.extraction.offline.phrases import acronym_of, is_acronym
-from mongomem.extraction.offline.text import clip, statements, strip_punct
-from mongomem.extraction.offline.words import NOT_TERMS
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds.base import norm
+from mongomem.offline.rules.phrases import acronym_of, is_acronym
+from mongomem.offline.rules.text import clip, statements, strip_punct
+from mongomem.offline.rules.words import NOT_TERMS
 
 _LEADIN = r"(?:(?i:here|in\s+\w+(?:\s+\w+)?|for\s+us|at\s+\w+|basically|so|ok|okay|fyi|note)\s*,\s*)?"
 _TERM = (

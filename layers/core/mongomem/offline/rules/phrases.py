@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from mongomem.extraction.offline.text import strip_punct
-from mongomem.extraction.offline.words import MONTH_WORDS, NOT_NAMES, NP_STOP_FIRST, WEEKDAY_WORDS
+from mongomem.offline.rules.text import strip_punct
+from mongomem.offline.rules.words import MONTH_WORDS, NOT_NAMES, NP_STOP_FIRST, WEEKDAY_WORDS
 
 _NAME_WORD = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][A-Za-z\u00c0-\u00ff'\-]*"
 _NAME = re.compile(rf"\s*(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD}){{0,2}})")

@@ -1,17 +1,17 @@
 """The "offline" LLM setting: no model at all; extraction runs the offline rules instead.
 
-It answers no free-form request (reconciliation then decides by rules); the services see `offline`
-and use the rules proposer (mongomem.extraction.proposers.RulesProposer) for extraction.
+It answers no request and declares no capability: reconciliation then decides by rules, and the
+factory's `proposer_for` gives extraction the rules proposer (mongomem.offline.rules.RulesProposer).
 """
 
 from __future__ import annotations
 
-from mongomem.ports import LLMError, LLMRequest, LLMResult
+from mongomem.ports import LLMCapability, LLMError, LLMRequest, LLMResult
 
 
 class OfflineLLM:
     name = "offline"
-    offline = True
+    capabilities: frozenset[LLMCapability] = frozenset()
 
     def complete_json(self, request: LLMRequest) -> LLMResult:
         raise LLMError(

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mongomem.extraction.offline.text import capitalise, clip, squash, strip_punct
-from mongomem.extraction.offline.words import IMPERATIVES
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds.base import norm
+from mongomem.offline.rules.text import capitalise, clip, squash, strip_punct
+from mongomem.offline.rules.words import IMPERATIVES
 
 _STEP_PREFIX = re.compile(
     r"^(?i:(?:step\s*\d+\s*[:.)-]\s*)?(?:(?:first(?:ly)?|then|next|after\s+that|afterwards|finally|lastly|now|"

@@ -11,12 +11,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mongomem.extraction.offline.phrases import split_list, take_phrase
-from mongomem.extraction.offline.speaker import user_turns
-from mongomem.extraction.offline.text import hedged, statements, strip_punct
-from mongomem.extraction.offline.words import NP_STOP_FIRST
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds.base import norm
+from mongomem.offline.rules.phrases import split_list, take_phrase
+from mongomem.offline.rules.speaker import user_turns
+from mongomem.offline.rules.text import hedged, statements, strip_punct
+from mongomem.offline.rules.words import NP_STOP_FIRST
 
 _I = r"\b(?:I|i)\b(?:\s+(?i:really|truly|absolutely|definitely|generally|usually|always|much|kind\s+of|do))*"
 # verb -> (polarity, strength)

@@ -12,9 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mongomem.extraction.offline import episodic, preference, procedural, semantic, taxonomic
-from mongomem.extraction.offline.text import clean_text
-from mongomem.extraction.proposal import TurnView
+from mongomem.extraction.proposal import Proposal, TurnView
 from mongomem.extraction.schemas import (
     EpisodicItem,
     PreferenceItem,
@@ -22,6 +20,9 @@ from mongomem.extraction.schemas import (
     SemanticItem,
     TaxonomicItem,
 )
+from mongomem.kinds import MemoryKind
+from mongomem.offline.rules import episodic, preference, procedural, semantic, taxonomic
+from mongomem.offline.rules.text import clean_text
 
 MAX_ITEMS = 200
 MAX_TURN_CHARS = 20_000  # longer turns are read up to here (keeps the cost linear and bounded)
@@ -88,3 +89,24 @@ def _validated(model: type[BaseModel], items: list[dict[str, Any]]) -> list[dict
         except ValidationError:
             continue
     return valid
+
+
+class RulesProposer:
+    """The offline rules as extraction's proposer: no model, no network, no cost."""
+
+    name = "offline"
+
+    def __init__(self, rules: OfflineProposer | None = None) -> None:
+        self.rules = rules or OfflineProposer()
+
+    def propose(
+        self,
+        kind: MemoryKind,
+        turns: Sequence[TurnView],
+        user_id: str,
+        deadline: float | None = None,
+        *,
+        instructions: str | None = None,
+        siblings: Sequence[str] = (),
+    ) -> Proposal:
+        return Proposal(self.rules.propose(kind.name, turns, user_id), model=self.rules.name)

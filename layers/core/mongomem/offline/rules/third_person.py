@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from mongomem.extraction.offline.text import capitalise
-from mongomem.extraction.offline.words import NO_THIRD_PERSON_S
+from mongomem.offline.rules.text import capitalise
+from mongomem.offline.rules.words import NO_THIRD_PERSON_S
 
 _ADVERBS = "always|usually|never|often|also|really|still|only|sometimes|normally|generally|just|now|currently"
 _PRONOUNS = re.compile(

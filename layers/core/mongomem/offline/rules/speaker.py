@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from mongomem.extraction.offline.phrases import is_full_name, take_name
-from mongomem.extraction.offline.text import hedged, statements
 from mongomem.extraction.proposal import TurnView
+from mongomem.offline.rules.phrases import is_full_name, take_name
+from mongomem.offline.rules.text import hedged, statements
 
 REST = r"(?P<rest>[^.!?;\n]*)"
 
