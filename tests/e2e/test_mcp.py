@@ -22,6 +22,7 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 from mongomem import markers
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -48,12 +49,7 @@ TOOLS = {
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("mcp")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.5, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "mcp", CONFIG, scan_seconds=60, poll_seconds=0.5)
 
 
 def stdio_server(*args: str) -> StdioServerParameters:

@@ -22,6 +22,7 @@ from mongomem.cli import main
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
 from mongomem.mcp_server import ALIASES
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -46,12 +47,7 @@ PROCEDURES = [
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("skills")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.5, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "skills", CONFIG, scan_seconds=60, poll_seconds=0.5)
 
 
 def seeded(stack: LocalStack) -> tuple[str, list[str]]:

@@ -28,9 +28,11 @@ from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
+from tests.helpers import report_figures
 
 # Figures for docs/security.md, printed at the end of the module.
 FIGURES = {"probes": 0, "leaks": 0}
+report_figures("cross-tenant probes", lambda: f"{FIGURES['probes']}, leaks: {FIGURES['leaks']}")
 
 
 @pytest.fixture
@@ -494,10 +496,6 @@ def test_org_memories_reach_every_user_of_their_tenant_and_no_other_tenant(
         sorted(json.dumps(d, default=str) for d in svc.db["memories"].find({"user_id": "#org"})) == org_docs
     )
     assert gateway.call("DELETE", f"/v1/memories/{ids['term']}", key_a, user_id="carol")[0] == 200
-
-
-def test_zz_report_figures() -> None:
-    print(f"\ncross-tenant probes: {FIGURES['probes']}, leaks: {FIGURES['leaks']}")
 
 
 # -- the local stack: open until the first key, then keys required; the keys CLI --------------------
