@@ -183,7 +183,7 @@ def erasure(request: pytest.FixtureRequest, database: Any) -> Any:
 
 @pytest.fixture(params=["mongo"])
 def backlog(request: pytest.FixtureRequest, database: Any) -> Any:
-    from mongomem.adapters.mongo.figures import MongoBacklogRepository
+    from mongomem.adapters.mongo.backlog import MongoBacklogRepository
 
     return MongoBacklogRepository(database)
 

@@ -206,7 +206,7 @@ class Services:
 
     @cached_property
     def backlog(self) -> BacklogRepository:
-        from mongomem.adapters.mongo.figures import MongoBacklogRepository
+        from mongomem.adapters.mongo.backlog import MongoBacklogRepository
 
         return MongoBacklogRepository(self.database)
 

@@ -1,4 +1,4 @@
-"""The bundled local embedding model (mongomem.adapters.embed_local) as an EmbeddingProvider.
+"""The bundled local embedding model (mongomem.adapters.e5_model) as an EmbeddingProvider.
 
 The model module is imported, and the model loaded, on first use (ready(), model, dim or embed()):
 a function that never embeds never pays for it, and a package without the model still imports
@@ -16,7 +16,7 @@ from typing import Any
 from mongomem.ports import EmbeddingError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 
-LOCAL_MODULE = "mongomem.adapters.embed_local"
+LOCAL_MODULE = "mongomem.adapters.e5_model"
 NOT_INSTALLED = "local model package not installed"
 
 
