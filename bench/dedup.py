@@ -42,6 +42,8 @@ from typing import Any
 
 from harness import emit, log, machine, quiet
 
+from mongomem.ports import ANSWERS
+
 ROUNDS = 3  # the first statement and two restatements
 
 
@@ -449,7 +451,7 @@ class VaryingLLM:
     facts it recognises, worded for the round the turn belongs to. Reconciliation questions get ADD."""
 
     name = "varying-scripted"
-    capabilities = frozenset({"answers"})
+    capabilities = ANSWERS
 
     def __init__(self, by_content: dict[str, tuple[Fact, int]]) -> None:
         self.by_content = by_content

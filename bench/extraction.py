@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.local.queue import local_queue_factory
+from mongomem.ports import ANSWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,7 +42,7 @@ class TimedLLM:
     """Answers like a scripted LLM after `delay` seconds, and keeps the time spent in calls."""
 
     name = "bench"
-    capabilities = frozenset({"answers"})
+    capabilities = ANSWERS
 
     def __init__(self, delay: float) -> None:
         self.delay = delay

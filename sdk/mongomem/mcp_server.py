@@ -411,7 +411,8 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> "MCPServer
         server.add_tool(
             served, name=alias, description=f"Deprecated alias of `{name}`: {tools[name].__doc__}"
         )
-    return server
+    built: MCPServer[Any] = server
+    return built
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -191,14 +191,14 @@ def test_llm_max_concurrency_lets_one_call_at_a_time_reach_the_server() -> None:
     import time
 
     from mongomem.config import LLMProviderConfig
-    from mongomem.ports import LLMRequest, LLMResult
+    from mongomem.ports import ANSWERS, LLMRequest, LLMResult
     from mongomem.providers.factory import LimitedLLM, llm_from_config
 
     running, most = [0], [0]
     lock = threading.Lock()
 
     class Slow:
-        name, capabilities = "slow-test-llm", frozenset({"answers"})
+        name, capabilities = "slow-test-llm", ANSWERS
 
         def complete_json(self, request: LLMRequest) -> LLMResult:
             with lock:

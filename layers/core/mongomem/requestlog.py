@@ -48,7 +48,10 @@ def _short(text: str | None, limit: int = TEXT_CHARS) -> str:
 
 def _settings(request: Any, *skip: str) -> dict[str, Any]:
     """The request's fields that were set, as JSON (the query and the user are shown apart)."""
-    return request.model_dump(mode="json", exclude_none=True, exclude={"query", "user_id", *skip})
+    fields: dict[str, Any] = request.model_dump(
+        mode="json", exclude_none=True, exclude={"query", "user_id", *skip}
+    )
+    return fields
 
 
 def _rank(name: str, rank: int | None, score: float | None) -> str | None:

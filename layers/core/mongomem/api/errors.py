@@ -55,7 +55,7 @@ def error_body(code: str, message: str, details: Any = None) -> str:
 DOCS_HINT = "/v1/docs"
 
 
-def not_found_response(method: str, path: str) -> Response:
+def not_found_response(method: str, path: str) -> Response[Any]:
     """404 for a path no route serves, pointing at the API's documentation."""
     return error_response(
         404,
@@ -67,7 +67,7 @@ def not_found_response(method: str, path: str) -> Response:
 
 def error_response(
     status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
-) -> Response:
+) -> Response[Any]:
     return Response(
         status_code=status,
         content_type="application/json",
@@ -121,14 +121,14 @@ def _other_methods(app: APIGatewayHttpResolver, method: str, path: str) -> list[
 
 def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(RequestValidationError)
-    def _invalid(exc: RequestValidationError) -> Response:
+    def _invalid(exc: RequestValidationError) -> Response[Any]:
         details = _validation_details(exc)
         if any(d["type"] == "json_invalid" for d in details):
             return error_response(400, "invalid_json", "the request body is not valid JSON")
         return error_response(422, "validation_error", "the request does not match the schema", details)
 
     @app.exception_handler(ValidationError)
-    def _invalid_inside(exc: ValidationError) -> Response:
+    def _invalid_inside(exc: ValidationError) -> Response[Any]:
         # a model built inside a route (a tool call's arguments, an import's turns) refused its input:
         # the caller's mistake, answered like the resolver's own validation (never the value itself)
         details = [
@@ -143,12 +143,12 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         return error_response(422, "validation_error", "the request does not match the schema", details)
 
     @app.exception_handler(StoreAuthFailed)
-    def _auth_failed(exc: StoreAuthFailed) -> Response:
+    def _auth_failed(exc: StoreAuthFailed) -> Response[Any]:
         raise exc  # MemoryApi.handle decides: retry with a refetched secret, or answer 503
 
     @app.exception_handler(EmbeddingError)
     @app.exception_handler(LLMError)
-    def _provider(exc: Exception) -> Response:
+    def _provider(exc: Exception) -> Response[Any]:
         # a model provider that failed after its retries, or did not answer within the request's budget
         logger.warning("provider unavailable", extra={"error": str(exc)[:500]})
         return error_response(
@@ -160,7 +160,7 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         )
 
     @app.exception_handler(MongomemError)
-    def _domain(exc: MongomemError) -> Response:
+    def _domain(exc: MongomemError) -> Response[Any]:
         headers = {}
         if isinstance(exc, Unavailable):
             headers["Retry-After"] = "2"
@@ -168,7 +168,7 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         return error_response(status_of(exc), exc.code, exc.message, exc.details, headers)
 
     @app.not_found
-    def _not_found(exc: NotFoundError) -> Response:
+    def _not_found(exc: NotFoundError) -> Response[Any]:
         event = app.current_event
         method, path = event.http_method.upper(), event.path
         allowed = _other_methods(app, method, path)
@@ -183,6 +183,6 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         return not_found_response(method, path)
 
     @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
+    def _unexpected(exc: Exception) -> Response[Any]:
         logger.exception("unhandled error")
         return error_response(500, "internal_error", "an internal error occurred; it has been logged")

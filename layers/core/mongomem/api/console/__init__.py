@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 
@@ -70,7 +70,7 @@ def assets() -> dict[str, Asset]:
     return _assets
 
 
-def asset_response(name: str, if_none_match: str | None = None) -> Response:
+def asset_response(name: str, if_none_match: str | None = None) -> Response[Any]:
     asset = assets().get(name)
     if asset is None:
         from mongomem.api.errors import error_response
