@@ -4,9 +4,12 @@ Maria", "I'm allergic to peanuts"), one item per (subject, attribute, value)."""
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
+from string import Template
 from typing import Any
 
 from mongomem.dates import DateMention, find_dates, month_day_text, replace_dates, tense
@@ -68,20 +71,6 @@ class Hit:
 
 
 Handler = Callable[[Hit], list[Fact]]
-
-_I = r"\b(?:I|i)"
-_IM = r"\b(?:I'm|I am|i'm|im|Im)"
-_WE = r"(?:\b(?:I|i)|\b[Ww]e)"
-_WE_BE = r"(?:\b(?:I'm|I am|i'm|im|Im)|\b[Ww]e(?:'re|\s+are))"  # "I'm" has no space before its verb
-_IVE = r"\b(?:I've|I\s+have|i've|ive|[Ww]e've|[Ww]e\s+have)"
-# Words a sentence may open with before the fact ("Actually, ...", "These days ...").
-_LEAD = r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days|nowadays|btw)[,!]?\s+)*"
-# A proper name opening a sentence: "Porto", "Tyrell Corporation", "the University of Porto".
-_PROPER_LEAD = r"(?P<val>(?:[Tt]he\s+)?[A-Z][\w'&.\-]*(?:\s+(?:[A-Z0-9][\w'&.\-]*|of|de|da|do|del|la|&))*?)"
-_REST = speaker.REST
-_ADV = r"(?:(?:really|absolutely|truly|just|also|do|totally|still|genuinely|kinda|kind\s+of|quite)\s+)*"
-_MY_REL = rf"\b(?i:my)\s+(?P<rel>(?i:{RELATION_ALT}))"
-
 
 Reader = Callable[[Hit], str | None]
 
@@ -220,7 +209,6 @@ _NAMED_ATTRIBUTES = {
     "car": "car",
 }
 _NAMED_ALT = "|".join(a.replace(" ", r"\s+") for a in sorted(_NAMED_ATTRIBUTES, key=len, reverse=True))
-_NAMED_HINTS = ("home", "airport", "employer", "car")
 
 
 def _named(hit: Hit, value: str) -> list[Fact]:
@@ -328,214 +316,68 @@ def _my_attribute(hit: Hit) -> list[Fact]:
 
 _DIET_ALT = "|".join(re.escape(d).replace(r"\ ", " ") for d in sorted(DIETS, key=len, reverse=True))
 
-# (pattern, handler[, hints]): each pattern is searched in every user sentence (that holds one of its
-# hint words, when it has some); `rest` is the clause after it.
-_RULES: list[tuple[str, Handler] | tuple[str, Handler, tuple[str, ...]]] = [
-    *((p.pattern, _one("name", _rest(read), about_user=True)) for p, read in speaker.NAME_RULES),
-    (
-        rf"\b(?i:(?:you\s+can\s+|please\s+|just\s+)?call\s+me)\s+{_REST}",
-        _one("preferred name", _rest(lambda r: take_name(r, max_words=2, strict_end=True)), about_user=True),
-        ("call",),
+# What each rule of semantic_rules.toml makes of its match (its `fact`).
+_HANDLERS: dict[str, Handler] = {
+    "preferred name": _one(
+        "preferred name", _rest(lambda r: take_name(r, max_words=2, strict_end=True)), about_user=True
     ),
-    (
-        rf"{_WE}\s+(?i:(?:currently\s+|now\s+|still\s+)?live)\s+(?i:in)\s+{_REST}",
-        _one("home city", _rest(take_proper)),
-        ("live",),
+    "home city": _one("home city", _rest(take_proper)),
+    "home city, named first": _one("home city", _val(take_proper)),
+    "hometown": _one("hometown", _rest(take_proper)),
+    "my <attribute> is <value>": _my_named,
+    "<value> is my <attribute>": _named_mine,
+    "employer, named first": _one("employer", _val(lambda v: take_proper(v, allow_org=True))),
+    "employer": _employer,
+    "job": _job,
+    "car owned": _one("car", _own_car),
+    "moved": _moved,
+    "home airport": _one("home airport", _airport),
+    "occupation": _occupation,
+    "occupation status": _one(
+        "occupation",
+        lambda h: {"freelance": "freelancer"}.get(h.m["status"].lower(), h.m["status"].lower()),
     ),
-    (
-        rf"(?:{_WE_BE}\s+(?i:(?:currently\s+|now\s+)?(?:living|based))|{_IVE}\s+(?i:been\s+living|lived))"
-        rf"\s+(?i:in)\s+{_REST}",
-        _one("home city", _rest(take_proper)),
-        ("living", "based", "lived"),
-    ),
-    (
-        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:where)\s+{_WE}\s+(?i:(?:currently\s+|now\s+)?live)\b",
-        _one("home city", _val(take_proper)),
-        ("where",),
-    ),
-    (
-        rf"\b(?i:my\s+(?:home|house|flat|apartment|place)\s+is\s+(?:now\s+|currently\s+)?in)\s+{_REST}",
-        _one("home city", _rest(take_proper)),
-        ("my",),
-    ),
-    (rf"{_WE}\s+(?i:grew\s+up)\s+(?i:in)\s+{_REST}", _one("hometown", _rest(take_proper)), ("grew",)),
-    (rf"\b(?i:my)\s+(?P<attr>(?i:{_NAMED_ALT}))\s+(?i:is)\s+{_REST}", _my_named, _NAMED_HINTS),
-    (
-        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:my)\s+(?P<attr>(?i:{_NAMED_ALT}))\s*(?:[.!]|$)",
-        _named_mine,
-        _NAMED_HINTS,
-    ),
-    (
-        rf"{_LEAD}{_PROPER_LEAD}\s+(?i:is)\s+(?i:(?:the\s+)?(?:company|firm|place|organi[sz]ation)|where)\s+"
-        rf"(?:(?i:that)\s+)?{_WE}\s+(?i:(?:currently\s+)?work)\b",
-        _one("employer", _val(lambda v: take_proper(v, allow_org=True))),
-        ("work",),
-    ),
-    (rf"{_WE_BE}\s+(?i:(?:currently\s+)?employed\s+(?:by|at))\s+{_REST}", _employer, ("employed",)),
-    (
-        rf"\b(?i:my\s+(?:current\s+)?(?:job\s+title|job|occupation|profession|role))\s+(?i:is)\s+{_REST}",
-        _job,
-        ("job", "occupation", "profession", "role"),
-    ),
-    (rf"{_WE}\s+(?i:(?:also\s+)?own)\s+(?i:an?)\s+{_REST}", _one("car", _own_car), ("own",)),
-    (
-        rf"{_WE}\s+(?i:(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated))\s+(?i:to)\s+{_REST}",
-        _moved,
-        ("moved", "relocated"),
-    ),
-    (
-        rf"(?:{_IM}\s+(?i:originally\s+)?from|{_I}\s+(?i:come|originally\s+come)\s+from)\s+{_REST}",
-        _one("hometown", _rest(take_proper)),
-        ("from",),
-    ),
-    (
-        rf"\b(?i:my\s+(?:home|local|nearest|usual|main)\s+airport\s+is)\s+{_REST}",
-        _one("home airport", _airport),
-        ("airport",),
-    ),
-    (
-        rf"{_I}\s+(?i:(?:usually\s+|always\s+|normally\s+|mostly\s+)?fly\s+(?:out\s+of|from))\s+{_REST}",
-        _one("home airport", _airport),
-        ("fly",),
-    ),
-    (
-        rf"(?:{_I}\s+(?i:(?:currently\s+)?work(?:ed)?|(?:have|'ve)\s+been\s+working)|{_IM}\s+(?i:(?:currently\s+)?working))"
-        rf"\s+(?i:at|for)\s+{_REST}",
-        _employer,
-        ("work",),
-    ),
-    (
-        rf"{_I}\s+(?i:(?:just\s+)?started\s+(?:working\s+|a\s+new\s+job\s+|my\s+new\s+job\s+)?(?:at|with))\s+{_REST}",
-        _employer,
-        ("started",),
-    ),
-    (rf"(?:{_IM}|{_I}\s+(?i:work\s+as))\s+(?i:(?:currently\s+)?an?)\s+{_REST}", _occupation),
-    (
-        rf"{_IM}\s+(?P<status>self-employed|freelance|retired|unemployed|a\s+freelancer)\b(?!\s+\w+ing)",
-        _one(
-            "occupation",
-            lambda h: {"freelance": "freelancer"}.get(h.m["status"].lower(), h.m["status"].lower()),
-        ),
-    ),
-    (rf"{_I}\s+{_ADV}(?P<verb>(?i:like|love|enjoy|adore|prefer))\s+{_REST}", _preference("likes")),
-    (
-        rf"{_IM}\s+(?i:(?:really\s+|very\s+|totally\s+|so\s+|also\s+)*into|(?:also\s+)?(?:a\s+)?(?:big|huge|great)\s+fan\s+of)"
-        rf"\s+{_REST}",
-        _preference("likes"),
-        ("into", "fan"),
-    ),
-    (
-        rf"{_LEAD}(?P<val>[A-Za-z][\w'\- ]{{0,40}}?)\s+(?i:is|are)\s+(?i:something|one\s+of\s+the\s+things)\s+"
-        rf"(?:(?i:that)\s+)?{_I}\s+(?i:(?:really\s+|truly\s+|absolutely\s+)?(?:love|enjoy|like))\b",
-        _liked_thing,
-        ("something", "things"),
-    ),
-    (
-        rf"{_I}\s+{_ADV}(?i:(?:don't|do\s+not|dont)\s+(?:really\s+|particularly\s+)?(?:like|enjoy|love)|hate|dislike|detest|"
-        rf"can't\s+stand|cannot\s+stand)\s+{_REST}",
-        _preference("dislikes"),
-    ),
-    (
-        r"\b(?i:my\s+(?:absolute\s+|all-time\s+|all\s+time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s+"
-        rf"(?i:is|are|has\s+to\s+be)\s+{_REST}",
-        _favourite,
-        ("favourite", "favorite"),
-    ),
-    (
-        r"^(?:(?i:actually|honestly|well|oh|ok|okay|and|but|so|now|these\s+days)[,!]?\s+)*(?P<val>[A-Za-z][\w'\- ]{0,40}?)"
-        r"\s+(?i:is|are)\s+(?i:my\s+(?:absolute\s+|all-time\s+)?favou?rite)\s+(?P<what>[a-z][a-z\- ]{0,30}?)\s*(?:[.!]|$)",
-        _favourite,
-        ("favourite", "favorite"),
-    ),
-    (
-        rf"{_LEAD}(?i:the)\s+(?P<what>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*)?)\s+(?:(?i:that)\s+)?{_I}\s+"
-        rf"(?i:like|love|enjoy)\s+(?i:(?:the\s+)?(?:most|best))\s+(?i:is|are)\s+{_REST}",
-        _favourite,
-        ("most", "best"),
-    ),
-    (
-        rf"{_IM}\s+(?i:(?:very\s+|severely\s+|also\s+|really\s+|quite\s+|highly\s+|mildly\s+|deathly\s+)*allergic\s+to)"
-        rf"\s+{_REST}",
-        _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
-        ("allerg",),
-    ),
-    (
-        rf"{_I}\s+(?i:have\s+an?)\s+(?i:(?:severe|mild|serious)\s+)?(?P<what>[a-z][a-z\-]{{1,20}}(?:\s+[a-z][a-z\-]{{1,20}})?)"
-        r"\s+(?i:allergy)\b",
-        _one("allergy", _allergy_noun),
-        ("allerg",),
-    ),
-    (
-        rf"{_I}\s+(?i:have\s+an?\s+(?:\w+\s+)?allergy\s+to)\s+{_REST}",
-        _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
-        ("allerg",),
-    ),
-    (
-        rf"(?:{_IM}|{_IVE}\s+(?i:been)|{_I}\s+(?i:became|went))\s+(?i:(?:an?\s+|strictly\s+|fully\s+|also\s+|now\s+)*)"
-        rf"(?P<diet>(?i:{_DIET_ALT}))\b",
-        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
-    ),
-    (
-        rf"(?:{_I}\s+(?i:(?:follow|eat|keep\s+to|stick\s+to|have)|am\s+on)|{_IM}\s+(?i:on))\s+(?i:an?\s+)?"
-        rf"(?i:(?:strict|strictly|fully|mostly)\s+)?(?P<diet>(?i:{_DIET_ALT}))\s+(?i:diet)\b",
-        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
-        ("diet",),
-    ),
-    (
-        rf"\b(?i:my\s+diet\s+is)\s+(?i:(?:an?\s+|strictly\s+|fully\s+)*)(?P<diet>(?i:{_DIET_ALT}))\b",
-        _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
-        ("diet",),
-    ),
-    (
-        rf"{_MY_REL}(?:(?:'s|s')\s+(?i:name\s+is)|\s+(?i:is\s+(?:called|named)))\s+{_REST}",
-        _relation(strict=False),
-    ),
-    (rf"{_MY_REL}\s+(?i:is)\s+{_REST}", _relation(strict=True)),
-    (rf"{_MY_REL},?\s+(?P<rest>[A-Z][^.!?;\n]*)", _relation(strict=False)),
-    (
-        rf"\b(?P<name>[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+)?)\s+(?i:is\s+my)\s+(?P<rel>(?i:{RELATION_ALT}))\b",
-        _relation(strict=False),
-    ),
-    (
-        rf"{_WE}\s+(?i:have|'ve\s+got|got|adopted)\s+(?i:an?\s+)?(?:[a-z]+\s+){{0,2}}?(?P<kind>[a-z]+)\s+(?i:called|named)"
-        rf"\s+{_REST}",
-        _pet_named,
-        ("called", "named"),
-    ),
-    (rf"\b(?i:my\s+birthday\s+(?:is|falls|comes))\s+{_REST}", _one("birthday", _birthday), ("birthday",)),
-    (rf"{_WE}\s+(?i:celebrate\s+my\s+birthday)\s+{_REST}", _one("birthday", _birthday), ("birthday",)),
-    (rf"{_I}\s+(?i:was\s+born)\s+{_REST}", _born, ("born",)),
-    (
-        rf"{_I}\s+(?i:(?:also\s+)?(?:can\s+)?(?:also\s+)?speak)\s+(?i:(?:fluent\s+)?){_REST}",
-        _each("languages", _languages),
-        ("speak",),
-    ),
-    (
-        rf"{_IM}\s+(?i:(?:also\s+)?(?:fluent|conversational|proficient)\s+in)\s+{_REST}",
-        _each("languages", _languages),
-        ("fluent", "conversational", "proficient"),
-    ),
-    (
-        rf"{_LEAD}(?P<val>[A-Z][a-z]+)\s+(?i:is)\s+(?i:(?:one\s+of\s+the\s+languages|a\s+language|another\s+language))"
-        rf"\s+(?:(?i:that)\s+)?{_I}\s+(?i:(?:can\s+)?speak)\b",
-        _language_named,
-        ("language",),
-    ),
-    (
-        rf"{_I}\s+(?i:drive)\s+(?i:an?)\s+{_REST}",
-        _one("car", _rest(lambda r: take_proper(r, allow_org=True, max_tokens=4))),
-        ("drive",),
-    ),
-    (
-        r"\b(?i:my)\s+(?P<attr>(?i:email(?:\s+address)?|phone\s+number|time\s*zone|blood\s+type|shoe\s+size|"
-        rf"seat\s+preference|frequent\s+flyer\s+number|pronouns|t-shirt\s+size))\s+(?i:is|are)\s+{_REST}",
-        _my_attribute,
-        ("my",),
-    ),
-]
-# (compiled pattern, handler, hints): a rule with hints runs only on a sentence holding one of them (in
-# lower case): most sentences hold none, and a substring test is much cheaper than a regex search.
-RULES = [(re.compile(rule[0]), rule[1], rule[2] if len(rule) > 2 else ()) for rule in _RULES]
+    "likes": _preference("likes"),
+    "liked thing": _liked_thing,
+    "dislikes": _preference("dislikes"),
+    "favourite": _favourite,
+    "allergies": _each("allergy", lambda h: split_list(take_phrase(h.rest) or "", split_and=True)),
+    "allergy, as a noun": _one("allergy", _allergy_noun),
+    "diet": _one("diet", lambda h: DIETS[squash(h.m["diet"].lower())]),
+    "relation": _relation(strict=False),
+    "relation, strict": _relation(strict=True),
+    "pet named": _pet_named,
+    "birthday": _one("birthday", _birthday),
+    "born": _born,
+    "languages": _each("languages", _languages),
+    "language named": _language_named,
+    "car driven": _one("car", _rest(lambda r: take_proper(r, allow_org=True, max_tokens=4))),
+    "my attribute": _my_attribute,
+}
+
+
+def _load_rules() -> list[tuple[re.Pattern[str], Handler, tuple[str, ...]]]:
+    """The rule table (semantic_rules.toml), its fragments filled in, after the name rules of `speaker`:
+    (compiled pattern, handler, hints)."""
+    table = tomllib.loads(Path(__file__).with_name("semantic_rules.toml").read_text(encoding="utf-8"))
+    fragments = {
+        "REST": speaker.REST,
+        "NAMED_ALT": _NAMED_ALT,
+        "DIET_ALT": _DIET_ALT,
+        "RELATION_ALT": RELATION_ALT,
+    }
+    for name, text in table["fragments"].items():
+        fragments[name] = Template(text).safe_substitute(fragments)
+    rules = [(p.pattern, _one("name", _rest(read), about_user=True), ()) for p, read in speaker.NAME_RULES]
+    for rule in table["rule"]:
+        pattern = Template(rule["pattern"]).safe_substitute(fragments)
+        if "${" in pattern:
+            raise ValueError(f"semantic_rules.toml: an unknown fragment in {rule['pattern']!r}")
+        rules.append((pattern, _HANDLERS[rule["fact"]], tuple(rule.get("hints", ()))))
+    return [(re.compile(pattern), handle, hints) for pattern, handle, hints in rules]
+
+
+RULES = _load_rules()
 
 # A negated self-statement, read as the statement it denies ("I'm not allergic to peanuts" -> "I'm
 # allergic to peanuts", retracted). Only forms whose affirmative a rule reads as a fact: "I don't like X"
