@@ -90,7 +90,7 @@ def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenI
             # faiss, as deployed: the stand-in refuses lucene and builds the node's index with it
             signed = OpenSearchIndex(signed_client(collection.url), name, serverless=True)
             opened.append(signed)
-            return Visible(signed, collection)  # type: ignore[return-value]
+            return Visible(signed, collection)
     else:
         from mongomem.vectors.embedded import EmbeddedIndex
 

@@ -119,7 +119,7 @@ def test_a_correction_under_another_wording_of_the_attribute_is_kept(build: Any)
     svc = build()
     svc.reconciler.ambiguous_from = -1.0  # every vector match counts as ambiguous: the LLM is asked
     first = svc.memories.create(ANA, fact("phone number", "+1 555 0100"))
-    svc.llm.script["reconcile"] = [  # type: ignore[attr-defined]
+    svc.llm.script["reconcile"] = [
         json.dumps({"decision": "REINFORCE", "target_id": first.memory.memory_id, "reason": "same phone"})
     ]
     second = svc.memories.create(ANA, fact("phone", "+1 555 0199"))

@@ -218,7 +218,8 @@ def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build
         request = CreateMemoryRequest.model_validate(
             {"type": "semantic", "payload": payload, "reconcile": False}
         )
-        return svc.memories.create(ANA, request).memory.memory_id
+        result: str = svc.memories.create(ANA, request).memory.memory_id
+        return result
 
     older = create("favourite colour", "green")
     newer = create("favorite color", "green")
@@ -274,7 +275,8 @@ def test_the_migration_keys_an_older_release_facts_about_the_user_under_one_subj
                 "payload": {"subject": subject, "attribute": attribute, "value": value},
             }
         )
-        return svc.memories.create(ANA, request).memory.memory_id
+        result: str = svc.memories.create(ANA, request).memory.memory_id
+        return result
 
     create("user", "name", "Maria", 3)
     madrid = create("Maria", "home city", "Madrid", 2)

@@ -38,7 +38,8 @@ def status_of(api: Any, ctx: Any, svc: Services, tenant: str | None = None) -> d
     finally:
         configure(None)
     assert response["statusCode"] == 200
-    return json.loads(response["body"])
+    result: dict[str, Any] = json.loads(response["body"])
+    return result
 
 
 HASHING = {"memory": {"providers": {"embeddings": {"kind": "hashing", "dim": 64}}}}
