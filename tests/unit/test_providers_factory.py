@@ -109,6 +109,24 @@ def test_offline_llm_is_the_pattern_extractor() -> None:
     assert report["llm"]["offline"] is True and report["llm"]["kind"] == "offline"
 
 
+def test_the_proposer_follows_the_llms_declared_capabilities() -> None:
+    from mongomem.extraction.proposers import LLMProposer
+    from mongomem.kinds import builtin_registry
+    from mongomem.offline.rules import RulesProposer
+    from mongomem.providers.factory import RefusedLLM, proposer_for
+
+    kinds = builtin_registry()
+    # Given the offline setting: it declares it answers nothing, so extraction runs the offline rules
+    offline = llm_from_config(LLMProviderConfig(kind="offline"), {})
+    assert offline.capabilities == frozenset() and isinstance(proposer_for(offline, kinds), RulesProposer)
+    # a provider that answers, even wrapped in the concurrency limit, is asked
+    scripted = llm_from_config(LLMProviderConfig(kind="scripted", max_concurrency=2), {})
+    assert "answers" in scripted.capabilities and isinstance(proposer_for(scripted, kinds), LLMProposer)
+    # a refused provider is not the offline setting: extraction fails with its reason, never the rules
+    refused = RefusedLLM("offline", "demo providers are off in this deployment")
+    assert isinstance(proposer_for(refused, kinds), LLMProposer)
+
+
 def test_embedders_from_config() -> None:
     env = {"AWS_REGION": "eu-west-1", "VOYAGE_API_KEY": "pa-1"}
     titan = embedder_from_config(EmbeddingProviderConfig(kind="bedrock-titan-v2", dim=512), env)
