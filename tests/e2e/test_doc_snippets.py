@@ -204,9 +204,10 @@ def serve(world: World, command: str) -> None:
         deadline = time.monotonic() + 180
         target = f"http://127.0.0.1:{port}/v1/status" if "make dev" in command else None
         while True:
+            assert proc.stdout is not None
             assert proc.poll() is None, (
                 f"`{command}` exited {proc.returncode}:\n{proc.stdout.read().decode()[-3000:]}"
-            )  # type: ignore[union-attr]
+            )
             assert time.monotonic() < deadline, f"`{command}` did not come up on port {port}"
             try:
                 if target:
