@@ -22,6 +22,7 @@ from mongomem.cli.main import main as cli_main
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.local.stack import LocalStack
 from mongomem.models.common import Scope
+from mongomem.models.recall import RecalledTurn
 from tests.helpers import local_stack
 
 T = TypeVar("T")
@@ -127,7 +128,7 @@ def test_a_jsonl_history_keeps_its_times_follows_its_gaps_and_imports_once(
     assert found[0].observed_at is not None and found[0].observed_at.date() == MAY_8.date()
 
     # ... and recall finds the imported turns once the scan has indexed them (back-filled)
-    def berlin_turns() -> list[dict[str, Any]]:
+    def berlin_turns() -> list[RecalledTurn]:
         found = client.recall(user_id=user, query="Berlin flight", top_k=3).threads
         return [t for g in found for t in g.turns if "Berlin flight" in t.content]
 
