@@ -351,7 +351,7 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
 
 def route_paths() -> set[tuple[str, str]]:
     """Every (method, path template) the two API functions serve."""
-    found = set()
+    found: set[tuple[str, str]] = set()
     for name in ("record_turns", "memory_api"):
         spec = load_function(name).api.app.get_openapi_json_schema()
         for path, ops in json.loads(spec)["paths"].items():
@@ -474,8 +474,8 @@ def test_org_memories_reach_every_user_of_their_tenant_and_no_other_tenant(
             ("GET", f"/v1/memories/{ids['agent']}", None, {"user_id": "carol"}),
             ("POST", "/v1/context", {"user_id": "carol", "session_id": "s-x", "query": "locker"}, {}),
         ]
-        for method, path, body, query in reads:
-            status, _, answer = gateway.call(method, path, key, body, **query)
+        for method, path, request_body, query in reads:
+            status, _, answer = gateway.call(method, path, key, request_body, **query)
             FIGURES["probes"] += 1
             if private in answer:
                 leaks.append((who, method, path, "private marker"))

@@ -300,7 +300,8 @@ def test_order_time_returns_the_messages_in_time_order_across_threads(
     assert body["turn_ids"] == [m["turn_id"] for m in body["messages"]]
     # ... the prompt text follows that order, naming each message's thread, inside the marker
     # (inside the marker's tags and its tag-free sentinel lines)
-    lines = markers.strip(body["text"])[1] == 1 and body["text"].splitlines()[2:-2]
+    assert markers.strip(body["text"])[1] == 1
+    lines = body["text"].splitlines()[2:-2]
     assert [line.split("(thread ")[1].split(")")[0] for line in lines] == [
         "kitchen",
         "garage",
