@@ -22,6 +22,7 @@ from mongomem.cli import main
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
 from mongomem.mcp_server import ALIASES
+from mongomem.models.working_memory import WorkingMemoryState
 from tests.helpers import local_stack
 
 CONFIG = """
@@ -178,4 +179,5 @@ def test_mcp_offers_procedure_tools_context_sources_and_aliases(stack: LocalStac
     assert got["context"].structured_content is None and context.startswith("<mongomem-memory")
     assert "book a flight to Berlin" in context and '"sources"' not in context
     assert not got["alias"].is_error
-    assert "Berlin" in (MemoryClient(stack.url).get_working_memory(user).content or "")
+    state = MemoryClient(stack.url).get_working_memory(user)
+    assert isinstance(state, WorkingMemoryState) and "Berlin" in (state.content or "")
