@@ -112,3 +112,5 @@ _.throttles  # attribute, tools/twin/lambda_rt.py
 _.throttles  # attribute, tools/twin/lambda_rt.py
 _.async_max_age  # attribute, tools/twin/stack.py
 _.api_stage  # attribute, tools/twin/stack.py
+_.dim  # attribute, bench/studies/embeddings/models.py (each candidate model says its dimension)
+_.intra_op_num_threads  # attribute, bench/studies/embeddings/models.py (onnxruntime reads it)

@@ -219,7 +219,7 @@ class RecallConfig(_Strict):
     # Turns embedded per batch by the scan job, and at most per scan run (the rest wait for the next).
     index_batch: int = Field(64, ge=1, le=1000)
     index_max_per_run: int = Field(512, ge=1, le=100_000)
-    # RRF constant of the four-ranking fusion (research/embeddings/RESULTS.md: 10 beats 60 on LoCoMo).
+    # RRF constant of the four-ranking fusion (bench/studies/embeddings/RESULTS.md: 10 beats 60 on LoCoMo).
     rrf_k: int = Field(10, ge=1, le=1000)
     # Candidates each of the four rankings contributes before fusion.
     candidates: int = Field(100, ge=10, le=1000)

@@ -28,7 +28,7 @@ class LocalEmbedderProvider:
     # measured at 0.889-0.902, single-topic conversations at 0.907 and above.
     topic_shift_threshold = 0.915
     # A question scores 0.79-0.88 against the turns that answer it and 0.73-0.84 against other turns of
-    # the same conversation, and 0.83 against an unrelated procedure (research/context/RESULTS.md): only a
+    # the same conversation, and 0.83 against an unrelated procedure (bench/studies/context/RESULTS.md): only a
     # match above this is relevant by meaning alone; below it a memory or turn must share a word.
     relevance_floor = 0.87
 

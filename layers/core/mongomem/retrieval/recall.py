@@ -1,6 +1,6 @@
 """Semantic recall: a user's earlier turns by meaning and keywords, with their neighbours.
 
-Four rankings over the turn index (kind "turn"), as measured in research/embeddings/RESULTS.md:
+Four rankings over the turn index (kind "turn"), as measured in bench/studies/embeddings/RESULTS.md:
 BM25 over each turn's own text, BM25 over its text with neighbours, and cosine of the query
 (embedded with purpose "query") against both texts' embeddings; fused by reciprocal rank fusion
 (k = 10, equal weights). The index only proposes turn ids: the turns, and their neighbours, are

@@ -1,10 +1,14 @@
 """Smoke checks for mongomem.retrieval.lexical (run: python check_lexical.py)."""
+
 import sys
+
 from locomo_eval import lexical
 
 BM25Index, rrf_fuse, tokenize, stem = lexical.BM25Index, lexical.rrf_fuse, lexical.tokenize, lexical.stem
 
-assert tokenize("Caroline's hiking trips, she HIKED!") == ["carolin", "hik", "trip", "hik"], tokenize("Caroline's hiking trips, she HIKED!")
+assert tokenize("Caroline's hiking trips, she HIKED!") == ["carolin", "hik", "trip", "hik"], tokenize(
+    "Caroline's hiking trips, she HIKED!"
+)
 assert stem("stories") == "story" and stem("running") == "run" and stem("classes") == "class"
 ix = BM25Index()
 ix.add("a", "Melanie: I went camping with the kids")

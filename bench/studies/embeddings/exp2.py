@@ -1,6 +1,11 @@
 """Grid + leave-one-conversation-out tuning of the 4-channel recipe."""
-import itertools, json, sys
-from locomo_eval import *
+
+import itertools
+import json
+import sys
+
+import numpy as np
+from locomo_eval import Recipe, TextOpts, evaluate, fmt
 
 M = sys.argv[1] if len(sys.argv) > 1 else "e5q4"
 
@@ -10,7 +15,10 @@ def recipe(k1, b, fusion, kf, wd, wc, nb):
     ctx = TextOpts(caption=True, date=True, neighbours=nb)
     return Recipe(
         f"k1={k1} b={b} {fusion} k={kf} wd={wd} wc={wc} nb={nb}",
-        k1=k1, b=b, fusion=fusion, rrf_k=kf,
+        k1=k1,
+        b=b,
+        fusion=fusion,
+        rrf_k=kf,
         channels=(("bm25", own, 1.0), ("bm25", ctx, wc), (M, own, wd), (M, ctx, wd * wc)),
     )
 
@@ -32,7 +40,9 @@ for tr, te in (("26", "30"), ("30", "26")):
     best[tr] = name
     print(f"tune on {tr}: best {name}: train R@10 {res[tr][2]:.3f} -> test {te}: {fmt(np.array(res[te]))}")
 n26, n30 = 150, 81
-loo = (np.array(dict(rows)[best["26"]]["30"]) * n30 + np.array(dict(rows)[best["30"]]["26"]) * n26) / (n26 + n30)
+loo = (np.array(dict(rows)[best["26"]]["30"]) * n30 + np.array(dict(rows)[best["30"]]["26"]) * n26) / (
+    n26 + n30
+)
 print("LOO pooled (231 q):", fmt(loo))
 name, res = max(rows, key=lambda x: x[1]["all"][2])
 print(f"oracle best combined: {name}: {fmt(np.array(res['all']))}")

@@ -1,7 +1,7 @@
 """Experiments on the LoCoMo dev split: one local stack loaded once (kept in a data dir), then strategies
 evaluated in-process against its services (no HTTP), with the bench's definitions.
 
-    .venv/bin/python research/context/harness.py DATA_DIR STACK_DIR [strategy ...]
+    .venv/bin/python bench/studies/context/harness.py DATA_DIR STACK_DIR [strategy ...]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # bench/studies/context -> the repository
 sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")

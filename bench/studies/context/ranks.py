@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import exp  # noqa: E402  (stdout goes to stderr there)
-from harness import cases, open_stack  # noqa: E402
+import exp
+from harness import cases, open_stack
 
 
 def main() -> None:

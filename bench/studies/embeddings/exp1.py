@@ -1,10 +1,10 @@
 """Exploration: multi-channel fusion with neighbour context."""
-from locomo_eval import *
+
+from locomo_eval import Recipe, TextOpts, evaluate, fmt
 
 M = "e5q4"
 own = TextOpts(caption=True, date=True)
 ctx = TextOpts(caption=True, date=True, neighbours=2)
-ownd = TextOpts(caption=True)
 ctxd = TextOpts(caption=True, neighbours=2)
 R = [
     Recipe("bm25 own (cap+date)", channels=(("bm25", own, 1.0),)),
@@ -16,9 +16,21 @@ R = [
     Recipe("rrf bm25 own+ctx", channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0))),
     Recipe("rrf dense own+ctx", channels=((M, own, 1.0), (M, ctx, 1.0))),
     Recipe("rrf 4ch", channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0))),
-    Recipe("rrf 4ch k=20", rrf_k=20, channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0))),
-    Recipe("rrf 4ch k=100", rrf_k=100, channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0))),
-    Recipe("blend 4ch", fusion="blend", channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0))),
+    Recipe(
+        "rrf 4ch k=20",
+        rrf_k=20,
+        channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0)),
+    ),
+    Recipe(
+        "rrf 4ch k=100",
+        rrf_k=100,
+        channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0)),
+    ),
+    Recipe(
+        "blend 4ch",
+        fusion="blend",
+        channels=(("bm25", own, 1.0), ("bm25", ctx, 1.0), (M, own, 1.0), (M, ctx, 1.0)),
+    ),
     Recipe("rrf bm25own+densectx", channels=(("bm25", own, 1.0), (M, ctx, 1.0))),
     Recipe("rrf 2ch own, smooth .3", smooth=0.3, channels=(("bm25", own, 1.0), (M, own, 1.0))),
     Recipe("rrf 2ch own, smooth .5", smooth=0.5, channels=(("bm25", own, 1.0), (M, own, 1.0))),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import Case, Provenance, cases, evaluate, open_stack  # noqa: E402
+from harness import Case, Provenance, cases, evaluate, open_stack
 
 STATE: dict[str, Any] = {}
 OUT = sys.stdout
@@ -60,7 +60,7 @@ def bm25(stack: Any, case: Case, budget: int) -> tuple[set[str], str, int]:
     return ids, text, len(text) // 4 + 1
 
 
-def recall_pack(top_k: int = 100, span: int = 0, neighbour_weight: float = 0.0) -> Any:
+def recall_pack(top_k: int = 100, span: int = 0) -> Any:
     """The recalled matches best first (and their neighbours right after, when span), packed to the budget."""
     from mongomem.models.common import Scope
     from mongomem.models.recall import RecallRequest

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]  # bench/studies/embeddings -> the repository
 sys.path.insert(0, str(HERE))
 
 
@@ -45,7 +46,8 @@ def _load_lexical():
 lexical = _load_lexical()
 BM25Index, rrf_fuse = lexical.BM25Index, lexical.rrf_fuse
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo-dev"
+# The LoCoMo dev split (one JSON file per conversation): its folder is LOCOMO_DEV_DIR.
+DATA = Path(os.environ.get("LOCOMO_DEV_DIR", "locomo-dev"))
 CACHE = HERE / "cache"
 KS = (1, 5, 10, 25)
 
@@ -76,9 +78,7 @@ def load(name: str) -> Conv:
     for s in sessions:
         date = d.get(f"session_{s}_date_time", "")
         for t in d[f"session_{s}"]:
-            turns.append(
-                Turn(t["dia_id"], t["speaker"], t["text"], t.get("blip_caption", ""), s, date)
-            )
+            turns.append(Turn(t["dia_id"], t["speaker"], t["text"], t.get("blip_caption", ""), s, date))
     ids = {t.id for t in turns}
     qa = []
     for q in d["qa"]:
@@ -175,9 +175,7 @@ class Recipe:
     fusion: str = "rrf"  # rrf | blend
     rrf_k: int = 60
     w_dense: float = 1.0  # weight of dense ranking in RRF (bm25 weight 1)
-    alpha: float = 0.5  # blend: alpha*dense_norm + (1-alpha)*bm25_norm
     smooth: float = 0.0  # add smooth*(neighbour scores) within the session
-    query_strip: bool = False  # drop question words / speaker names from bm25 query
     channels: tuple = ()  # explicit (kind, TextOpts, weight) channels; overrides bm25/dense
 
 
@@ -323,8 +321,8 @@ def cmd_models() -> None:
     print("|---|---|---|---|---|---|---|")
     for key in ("minilm_fp32", "minilm_int8", "e5q4"):
         probe = (
-            "import time,sys;t=time.time();sys.path.insert(0,'%s');from models import MODELS;"
-            "m=MODELS['%s']();m.embed(['warm up'],'query');print(time.time()-t)" % (HERE, key)
+            f"import time,sys;t=time.time();sys.path.insert(0,'{HERE}');from models import MODELS;"
+            f"m=MODELS['{key}']();m.embed(['warm up'],'query');print(time.time()-t)"
         )
         load_s = float(
             subprocess.run(
@@ -450,8 +448,8 @@ def cmd_speed() -> None:
                 best = max(best, len(texts) / (time.time() - t0))
             print(f"{m.name} [{label}]: {best:.0f} emb/s")
         probe = (
-            "import time,sys;t=time.time();sys.path.insert(0,'%s');from models import MODELS;"
-            "m=MODELS['%s']();m.embed(['warm up'],'query');print(time.time()-t)" % (HERE, key)
+            f"import time,sys;t=time.time();sys.path.insert(0,'{HERE}');from models import MODELS;"
+            f"m=MODELS['{key}']();m.embed(['warm up'],'query');print(time.time()-t)"
         )
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
         print(f"{m.name}: import+load+first embed {float(out.stdout):.2f} s")

@@ -4,23 +4,22 @@ turns of its conversation, and to off-topic texts (dev split only)."""
 from __future__ import annotations
 
 import random
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from locomo_recall import conversations, questions  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/
+from locomo_recall import conversations, questions
 
-from mongomem.providers.embed_local import LocalEmbedderProvider  # noqa: E402
+from mongomem.providers.embed_local import LocalEmbedderProvider
 
 
 def main() -> None:
     emb = LocalEmbedderProvider()
     rng = random.Random(1)
     evid, other = [], []
-    for name, conv, qa in conversations(Path(sys.argv[1])):
+    for _name, conv, qa in conversations(Path(sys.argv[1])):
         turns = {}
         for k, v in conv.items():
             if k.startswith("session_") and isinstance(v, list):
@@ -31,7 +30,7 @@ def main() -> None:
         index = {d: i for i, d in enumerate(ids)}
         qs = questions(qa, set(ids))[:60]
         qv = np.array(emb.embed([q for q, _ in qs], "query"))
-        for (q, ev), v in zip(qs, qv):
+        for (_q, ev), v in zip(qs, qv, strict=True):
             sims = vecs @ v
             evid += [float(sims[index[e]]) for e in ev]
             other += [float(sims[i]) for i in rng.sample(range(len(ids)), 20)]
@@ -58,8 +57,9 @@ def main() -> None:
         print(
             name,
             len(xs),
-            "p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f"
-            % tuple(xs[int(p * (len(xs) - 1))] for p in (0.05, 0.25, 0.5, 0.75, 0.95)),
+            " ".join(
+                f"p{round(p * 100)} {xs[int(p * (len(xs) - 1))]:.3f}" for p in (0.05, 0.25, 0.5, 0.75, 0.95)
+            ),
         )
 
 

@@ -1,6 +1,9 @@
 """Ablations around the final recipe (one change at a time)."""
+
 import sys
-from locomo_eval import *
+from dataclasses import replace
+
+from locomo_eval import Recipe, TextOpts, evaluate, fmt
 
 M = sys.argv[1] if len(sys.argv) > 1 else "e5q4"
 
