@@ -3,7 +3,7 @@
 The console shows them (GET /v1/users/{user_id}/requests): what a real agent call received is the first
 thing to look at when an agent "forgot" something. The log is a diagnostic: it keeps the newest KEPT calls
 per user, is written after the answer is computed, never fails the call it describes, and costs the call
-no round trip (docs/decisions.md "Recent requests").
+no round trip (docs/adr/README.md "Recent requests").
 """
 
 from __future__ import annotations

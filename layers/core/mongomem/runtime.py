@@ -157,7 +157,7 @@ class Services:
         s = self.settings
         client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
         # A 2xx means kept: every write through these repositories is journaled (and majority-replicated
-        # where the deployment replicates), see docs/decisions.md "Durability".
+        # where the deployment replicates), see docs/adr/0002-durability-what-a-2xx-means.md.
         return MongoDatabase(
             client, s.db_name, write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
         )

@@ -24,7 +24,7 @@ class LocalEmbedderProvider:
     # e5 scores unrelated short facts at 0.85-0.92 and restatements at 0.96-0.99 (measured on memory
     # texts, docs/embeddings.md), so reconciliation needs higher cut-offs than the defaults.
     similarity_thresholds = (0.975, 0.95)
-    # Mean of 4 turns against the next 4 (docs/decisions.md "Topic-shift snapshots"): topic changes
+    # Mean of 4 turns against the next 4 (docs/adr/0006-topic-shift-snapshots-memory-snapshot-topic-shift.md): topic changes
     # measured at 0.889-0.902, single-topic conversations at 0.907 and above.
     topic_shift_threshold = 0.915
     # A question scores 0.79-0.88 against the turns that answer it and 0.73-0.84 against other turns of
