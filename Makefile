@@ -69,10 +69,12 @@ chromium: ## install Debian's chromium for the console browser tests (as root)
 	  echo "warning: $(CHROMIUM) is missing (run 'apt-get install chromium' as root): the console browser tests will be skipped" >&2; \
 	fi
 
-lint: $(STAMP) ## ruff (lint and format check) and mypy
+lint: $(STAMP) ## ruff (lint and format check), mypy, the import contracts and the dead-code check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check layers functions tests bench tools sdk
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 # SAM CLI lives in its own environment: its pins must not decide the runtime's versions.
 SAM_VENV := .venv-sam

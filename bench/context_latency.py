@@ -101,7 +101,7 @@ class World:
         from mongomem.config import MemoryType, parse_project_config, settings_from_env
         from mongomem.local.mongod import EmbeddedMongo
         from mongomem.local.queue import local_queue_factory
-        from mongomem.providers.embed_hashing import HashingEmbedder
+        from mongomem.offline.embed_hashing import HashingEmbedder
         from mongomem.runtime import Services
 
         self.args = args
@@ -532,7 +532,7 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
     """Median ms per step of the handler (each step wrapped with a timer for this pass only)."""
     from mongomem.adapters.memory_store import MemoryStore
     from mongomem.adapters.mongo.turns import MongoTurnRepository
-    from mongomem.providers.embed_hashing import HashingEmbedder
+    from mongomem.offline.embed_hashing import HashingEmbedder
     from mongomem.retrieval import context as context_module
     from mongomem.retrieval.recall import Recall
     from mongomem.retrieval.search import MemorySearch

@@ -42,6 +42,8 @@ from typing import Any
 
 from harness import emit, log, machine, quiet
 
+from mongomem.ports import ANSWERS
+
 ROUNDS = 3  # the first statement and two restatements
 
 
@@ -449,7 +451,7 @@ class VaryingLLM:
     facts it recognises, worded for the round the turn belongs to. Reconciliation questions get ADD."""
 
     name = "varying-scripted"
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(self, by_content: dict[str, tuple[Fact, int]]) -> None:
         self.by_content = by_content
@@ -502,7 +504,7 @@ def run_path(path: str, facts: list[Fact], server: Any, tmp: Path, embedder: Any
     from mongomem.local.queue import local_queue_factory
     from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
-    from mongomem.providers.llm_offline import OfflineLLM
+    from mongomem.offline.llm_offline import OfflineLLM
     from mongomem.runtime import Services, configure
     from mongomem.vectors.embedded import EmbeddedIndex
     from tests.conftest import Ctx, load_event, load_function
@@ -649,7 +651,7 @@ def main() -> None:
         if not ok:
             raise SystemExit(f"the bundled local embedding model did not load: {why}")
     else:
-        from mongomem.providers.embed_hashing import HashingEmbedder
+        from mongomem.offline.embed_hashing import HashingEmbedder
 
         embedder = HashingEmbedder(dim=384)
     facts = generate(args.users, args.seed)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.local.queue import local_queue_factory
+from mongomem.ports import ANSWERS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,7 +42,7 @@ class TimedLLM:
     """Answers like a scripted LLM after `delay` seconds, and keeps the time spent in calls."""
 
     name = "bench"
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(self, delay: float) -> None:
         self.delay = delay
@@ -104,7 +105,7 @@ def main() -> None:
 
         embedder: Any = LocalEmbedderProvider()
     else:
-        from mongomem.providers.embed_hashing import HashingEmbedder
+        from mongomem.offline.embed_hashing import HashingEmbedder
 
         embedder = HashingEmbedder(dim=384)
     fn = load_function("extract")

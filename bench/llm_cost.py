@@ -123,11 +123,11 @@ def run_round(
     from twin.bedrock import prompt_parts, tokens
 
     from mongomem.config import MemoryType, parse_project_config, settings_from_env
-    from mongomem.extraction.offline.proposer import OfflineProposer
     from mongomem.extraction.proposal import TurnView
     from mongomem.local.queue import LocalQueue, local_queue_factory
     from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
+    from mongomem.offline.rules.proposer import OfflineProposer
     from mongomem.providers import llm_bedrock
     from mongomem.runtime import Services, configure
     from mongomem.vectors.embedded import EmbeddedIndex

@@ -20,9 +20,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from mongomem.extraction.offline import OfflineProposer
-from mongomem.extraction.offline.text import clean_text, split_sentences
 from mongomem.extraction.proposal import TurnView
+from mongomem.offline.rules import OfflineProposer
+from mongomem.offline.rules.text import clean_text, split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / "tests" / "data" / "locomo-mini"  # the documented figures: the LoCoMo dev split

@@ -420,7 +420,7 @@ def main() -> None:
         "cold_first_request_ms": round(statistics.median(cold_first) * 1000, 1),
         "rounds": args.rounds,
         "turns_per_round": args.turns,
-        # every side writes with the stores' durable write concern (docs/decisions.md "Durability")
+        # every side writes with the stores' durable write concern (docs/adr/0002-durability-what-a-2xx-means.md)
         "write_concern": write_concern,
     }
     print(json.dumps(result))

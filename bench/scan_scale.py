@@ -170,7 +170,7 @@ def settings_for(uri: str, db: str) -> Any:
 
 def services_for(uri: str, db: str) -> Any:
     from mongomem.local.queue import local_queue_factory
-    from mongomem.providers.embed_hashing import HashingEmbedder
+    from mongomem.offline.embed_hashing import HashingEmbedder
     from mongomem.runtime import Services
     from mongomem.vectors.embedded import EmbeddedIndex
 

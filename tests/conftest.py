@@ -21,7 +21,7 @@ if str(TOOLS) not in sys.path:
 from opensearch_node import OpenSearchNode, OpenSearchNodeError  # noqa: E402
 
 from mongomem.local.queue import local_queue_factory  # noqa: E402
-from tests.helpers import installed, load_event  # noqa: E402
+from tests.helpers import figure_lines, installed, load_event  # noqa: E402
 
 # Powertools reads these itself; tests want quiet, local behaviour.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "mongomem")
@@ -112,3 +112,12 @@ def opensearch_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenSe
     node = start_opensearch(tmp_path_factory.mktemp("opensearch"))
     yield node
     node.stop()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The figures the test modules gathered (tests/helpers.report_figures), after every test ran."""
+    lines = figure_lines()
+    if lines:
+        terminalreporter.section("figures")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -209,11 +209,11 @@ class InMemoryMemoryRepository:
         from mongomem.models.memory import MemoryView
 
         if isinstance(target, Scope):
-            return record.tenant == target.tenant and record.user_id == target.user_id
+            return bool(record.tenant == target.tenant and record.user_id == target.user_id)
         assert isinstance(target, MemoryView)
         if record.tenant != target.tenant or record.user_id not in target.owners():
             return False
-        return target.agent_id is None or record.agent_id in (target.agent_id, None)
+        return bool(target.agent_id is None or record.agent_id in (target.agent_id, None))
 
     def _in(self, target: Any) -> list[Any]:
         return [r for r in self.docs.values() if self._visible(r, target)]

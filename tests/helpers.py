@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -148,3 +148,33 @@ EXTRACT_QUEUES = [
     "extract-preference",
     "extract-custom",
 ]
+
+
+# -- the local stack ------------------------------------------------------------------------------------
+def local_stack(factory: Any, name: str, config: str, **options: Any) -> Iterator[Any]:
+    """A running `LocalStack` over a fresh data dir with `config` as its project-config.yaml, stopped
+    after the fixture that yields from it (`yield from local_stack(tmp_path_factory, "sdk", CONFIG, ...)`)."""
+    from mongomem.local.stack import LocalStack
+
+    data = factory.mktemp(name)
+    (data / "project-config.yaml").write_text(config)
+    stack = LocalStack(data_dir=data, port=0, config_file=data / "project-config.yaml", **options).start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+# -- figures a run reports ------------------------------------------------------------------------------
+# Figures a test module gathers while its tests run (probes made, places checked) are printed once, in
+# the run's summary (tests/conftest.py's pytest_terminal_summary): a report, not a test that cannot fail.
+_FIGURES: dict[str, Callable[[], str]] = {}
+
+
+def report_figures(name: str, line: Callable[[], str]) -> None:
+    """Print `name: line()` in the summary of every run that collects the module."""
+    _FIGURES[name] = line
+
+
+def figure_lines() -> list[str]:
+    return [f"{name}: {line()}" for name, line in sorted(_FIGURES.items())]

@@ -124,7 +124,8 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> "MCPServer
             name=alias,
             description=f"Deprecated alias of `{name}`: {spec.doc}",
         )
-    return server
+    built: MCPServer[Any] = server
+    return built
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -90,7 +90,7 @@ def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenI
             # faiss, as deployed: the stand-in refuses lucene and builds the node's index with it
             signed = OpenSearchIndex(signed_client(collection.url), name, serverless=True)
             opened.append(signed)
-            return Visible(signed, collection)  # type: ignore[return-value]
+            return Visible(signed, collection)
     else:
         from mongomem.vectors.embedded import EmbeddedIndex
 
@@ -187,7 +187,7 @@ def erasure(request: pytest.FixtureRequest, database: Any) -> Any:
 
 @pytest.fixture(params=["mongo"])
 def backlog(request: pytest.FixtureRequest, database: Any) -> Any:
-    from mongomem.adapters.mongo.figures import MongoBacklogRepository
+    from mongomem.adapters.mongo.backlog import MongoBacklogRepository
 
     return MongoBacklogRepository(database)
 

@@ -46,7 +46,9 @@ def queue(request: pytest.FixtureRequest) -> tuple[QueuePort, Received]:
 
         client = request.getfixturevalue("moto_sqs")
         prefix = request.getfixturevalue("db_name")
-        urls = {t: client.create_queue(QueueName=f"{prefix}-{t.value}")["QueueUrl"] for t in kinds}
+        urls: dict[str, str] = {
+            t: client.create_queue(QueueName=f"{prefix}-{t.value}")["QueueUrl"] for t in kinds
+        }
 
         def received_sqs(kind: MemoryType) -> list[dict[str, Any]]:
             out = client.receive_message(QueueUrl=urls[kind], MaxNumberOfMessages=10, WaitTimeSeconds=0)
@@ -93,6 +95,6 @@ def test_sqs_refuses_a_kind_without_a_queue_and_a_queue_it_cannot_reach(moto_sqs
 
     with pytest.raises(QueueUnavailable, match="no queue configured"):
         SqsQueue({}, client=moto_sqs).send_extraction(MemoryType.semantic, {"snapshot_id": "s"})
-    gone = {MemoryType.semantic: moto_sqs.meta.endpoint_url + "/123456789012/no-such-queue"}
+    gone: dict[str, str] = {MemoryType.semantic: moto_sqs.meta.endpoint_url + "/123456789012/no-such-queue"}
     with pytest.raises(QueueUnavailable):
         SqsQueue(gone, client=moto_sqs).send_extraction(MemoryType.semantic, {"snapshot_id": "s"})

@@ -55,9 +55,6 @@ class Tab:
     def violations(self) -> list[str]:
         return list(self.page.evaluate("window.__csp || []"))
 
-    def main_text(self) -> str:
-        return str(self.page.inner_text("main"))
-
 
 def api(stack: LocalStack, key: str | None, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     headers = {"Content-Type": "application/json", **({"x-api-key": key} if key else {})}

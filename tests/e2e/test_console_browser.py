@@ -34,7 +34,7 @@ from mongomem.runtime import configure
 from tests.e2e.browser import Tab, api, rows, sign_in
 
 CONFIG = "memory:\n  snapshot: {max_messages: 50, idle_seconds: 3600}\n"
-TRIP_1 = [
+TRIP_1: list[dict[str, Any]] = [
     {"role": "user", "content": "Hi! My name is Ana and I live in Lisbon."},
     {
         "role": "assistant",

@@ -148,6 +148,7 @@ def test_the_console_views_a_new_user_trips_on(stack: LocalStack, tab: Tab, tmp_
 
     # Once keys exist, the console asks for one again
     create_key(stack.keys, "default", "memory_service")
+    assert stack.authorizer is not None
     stack.authorizer._cache.clear()
     fresh = tab.page.context.new_page()
     fresh.goto(f"{url}/console")

@@ -43,7 +43,8 @@ def pending(base: str, user: str) -> dict[str, Any]:
         "POST", f"{base}/v1/memories/search", {"user_id": user, "query": "anything", "top_k": 1}
     )
     assert status == 200, body
-    return body["pending"]
+    result: dict[str, Any] = body["pending"]
+    return result
 
 
 def settled(base: str, user: str, timeout: float = 120) -> None:
@@ -81,7 +82,8 @@ def say(base: str, user: str, session: str, *texts: str, at: datetime | None = N
 def facts(base: str, user: str, status: str = "active") -> list[dict[str, Any]]:
     code, page = http("GET", f"{base}/v1/memories?user_id={user}&type=semantic&status={status}&limit=200")
     assert code == 200, page
-    return page["memories"]
+    result: list[dict[str, Any]] = page["memories"]
+    return result
 
 
 def values(base: str, user: str, attribute: str) -> list[str]:

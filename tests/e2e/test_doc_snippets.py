@@ -1,4 +1,4 @@
-"""Every shell and Python snippet of README.md and docs/*.md runs, as written, against a local stack.
+"""Every shell and Python snippet of README.md, CONTRIBUTING.md and docs/**/*.md runs, as written, against a local stack.
 
 The snippets are read from the Markdown each run, so the docs cannot drift from what works. A snippet
 runs as a user would run it from the repository: shell commands in bash (PATH starting with .venv/bin,
@@ -38,7 +38,7 @@ from mongomem.cli.memory_local import LocalControl
 from mongomem.local.stack import LocalStack
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LANGS = {"sh": "shell", "bash": "shell", "shell": "shell", "python": "python"}
 FENCE = re.compile(r"^```([A-Za-z0-9_-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARKER = re.compile(r"^<!-- not run: (needs AWS|needs Docker|runs for minutes) \((.+)\) -->$")
@@ -204,9 +204,10 @@ def serve(world: World, command: str) -> None:
         deadline = time.monotonic() + 180
         target = f"http://127.0.0.1:{port}/v1/status" if "make dev" in command else None
         while True:
+            assert proc.stdout is not None
             assert proc.poll() is None, (
                 f"`{command}` exited {proc.returncode}:\n{proc.stdout.read().decode()[-3000:]}"
-            )  # type: ignore[union-attr]
+            )
             assert time.monotonic() < deadline, f"`{command}` did not come up on port {port}"
             try:
                 if target:

@@ -17,11 +17,16 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.client.streamable_http import (  # type: ignore[attr-defined]  # re-exported by mcp, not in __all__
+    create_mcp_http_client,
+    streamable_http_client,
+)
 
 from mongomem import markers
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
+from mongomem.models.working_memory import WorkingMemoryState
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -48,12 +53,7 @@ TOOLS = {
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("mcp")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.5, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "mcp", CONFIG, scan_seconds=60, poll_seconds=0.5)
 
 
 def stdio_server(*args: str) -> StdioServerParameters:
@@ -199,7 +199,8 @@ def test_thread_tools_and_a_double_wrapped_working_memory_update(stack: LocalSta
     client = MemoryClient(stack.url)
     assert client.get_thread("t1", user).title == "Packing for Porto"
     assert [t.thread_id for t in client.list_threads(user).threads] == ["t1"]
-    assert client.get_working_memory(user).content == "# User\n- **Bag**: blue\n"
+    state = client.get_working_memory(user)
+    assert isinstance(state, WorkingMemoryState) and state.content == "# User\n- **Bag**: blue\n"
     # the new tools' results are mongomem's own output: never extracted
     assert set(out) <= markers.OWN_TOOLS
 

@@ -21,6 +21,7 @@ from mongomem.local.stack import LocalStack
 from mongomem.models.memory import WriteResult
 from mongomem.models.turns import RecordTurnsResponse, TurnPage
 from mongomem.models.working_memory import WorkingMemoryState
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -34,12 +35,7 @@ memory:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("sdk")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.2, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "sdk", CONFIG, scan_seconds=60, poll_seconds=0.2)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 
 from mongomem.client import AsyncMemoryClient, MemoryClient, MemoryClientError
 from mongomem.local.stack import LocalStack
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -29,12 +30,7 @@ T = TypeVar("T")
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("scopes")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.2, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "scopes", CONFIG, scan_seconds=60, poll_seconds=0.2)
 
 
 @pytest.fixture

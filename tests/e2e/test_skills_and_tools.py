@@ -22,6 +22,8 @@ from mongomem.cli import main
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
 from mongomem.mcp_server import ALIASES
+from mongomem.models.working_memory import WorkingMemoryState
+from tests.helpers import local_stack
 
 CONFIG = """
 memory:
@@ -46,12 +48,7 @@ PROCEDURES = [
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("skills")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=60, poll_seconds=0.5, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "skills", CONFIG, scan_seconds=60, poll_seconds=0.5)
 
 
 def seeded(stack: LocalStack) -> tuple[str, list[str]]:
@@ -182,4 +179,5 @@ def test_mcp_offers_procedure_tools_context_sources_and_aliases(stack: LocalStac
     assert got["context"].structured_content is None and context.startswith("<mongomem-memory")
     assert "book a flight to Berlin" in context and '"sources"' not in context
     assert not got["alias"].is_error
-    assert "Berlin" in (MemoryClient(stack.url).get_working_memory(user).content or "")
+    state = MemoryClient(stack.url).get_working_memory(user)
+    assert isinstance(state, WorkingMemoryState) and "Berlin" in (state.content or "")

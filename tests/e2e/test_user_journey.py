@@ -5,6 +5,7 @@ recall and the context call."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mongomem.local.stack import LocalStack
 from tests.e2e.test_local_stack import http, wait_for
@@ -52,7 +53,7 @@ def test_recorded_conversation_becomes_searchable_memory_recall_and_context(tmp_
         assert "peanut" in found["results"][0]["text"].lower()
 
         # and the old message can be recalled once the scan has indexed it
-        def recalled() -> list[dict] | None:
+        def recalled() -> list[dict[str, Any]] | None:
             status, body = http(
                 "POST",
                 f"{base}/v1/recall",

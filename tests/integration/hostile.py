@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers

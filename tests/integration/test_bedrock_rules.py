@@ -71,7 +71,8 @@ def raw_converse(bedrock: Any, **changes: Any) -> tuple[int, dict[str, Any]]:
         for key in keys[:-1]:
             target = target[key]
         target[keys[-1]] = value
-    return bedrock.converse(NOVA, copy.deepcopy(body))
+    result: tuple[int, dict[str, Any]] = bedrock.converse(NOVA, copy.deepcopy(body))
+    return result
 
 
 def test_converse_refuses_what_its_api_reference_refuses(bedrock: Any) -> None:

@@ -23,9 +23,9 @@ from mongomem.kinds import builtin_registry
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import EvidenceRef
-from mongomem.ports import LLMRequest, LLMResult
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
+from mongomem.ports import ANSWERS, LLMRequest, LLMResult
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 
@@ -79,7 +79,7 @@ class WrongUpdater:
     """An LLM that answers every reconciliation with UPDATE of the first candidate it is shown."""
 
     name = "wrong-updater"
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(self) -> None:
         self.asked = 0
@@ -143,7 +143,7 @@ def test_one_changed_memory_touches_exactly_its_own_lineage(make: Any, kind_name
     @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(words=st.lists(WORDS, min_size=UNRELATED, max_size=UNRELATED), pick=st.integers(0, UNRELATED - 1))
     def check(words: list[list[str]], pick: int) -> None:
-        llm = WrongUpdater() if path == "llm" else OfflineLLM()
+        llm: Any = WrongUpdater() if path == "llm" else OfflineLLM()
         svc = make(llm)
         kind = svc.kinds[kind_name]
         scope = Scope(tenant="default", user_id=f"u-{uuid.uuid4().hex[:8]}")

@@ -20,8 +20,8 @@ from mongomem.local.http import to_event
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.stack import PUBLIC_PATHS
 from mongomem.local.worker import drain
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_function
@@ -449,7 +449,7 @@ def test_the_latest_agent_calls_are_kept_with_what_they_returned_and_why(svc: An
 
 
 def test_a_snapshot_lists_the_memories_it_produced(make_settings: Any, tmp_path: Path) -> None:
-    from mongomem.providers.llm_offline import OfflineLLM
+    from mongomem.offline.llm_offline import OfflineLLM
 
     svc = build(make_settings, tmp_path, llm=OfflineLLM())
     gw = Gateway()

@@ -17,7 +17,7 @@ import pytest
 from mongomem import markers
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_function

@@ -17,8 +17,8 @@ import pytest
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_local import LocalEmbedderProvider
-from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 
@@ -119,7 +119,7 @@ def test_a_correction_under_another_wording_of_the_attribute_is_kept(build: Any)
     svc = build()
     svc.writer.thresholds.ambiguous_from = -1.0  # every vector match counts as ambiguous: the LLM is asked
     first = svc.memories.create(ANA, fact("phone number", "+1 555 0100"))
-    svc.llm.script["reconcile"] = [  # type: ignore[attr-defined]
+    svc.llm.script["reconcile"] = [
         json.dumps({"decision": "REINFORCE", "target_id": first.memory.memory_id, "reason": "same phone"})
     ]
     second = svc.memories.create(ANA, fact("phone", "+1 555 0199"))

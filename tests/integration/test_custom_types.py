@@ -17,8 +17,8 @@ from mongomem.config import ConfigError, parse_project_config
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex

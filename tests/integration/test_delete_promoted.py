@@ -18,7 +18,7 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain, drain_all
 from mongomem.models.common import Scope
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers

@@ -1,7 +1,7 @@
 """memory.recall.embed_on_write: turns become recallable within seconds of being recorded.
 
 The record call itself never embeds (a turn recorded while no scan runs stays queued); the scan
-invocation follows recording, indexing new turns every poll (docs/decisions.md "Embed on write").
+invocation follows recording, indexing new turns every poll (docs/adr/0008-embed-on-write-memory-recall-embed-on-write.md).
 Through the record, scan and memory_api handlers on SecantusDB and the embedded index, and through the
 SDK against the local stack (`make dev`).
 """
@@ -21,7 +21,7 @@ from mongomem.client import MemoryClient
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.local.stack import LocalStack
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers

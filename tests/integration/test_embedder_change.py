@@ -98,7 +98,8 @@ def write(api: Any, ctx: Any, attribute: str, value: str) -> dict[str, Any]:
     body_in = {"user_id": "user-7", "type": "semantic", "payload": payload}
     status, body = call(api, ctx, "memory_create.json", body_in)
     assert status in (200, 201), body
-    return body
+    result: dict[str, Any] = body
+    return result
 
 
 def search(api: Any, ctx: Any, query: str) -> tuple[int, Any]:

@@ -16,16 +16,19 @@ from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain, drain_all
 from mongomem.models.common import Scope, utcnow
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.port import IndexDoc, SearchQuery
 from tests import helpers
 from tests.conftest import load_event, load_function
-from tests.helpers import EXTRACT_QUEUES
+from tests.helpers import EXTRACT_QUEUES, report_figures
 
 FIGURES = {"leftovers": 0, "places_checked": 0}
+report_figures(
+    "erasure", lambda: f"places checked {FIGURES['places_checked']}, leftovers {FIGURES['leftovers']}"
+)
 
 
 @pytest.fixture(params=["embedded", "opensearch"])
@@ -258,7 +261,3 @@ def test_turns_expire_only_after_every_type_is_extracted(svc: Any, fns: dict[str
     assert all(abs(d["expire_at"] - (utcnow() + ttl)) < timedelta(minutes=1) for d in expiring)
     # unpromoted turns never expire
     assert svc.db["turns"].count_documents({"session_id": "s2", "expire_at": {"$exists": True}}) == 0
-
-
-def test_zz_report_figures() -> None:
-    print(f"\nerasure: places checked {FIGURES['places_checked']}, leftovers {FIGURES['leftovers']}")

@@ -53,7 +53,8 @@ def promote(services: Any, session: str) -> str:
         {"turns": [{"role": "user", "content": "I live in Porto"}, {"role": "assistant", "content": "Noted"}]}
     )
     services.recorder.record(SCOPE, session, req)
-    return services.promoter.flush(SCOPE, session)[0].snapshot_id
+    result: str = services.promoter.flush(SCOPE, session)[0].snapshot_id
+    return result
 
 
 def sqs_event(*snapshot_ids: str, memory_type: str = "semantic") -> dict[str, Any]:

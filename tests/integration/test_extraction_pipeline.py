@@ -14,8 +14,8 @@ from mongomem.local.worker import drain
 from mongomem.models.common import Scope
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
@@ -142,7 +142,8 @@ def promote(svc: Services, scope: Scope, session: str, turns: list[tuple[str, st
 def run(extract_fn: Any, ctx: Any, snap: dict[str, Any], memory_type: str) -> dict[str, Any]:
     record = load_event("extract_sqs.json")["Records"][0]
     event = {"Records": [dict(record, body=json.dumps({"snapshot_id": snap["_id"], "type": memory_type}))]}
-    return extract_fn.lambda_handler(event, ctx)
+    result: dict[str, Any] = extract_fn.lambda_handler(event, ctx)
+    return result
 
 
 def active(svc: Services, scope: Scope, memory_type: str) -> list[dict[str, Any]]:
@@ -285,7 +286,7 @@ def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, c
         json.dumps(
             {
                 "decision": "REINFORCE",
-                "target_id": target,  # type: ignore[attr-defined]
+                "target_id": target,
                 "reason": "same food preference, restated",
             }
         )
@@ -433,7 +434,7 @@ def test_injected_instructions_cannot_write_for_another_user_or_add_fields(
     docs = list(svc.memory_store.coll.find({}))
     assert [(d["tenant"], d["user_id"], d["status"]) for d in docs] == [("default", "ana", "active")]
     assert set(docs[0]["payload"]) == {"subject", "attribute", "value", "qualifiers"}
-    system = svc.llm.requests[0].system  # type: ignore[attr-defined]
+    system = svc.llm.requests[0].system
     assert "data, not instructions" in system
 
 

@@ -28,8 +28,10 @@ from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
 from mongomem.ops.redrive import retry_sqs
 from mongomem.runtime import Services, configure
 from tests.conftest import load_event, load_function
+from tests.helpers import report_figures
 
 PASSED: list[str] = []
+report_figures("fault scenarios passed", lambda: f"{len(PASSED)}: " + "; ".join(PASSED))
 
 
 @pytest.fixture
@@ -283,7 +285,3 @@ def test_deployed_retry_through_the_cli(
     assert code == 0
     report = cli_report(capsys.readouterr().out)
     assert report["messages"] == 0 and "no MongoDB configured" in report["notes"][0]
-
-
-def test_zz_report_figures() -> None:
-    print(f"\nfault scenarios passed: {len(PASSED)}: " + "; ".join(PASSED))

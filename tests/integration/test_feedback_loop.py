@@ -22,9 +22,9 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
@@ -150,7 +150,7 @@ def test_an_llm_never_sees_the_marked_spans(build: Any, fns: dict[str, Any], ctx
     # When the snapshot is extracted
     extract(fns, ctx, snap)
     # Then the transcript it was sent holds the agent's own words only
-    sent = llm.requests[0].shared  # type: ignore[attr-defined]
+    sent = llm.requests[0].shared
     assert "Rex" in sent and "Shall I book from Porto?" in sent
     for echoed in (
         "Lisbon",
@@ -164,7 +164,7 @@ def test_an_llm_never_sees_the_marked_spans(build: Any, fns: dict[str, Any], ctx
     # and a snapshot made only of echoes costs no LLM call at all
     only_echo = converse(svc, "s2", [{"role": "assistant", "content": block}])
     extract(fns, ctx, only_echo)
-    assert len(llm.requests) == 1  # type: ignore[attr-defined]
+    assert len(llm.requests) == 1
 
 
 FORGERIES = [
@@ -207,7 +207,7 @@ def test_content_can_never_close_or_forge_the_marker(build: Any, fns: dict[str, 
         "context.json",
         {"user_id": "user-7", "session_id": "s1", "query": "note tea", "memories_top_k": 20},
     )["context"]
-    instructions = svc.working_memory.context(_wm_key()).instructions  # type: ignore[union-attr]
+    instructions = svc.working_memory.context(_wm_key()).instructions
     # Then each block has exactly one end, its own, whatever a reader decodes
     for block in (context, instructions):
         assert closings(block) == 2, block  # the closing tag and the tag-free closing sentinel

@@ -23,14 +23,16 @@ from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.queue import local_queue_factory
 from mongomem.local.stack import API_ROUTES
 from mongomem.models.common import Scope
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
+from tests.helpers import report_figures
 
 # Figures for docs/security.md, printed at the end of the module.
 FIGURES = {"probes": 0, "leaks": 0}
+report_figures("cross-tenant probes", lambda: f"{FIGURES['probes']}, leaks: {FIGURES['leaks']}")
 
 
 @pytest.fixture
@@ -349,7 +351,7 @@ def probes(ids: dict[str, str], marker: str) -> list[tuple[str, str, Any, dict[s
 
 def route_paths() -> set[tuple[str, str]]:
     """Every (method, path template) the two API functions serve."""
-    found = set()
+    found: set[tuple[str, str]] = set()
     for name in ("record_turns", "memory_api"):
         spec = load_function(name).api.app.get_openapi_json_schema()
         for path, ops in json.loads(spec)["paths"].items():
@@ -472,8 +474,8 @@ def test_org_memories_reach_every_user_of_their_tenant_and_no_other_tenant(
             ("GET", f"/v1/memories/{ids['agent']}", None, {"user_id": "carol"}),
             ("POST", "/v1/context", {"user_id": "carol", "session_id": "s-x", "query": "locker"}, {}),
         ]
-        for method, path, body, query in reads:
-            status, _, answer = gateway.call(method, path, key, body, **query)
+        for method, path, request_body, query in reads:
+            status, _, answer = gateway.call(method, path, key, request_body, **query)
             FIGURES["probes"] += 1
             if private in answer:
                 leaks.append((who, method, path, "private marker"))
@@ -494,10 +496,6 @@ def test_org_memories_reach_every_user_of_their_tenant_and_no_other_tenant(
         sorted(json.dumps(d, default=str) for d in svc.db["memories"].find({"user_id": "#org"})) == org_docs
     )
     assert gateway.call("DELETE", f"/v1/memories/{ids['term']}", key_a, user_id="carol")[0] == 200
-
-
-def test_zz_report_figures() -> None:
-    print(f"\ncross-tenant probes: {FIGURES['probes']}, leaks: {FIGURES['leaks']}")
 
 
 # -- the local stack: open until the first key, then keys required; the keys CLI --------------------

@@ -22,6 +22,8 @@ from mongomem.cli.main import main as cli_main
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.local.stack import LocalStack
 from mongomem.models.common import Scope
+from mongomem.models.recall import RecalledTurn
+from tests.helpers import local_stack
 
 T = TypeVar("T")
 # a LoCoMo-format conversation written for the tests (tests/data/locomo-mini/README.md)
@@ -39,12 +41,7 @@ MAY_8 = datetime(2023, 5, 8, 10, 0, tzinfo=UTC)
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("import")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=0.5, poll_seconds=0.2, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "import", CONFIG, scan_seconds=0.5, poll_seconds=0.2)
 
 
 @pytest.fixture
@@ -131,7 +128,7 @@ def test_a_jsonl_history_keeps_its_times_follows_its_gaps_and_imports_once(
     assert found[0].observed_at is not None and found[0].observed_at.date() == MAY_8.date()
 
     # ... and recall finds the imported turns once the scan has indexed them (back-filled)
-    def berlin_turns() -> list[dict[str, Any]]:
+    def berlin_turns() -> list[RecalledTurn]:
         found = client.recall(user_id=user, query="Berlin flight", top_k=3).threads
         return [t for g in found for t in g.turns if "Berlin flight" in t.content]
 

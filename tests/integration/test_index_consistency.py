@@ -16,8 +16,8 @@ import pytest
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import utcnow
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.opensearch import OpenSearchIndex
 from mongomem.vectors.port import IndexDoc, IndexUnavailable, SearchQuery

@@ -182,6 +182,9 @@ def test_readiness_asks_the_server_and_remembers_the_answer() -> None:
     class Embedder:
         model, dim = "e", 8
 
+        def embed(self, texts: list[str], purpose: str = "document") -> list[list[float]]:
+            raise AssertionError("readiness never embeds")
+
         def ready(self) -> tuple[bool, str]:
             return True, ""
 

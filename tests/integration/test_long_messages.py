@@ -19,7 +19,7 @@ import pytest
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex

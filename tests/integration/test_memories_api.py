@@ -10,8 +10,8 @@ import pytest
 
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers

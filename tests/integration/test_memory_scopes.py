@@ -16,8 +16,8 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain_all
 from mongomem.models.memory import ORG_OWNER
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex

@@ -19,8 +19,8 @@ from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
@@ -142,7 +142,10 @@ def test_search_list_and_context_filter_by_observed_time(
         "episodic",
     )
     extract(fns, ctx, converse(svc, "s2", MARCH_2024, "I live in Porto now."), "semantic")
-    in_2023 = {"observed_after": "2023-01-01T00:00:00Z", "observed_before": "2024-01-01T00:00:00Z"}
+    in_2023: dict[str, Any] = {
+        "observed_after": "2023-01-01T00:00:00Z",
+        "observed_before": "2024-01-01T00:00:00Z",
+    }
     # search: what was known in 2023 (history included), and what was learnt since 2024
     search = {"user_id": "user-7", "query": "where does the user live, what did they run", "top_k": 10}
     code, body = api(
@@ -174,7 +177,10 @@ def test_search_list_and_context_filter_by_observed_time(
     memories = next(s for s in body["sections"] if s["name"] == "memories")["text"]
     assert "Porto" in memories and "Lisbon" not in memories and "marathon" not in memories
     # a reversed range is a 422 / 400 naming the field, everywhere
-    bad = {"observed_after": "2024-01-01T00:00:00Z", "observed_before": "2023-01-01T00:00:00Z"}
+    bad: dict[str, Any] = {
+        "observed_after": "2024-01-01T00:00:00Z",
+        "observed_before": "2023-01-01T00:00:00Z",
+    }
     assert api(fns, ctx, "memory_search.json", {**search, **bad})[0] == 422
     code, body = api(fns, ctx, "memory_list.json", **bad)
     assert code in (400, 422) and body["error"]["details"]["path"] == "observed_after"

@@ -41,7 +41,7 @@ def test_document_covers_both_functions_routes_with_request_schemas() -> None:
 
 def test_building_the_document_leaves_a_serving_api_serving(services: Any, ctx: Any) -> None:
     # Given an API that served a request with its services
-    api = MemoryApi(sessions_routes)
+    api = MemoryApi[Any](sessions_routes)
     event = load_event("record_turn_single.json")
     event["rawPath"] = event["requestContext"]["http"]["path"] = (
         f"/v1/sessions/doc-{uuid.uuid4().hex[:12]}/turns"
@@ -54,7 +54,7 @@ def test_building_the_document_leaves_a_serving_api_serving(services: Any, ctx: 
     assert again["statusCode"] == 201 and json.loads(again["body"])["turns"][0]["seq"] == 2
 
 
-def get(api: MemoryApi, path: str, ctx: Any, svc: Any) -> dict[str, Any]:
+def get(api: MemoryApi[Any], path: str, ctx: Any, svc: Any) -> dict[str, Any]:
     event = load_event("memory_list.json")
     event["rawPath"] = event["requestContext"]["http"]["path"] = path
     event["routeKey"] = event["requestContext"]["routeKey"] = f"GET {path}"
@@ -64,7 +64,7 @@ def get(api: MemoryApi, path: str, ctx: Any, svc: Any) -> dict[str, Any]:
 
 
 def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any) -> None:
-    api = MemoryApi(status_routes)
+    api = MemoryApi[Any](status_routes)
     enable_docs(api)
     spec = get(api, "/v1/openapi.json", ctx, services)
     assert spec["statusCode"] == 200 and "json" in spec["headers"]["Content-Type"]
@@ -76,7 +76,7 @@ def test_enable_docs_serves_the_document_and_swagger_ui(services: Any, ctx: Any)
 
 def test_swagger_ui_runs_only_its_own_scripts_and_cannot_be_framed(services: Any, ctx: Any) -> None:
     # Given the docs page as API Gateway serves it
-    api = MemoryApi(status_routes)
+    api = MemoryApi[Any](status_routes)
     enable_docs(api)
     page = get(api, "/v1/docs", ctx, services)
     headers = {k.lower(): v for k, v in page["headers"].items()}

@@ -23,9 +23,9 @@ from mongomem.longterm.rekey import rekey
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.turns import RecordTurnsRequest
+from mongomem.offline.llm_offline import OfflineLLM
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_local import LocalEmbedderProvider
-from mongomem.providers.llm_offline import OfflineLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
@@ -218,7 +218,8 @@ def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build
         request = CreateMemoryRequest.model_validate(
             {"type": "semantic", "payload": payload, "reconcile": False}
         )
-        return svc.memories.create(ANA, request).memory.memory_id
+        result: str = svc.memories.create(ANA, request).memory.memory_id
+        return result
 
     older = create("favourite colour", "green")
     newer = create("favorite color", "green")
@@ -274,7 +275,8 @@ def test_the_migration_keys_an_older_release_facts_about_the_user_under_one_subj
                 "payload": {"subject": subject, "attribute": attribute, "value": value},
             }
         )
-        return svc.memories.create(ANA, request).memory.memory_id
+        result: str = svc.memories.create(ANA, request).memory.memory_id
+        return result
 
     create("user", "name", "Maria", 3)
     madrid = create("Maria", "home city", "Madrid", 2)

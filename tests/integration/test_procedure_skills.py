@@ -15,8 +15,8 @@ from mongomem import markers
 from mongomem.local.queue import local_queue_factory
 from mongomem.longterm.skills import render_skill, skill_name
 from mongomem.models.memory import MemoryRecord, ProcedureUsage
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests import helpers

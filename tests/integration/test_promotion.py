@@ -107,7 +107,7 @@ def test_fan_out_sends_the_first_enabled_kind_naming_the_others(svc_factory: Any
     snap = snapshots(svc, "s1")[0]
     queue = LocalQueue(svc.db)
     # one message, to the first kind's queue: each kind passes the snapshot on to the next once it has
-    # tried, so the kinds' LLM calls follow one another (docs/decisions.md "One snapshot's kinds in sequence")
+    # tried, so the kinds' LLM calls follow one another (docs/adr/0011-one-snapshot-s-kinds-in-sequence.md)
     assert [json.loads(b) for b in queue.bodies("extract-semantic")] == [
         {
             "snapshot_id": snap["_id"],

@@ -28,7 +28,8 @@ ITEM = {"subject": "user", "attribute": "home airport", "value": "LIS", "evidenc
 def recipe(heading: str) -> dict[str, object]:
     section = DOC.split(f"\n### {heading}\n", 1)[1].split("\n### ", 1)[0]
     (block,) = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
-    return yaml.safe_load(block)
+    result: dict[str, object] = yaml.safe_load(block)
+    return result
 
 
 @pytest.mark.parametrize("heading", list(RECIPES))

@@ -136,7 +136,7 @@ def api() -> Iterator[FakeAPI]:
 
 def request(task: str = "semantic") -> LLMRequest:
     return LLMRequest(
-        task=task,  # type: ignore[arg-type]
+        task=task,
         system="Extract facts.",
         prompt="user: I moved; my home airport is LHR now.",
         schema=SCHEMA,
@@ -332,7 +332,8 @@ def test_chat_without_key_against_a_local_server(api: FakeAPI) -> None:
 
 
 def norm(v: list[float]) -> float:
-    return sum(x * x for x in v) ** 0.5
+    result: float = sum(x * x for x in v) ** 0.5
+    return result
 
 
 def test_openai_embeddings_batch_and_normalise(api: FakeAPI) -> None:

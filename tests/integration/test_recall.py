@@ -17,7 +17,7 @@ import pytest
 from mongomem import markers
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
-from mongomem.providers.embed_hashing import HashingEmbedder
+from mongomem.offline.embed_hashing import HashingEmbedder
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.opensearch import OpenSearchIndex
@@ -300,7 +300,8 @@ def test_order_time_returns_the_messages_in_time_order_across_threads(
     assert body["turn_ids"] == [m["turn_id"] for m in body["messages"]]
     # ... the prompt text follows that order, naming each message's thread, inside the marker
     # (inside the marker's tags and its tag-free sentinel lines)
-    lines = markers.strip(body["text"])[1] == 1 and body["text"].splitlines()[2:-2]
+    assert markers.strip(body["text"])[1] == 1
+    lines = body["text"].splitlines()[2:-2]
     assert [line.split("(thread ")[1].split(")")[0] for line in lines] == [
         "kitchen",
         "garage",
@@ -476,7 +477,7 @@ def test_each_ranking_is_read_deep_before_the_rankings_are_fused(
     from mongomem.retrieval import recall as recall_module
 
     asked: list[int] = []
-    real = recall_module.search_all
+    real = recall_module.search_all  # type: ignore[attr-defined]
 
     def capture(index: Any, queries: list[Any]) -> Any:
         asked.extend(q.top_k for q in queries)

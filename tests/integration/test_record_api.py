@@ -42,7 +42,8 @@ def post(
 
 
 def turn_count(services: Any) -> int:
-    return services.db["turns"].count_documents({})
+    result: int = services.db["turns"].count_documents({})
+    return result
 
 
 def test_batch_gets_consecutive_seqs_and_session_counters(services: Any, record_fn: Any, ctx: Any) -> None:

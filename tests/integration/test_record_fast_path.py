@@ -21,7 +21,9 @@ TURN = {"role": "user", "content": "I'd like a window seat on the 9am flight. æ—
 BATCH = {"turns": [TURN, {"role": "assistant", "content": "Noted."}], "client_token": "tok-1"}
 
 
-def event(session: str, body: Any, query: dict[str, str] | None = None, raw: str | None = None) -> dict:
+def event(
+    session: str, body: Any, query: dict[str, str] | None = None, raw: str | None = None
+) -> dict[str, Any]:
     e = load_event("record_turn_single.json")
     e["rawPath"] = e["requestContext"]["http"]["path"] = f"/v1/sessions/{session}/turns"
     e["body"] = raw if raw is not None else json.dumps(body)
@@ -54,7 +56,7 @@ CASES: dict[str, tuple[Any, dict[str, str] | None, str | None]] = {
 def test_the_fast_path_answers_as_the_resolver(case: str, services: Any, ctx: Any) -> None:
     body, query, raw = CASES[case]
     answers = []
-    for api in (MemoryApi(routes), MemoryApi(routes, fast=(fast_record,))):
+    for api in (MemoryApi[Any](routes), MemoryApi[Any](routes, fast=(fast_record,))):
         session = f"fp-{uuid.uuid4().hex[:12]}"
         answers.append(normalized(api.handle(event(session, body, query, raw), ctx, services), session))
     assert answers[0] == answers[1]
@@ -62,8 +64,8 @@ def test_the_fast_path_answers_as_the_resolver(case: str, services: Any, ctx: An
 
 def test_a_retry_answers_200_with_the_original_seqs_on_both_paths(services: Any, ctx: Any) -> None:
     session = f"fp-{uuid.uuid4().hex[:12]}"
-    first = MemoryApi(routes).handle(event(session, {"user_id": "ann", **BATCH}), ctx, services)
-    again = MemoryApi(routes, fast=(fast_record,)).handle(
+    first = MemoryApi[Any](routes).handle(event(session, {"user_id": "ann", **BATCH}), ctx, services)
+    again = MemoryApi[Any](routes, fast=(fast_record,)).handle(
         event(session, {"user_id": "ann", **BATCH}), ctx, services
     )
     assert (first["statusCode"], again["statusCode"]) == (201, 200)

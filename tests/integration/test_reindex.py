@@ -15,8 +15,8 @@ from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.search import SearchRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.retrieval.search import MemorySearch
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
@@ -120,11 +120,11 @@ def write_memories(svc: Services) -> None:
         scope = Scope(tenant="default", user_id=user)
         for i, topic in enumerate(TOPICS[u::2] + TOPICS[: 3 + u]):
             payload = {"subject": "user", "attribute": f"hobby {i % 7}", "value": topic}
-            svc.memories.create(scope, CreateMemoryRequest(type="semantic", payload=payload))  # type: ignore[arg-type]
+            svc.memories.create(scope, CreateMemoryRequest(type="semantic", payload=payload))
         for topic in TOPICS[:4]:
             payload = {"subject": "user", "attribute": "likes", "value": topic}
             for _ in range(1 + TOPICS.index(topic) % 3):
-                svc.memories.create(scope, CreateMemoryRequest(type="semantic", payload=payload))  # type: ignore[arg-type]
+                svc.memories.create(scope, CreateMemoryRequest(type="semantic", payload=payload))
         victim = svc.memory_store.list_page(scope, "semantic", "active", 1, None)[0]
         svc.memories.delete(scope, victim.memory_id)
     statuses = {d["status"] for d in svc.memory_store.coll.find({}, {"status": 1})}

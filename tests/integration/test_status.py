@@ -38,7 +38,8 @@ def status_of(api: Any, ctx: Any, svc: Services, tenant: str | None = None) -> d
     finally:
         configure(None)
     assert response["statusCode"] == 200
-    return json.loads(response["body"])
+    result: dict[str, Any] = json.loads(response["body"])
+    return result
 
 
 HASHING = {"memory": {"providers": {"embeddings": {"kind": "hashing", "dim": 64}}}}
@@ -136,7 +137,7 @@ def test_llm_without_its_key_is_not_ready_and_names_the_variable(
 def test_status_shows_each_kinds_failures_refusals_and_last_error_of_the_last_hour(
     make_settings: Any, api: Any, ctx: Any
 ) -> None:
-    from mongomem.providers.llm_scripted import ScriptedLLM
+    from mongomem.offline.llm_scripted import ScriptedLLM
 
     # Given a model whose semantic answer is unusable twice (final) and whose episodic items are all invalid
     answers = {"semantic": ["not json", "still not json"], "episodic": [json.dumps({"items": [{"when": 3}]})]}

@@ -16,6 +16,7 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.local.stack import LocalStack
+from mongomem.models.working_memory import Unchanged, WorkingMemoryState
 from tests.conftest import load_event, load_function
 
 CONFIG = """
@@ -29,6 +30,12 @@ memory:
 """
 
 StackFactory = Callable[[str], tuple[LocalStack, MemoryClient]]
+
+
+def content(state: WorkingMemoryState | Unchanged) -> str | None:
+    """The working memory's content (a read without an etag always gets the state)."""
+    assert isinstance(state, WorkingMemoryState)
+    return state.content
 
 
 @pytest.fixture
@@ -83,16 +90,16 @@ def test_a_new_threads_working_memory_seeds_the_users_memory_in_resource_scope(s
         "trip-1", ana, title="Lisbon trip", metadata={"workingMemory": "# User\n- Name: Ana", "topic": "trip"}
     )
     # Then the user's (resource) working memory holds it, not the thread's metadata
-    assert client.get_working_memory(ana).content == "# User\n- Name: Ana"
+    assert content(client.get_working_memory(ana)) == "# User\n- Name: Ana"
     assert thread.title == "Lisbon trip" and thread.metadata == {"topic": "trip"}
-    assert client.get_working_memory(ana, thread_id="trip-2").content == "# User\n- Name: Ana"
+    assert content(client.get_working_memory(ana, thread_id="trip-2")) == "# User\n- Name: Ana"
     # and nobody else's memory changed
-    assert client.get_working_memory(bo).content is None
+    assert content(client.get_working_memory(bo)) is None
     # Creating it twice is refused, and nothing changes
     with pytest.raises(MemoryClientError) as refused:
         client.create_thread("trip-1", ana, metadata={"workingMemory": "# User\n- Name: Someone else"})
     assert refused.value.status == 409
-    assert client.get_working_memory(ana).content == "# User\n- Name: Ana"
+    assert content(client.get_working_memory(ana)) == "# User\n- Name: Ana"
 
 
 def test_a_new_threads_working_memory_seeds_its_own_memory_in_thread_scope(start: StackFactory) -> None:
@@ -100,9 +107,9 @@ def test_a_new_threads_working_memory_seeds_its_own_memory_in_thread_scope(start
     ana = uid("ana")
     client.create_thread("trip-1", ana, metadata={"workingMemory": "- Topic: Porto"})
     # Then the thread's memory holds the seed, another thread's and the user's do not
-    assert client.get_working_memory(ana, thread_id="trip-1").content == "- Topic: Porto"
-    assert client.get_working_memory(ana, thread_id="trip-2").content is None
-    assert client.get_working_memory(ana, scope="resource").content is None
+    assert content(client.get_working_memory(ana, thread_id="trip-1")) == "- Topic: Porto"
+    assert content(client.get_working_memory(ana, thread_id="trip-2")) is None
+    assert content(client.get_working_memory(ana, scope="resource")) is None
     assert client.get_thread("trip-1", ana).metadata["workingMemory"] == "- Topic: Porto"
 
 
@@ -121,13 +128,13 @@ def test_updating_title_and_metadata_and_working_memory_through_the_thread(
     # When the metadata carries a working memory
     updated = client.update_thread("t1", ana, metadata={"topic": "porto", "workingMemory": "- Seat: aisle"})
     # Then the configured scope's working memory is replaced, the title kept
-    assert client.get_working_memory(ana, thread_id="t1").content == "- Seat: aisle"
+    assert content(client.get_working_memory(ana, thread_id="t1")) == "- Seat: aisle"
     assert updated.title == "Flights to Porto"
     other = "thread" if scope == "resource" else "resource"
-    assert client.get_working_memory(ana, thread_id="t1", scope=other).content is None
+    assert content(client.get_working_memory(ana, thread_id="t1", scope=other)) is None
     # and a later metadata change without it keeps the working memory
     client.update_thread("t1", ana, metadata={"topic": "lisbon"})
-    assert client.get_working_memory(ana, thread_id="t1").content == "- Seat: aisle"
+    assert content(client.get_working_memory(ana, thread_id="t1")) == "- Seat: aisle"
     assert client.get_thread("t1", ana).metadata.get("topic") == "lisbon"
     # An unknown thread is a 404
     with pytest.raises(MemoryClientError) as missing:
@@ -211,7 +218,7 @@ def test_deleting_a_thread_removes_its_turns_recall_entries_and_memory(
         stack.services is not None
         and stack.services.db["turns"].count_documents({"session_id": "doomed"}) == 0
     )
-    assert client.get_working_memory(ana, thread_id="doomed").content is None
+    assert content(client.get_working_memory(ana, thread_id="doomed")) is None
     assert [t.content for t in client.list_turns("kept", ana).turns] == ["My bike is a green Brompton."]
     with pytest.raises(MemoryClientError) as again:
         client.delete_thread("doomed", ana)
@@ -242,21 +249,22 @@ def test_cloning_a_thread_copies_its_turns_and_thread_working_memory(
     assert [(t.seq, t.role, t.content, t.timestamp) for t in copied] == [
         (t.seq, t.role, t.content, t.timestamp) for t in source_turns
     ]
-    assert client.get_working_memory(ana, thread_id="src-copy").content == "- Bag: blue"
+    assert content(client.get_working_memory(ana, thread_id="src-copy")) == "- Bag: blue"
     assert clone.thread.metadata["x"] == 1 and clone.thread.metadata["clone"]["source_thread_id"] == "src"
     # and the two evolve separately
     client.update_working_memory(ana, content="- Bag: red", thread_id="src-copy")
-    assert client.get_working_memory(ana, thread_id="src").content == "- Bag: blue"
+    assert content(client.get_working_memory(ana, thread_id="src")) == "- Bag: blue"
     # The clone's turns are recallable within the clone's thread once indexed
     scan(scan_fn, ctx)
     found = client.recall(ana, "snorkel", thread="src-copy", scope="thread")
     assert found.matched and all(t.startswith("src-copy:") for t in found.turn_ids)
     # A taken id, an unknown source, or another user's thread are refused
-    for call, status in (
+    calls: tuple[tuple[Callable[[], object], int], ...] = (
         (lambda: client.clone_thread("src", ana, new_thread_id="src-copy"), 409),
         (lambda: client.clone_thread("nope", ana), 404),
         (lambda: client.clone_thread("src", bo), 404),
-    ):
+    )
+    for call, status in calls:
         with pytest.raises(MemoryClientError) as refused:
             call()
         assert refused.value.status == status

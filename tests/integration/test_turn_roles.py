@@ -19,16 +19,16 @@ from mongomem.extraction import prompts
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
-from mongomem.providers.llm_offline import OfflineLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_offline import OfflineLLM
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_event, load_function
 
 ANA = Scope(tenant="default", user_id="ana")
 KINDS = ["semantic", "episodic", "procedural", "taxonomic"]
-CONVERSATION = [
+CONVERSATION: list[dict[str, Any]] = [
     {"role": "system", "content": "SYSTEM-PROMPT: you are a travel assistant for Acme."},
     {"role": "user", "content": "USER-SAYS: find me a flight to Porto."},
     {
@@ -115,7 +115,7 @@ def test_no_turn_can_write_a_line_that_reads_as_another_turn_or_pose_as_a_role(
 
 
 def sent(llm: ScriptedLLM) -> dict[str, str]:
-    return {r.task: r.shared for r in llm.requests}  # type: ignore[attr-defined]
+    return {r.task: r.shared for r in llm.requests}
 
 
 def test_by_default_system_turns_are_never_read_and_only_procedures_read_tools(
@@ -149,7 +149,7 @@ def test_roles_and_prompt_are_set_per_kind(build: Any, extract_fn: Any, ctx: Any
     transcripts = sent(llm)
     assert "USER-SAYS" in transcripts["semantic"] and "ASSISTANT-SAYS" not in transcripts["semantic"]
     assert "SYSTEM-PROMPT" in transcripts["taxonomic"]
-    by_task = {r.task: r for r in llm.requests}  # type: ignore[attr-defined]
+    by_task = {r.task: r for r in llm.requests}
     # the override replaces the kind's instructions; the shared rules and the item fields stay
     semantic = by_task["semantic"]
     assert override in semantic.prompt and "Extract FACTS only" not in semantic.prompt

@@ -51,7 +51,7 @@ class WorkingMemoryApi:
 
     def __init__(self, mongo: Services) -> None:
         self.mongo = mongo
-        self.api = MemoryApi(working_memory_routes, threads_routes)
+        self.api = MemoryApi[Any](working_memory_routes, threads_routes)
         self.use(None)
 
     def use(self, config: WorkingMemoryConfig | None) -> None:
@@ -69,7 +69,7 @@ def api(mongo: Services) -> WorkingMemoryApi:
 
 @pytest.fixture
 def schema_mode(api: WorkingMemoryApi) -> WorkingMemoryApi:
-    api.use(WorkingMemoryConfig(schema=PROFILE_SCHEMA))
+    api.use(WorkingMemoryConfig(json_schema=PROFILE_SCHEMA))
     return api
 
 
@@ -361,7 +361,7 @@ def test_tenants_are_isolated_and_every_document_carries_its_identity(
 def test_two_writers_patching_different_fields_fifty_times_each_both_survive(mongo: Services) -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     service = WorkingMemoryService(
-        MongoWorkingMemoryRepository(mongo.database), WorkingMemoryConfig(schema=schema)
+        MongoWorkingMemoryRepository(mongo.database), WorkingMemoryConfig(json_schema=schema)
     )
     key = resolve_key(Principal(tenant="t1"), "resource", f"user-{uuid.uuid4().hex[:10]}", None)
     errors: list[BaseException] = []

@@ -11,6 +11,7 @@ import pytest
 
 from mongomem.client import MemoryClient
 from mongomem.local.stack import LocalStack
+from tests.helpers import local_stack
 
 T = TypeVar("T")
 
@@ -27,12 +28,7 @@ memory:
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    data = tmp_path_factory.mktemp("integrations")
-    config = data / "project-config.yaml"
-    config.write_text(CONFIG)
-    stack = LocalStack(data_dir=data, port=0, scan_seconds=0.5, poll_seconds=0.2, config_file=config).start()
-    yield stack
-    stack.stop()
+    yield from local_stack(tmp_path_factory, "integrations", CONFIG, scan_seconds=0.5, poll_seconds=0.2)
 
 
 @pytest.fixture

@@ -157,7 +157,7 @@ def test_runner_keeps_history_in_the_session_and_uses_memory_tools(
         [say("You fly from OPO.")],
         [say("Porto, as I said.")],
     )
-    agent = Agent(name="assistant", model=model, tools=memory_tools(amem, user))
+    agent = Agent(name="assistant", model=model, tools=[*memory_tools(amem, user)])
     session = MongomemSession(amem, chat, user)
 
     async def scenario() -> tuple[Any, Any]:
@@ -184,6 +184,6 @@ def test_working_memory_tool_through_the_runner(amem: AsyncMemoryClient, mem: Me
         [call("update_working_memory", {"memory": "# User\n- **Diet**: vegetarian\n"}, "call_w")],
         [say("Saved.")],
     )
-    agent = Agent(name="assistant", model=model, tools=memory_tools(amem, user))
+    agent = Agent(name="assistant", model=model, tools=[*memory_tools(amem, user)])
     run(Runner.run(agent, "I'm vegetarian.", session=MongomemSession(amem, uid("chat"), user)))
     assert "vegetarian" in (getattr(mem.get_working_memory(user), "content", "") or "")

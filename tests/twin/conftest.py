@@ -38,4 +38,5 @@ def aws_cli_env(twin: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         monkeypatch.setenv(key, value)
     for key in ("AWS_PROFILE", "MONGOMEM_STACK", "MONGOMEM_API_KEY"):
         monkeypatch.delenv(key, raising=False)
-    return env
+    result: dict[str, str] = env
+    return result

@@ -111,7 +111,7 @@ def test_the_deploy_creates_the_indexes_once_through_its_custom_resource(
     # ... and created every MongoDB index and the search index (1024-d: Titan v2's default)
     from pymongo import MongoClient
 
-    db = MongoClient(mongo_server.uri)["mongomem"]
+    db: Any = MongoClient(mongo_server.uri)["mongomem"]
     assert "session_seq" in db["turns"].index_information()
     assert "lineage_version" in db["memories"].index_information()
     with urllib.request.urlopen(f"{opensearch_node.url}/mongomem-memories/_mapping") as answer:

@@ -47,7 +47,8 @@ DUMMY = {"turns": [{"role": "user", "content": "x"}], "payload": {}, "arguments"
 
 @cache
 def paths() -> dict[str, Any]:
-    return openapi_document()["paths"]
+    paths: dict[str, Any] = openapi_document()["paths"]
+    return paths
 
 
 def endpoints() -> dict[str, endpoint[Any, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from mongomem.retrieval.packing import Candidate, Tuning, estimate_tokens, pack, render
 from mongomem.retrieval.when import resolve_relative
@@ -29,7 +30,10 @@ def test_the_best_candidates_fill_the_budget_and_a_larger_one_adds_the_next_best
     for packed, budget in ((small, 120), (large, 400)):
         assert estimate_tokens(render(packed.sections)) <= budget
         assert estimate_tokens(render(packed.sections)) >= budget - 20  # spent, not a fixed handful
-    chosen = lambda p: [c.ids[0] for c in p.chosen]  # noqa: E731
+
+    def chosen(packed: Any) -> list[str]:
+        return [c.ids[0] for c in packed.chosen]
+
     assert chosen(small) == [f"s1:{i}" for i in range(1, len(small.chosen) + 1)]  # best first
     assert set(chosen(small)) < set(chosen(large))
 

@@ -12,7 +12,7 @@ from mongomem.kinds import KindError, project_registry
 from mongomem.kinds.declared import DeclaredType, digest, problems
 from mongomem.kindschema import incompatible_changes
 
-TICKET = {
+TICKET: dict[str, Any] = {
     "name": "ticket",
     "schema": {
         "type": "object",

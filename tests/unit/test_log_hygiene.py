@@ -40,7 +40,7 @@ def test_a_logged_validation_error_keeps_the_error_and_drops_the_value() -> None
         )
     finally:
         logger.setLevel(level)
-        logger.removeHandler(handler)
+        logger.removeHandler(handler)  # type: ignore[attr-defined]  # Powertools passes it to its logging.Logger
     lines = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
     # Then the lines say what failed, where, and of which type - never the value
     assert len(lines) == 2

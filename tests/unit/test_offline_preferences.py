@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mongomem.extraction.offline import OfflineProposer
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import builtin_registry
+from mongomem.offline.rules import OfflineProposer
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mongomem.extraction.offline import OfflineProposer
-from mongomem.extraction.offline.proposer import KINDS, KindRules
-from mongomem.extraction.proposal import Proposer, TurnView
+from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import builtin_registry
 from mongomem.kinds.semantic import SemanticItem
+from mongomem.offline.rules import OfflineProposer
+from mongomem.offline.rules.proposer import KINDS, KindRules
 
 PAYLOADS = {kind.name: kind.item for kind in builtin_registry()}
 
@@ -32,7 +32,7 @@ def _views(turns: list[Turn], name: str | None = None) -> list[TurnView]:
             seq=i + 1,
             role=t[0],
             content=t[1],
-            timestamp=t[2] if len(t) > 2 else SUNDAY,  # type: ignore[misc]
+            timestamp=t[2] if len(t) > 2 else SUNDAY,
             name=name if t[0] == "user" else None,
         )
         for i, t in enumerate(turns)
@@ -61,7 +61,7 @@ def _fact(items: list[dict[str, Any]], attribute: str, value: str | None = None)
 
 
 def test_proposer_shape_and_name() -> None:
-    proposer: Proposer = OfflineProposer()
+    proposer = OfflineProposer()
     assert proposer.name == "offline-patterns-v2"
     items = proposer.propose("semantic", _views([("user", "My name is Ana.")]), "u-1")
     assert items == [
@@ -802,7 +802,7 @@ def test_any_text_never_crashes_and_is_schema_valid(turns: list[TurnView], kind:
 def test_a_looping_cut_off_answer_is_asked_to_stop_not_given_more_room() -> None:
     from mongomem.extraction.proposers import MAX_TOKENS, LLMProposer, looping
     from mongomem.kinds import builtin_registry
-    from mongomem.ports import LLMAnswerError, LLMRequest, LLMResult
+    from mongomem.ports import ANSWERS, LLMAnswerError, LLMRequest, LLMResult
 
     loop = '{"items": [' + '{"subject": "user", "attribute": "likes", "value": "tea"}, ' * 40
     assert looping(loop) and not looping(
@@ -810,7 +810,7 @@ def test_a_looping_cut_off_answer_is_asked_to_stop_not_given_more_room() -> None
     )
 
     class Looping:
-        name, offline = "looping", False
+        name, capabilities = "looping", ANSWERS
         requests: list[LLMRequest] = []
 
         def complete_json(self, request: LLMRequest) -> LLMResult:

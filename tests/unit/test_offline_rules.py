@@ -6,7 +6,8 @@ from datetime import date
 
 import pytest
 
-from mongomem.extraction.offline import dates, phrases, text, third_person, words
+from mongomem import dates
+from mongomem.offline.rules import phrases, text, third_person, words
 
 SUNDAY = date(2026, 11, 29)
 

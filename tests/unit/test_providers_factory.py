@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig, parse_project_config
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.providers.embed_bedrock import BedrockTitanEmbedder
-from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.embed_local import LocalEmbedderProvider
 from mongomem.providers.embed_openai import OpenAICompatibleEmbedder
 from mongomem.providers.embed_voyage import VoyageEmbedder
 from mongomem.providers.factory import embedder_from_config, llm_from_config, readiness
 from mongomem.providers.llm_bedrock import BedrockLLM
 from mongomem.providers.llm_openai import OpenAICompatibleLLM
-from mongomem.providers.llm_scripted import ScriptedLLM
 
 
 def test_openai_llm_reads_the_key_from_the_named_variable() -> None:
@@ -103,10 +103,28 @@ def test_scripted_llm_from_a_file(tmp_path: Path) -> None:
 
 
 def test_offline_llm_is_the_pattern_extractor() -> None:
-    pytest.importorskip("mongomem.extraction.offline")
+    pytest.importorskip("mongomem.offline.rules")
     llm = llm_from_config(LLMProviderConfig(kind="offline"), {})
     report = readiness(llm, HashingEmbedder())
     assert report["llm"]["offline"] is True and report["llm"]["kind"] == "offline"
+
+
+def test_the_proposer_follows_the_llms_declared_capabilities() -> None:
+    from mongomem.extraction.proposers import LLMProposer
+    from mongomem.kinds import builtin_registry
+    from mongomem.offline.rules import RulesProposer
+    from mongomem.providers.factory import RefusedLLM, proposer_for
+
+    kinds = builtin_registry()
+    # Given the offline setting: it declares it answers nothing, so extraction runs the offline rules
+    offline = llm_from_config(LLMProviderConfig(kind="offline"), {})
+    assert offline.capabilities == frozenset() and isinstance(proposer_for(offline, kinds), RulesProposer)
+    # a provider that answers, even wrapped in the concurrency limit, is asked
+    scripted = llm_from_config(LLMProviderConfig(kind="scripted", max_concurrency=2), {})
+    assert "answers" in scripted.capabilities and isinstance(proposer_for(scripted, kinds), LLMProposer)
+    # a refused provider is not the offline setting: extraction fails with its reason, never the rules
+    refused = RefusedLLM("offline", "demo providers are off in this deployment")
+    assert isinstance(proposer_for(refused, kinds), LLMProposer)
 
 
 def test_embedders_from_config() -> None:
@@ -191,14 +209,14 @@ def test_llm_max_concurrency_lets_one_call_at_a_time_reach_the_server() -> None:
     import time
 
     from mongomem.config import LLMProviderConfig
-    from mongomem.ports import LLMRequest, LLMResult
+    from mongomem.ports import ANSWERS, LLMRequest, LLMResult
     from mongomem.providers.factory import LimitedLLM, llm_from_config
 
     running, most = [0], [0]
     lock = threading.Lock()
 
     class Slow:
-        name, offline = "slow-test-llm", False
+        name, capabilities = "slow-test-llm", ANSWERS
 
         def complete_json(self, request: LLMRequest) -> LLMResult:
             with lock:

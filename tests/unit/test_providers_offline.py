@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
+from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.offline.llm_scripted import ScriptedLLM
 from mongomem.ports import EmbeddingError, LLMError, LLMRequest
-from mongomem.providers.embed_hashing import HashingEmbedder
 from mongomem.providers.embed_local import NOT_INSTALLED, LocalEmbedderProvider
-from mongomem.providers.llm_scripted import ScriptedLLM
 
 
 def req(task: str, prompt: str = "p") -> LLMRequest:
-    return LLMRequest(task=task, system="s", prompt=prompt, schema={"type": "object"}, schema_name="x")  # type: ignore[arg-type]
+    return LLMRequest(task=task, system="s", prompt=prompt, schema={"type": "object"}, schema_name="x")
 
 
 # --- scripted LLM --------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def test_scripted_replays_answers_per_task_in_order_and_records_requests() -> No
     # Then each task gets its own answers in order, and every request is kept
     assert [a.text, b.text, json.loads(c.text)] == ['{"items": [1]}', '{"items": []}', {"items": [2]}]
     assert [r.prompt for r in llm.requests if r.task == "semantic"] == ["first", "second"]
-    assert (llm.name, llm.offline, llm.ready()) == ("scripted", False, (True, ""))
+    assert (llm.name, llm.capabilities, llm.ready()) == ("scripted", frozenset({"answers"}), (True, ""))
 
 
 def test_scripted_raises_clearly_when_answers_run_out() -> None:

@@ -44,7 +44,7 @@ PROFILE_SCHEMA: dict[str, Any] = {
     },
     "required": ["name"],
 }
-SCHEMA_CONFIG = WorkingMemoryConfig(schema=PROFILE_SCHEMA)
+SCHEMA_CONFIG = WorkingMemoryConfig(json_schema=PROFILE_SCHEMA)
 TEMPLATE_CONFIG = WorkingMemoryConfig()
 
 
@@ -212,7 +212,7 @@ def test_configuring_both_a_template_and_a_schema_is_a_configuration_error() -> 
 )
 def test_an_unusable_schema_is_a_configuration_error(schema: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
-        WorkingMemoryConfig(schema=schema)
+        WorkingMemoryConfig(json_schema=schema)
 
 
 def test_the_root_reads_the_config_from_the_project_config_defaults_and_can_be_replaced() -> None:
@@ -396,7 +396,7 @@ def test_schema_definitions_move_to_the_tool_schema_root_so_refs_resolve() -> No
         "$defs": {"city": {"type": "string"}},
         "properties": {"home": {"$ref": "#/$defs/city"}},
     }
-    spec = tool_spec(WorkingMemoryConfig(schema=schema), "system")
+    spec = tool_spec(WorkingMemoryConfig(json_schema=schema), "system")
     validator = Draft202012Validator(spec.input_schema)
     assert validator.is_valid({"memory": {"home": "Lisbon"}}) and not validator.is_valid(
         {"memory": {"home": 1}}
@@ -450,7 +450,10 @@ def test_state_delivery_sends_the_data_as_a_signal_and_skips_an_unchanged_snapsh
 def test_two_writers_patching_different_fields_fifty_times_each_both_survive() -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     store = InMemoryWorkingMemory(load_delay=0.0005)
-    service, key = WorkingMemoryService(store, WorkingMemoryConfig(schema=schema), max_attempts=500), _key()
+    service, key = (
+        WorkingMemoryService(store, WorkingMemoryConfig(json_schema=schema), max_attempts=500),
+        _key(),
+    )
     errors: list[BaseException] = []
 
     def writer(field: str) -> None:

@@ -101,7 +101,7 @@ def stored(
         key=kind.key(payload),
         payload=payload,
         text=kind.text(payload),
-        status=status,  # type: ignore[arg-type]
+        status=status,
         evidence=[EvidenceRef(snapshot_id=f"snap-{n}-{who}", user_id=who) for who in said_by],
         observed_at=at,
         created_at=at,

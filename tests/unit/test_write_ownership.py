@@ -23,7 +23,7 @@ ALLOWED = {
 
 
 def modules(root: Path = PACKAGE) -> dict[str, ast.AST]:
-    found = {}
+    found: dict[str, ast.AST] = {}
     for path in sorted(root.rglob("*.py")):
         parts = ["mongomem", *path.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":

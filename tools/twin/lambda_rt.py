@@ -41,10 +41,6 @@ BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 SYNC_PAYLOAD_BYTES = 6 * 1024 * 1024
 RESPONSE_PAYLOAD_BYTES = 6_291_556
 ASYNC_PAYLOAD_BYTES = 1024 * 1024
-# Runtimes whose runtime interface client serialises responses without escaping non-ASCII characters
-# (awslambdaric's marshaller: ensure_ascii=False from python3.12 on; "Building Lambda functions with
-# Python", Response format).
-UNESCAPED_RESPONSES = {"python3.12", "python3.13", "python3.14"}
 
 
 class InvocationError(Exception):

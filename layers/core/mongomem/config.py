@@ -102,7 +102,7 @@ class TopicShiftConfig(_Strict):
     enabled: bool = False
     # A cut goes where the cosine similarity of the `window` turns after a point and the `window` turns
     # before it falls below this. None: the embedder's measured value (the bundled e5 model: 0.915), else
-    # 0.8 (docs/decisions.md "Topic-shift snapshots": the scale depends on the embedding model).
+    # 0.8 (docs/adr/0006-topic-shift-snapshots-memory-snapshot-topic-shift.md: the scale depends on the embedding model).
     threshold: float | None = Field(None, ge=-1.0, le=1.0)
     # User/assistant turns compared on each side of a point; a topic-shift snapshot holds at least this many.
     window: int = Field(4, ge=1, le=20)
@@ -193,7 +193,7 @@ class RecallConfig(_Strict):
     # Turns embedded per batch by the scan job, and at most per scan run (the rest wait for the next).
     index_batch: int = Field(64, ge=1, le=1000)
     index_max_per_run: int = Field(512, ge=1, le=100_000)
-    # RRF constant of the four-ranking fusion (research/embeddings/RESULTS.md: 10 beats 60 on LoCoMo).
+    # RRF constant of the four-ranking fusion (bench/studies/embeddings/RESULTS.md: 10 beats 60 on LoCoMo).
     rrf_k: int = Field(10, ge=1, le=1000)
     # Candidates each of the four rankings contributes before fusion.
     candidates: int = Field(100, ge=10, le=1000)
@@ -203,7 +203,7 @@ class RecallConfig(_Strict):
     chunk_overlap: int = Field(200, ge=0, le=10_000)
     max_chunks: int = Field(1024, ge=1, le=10_000)
     # Index turns within seconds of recording: the scan invocation keeps indexing new turns every
-    # embed_on_write_poll_seconds for up to embed_on_write_seconds (docs/decisions.md "Embed on write").
+    # embed_on_write_poll_seconds for up to embed_on_write_seconds (docs/adr/0008-embed-on-write-memory-recall-embed-on-write.md).
     embed_on_write: bool = False
     embed_on_write_poll_seconds: float = Field(2.0, ge=0.2, le=30)
     embed_on_write_seconds: int = Field(50, ge=1, le=840)
@@ -429,7 +429,7 @@ class Settings(_Strict):
     # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
     hole_grace_seconds: int = Field(60, ge=1)
     scan_batch: int = Field(100, ge=1)
-    # The write concern of every acknowledged write (docs/decisions.md "Durability"): `auto` picks
+    # The write concern of every acknowledged write (docs/adr/0002-durability-what-a-2xx-means.md): `auto` picks
     # `majority` + journal on a replica set, sharded cluster or Atlas and `{w: 1, j: true}` on a standalone.
     write_concern: Literal["auto", "majority", "journaled"] = "auto"
     # How long a `majority` write may wait for replication before it fails (503, retry with the token).

@@ -26,7 +26,7 @@ class MemoryType(StrEnum):
 
 ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
 # The queue (and extraction function) every custom memory type shares in a deployed stack: its messages
-# carry the type's name (docs/decisions.md "Custom memory types").
+# carry the type's name (docs/adr/0020-custom-memory-types.md).
 CUSTOM_QUEUE = "custom"
 MAX_CUSTOM_TYPES = 5
 # A memory kind's name: what `type` holds in every memory, message and request.

@@ -18,7 +18,6 @@ import re
 import unicodedata
 
 TAG = "mongomem-memory"
-OPEN = f"<{TAG}"
 CLOSE = f"</{TAG}>"
 # A second, tag-free pair of markers inside the block: an agent that drops tags (an HTML sanitiser, a
 # Markdown renderer) keeps these, and HTML escaping does not change them.

@@ -73,9 +73,16 @@ class LLMConfigError(LLMError):
     an unknown model): retrying changes nothing until an operator acts, so it is reported at once."""
 
 
+# What an LLM provider can do, declared by the provider: "answers" = it answers requests
+# (complete_json), which extraction's LLM proposer and reconciliation's judge need. The offline setting
+# declares none: extraction then runs the offline rules and reconciliation decides by rules.
+LLMCapability = Literal["answers"]
+ANSWERS: frozenset[LLMCapability] = frozenset({"answers"})
+
+
 class LLMProvider(Protocol):
     name: str  # e.g. "bedrock:anthropic.claude-3-5-haiku", "openai-compatible:gpt-4o-mini", "offline"
-    offline: bool  # True for the offline pattern extractor (status endpoints say so)
+    capabilities: frozenset[LLMCapability]  # empty for the offline setting (status endpoints say so)
 
     def complete_json(self, request: LLMRequest) -> LLMResult: ...
 

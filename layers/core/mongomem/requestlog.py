@@ -3,7 +3,7 @@
 The console shows them (GET /v1/users/{user_id}/requests): what a real agent call received is the first
 thing to look at when an agent "forgot" something. The log is a diagnostic: it keeps the newest KEPT calls
 per user, is written after the answer is computed, never fails the call it describes, and costs the call
-no round trip (docs/decisions.md "Recent requests").
+no round trip (docs/adr/README.md "Recent requests").
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ def _short(text: str | None, limit: int = TEXT_CHARS) -> str:
 
 def _settings(request: Any, *skip: str) -> dict[str, Any]:
     """The request's fields that were set, as JSON (the query and the user are shown apart)."""
-    return request.model_dump(mode="json", exclude_none=True, exclude={"query", "user_id", *skip})
+    fields: dict[str, Any] = request.model_dump(
+        mode="json", exclude_none=True, exclude={"query", "user_id", *skip}
+    )
+    return fields
 
 
 def _rank(name: str, rank: int | None, score: float | None) -> str | None:

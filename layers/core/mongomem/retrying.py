@@ -77,7 +77,7 @@ class RetryPolicy:
 
     def backoff(self, retry_number: int) -> float:
         """Seconds to wait before retry `retry_number` (0-based), without a Retry-After."""
-        return min(self.max_delay, self.base_delay * (2**retry_number)) * self.rng()
+        return float(min(self.max_delay, self.base_delay * (2**retry_number)) * self.rng())
 
     def delay(self, retry_number: int, retry_after: float | None = None) -> float:
         """The server's Retry-After when it gave one (capped), else the backoff."""

@@ -222,7 +222,7 @@ class LocalTarget:
         from pymongo.errors import PyMongoError
 
         from mongomem.adapters.mongo import MongoDatabase
-        from mongomem.adapters.mongo.figures import MongoBacklogRepository
+        from mongomem.adapters.mongo.backlog import MongoBacklogRepository
         from mongomem.status import backlog
 
         client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=3000, tz_aware=True)

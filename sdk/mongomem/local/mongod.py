@@ -1,7 +1,7 @@
 """Start SecantusDB (a MongoDB wire-protocol server over WiredTiger) as a child process.
 
 Only the local stack and the tests use this; production and Docker users run real MongoDB.
-Durability: the mongomem stores write with `j: true` (docs/decisions.md "Durability"), which SecantusDB
+Durability: the mongomem stores write with `j: true` (docs/adr/0002-durability-what-a-2xx-means.md), which SecantusDB
 honours per write (the commit fsyncs its journal), so a write acknowledged before a SIGKILL is there
 after the restart. The child stops itself when this process dies (mongomem.local.secantus_child), and a
 data dir is owned by one process at a time (mongomem.local.lock).

@@ -182,7 +182,7 @@ class LocalStack:
     @property
     def keys_required(self) -> bool:
         """False while no API key exists: `make dev` then runs open, as the default tenant."""
-        return self.keys.any()
+        return bool(self.keys.any())
 
     def stop(self) -> None:
         """Stop what started (safe after a partial start, and twice); the database child always."""

@@ -16,6 +16,7 @@ from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors, update_and_read
+from mongomem.adapters.mongo.erasure import FEEDBACK_COLLECTION
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import (
     ORG_OWNER,
@@ -28,7 +29,6 @@ from mongomem.models.memory import (
     PayloadFilter,
 )
 
-FEEDBACK_COLLECTION = "procedure_feedback"
 _USE_FIELD = {"success": "usage.successes", "failure": "usage.failures"}
 
 

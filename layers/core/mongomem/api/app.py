@@ -198,7 +198,7 @@ def _fast(routes: list[FastRoute], event: dict[str, Any]) -> dict[str, Any] | No
     return None
 
 
-def _as_event_response(response: Response) -> dict[str, Any]:
+def _as_event_response(response: Response[Any]) -> dict[str, Any]:
     """An HTTP API (payload 2.0) response, shaped as Powertools builds it."""
     headers = {k: ", ".join(v) if isinstance(v, list) else v for k, v in response.headers.items()}
     return {

@@ -89,11 +89,6 @@ def _build(version: str, server_url: str | None) -> str:
     return json.dumps(with_error_responses(json.loads(document)), indent=2)
 
 
-def swagger_html(spec_url: str = OPENAPI_PATH) -> str:
-    """Swagger UI (Powertools' bundled assets, so it works offline) loading the document from spec_url."""
-    return swagger_page(spec_url)[0]
-
-
 def swagger_page(spec_url: str = OPENAPI_PATH) -> tuple[str, dict[str, str]]:
     """(Swagger UI's page, its security headers), built once per process."""
     if spec_url not in _pages:

@@ -54,7 +54,7 @@ def error_body(code: str, message: str, details: Any = None) -> str:
 DOCS_HINT = "/v1/docs"
 
 
-def not_found_response(method: str, path: str) -> Response:
+def not_found_response(method: str, path: str) -> Response[Any]:
     """404 for a path no route serves, pointing at the API's documentation."""
     return error_response(
         404,
@@ -66,7 +66,7 @@ def not_found_response(method: str, path: str) -> Response:
 
 def error_response(
     status: int, code: str, message: str, details: Any = None, headers: dict[str, str] | None = None
-) -> Response:
+) -> Response[Any]:
     return Response(
         status_code=status,
         content_type="application/json",
@@ -120,18 +120,18 @@ def _other_methods(app: APIGatewayHttpResolver, method: str, path: str) -> list[
 
 def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(RequestValidationError)
-    def _invalid(exc: RequestValidationError) -> Response:
+    def _invalid(exc: RequestValidationError) -> Response[Any]:
         details = _validation_details(exc)
         if any(d["type"] == "json_invalid" for d in details):
             return error_response(400, "invalid_json", "the request body is not valid JSON")
         return error_response(422, "validation_error", "the request does not match the schema", details)
 
     @app.exception_handler(ValidationError)
-    def _invalid_inside(exc: ValidationError) -> Response:
+    def _invalid_inside(exc: ValidationError) -> Response[Any]:
         return failure_response(exc)
 
     @app.exception_handler(StoreAuthFailed)
-    def _auth_failed(exc: StoreAuthFailed) -> Response:
+    def _auth_failed(exc: StoreAuthFailed) -> Response[Any]:
         raise exc  # the runtime retries with a refetched secret, then answers 503
 
     # the providers' errors (mongomem.ports) load with the first request, not with the record function
@@ -140,11 +140,11 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(EmbeddingError)
     @app.exception_handler(LLMError)
     @app.exception_handler(MongomemError)
-    def _domain(exc: Exception) -> Response:
+    def _domain(exc: Exception) -> Response[Any]:
         return failure_response(exc)
 
     @app.not_found
-    def _not_found(exc: NotFoundError) -> Response:
+    def _not_found(exc: NotFoundError) -> Response[Any]:
         event = app.current_event
         method, path = event.http_method.upper(), event.path
         allowed = _other_methods(app, method, path)
@@ -159,11 +159,11 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         return not_found_response(method, path)
 
     @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
+    def _unexpected(exc: Exception) -> Response[Any]:
         return failure_response(exc)
 
 
-def failure_response(exc: Exception) -> Response:
+def failure_response(exc: Exception) -> Response[Any]:
     """What a route's failure answers (the resolver's handlers and the record fast path share it); a
     MongoDB authentication failure is not one: it goes to the runtime, which retries."""
     from mongomem.ports import EmbeddingError, LLMError
@@ -190,7 +190,7 @@ def failure_response(exc: Exception) -> Response:
     return error_response(500, "internal_error", "an internal error occurred; it has been logged")
 
 
-def _model_refusal(exc: ValidationError) -> Response:
+def _model_refusal(exc: ValidationError) -> Response[Any]:
     # a model built inside a route (a tool call's arguments, an import's turns) refused its input:
     # the caller's mistake, answered like the resolver's own validation (never the value itself)
     details = [

@@ -11,8 +11,6 @@ import copy
 import json
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["error"],
@@ -103,25 +101,6 @@ def _with_payload_schemas(schemas: dict[str, Any]) -> None:
                 "anyOf": [*refs, {"type": "object", "title": "CustomTypePayload"}],
             }
         )
-
-
-def merged_openapi(
-    *apps: APIGatewayHttpResolver, title: str = "mongomem", version: str = "1"
-) -> dict[str, Any]:
-    """The functions' resolvers' OpenAPI documents as one, with the error responses the API really sends."""
-    merged: dict[str, Any] = {
-        "openapi": "3.1.0",
-        "info": {"title": title, "version": version},
-        "paths": {},
-        "components": {"schemas": {}},
-    }
-    for app in apps:
-        spec = json.loads(app.get_openapi_json_schema())
-        for name, schema in (spec.get("components") or {}).get("schemas", {}).items():
-            merged["components"]["schemas"].setdefault(name, schema)
-        for path, operations in spec.get("paths", {}).items():
-            merged["paths"].setdefault(path, {}).update(operations)
-    return with_error_responses(merged)
 
 
 def _with_errors(operation: dict[str, Any]) -> dict[str, Any]:

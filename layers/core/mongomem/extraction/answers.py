@@ -34,8 +34,9 @@ def items_of(value: Any) -> list[Any] | None:
         return value
     if not isinstance(value, dict):
         return None
-    if isinstance(value.get("items"), list):
-        return value["items"]
+    items = value.get("items")
+    if isinstance(items, list):
+        return items
     lists = [v for v in value.values() if isinstance(v, list)]
     if len(value) == 1 and len(lists) == 1:
         return lists[0]

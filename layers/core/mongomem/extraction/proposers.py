@@ -1,4 +1,5 @@
-"""The two proposers: an LLM asked for one kind of knowledge, and the offline rules."""
+"""The LLM proposer: an LLM asked for one kind of knowledge (the offline rules' proposer is
+mongomem.offline.rules.RulesProposer)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Any
 from mongomem.errors import ExtractionFailed
 from mongomem.extraction import prompts
 from mongomem.extraction.answers import NoJSON, first_json, items_of
-from mongomem.extraction.offline import OfflineProposer
 from mongomem.extraction.proposal import Proposal, TurnView
 from mongomem.kinds import KindRegistry, MemoryKind
 from mongomem.ports import LLMAnswerError, LLMProvider, LLMRequest
@@ -220,24 +220,3 @@ def answer_items(kind: str, text: str) -> list[Any]:
     if len(items) > 200:
         raise AnswerInvalid(f"the {kind} answer has {len(items)} items (at most 200)", "too_many")
     return items
-
-
-class RulesProposer:
-    """The offline rules (mongomem.extraction.offline) as a proposer: no model, no network, no cost."""
-
-    name = "offline"
-
-    def __init__(self, rules: OfflineProposer | None = None) -> None:
-        self.rules = rules or OfflineProposer()
-
-    def propose(
-        self,
-        kind: MemoryKind,
-        turns: Sequence[TurnView],
-        user_id: str,
-        deadline: float | None = None,
-        *,
-        instructions: str | None = None,
-        siblings: Sequence[str] = (),
-    ) -> Proposal:
-        return Proposal(self.rules.propose(kind.name, turns, user_id), model=self.rules.name)

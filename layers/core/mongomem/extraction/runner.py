@@ -3,7 +3,7 @@
 A message may carry `then`, the kinds to extract after this one: the scan sends the first kind of a
 snapshot only, and each kind's extraction passes the snapshot on to the next once it has tried, so the
 kinds of one snapshot call the LLM one after another and every call after the first reads the shared
-prefix from the provider's prompt cache (docs/decisions.md "One snapshot's kinds in sequence").
+prefix from the provider's prompt cache (docs/adr/0011-one-snapshot-s-kinds-in-sequence.md).
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from mongomem.identity.principals import authorizer_context, principal_for_key
 from mongomem.models.common import Principal
 
 HEADER = "x-api-key"
-RESULT_TTL_SECONDS = 300
 
 
 def presented_key(event: dict[str, Any]) -> str | None:

@@ -5,7 +5,7 @@ Extraction (an LLM, the offline rules, a caller of the API) names the same attri
 A semantic memory's match key is built from these canonical forms, so a restatement in other words finds
 its memory by key (and is a REINFORCE), and a changed value is an UPDATE of exactly that memory.
 
-The forms are deliberately small and readable (docs/decisions.md, "Canonical attribute keys"):
+The forms are deliberately small and readable (docs/adr/0022-canonical-attribute-keys-a-paraphrase-is-the-same.md):
 - case, accents and punctuation folded (`norm`), a leading article, "user's" / "my" / "their" dropped;
 - a possessive "X's Y" read as "X Y" and "name of X" as "X name";
 - British spellings of common words read as American ("favourite colour" -> "favorite color");

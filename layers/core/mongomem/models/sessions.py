@@ -27,7 +27,7 @@ class TypeStatus(Model):
     reason: str | None = None
     # the failure is final: the same request failed the same way twice; not retried automatically
     final: bool | None = None
-    # the snapshot was passed on to the next kind (docs/decisions.md "One snapshot's kinds in sequence")
+    # the snapshot was passed on to the next kind (docs/adr/0011-one-snapshot-s-kinds-in-sequence.md)
     handed_off: bool | None = Field(None, exclude=True)
 
 

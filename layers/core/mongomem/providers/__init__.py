@@ -1,7 +1,9 @@
 """LLM and embedding providers (adapters for mongomem.ports) and the factory that picks one from config.
 
 Importing this package is cheap: no boto3, no HTTP client, no model. Each provider imports its SDK
-inside the methods that call it. The helpers here are shared by the providers.
+inside the methods that call it. The helpers here are shared by the providers. The demo providers (the
+offline rules, the scripted LLM, the hashing embedder) live fenced in `mongomem.offline`: only the
+factory reaches them.
 """
 
 from __future__ import annotations
@@ -18,11 +20,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BedrockLLM",
     "BedrockTitanEmbedder",
-    "HashingEmbedder",
     "LocalEmbedderProvider",
     "OpenAICompatibleEmbedder",
     "OpenAICompatibleLLM",
-    "ScriptedLLM",
     "VoyageEmbedder",
     "embedder_from_config",
     "llm_from_config",
@@ -32,11 +32,9 @@ __all__ = [
 _LAZY = {
     "BedrockLLM": "llm_bedrock",
     "OpenAICompatibleLLM": "llm_openai",
-    "ScriptedLLM": "llm_scripted",
     "BedrockTitanEmbedder": "embed_bedrock",
     "VoyageEmbedder": "embed_voyage",
     "OpenAICompatibleEmbedder": "embed_openai",
-    "HashingEmbedder": "embed_hashing",
     "LocalEmbedderProvider": "embed_local",
     "llm_from_config": "factory",
     "embedder_from_config": "factory",

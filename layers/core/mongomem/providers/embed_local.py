@@ -1,4 +1,4 @@
-"""The bundled local embedding model (mongomem.adapters.embed_local) as an EmbeddingProvider.
+"""The bundled local embedding model (mongomem.adapters.e5_model) as an EmbeddingProvider.
 
 The model module is imported, and the model loaded, on first use (ready(), model, dim or embed()):
 a function that never embeds never pays for it, and a package without the model still imports
@@ -16,7 +16,7 @@ from typing import Any
 from mongomem.ports import EmbeddingError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 
-LOCAL_MODULE = "mongomem.adapters.embed_local"
+LOCAL_MODULE = "mongomem.adapters.e5_model"
 NOT_INSTALLED = "local model package not installed"
 
 
@@ -24,11 +24,11 @@ class LocalEmbedderProvider:
     # e5 scores unrelated short facts at 0.85-0.92 and restatements at 0.96-0.99 (measured on memory
     # texts, docs/embeddings.md), so reconciliation needs higher cut-offs than the defaults.
     similarity_thresholds = (0.975, 0.95)
-    # Mean of 4 turns against the next 4 (docs/decisions.md "Topic-shift snapshots"): topic changes
+    # Mean of 4 turns against the next 4 (docs/adr/0006-topic-shift-snapshots-memory-snapshot-topic-shift.md): topic changes
     # measured at 0.889-0.902, single-topic conversations at 0.907 and above.
     topic_shift_threshold = 0.915
     # A question scores 0.79-0.88 against the turns that answer it and 0.73-0.84 against other turns of
-    # the same conversation, and 0.83 against an unrelated procedure (research/context/RESULTS.md): only a
+    # the same conversation, and 0.83 against an unrelated procedure (bench/studies/context/RESULTS.md): only a
     # match above this is relevant by meaning alone; below it a memory or turn must share a word.
     relevance_floor = 0.87
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig
 from mongomem.ports import (
+    ANSWERS,
     EmbeddingError,
     EmbeddingProvider,
     LLMError,
@@ -23,6 +24,10 @@ from mongomem.ports import (
     LLMResult,
     Purpose,
 )
+
+if TYPE_CHECKING:
+    from mongomem.extraction.proposal import Proposer
+    from mongomem.kinds import KindRegistry
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "voyage": "VOYAGE_API_KEY"}
 OPENAI_HOST = "api.openai.com"
@@ -46,7 +51,7 @@ def _key(
 class RefusedLLM:
     """Stands in for a provider this deployment may not run: never ready, every call fails with the reason."""
 
-    offline = False
+    capabilities = ANSWERS  # it stands in for a provider that would answer
 
     def __init__(self, kind: str, reason: str) -> None:
         self.name = f"{kind} (refused)"
@@ -92,7 +97,7 @@ class LimitedLLM:
         self.inner = inner
         self.limit = limit
         self.name = inner.name
-        self.offline = inner.offline
+        self.capabilities = inner.capabilities
         with self._lock:  # one gate per provider name and limit, shared by every rebuild of the provider
             self.gate = self._gates.setdefault((inner.name, limit), threading.BoundedSemaphore(limit))
 
@@ -119,9 +124,21 @@ def llm_from_config(
 ) -> LLMProvider:
     """The LLM provider `cfg` describes (memory.providers.llm); `refused` says why it may not run here."""
     llm = _llm_from_config(cfg, environ, refused)
-    if cfg.max_concurrency and not refused and not getattr(llm, "offline", False):
+    if cfg.max_concurrency and not refused and "answers" in llm.capabilities:
         return LimitedLLM(llm, cfg.max_concurrency)
     return llm
+
+
+def proposer_for(llm: LLMProvider, kinds: KindRegistry) -> Proposer:
+    """Extraction's proposer for `llm`: the LLM asked per kind, or the offline rules when the provider
+    declares it answers nothing (the offline setting)."""
+    if "answers" in llm.capabilities:
+        from mongomem.extraction.proposers import LLMProposer
+
+        return LLMProposer(llm, kinds)
+    from mongomem.offline.rules import RulesProposer
+
+    return RulesProposer()
 
 
 def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused: str | None) -> LLMProvider:
@@ -160,14 +177,14 @@ def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.base_url: {exc}") from exc
     if cfg.kind == "scripted":
-        from mongomem.providers.llm_scripted import ScriptedLLM
+        from mongomem.offline.llm_scripted import ScriptedLLM
 
         try:
             return ScriptedLLM(cfg.script_file if cfg.script_file else {})
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.script_file: {exc}") from exc
     if cfg.kind == "offline":
-        from mongomem.providers.llm_offline import OfflineLLM
+        from mongomem.offline.llm_offline import OfflineLLM
 
         return OfflineLLM()
     raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")
@@ -218,7 +235,7 @@ def embedder_from_config(
                 **common,
             )
         if cfg.kind == "hashing":
-            from mongomem.providers.embed_hashing import HashingEmbedder
+            from mongomem.offline.embed_hashing import HashingEmbedder
 
             return HashingEmbedder(dim=cfg.dim or 256)
         if cfg.kind == "local":
@@ -263,7 +280,7 @@ def readiness(llm: LLMProvider, embedder: EmbeddingProvider) -> dict[str, Any]:
         "llm": {
             "kind": _llm_kind(llm),
             "name": str(getattr(llm, "name", type(llm).__name__)),
-            "offline": bool(getattr(llm, "offline", False)),
+            "offline": _offline(llm),
             "ready": llm_ok,
             "reason": llm_reason,
         },
@@ -272,8 +289,13 @@ def readiness(llm: LLMProvider, embedder: EmbeddingProvider) -> dict[str, Any]:
     }
 
 
+def _offline(llm: Any) -> bool:
+    """The offline setting: a provider that declares it answers nothing."""
+    return "answers" not in getattr(llm, "capabilities", ANSWERS)
+
+
 def _llm_kind(llm: Any) -> str:
-    if getattr(llm, "offline", False):
+    if _offline(llm):
         return "offline"
     name = str(getattr(llm, "name", ""))
     return name.split(":", 1)[0] if name else type(llm).__name__

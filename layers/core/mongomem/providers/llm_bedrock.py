@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from mongomem.budget import request_deadline
-from mongomem.ports import LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
+from mongomem.ports import ANSWERS, LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
 
 _clients: dict[tuple[str | None, float, int, str], Any] = {}
@@ -126,7 +126,7 @@ def tool_name(schema_name: str) -> str:
 class BedrockLLM:
     """Structured JSON answers from a Bedrock model (any model that supports Converse tool use)."""
 
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(
         self,

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any, Literal
 
-from mongomem.ports import LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
+from mongomem.ports import ANSWERS, LLMAnswerError, LLMConfigError, LLMError, LLMRequest, LLMResult
 from mongomem.providers import record_llm_metrics
 from mongomem.providers.http import HTTPError, HTTPStatusError, check_url, get_json, post_json
 from mongomem.retrying import DeadlineExceeded, RetriesExhausted, RetryPolicy
@@ -75,7 +75,7 @@ def forget_learned() -> None:
 class OpenAICompatibleLLM:
     """Structured JSON answers from POST {base_url}/chat/completions."""
 
-    offline = False
+    capabilities = ANSWERS
 
     def __init__(
         self,
@@ -110,7 +110,6 @@ class OpenAICompatibleLLM:
         )
         self.token_param = "max_tokens"  # newer OpenAI models only accept max_completion_tokens
         self.attempts = 0  # HTTP attempts made by the last call
-        self.last_mode = ""  # the structured-output mode of the last call
 
     # -- modes -------------------------------------------------------------------------------------
     @property
@@ -313,7 +312,6 @@ class OpenAICompatibleLLM:
             raise LLMError(str(exc)) from exc
         except (HTTPError, DeadlineExceeded) as exc:
             raise LLMError(f"{self.name}: {exc}" if isinstance(exc, DeadlineExceeded) else str(exc)) from exc
-        self.last_mode = mode
         latency_ms = (time.perf_counter() - started) * 1000.0
         text = self._content(data, request, mode)
         usage = data.get("usage") if isinstance(data, dict) else None

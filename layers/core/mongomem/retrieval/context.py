@@ -12,7 +12,7 @@ Candidates come from every source at once:
 Each candidate has a value (how likely it holds what the query needs: from its rank in its source), a
 token cost and a reason. The block is filled best value per token first until the budget is spent, so a
 small budget keeps what matters most and a larger one adds the next-best items (`packing.Tuning` holds the
-constants, measured on the LoCoMo dev split: research/context/RESULTS.md). Nothing below the relevance
+constants, measured on the LoCoMo dev split: bench/studies/context/RESULTS.md). Nothing below the relevance
 floor enters (a memory or a recalled turn that shares no word with the query and is not close in meaning:
 an organisation's memories never fill a user's block), and no turn is in the block twice. Every item says
 when it was said or stated, every turn who said it; relative dates in a turn are resolved against its date.

@@ -51,7 +51,7 @@ def relevance_floor(embedder: Any) -> float:
 
 @dataclass(frozen=True)
 class Tuning:
-    """The packing's constants (research/context/RESULTS.md: what each was measured to give)."""
+    """The packing's constants (bench/studies/context/RESULTS.md: what each was measured to give)."""
 
     rank_k: float = 10.0  # value of rank r: k / (k + r - 1)
     neighbour_share: float = 0.35  # a recalled turn's neighbour is worth this share of its match

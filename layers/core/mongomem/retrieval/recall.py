@@ -1,6 +1,6 @@
 """Semantic recall: a user's earlier turns by meaning and keywords, with their neighbours.
 
-Four rankings over the turn index (kind "turn"), as measured in research/embeddings/RESULTS.md:
+Four rankings over the turn index (kind "turn"), as measured in bench/studies/embeddings/RESULTS.md:
 BM25 over each turn's own text, BM25 over its text with neighbours, and cosine of the query
 (embedded with purpose "query") against both texts' embeddings; fused by reciprocal rank fusion
 (k = 10, equal weights). The index only proposes turn ids: the turns, and their neighbours, are
@@ -39,7 +39,7 @@ CHANNELS: tuple[tuple[str, Mode], ...] = (("own", "bm25"), ("ctx", "bm25"), ("ow
 MAX_CANDIDATES = 2000
 # Each ranking is read this deep at least before fusing: a turn ranked 150th by one ranking and high by
 # the others is fused with all of its ranks (dev split: R@10 0.791 at a depth of 100, 0.797 at 200,
-# 0.802 at 400; research/context/RESULTS.md).
+# 0.802 at 400; bench/studies/context/RESULTS.md).
 FUSION_DEPTH = 400
 
 

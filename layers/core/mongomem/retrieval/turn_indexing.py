@@ -1,7 +1,7 @@
 """Index recorded turns for semantic recall, in the scan job (never on the record path).
 
 Each user/assistant turn becomes two index documents (kind "turn"), per the recipe measured in
-research/embeddings/RESULTS.md:
+bench/studies/embeddings/RESULTS.md:
 
 - own text:     "({date}) {speaker}: {content}"
 - context text: own text + " (context: {previous turn} {next turn})", neighbours from the same session.

@@ -1,13 +1,13 @@
 """Dates an agent can read: every item of a context block says when it was said or stated, and a
 relative date inside a turn ("yesterday", "last week", "in two weeks") is followed by the day it meant,
-resolved against the turn's own date (the resolution rules of mongomem.extraction.offline.dates)."""
+resolved against the turn's own date (the resolution rules of mongomem.dates)."""
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime
 
-from mongomem.extraction.offline.dates import find_dates
+from mongomem.dates import find_dates
 from mongomem.models.common import as_utc
 
 _MONTHS = "January February March April May June July August September October November December".split()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 # Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
 # request. Everything else is imported where it is built.
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from mongomem.config import Settings
     from mongomem.extraction.extractor import Extractor
     from mongomem.ports import EmbeddingProvider, LLMProvider, QueuePort
-    from mongomem.runtime.services import Services
     from mongomem.status import BacklogRepository
     from mongomem.vectors.port import VectorIndex
     from mongomem.workingmemory.config import WorkingMemoryConfig
@@ -28,7 +27,9 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 # Builds a memory kind's extractor from the services (Services(extractors=...) replaces the default;
 # None there: the kind has no extractor, its snapshots' status becomes `skipped`). Keys are kind names.
-ExtractorFactory = Callable[["Services"], "Extractor"] | None
+# (typed Any: the argument is the whole `Services`, which imports this module; naming it here would be an
+# import cycle, and the import contracts count TYPE_CHECKING imports)
+ExtractorFactory = Callable[[Any], "Extractor"] | None
 
 
 class Infrastructure:
@@ -38,7 +39,7 @@ class Infrastructure:
         self,
         settings: Settings,
         queue: QueuePort | None = None,
-        queue_factory: Callable[[Services], QueuePort] | None = None,
+        queue_factory: Callable[[Any], QueuePort] | None = None,
         llm: LLMProvider | None = None,
         embedder: EmbeddingProvider | None = None,
         vector_index: VectorIndex | None = None,
@@ -72,7 +73,7 @@ class Infrastructure:
         s = self.settings
         client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
         # A 2xx means kept: every write through these repositories is journaled (and majority-replicated
-        # where the deployment replicates), see docs/decisions.md "Durability".
+        # where the deployment replicates), see docs/adr/0002-durability-what-a-2xx-means.md.
         return MongoDatabase(
             client, s.db_name, write_concern_for(client, s.write_concern, s.write_concern_timeout_ms)
         )
@@ -95,7 +96,7 @@ class Infrastructure:
 
     @cached_property
     def backlog(self) -> BacklogRepository:
-        from mongomem.adapters.mongo.figures import MongoBacklogRepository
+        from mongomem.adapters.mongo.backlog import MongoBacklogRepository
 
         return MongoBacklogRepository(self.database)
 
@@ -107,7 +108,7 @@ class Infrastructure:
         if self._queue is not None:
             return self._queue
         if self._queue_factory is not None:
-            return self._queue_factory(cast("Services", self))
+            return self._queue_factory(self)
         from mongomem.adapters.queues import queue_for
 
         return queue_for(self.settings)

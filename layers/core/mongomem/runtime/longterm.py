@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from mongomem.runtime.infra import Infrastructure
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from mongomem.longterm.write.indexing import MemoryIndexer
     from mongomem.longterm.write.writer import MemoryWriter
     from mongomem.retrieval.reembed import EmbeddingDrift
-    from mongomem.runtime.services import Services
 
 
 class LongTermRoot(Infrastructure):
@@ -75,8 +74,8 @@ class LongTermRoot(Infrastructure):
         visibilities = {
             kind.name: chosen for kind in self.kinds if (chosen := extraction.of(kind.name).visibility)
         }
-        # the offline setting has no LLM: ambiguous matches are decided by rules
-        judge = None if getattr(self.llm, "offline", False) else LLMJudge(self.llm)
+        # an LLM that answers nothing (the offline setting): ambiguous matches are decided by rules
+        judge = LLMJudge(self.llm) if "answers" in self.llm.capabilities else None
         thresholds = Thresholds.for_embedder(self.embedder)
         return MemoryWriter(
             self.memory_store, self.vector_index, self.indexer, self.embedder, judge, thresholds, visibilities
@@ -84,9 +83,9 @@ class LongTermRoot(Infrastructure):
 
     @cached_property
     def proposer(self) -> Proposer:
-        from mongomem.extraction.proposers import LLMProposer, RulesProposer
+        from mongomem.providers.factory import proposer_for
 
-        return RulesProposer() if getattr(self.llm, "offline", False) else LLMProposer(self.llm, self.kinds)
+        return proposer_for(self.llm, self.kinds)
 
     @cached_property
     def memories(self) -> MemoryService:
@@ -106,7 +105,7 @@ class LongTermRoot(Infrastructure):
         if kind not in self._built:
             if kind in self._extractors:
                 factory = self._extractors[kind]
-                self._built[kind] = factory(cast("Services", self)) if factory is not None else None
+                self._built[kind] = factory(self) if factory is not None else None
             else:
                 enabled = kind in {str(t) for t in self.settings.enabled_extractions}
                 self._built[kind] = self.builtin_extractor(kind) if enabled and kind in self.kinds else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from mongomem.runtime.services import Services
@@ -33,4 +33,4 @@ def root(make: Callable[[], T]) -> T:
     with _lock:
         if _root is None:
             _root = make()
-        return _root
+        return cast(T, _root)

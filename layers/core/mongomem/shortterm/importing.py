@@ -10,9 +10,7 @@ content): importing the same history again records nothing new.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -159,11 +157,6 @@ def _locomo_time(text: Any, path: str) -> datetime:
         raise InvalidInput(
             f"{path} is not a LoCoMo date ('1:56 pm on 8 May, 2023'): {text!r}", {"path": path}
         ) from None
-
-
-def to_jsonl(turns: Iterable[ImportTurn]) -> str:
-    """The turns as the `jsonl` format (what `mongomem import` sends, a request at a time)."""
-    return "".join(json.dumps(t.model_dump(mode="json", exclude_none=True)) + "\n" for t in turns)
 
 
 # -- import ---------------------------------------------------------------------------------------------

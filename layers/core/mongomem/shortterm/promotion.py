@@ -206,7 +206,7 @@ class Promoter:
     def _fan_out(self, snap: StoredSnapshot) -> None:
         # The first kind only, naming the others: each kind passes the snapshot on to the next once it has
         # tried, so the kinds' LLM calls follow one another and read the first one's prompt cache
-        # (mongomem.extraction.runner; docs/decisions.md "One snapshot's kinds in sequence").
+        # (mongomem.extraction.runner; docs/adr/0011-one-snapshot-s-kinds-in-sequence.md).
         kinds = list(snap.extraction)
         if kinds:
             first, *rest = kinds

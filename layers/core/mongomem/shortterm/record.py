@@ -79,7 +79,7 @@ RECALL_ROLES = frozenset({"user", "assistant"})
 
 
 class TurnRecorder:
-    """Stores a batch of turns with consecutive seqs: one session update, one insert (docs/decisions.md)."""
+    """Stores a batch of turns with consecutive seqs: one session update, one insert (docs/adr/README.md)."""
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ SAFETY_MS = 10_000
 @dataclass(frozen=True)
 class Follow:
     """memory.recall.embed_on_write: after its pass, the scan keeps promoting and indexing new turns
-    every `poll_seconds` for `for_seconds` (docs/decisions.md "Embed on write")."""
+    every `poll_seconds` for `for_seconds` (docs/adr/0008-embed-on-write-memory-recall-embed-on-write.md)."""
 
     poll_seconds: float
     for_seconds: float

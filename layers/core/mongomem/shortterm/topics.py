@@ -20,7 +20,7 @@ from mongomem.ports import EmbeddingProvider
 # Characters of a turn compared (its opening states what it is about; long tool output adds noise).
 TEXT_CHARS = 2000
 ROLES = frozenset({"user", "assistant"})
-# Without a threshold in the config or one measured for the embedder (docs/decisions.md).
+# Without a threshold in the config or one measured for the embedder (docs/adr/README.md).
 DEFAULT_THRESHOLD = 0.8
 
 

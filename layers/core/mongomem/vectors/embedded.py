@@ -62,7 +62,7 @@ class _Partition:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def put(self, doc_id: str, text: str, vector: array, fields: dict[str, FieldValue]) -> None:
+    def put(self, doc_id: str, text: str, vector: array[float], fields: dict[str, FieldValue]) -> None:
         row = self.row_of.get(doc_id)
         if row is None:
             self.row_of[doc_id] = len(self.ids)
@@ -251,7 +251,9 @@ class EmbeddedIndex:
                 # Fields go through JSON here too, so memory and a reloaded file hold the same values.
                 self._put_mem(doc.id, (doc.tenant, doc.user_id, doc.kind), doc.text, vec, json.loads(fields))
 
-    def _put_mem(self, doc_id: str, key: _Key, text: str, vec: array, fields: dict[str, FieldValue]) -> None:
+    def _put_mem(
+        self, doc_id: str, key: _Key, text: str, vec: array[float], fields: dict[str, FieldValue]
+    ) -> None:
         old = self._where.get(doc_id)
         if old is not None and old != key:
             self._remove_mem(doc_id)

@@ -114,7 +114,7 @@ def update_and_read(
 
     An update and a find that name `_id` are point lookups on every server we run on, while SecantusDB
     (the local and test server) answers findAndModify by walking the collection: 50 ms at 5,000
-    documents, measured (docs/decisions.md). Atlas pays one more round trip. For status changes and
+    documents, measured (docs/adr/README.md). Atlas pays one more round trip. For status changes and
     counters read back for display only: the session's seq counter, whose returned value must be the
     one this call allocated, stays a findAndModify.
     """
@@ -168,7 +168,7 @@ class MongoDatabase:
         self, client: MongoClient[dict[str, Any]], name: str, write_concern: WriteConcern | None = None
     ) -> None:
         self.client = client
-        # Every collection reached through `db` writes with this write concern (docs/decisions.md "Durability").
+        # Every collection reached through `db` writes with this write concern (docs/adr/0002-durability-what-a-2xx-means.md).
         self.db: Database[dict[str, Any]] = client.get_database(name, write_concern=write_concern)
 
     @classmethod

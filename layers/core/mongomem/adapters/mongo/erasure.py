@@ -7,12 +7,13 @@ from datetime import datetime
 
 from pymongo import ASCENDING, IndexModel
 
-from mongomem.adapters.memory_store import FEEDBACK_COLLECTION
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.models.common import Scope
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 
+# A procedure's success/failure reports (adapters/memory_store.py writes them).
+FEEDBACK_COLLECTION = "procedure_feedback"
 # Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
 USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources")
 # Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.

@@ -134,7 +134,7 @@ class MongoTurnRepository:
             self._ensure_token_index()
 
     def _ensure_token_index(self) -> None:
-        """A client token records its batch once, however long after the retry comes (docs/decisions.md).
+        """A client token records its batch once, however long after the retry comes (docs/adr/README.md).
 
         A database written before this index existed may hold a batch recorded twice under one token;
         the index cannot be built then, and recording goes on without it (logged, never a failed request).

@@ -71,7 +71,7 @@ def assets() -> dict[str, Asset]:
     return _assets
 
 
-def asset_response(name: str, if_none_match: str | None = None) -> Response:
+def asset_response(name: str, if_none_match: str | None = None) -> Response[Any]:
     asset = assets().get(name)
     if asset is None:
         from mongomem.api.errors import error_response

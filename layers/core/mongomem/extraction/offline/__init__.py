@@ -1,9 +1,0 @@
-"""Offline extraction rules: `OfflineProposer` proposes items of one memory kind from a snapshot's
-turns with deterministic patterns (no network, no model). One module per kind (semantic, episodic,
-procedural, taxonomic), registered in `proposer.KINDS`; shared rule families: words (lexicon),
-dates (date expressions), text (cleaning, sentences), phrases (names, places, noun phrases),
-third_person (rewriting), speaker (who the user is). See docs/offline-extractor.md."""
-
-from mongomem.extraction.offline.proposer import OfflineProposer
-
-__all__ = ["OfflineProposer"]
