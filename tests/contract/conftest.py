@@ -135,25 +135,37 @@ def _indexed(repository: Any) -> Any:
     return repository
 
 
-@pytest.fixture(params=["mongo"])
-def sessions(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def sessions(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemorySessionRepository
+
+        return InMemorySessionRepository()
     from mongomem.adapters.mongo.sessions import MongoSessionRepository
 
-    return _indexed(MongoSessionRepository(database))
+    return _indexed(MongoSessionRepository(request.getfixturevalue("database")))
 
 
-@pytest.fixture(params=["mongo"])
-def turns(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def turns(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryTurnRepository
+
+        return InMemoryTurnRepository()
     from mongomem.adapters.mongo.turns import MongoTurnRepository
 
-    return _indexed(MongoTurnRepository(database))
+    return _indexed(MongoTurnRepository(request.getfixturevalue("database")))
 
 
-@pytest.fixture(params=["mongo"])
-def snapshots(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def snapshots(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemorySnapshotRepository
+
+        return InMemorySnapshotRepository()
     from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
 
-    return _indexed(MongoSnapshotRepository(database))
+    return _indexed(MongoSnapshotRepository(request.getfixturevalue("database")))
 
 
 @pytest.fixture(params=["mongo", "in-memory"])
