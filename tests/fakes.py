@@ -560,6 +560,7 @@ class InMemoryTurnRepository:
 
     def __init__(self) -> None:
         self.docs: dict[tuple[str, str, str, int], Any] = {}  # (tenant, user, session, seq) -> Turn
+        self.expire_at: dict[tuple[str, str, str, int], datetime] = {}  # retention (InMemoryErasure...)
         self.lock = threading.Lock()
 
     @staticmethod
@@ -675,6 +676,7 @@ class InMemoryTurnRepository:
             doomed = [t for t in self._of(scope, session_id) if from_seq is None or t.seq >= from_seq]
             for t in doomed:
                 del self.docs[self._key(scope, session_id, t.seq)]
+                self.expire_at.pop(self._key(scope, session_id, t.seq), None)
         return DeletedTurns(deleted=len(doomed), seqs=[(t.seq, t.tokens) for t in doomed])
 
     def _of_snapshot(self, snapshot: Any) -> list[Any]:
@@ -686,6 +688,7 @@ class InMemoryTurnRepository:
             found = [t for t in self._of_snapshot(snapshot) if t.snapshot_id == snapshot.snapshot_id]
             for t in found:
                 del self.docs[(t.tenant, t.user_id, t.session_id, t.seq)]
+                self.expire_at.pop((t.tenant, t.user_id, t.session_id, t.seq), None)
         return [self._out(t) for t in found]
 
     def tag_snapshot(self, snapshot: Any) -> None:
@@ -1045,3 +1048,202 @@ class InMemorySnapshotRepository:
             for k in doomed:
                 del self.docs[k]
         return len(doomed)
+
+
+class InMemoryStore:
+    """Every collection the cross-collection repositories read together, as the fakes above: what one
+    MongoDB database is to the erasure, backlog and directory adapters. `others` stands for collections
+    no repository knows (added later), which erasure must sweep all the same."""
+
+    def __init__(self) -> None:
+        self.sessions = InMemorySessionRepository()
+        self.turns = InMemoryTurnRepository()
+        self.snapshots = InMemorySnapshotRepository()
+        self.memories = InMemoryMemoryRepository()
+        self.working_memory = InMemoryWorkingMemory()
+        self.others: dict[str, list[dict[str, Any]]] = {}
+
+    # -- seeding hooks (tests/contract/seed.py: MongoStore has the same)
+    def add_memory(self, scope: Scope, memory_id: str, status: str, at: datetime) -> None:
+        from mongomem.models.memory import MemoryRecord
+
+        record = MemoryRecord(
+            memory_id=memory_id,
+            lineage_id=memory_id,
+            version=1,
+            tenant=scope.tenant,
+            user_id=scope.user_id,
+            type="semantic",
+            key="fact",
+            payload={},
+            text="a fact",
+            created_at=at,
+            updated_at=at,
+            status=status,
+        )
+        assert self.memories.insert(record)
+
+    def add_document(self, collection: str, doc: dict[str, Any]) -> None:
+        self.others.setdefault(collection, []).append(copy.deepcopy(doc))
+
+    def documents(self, scope: Scope) -> dict[str, int]:
+        """How many documents of the scope each collection holds (those holding any), by MongoDB's names."""
+        mine = (scope.tenant, scope.user_id)
+        found = {
+            "sessions": sum((d["tenant"], d["user_id"]) == mine for d in self.sessions.docs.values()),
+            "turns": sum((t.tenant, t.user_id) == mine for t in self.turns.docs.values()),
+            "snapshots": sum((d["tenant"], d["user_id"]) == mine for d in self.snapshots.docs.values()),
+            "memories": sum((r.tenant, r.user_id) == mine for r in self.memories.docs.values()),
+            "resources": sum(k[0] == "resource" and k[1:3] == mine for k in self.working_memory.docs),
+            "threads": sum(k[:2] == mine for k in self.working_memory.threads),
+        }
+        for name, docs in self.others.items():
+            found[name] = sum((d.get("tenant"), d.get("user_id")) == mine for d in docs)
+        return {name: n for name, n in found.items() if n}
+
+    def turn_expiry(self) -> dict[tuple[str, int], datetime]:
+        return {(key[1], key[3]): at for key, at in self.turns.expire_at.items()}
+
+
+class InMemoryErasureRepository:
+    """erasure.ErasureRepository over an InMemoryStore: retention and erasing a user everywhere.
+    (forget_org_evidence, outside its contract suite, is not provided.)"""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self.store = store
+
+    def expire_turns(self, snapshot: Any, expire_at: datetime) -> int:
+        turns, at = self.store.turns, _ms(expire_at)
+        assert at is not None
+        given = 0
+        with turns.lock:
+            for t in turns._of_snapshot(snapshot):
+                key = (t.tenant, t.user_id, t.session_id, t.seq)
+                if snapshot.from_seq <= t.seq <= snapshot.to_seq and key not in turns.expire_at:
+                    turns.expire_at[key] = at  # a turn that has an expiry keeps it
+                    given += 1
+        doc = self.store.snapshots.docs.get(snapshot.snapshot_id)
+        if doc is not None:
+            doc["turns_expire_at"] = at
+        return given
+
+    def erase(self, scope: Scope) -> dict[str, int]:
+        store, mine = self.store, (scope.tenant, scope.user_id)
+
+        def drop(docs: dict[Any, Any], owner: Any) -> int:
+            doomed = [k for k, v in docs.items() if owner(k, v) == mine]
+            for k in doomed:
+                del docs[k]
+            return len(doomed)
+
+        counts = {"procedure_feedback": 0}  # the memory fake keeps no per-user reports
+        counts["sessions"] = drop(store.sessions.docs, lambda k, d: (d["tenant"], d["user_id"]))
+        counts["snapshots"] = drop(store.snapshots.docs, lambda k, d: (d["tenant"], d["user_id"]))
+        counts["turns"] = drop(store.turns.docs, lambda k, t: (t.tenant, t.user_id))
+        drop(store.turns.expire_at, lambda k, at: k[:2])
+        counts["memories"] = drop(store.memories.docs, lambda k, r: (r.tenant, r.user_id))
+        wm = store.working_memory
+        counts["threads"] = drop(wm.threads, lambda k, t: k[:2])
+        counts["resources"] = drop(wm.docs, lambda k, v: k[1:3] if k[0] == "resource" else None)
+        drop(wm.docs, lambda k, v: k[1:3])  # thread working memory went with its thread
+        counts["queue_messages"] = 0  # no local queue here
+        other = 0
+        for name, docs in store.others.items():
+            kept = [d for d in docs if (d.get("tenant"), d.get("user_id")) != mine]
+            other += len(docs) - len(kept)
+            store.others[name] = kept
+        counts["other"] = other
+        return counts
+
+
+def _of(tenant: str | None, user_id: str | None, doc_tenant: str, doc_user: str) -> bool:
+    return (tenant is None or doc_tenant == tenant) and (user_id is None or doc_user == user_id)
+
+
+class InMemoryBacklogRepository:
+    """status.BacklogRepository over an InMemoryStore: waiting work per tenant, user, or overall.
+    (user_backlog and extraction_health, outside its contract suite, are not provided.)"""
+
+    WAITING = ("queued", "running", "failed")
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self.store = store
+
+    def sessions_waiting(self, tenant: str | None, user_id: str | None = None) -> int:
+        docs = self.store.sessions.docs.values()
+        return sum(_of(tenant, user_id, d["tenant"], d["user_id"]) and d["pending"] > 0 for d in docs)
+
+    def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:
+        turns = self.store.turns.docs.values()
+        return sum(_of(tenant, user_id, t.tenant, t.user_id) and t.recall_indexed is False for t in turns)
+
+    def extraction_backlog(self, tenant: str | None, user_id: str | None = None) -> dict[str, Any]:
+        from mongomem.models.stats import KindBacklog
+
+        rows: dict[str, dict[str, Any]] = {}
+        for doc in self.store.snapshots.docs.values():
+            if not _of(tenant, user_id, doc["tenant"], doc["user_id"]):
+                continue
+            for kind, status in doc["extraction"].items():
+                state = status.get("status")
+                if state not in self.WAITING:
+                    continue
+                row = rows.setdefault(kind, {})
+                row[state] = row.get(state, 0) + 1
+                if state != "failed":
+                    seen = row.get("oldest_waiting_at")
+                    row["oldest_waiting_at"] = min(seen, doc["created_at"]) if seen else doc["created_at"]
+        return {kind: KindBacklog.model_validate(figures) for kind, figures in rows.items()}
+
+
+class InMemoryDirectoryRepository:
+    """directory.DirectoryRepository over an InMemoryStore: a tenant's users, found where their data is
+    (sessions, memories, working memory), each stream cut at `limit` users then merged, as the adapter."""
+
+    def __init__(self, store: InMemoryStore) -> None:
+        self.store = store
+
+    def users(self, tenant: str, limit: int, after: str | None = None, only: str | None = None) -> list[Any]:
+        from mongomem.models.users import UserSummary
+
+        def wanted(doc_tenant: str, user: str) -> bool:
+            if doc_tenant != tenant:
+                return False
+            if only is not None:
+                return user == only
+            return after is None or user > after
+
+        store = self.store
+        streams: dict[str, list[tuple[str, int, datetime | None]]] = {
+            "sessions": [
+                (d["user_id"], 1, d.get("last_turn_at"))
+                for d in store.sessions.docs.values()
+                if wanted(d["tenant"], d["user_id"])
+            ],
+            "memories": [
+                (r.user_id, int(r.status == "active"), _ms(r.updated_at))
+                for r in store.memories.docs.values()
+                if wanted(r.tenant, r.user_id)
+            ],
+            "working_memory": [
+                (k[2], 1, v.updated_at)
+                for k, v in store.working_memory.docs.items()
+                if k[0] == "resource" and wanted(k[1], k[2])
+            ],
+        }
+        rows: dict[str, dict[str, Any]] = {}
+        for field, entries in streams.items():
+            groups: dict[str, tuple[int, datetime | None]] = {}
+            for user, n, at in entries:
+                count, last = groups.get(user, (0, None))
+                groups[user] = (count + n, at if last is None or (at is not None and at > last) else last)
+            for user in sorted(groups)[:limit]:
+                count, last = groups[user]
+                row = rows.setdefault(
+                    user, {"user_id": user, "sessions": 0, "memories": 0, "last_activity_at": None}
+                )
+                if field in row:
+                    row[field] = count
+                seen = row["last_activity_at"]
+                row["last_activity_at"] = last if seen is None or (last is not None and last > seen) else seen
+        return [UserSummary.model_validate(rows[user]) for user in sorted(rows)[:limit]]

@@ -13,15 +13,15 @@ BO = Scope(tenant="acme", user_id="bo")
 ZED = Scope(tenant="globex", user_id="zed")
 
 
-def test_backlog_figures_count_the_tenants_user_or_everyones_work(backlog: Any, database: Any) -> None:
+def test_backlog_figures_count_the_tenants_user_or_everyones_work(backlog: Any, store: Any) -> None:
     old, new = utcnow() - timedelta(hours=2), utcnow()
-    seed.conversation(database, ANA, "s1", turns=3)
-    seed.conversation(database, ANA, "s2", turns=1, recall=False)
-    seed.conversation(database, BO, "s1", turns=2)
-    seed.conversation(database, ZED, "s1", turns=4)
-    seed.snapshot(database, ANA, "s1", {"semantic": "queued", "episodic": "failed"}, at=old)
-    seed.snapshot(database, BO, "s1", {"semantic": "running", "episodic": "done"}, at=new)
-    seed.snapshot(database, ZED, "s1", {"semantic": "queued"}, at=new)
+    seed.conversation(store, ANA, "s1", turns=3)
+    seed.conversation(store, ANA, "s2", turns=1, recall=False)
+    seed.conversation(store, BO, "s1", turns=2)
+    seed.conversation(store, ZED, "s1", turns=4)
+    seed.snapshot(store, ANA, "s1", {"semantic": "queued", "episodic": "failed"}, at=old)
+    seed.snapshot(store, BO, "s1", {"semantic": "running", "episodic": "done"}, at=new)
+    seed.snapshot(store, ZED, "s1", {"semantic": "queued"}, at=new)
 
     assert backlog.sessions_waiting("acme") == 3 and backlog.sessions_waiting("acme", "ana") == 2
     assert backlog.sessions_waiting(None) == 4 and backlog.sessions_waiting("nobody") == 0

@@ -13,25 +13,14 @@ BO = Scope(tenant="acme", user_id="bo")
 ANA_ELSEWHERE = Scope(tenant="globex", user_id="ana")
 
 
-def everything(database: Any, scope: Scope) -> dict[str, int]:
-    found = {
-        name: database.db[name].count_documents(scope.filter())
-        for name in database.db.list_collection_names()
-        if not name.startswith("system.")
-    }
-    return {name: n for name, n in found.items() if n}
-
-
-def test_erasing_a_user_removes_their_documents_everywhere_and_only_theirs(
-    erasure: Any, database: Any
-) -> None:
+def test_erasing_a_user_removes_their_documents_everywhere_and_only_theirs(erasure: Any, store: Any) -> None:
     for scope in (ANA, BO, ANA_ELSEWHERE):
-        seed.conversation(database, scope, "s1", turns=3)
-        seed.snapshot(database, scope, "s1", {"semantic": "queued"})
-        seed.memory(database, scope, f"mem-{scope.tenant}-{scope.user_id}")
-        seed.working_memory(database, scope, "notes")
-        database.db["audit"].insert_one({**scope.filter(), "what": "a collection added later"})
-    kept = (everything(database, BO), everything(database, ANA_ELSEWHERE))
+        seed.conversation(store, scope, "s1", turns=3)
+        seed.snapshot(store, scope, "s1", {"semantic": "queued"})
+        seed.memory(store, scope, f"mem-{scope.tenant}-{scope.user_id}")
+        seed.working_memory(store, scope, "notes")
+        store.add_document("audit", {**scope.filter(), "what": "a collection added later"})
+    kept = (store.documents(BO), store.documents(ANA_ELSEWHERE))
     erased = erasure.erase(ANA)
     assert {k: erased[k] for k in ("sessions", "turns", "snapshots", "memories", "resources")} == {
         "sessions": 1,
@@ -41,21 +30,20 @@ def test_erasing_a_user_removes_their_documents_everywhere_and_only_theirs(
         "resources": 1,
     }
     assert erased["other"] == 1  # the collection nobody told the adapter about
-    assert everything(database, ANA) == {}
-    assert (everything(database, BO), everything(database, ANA_ELSEWHERE)) == kept
+    assert store.documents(ANA) == {}
+    assert (store.documents(BO), store.documents(ANA_ELSEWHERE)) == kept
     assert sum(erasure.erase(ANA).values()) == 0  # again: nothing left, nothing fails
 
 
-def test_turns_expire_from_the_given_time_once_and_only_the_snapshots(erasure: Any, database: Any) -> None:
-    seed.conversation(database, ANA, "s1", turns=4)
-    seed.conversation(database, BO, "s1", turns=2)
-    snap = seed.snapshot(database, ANA, "s1", {"semantic": "done"})
-    seed.snapshot(database, BO, "s1", {"semantic": "done"})
+def test_turns_expire_from_the_given_time_once_and_only_the_snapshots(erasure: Any, store: Any) -> None:
+    seed.conversation(store, ANA, "s1", turns=4)
+    seed.conversation(store, BO, "s1", turns=2)
+    snap = seed.snapshot(store, ANA, "s1", {"semantic": "done"})
+    seed.snapshot(store, BO, "s1", {"semantic": "done"})
     at = utcnow().replace(microsecond=0) + timedelta(days=365)
     assert erasure.expire_turns(snap, at) == 2
-    expiring = {d["seq"]: d["expire_at"] for d in database.db["turns"].find({"expire_at": {"$exists": True}})}
-    assert expiring == {1: at, 2: at}
-    assert database.db["snapshots"].find_one(snap.snapshot_id)["turns_expire_at"] == at
+    assert store.turn_expiry() == {("ana", 1): at, ("ana", 2): at}
+    assert store.snapshots.get(snap.snapshot_id).turns_expire_at == at
     # a later run keeps the first clock
     assert erasure.expire_turns(snap, at + timedelta(days=1)) == 0
-    assert database.db["turns"].find_one({"user_id": "ana", "seq": 1})["expire_at"] == at
+    assert store.turn_expiry() == {("ana", 1): at, ("ana", 2): at}
