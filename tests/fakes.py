@@ -1161,8 +1161,7 @@ def _of(tenant: str | None, user_id: str | None, doc_tenant: str, doc_user: str)
 
 
 class InMemoryBacklogRepository:
-    """status.BacklogRepository over an InMemoryStore: waiting work per tenant, user, or overall.
-    (user_backlog and extraction_health, outside its contract suite, are not provided.)"""
+    """status.BacklogRepository over an InMemoryStore: waiting work per tenant, user, or overall."""
 
     WAITING = ("queued", "running", "failed")
 
@@ -1194,6 +1193,67 @@ class InMemoryBacklogRepository:
                     seen = row.get("oldest_waiting_at")
                     row["oldest_waiting_at"] = min(seen, doc["created_at"]) if seen else doc["created_at"]
         return {kind: KindBacklog.model_validate(figures) for kind, figures in rows.items()}
+
+    def extraction_health(self, tenant: str | None, since: datetime) -> dict[str, Any]:
+        from mongomem.models.stats import KindHealth
+
+        recent = [
+            (doc["snapshot_id"], kind, status)
+            for doc in self.store.snapshots.docs.values()
+            if _of(tenant, None, doc["tenant"], doc["user_id"])
+            for kind, status in doc["extraction"].items()
+            if status.get("updated_at") is not None and status["updated_at"] >= since
+        ]
+        out: dict[str, dict[str, Any]] = {}
+        for snapshot_id, kind, status in sorted(recent, key=lambda r: r[2]["updated_at"]):
+            row = out.setdefault(kind, {"failures": 0, "done": 0, "refused": {}})
+            if status.get("status") == "failed":
+                row["failures"] += 1
+                row["last_error"] = {
+                    "at": status.get("updated_at"),
+                    "snapshot_id": snapshot_id,
+                    "reason": status.get("reason"),
+                    "final": bool(status.get("final")),
+                    "error": status.get("error"),
+                }
+            elif status.get("status") == "done":
+                row["done"] += 1
+            for reason, n in (status.get("refused") or {}).items():
+                row["refused"][reason] = row["refused"].get(reason, 0) + int(n)
+        return {kind: KindHealth.model_validate(figures) for kind, figures in out.items()}
+
+    def user_backlog(self, scope: Scope, recall: bool) -> Any:
+        from mongomem.status import UserBacklog
+
+        store, out = self.store, UserBacklog()
+        for doc in store.sessions.docs.values():
+            if not _of(scope.tenant, scope.user_id, doc["tenant"], doc["user_id"]) or doc["pending"] <= 0:
+                continue
+            out.unpromoted_turns += doc["pending"]
+            rest = [
+                t for t in store.turns._of(scope, doc["session_id"]) if t.seq > doc["promoted_through_seq"]
+            ]
+            if rest:
+                out.note(rest[0].recorded_at)
+        for doc in store.snapshots.docs.values():
+            statuses = {s.get("status") for s in doc["extraction"].values()}
+            if _of(scope.tenant, scope.user_id, doc["tenant"], doc["user_id"]) and statuses & {
+                "queued",
+                "running",
+            }:
+                out.extracting_snapshots += 1
+                out.extracting_turns += doc["turn_count"]
+                out.note(doc["created_at"])
+        if recall:
+            waiting = [
+                t
+                for t in store.turns.docs.values()
+                if (t.tenant, t.user_id) == (scope.tenant, scope.user_id) and t.recall_indexed is False
+            ]
+            out.unindexed_turns = len(waiting)
+            if waiting:
+                out.note(min(t.recorded_at for t in waiting))
+        return out
 
 
 class InMemoryDirectoryRepository:
