@@ -1083,6 +1083,12 @@ class InMemoryStore:
         )
         assert self.memories.insert(record)
 
+    def add_record(self, record: Any) -> None:
+        assert self.memories.insert(record)
+
+    def record(self, scope: Scope, memory_id: str) -> Any:
+        return self.memories.get(scope, memory_id)
+
     def add_document(self, collection: str, doc: dict[str, Any]) -> None:
         self.others.setdefault(collection, []).append(copy.deepcopy(doc))
 
@@ -1106,8 +1112,7 @@ class InMemoryStore:
 
 
 class InMemoryErasureRepository:
-    """erasure.ErasureRepository over an InMemoryStore: retention and erasing a user everywhere.
-    (forget_org_evidence, outside its contract suite, is not provided.)"""
+    """erasure.ErasureRepository over an InMemoryStore: retention and erasing a user everywhere."""
 
     def __init__(self, store: InMemoryStore) -> None:
         self.store = store
@@ -1154,6 +1159,62 @@ class InMemoryErasureRepository:
             store.others[name] = kept
         counts["other"] = other
         return counts
+
+    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+        memories, when = self.store.memories, _ms(at)
+        changed: list[str] = []
+        deleted: list[str] = []
+        emptied: set[str] = set()
+        with memories.lock:
+            stated = [
+                r
+                for r in memories.docs.values()
+                if (r.tenant, r.user_id) == (scope.tenant, ORG_OWNER)
+                and any(e.user_id == scope.user_id for e in r.evidence)
+            ]
+            for r in stated:
+                mine = [e for e in r.evidence if e.user_id == scope.user_id]
+                rest = [e for e in r.evidence if e.user_id != scope.user_id]
+                if not rest:
+                    del memories.docs[r.memory_id]
+                    deleted.append(r.memory_id)
+                    if r.status == "active":
+                        emptied.add(r.lineage_id)
+                    continue
+                said = {e.snapshot_id for e in mine if e.snapshot_id}
+                update: dict[str, Any] = {
+                    "evidence": rest,
+                    "decisions": [d for d in r.decisions if d.snapshot_id not in said],
+                    "reinforcement_count": max(1, r.reinforcement_count - len(mine)),
+                    "updated_at": when,
+                    "index_state": "pending",
+                }
+                seen = [e.observed_at for e in rest if e.observed_at]
+                if seen:
+                    update["observed_at"] = min(seen)
+                memories.docs[r.memory_id] = r.model_copy(deep=True, update=update)
+                changed.append(r.memory_id)
+            for lineage_id in emptied:
+                versions = [
+                    r
+                    for r in memories.docs.values()
+                    if (r.tenant, r.user_id, r.lineage_id) == (scope.tenant, ORG_OWNER, lineage_id)
+                ]
+                survivors = [r for r in versions if r.status == "superseded"]
+                if not survivors or any(r.status == "active" for r in versions):
+                    continue
+                back = max(survivors, key=lambda r: r.version)
+                memories.docs[back.memory_id] = back.model_copy(
+                    update={
+                        "status": "active",
+                        "updated_at": when,
+                        "index_state": "pending",
+                        "superseded_by": None,
+                        "valid_to": None,
+                    }
+                )
+                changed.append(back.memory_id)
+        return list(dict.fromkeys(changed)), deleted
 
 
 def _of(tenant: str | None, user_id: str | None, doc_tenant: str, doc_user: str) -> bool:

@@ -36,6 +36,17 @@ class MongoStore:
             {"_id": memory_id, **scope.filter(), "status": status, "updated_at": at, "text": "a fact"}
         )
 
+    def add_record(self, record: Any) -> None:
+        """A long-term memory version written through the memory store (the org evidence contract)."""
+        from mongomem.adapters.memory_store import MemoryStore
+
+        assert MemoryStore(self.database.db).insert(record)
+
+    def record(self, scope: Scope, memory_id: str) -> Any:
+        from mongomem.adapters.memory_store import MemoryStore
+
+        return MemoryStore(self.database.db).get(scope, memory_id)
+
     def add_document(self, collection: str, doc: dict[str, Any]) -> None:
         """A document of the scope in a collection no repository knows (one added later)."""
         self.database.db[collection].insert_one(dict(doc))
