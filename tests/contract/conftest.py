@@ -135,25 +135,37 @@ def _indexed(repository: Any) -> Any:
     return repository
 
 
-@pytest.fixture(params=["mongo"])
-def sessions(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def sessions(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemorySessionRepository
+
+        return InMemorySessionRepository()
     from mongomem.adapters.mongo.sessions import MongoSessionRepository
 
-    return _indexed(MongoSessionRepository(database))
+    return _indexed(MongoSessionRepository(request.getfixturevalue("database")))
 
 
-@pytest.fixture(params=["mongo"])
-def turns(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def turns(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryTurnRepository
+
+        return InMemoryTurnRepository()
     from mongomem.adapters.mongo.turns import MongoTurnRepository
 
-    return _indexed(MongoTurnRepository(database))
+    return _indexed(MongoTurnRepository(request.getfixturevalue("database")))
 
 
-@pytest.fixture(params=["mongo"])
-def snapshots(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def snapshots(request: pytest.FixtureRequest) -> Any:
+    if request.param == "in-memory":
+        from tests.fakes import InMemorySnapshotRepository
+
+        return InMemorySnapshotRepository()
     from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
 
-    return _indexed(MongoSnapshotRepository(database))
+    return _indexed(MongoSnapshotRepository(request.getfixturevalue("database")))
 
 
 @pytest.fixture(params=["mongo", "in-memory"])
@@ -178,25 +190,50 @@ def working_memory(request: pytest.FixtureRequest) -> Any:
     return MongoWorkingMemoryRepository(request.getfixturevalue("database"))
 
 
-@pytest.fixture(params=["mongo"])
-def erasure(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture(params=["mongo", "in-memory"])
+def store(request: pytest.FixtureRequest) -> Any:
+    """Every collection at once, for the cross-collection contracts: one MongoDB database through its
+    adapters, or tests.fakes.InMemoryStore; both give the seeding hooks of tests/contract/seed.py."""
+    if request.param == "in-memory":
+        from tests.fakes import InMemoryStore
+
+        return InMemoryStore()
+    from tests.contract.seed import MongoStore
+
+    return MongoStore(request.getfixturevalue("database"))
+
+
+@pytest.fixture
+def erasure(store: Any) -> Any:
+    from tests.fakes import InMemoryErasureRepository, InMemoryStore
+
+    if isinstance(store, InMemoryStore):
+        return InMemoryErasureRepository(store)
     from mongomem.adapters.mongo.erasure import MongoErasureRepository
 
-    return _indexed(MongoErasureRepository(database))
+    return _indexed(MongoErasureRepository(store.database))
 
 
-@pytest.fixture(params=["mongo"])
-def backlog(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture
+def backlog(store: Any) -> Any:
+    from tests.fakes import InMemoryBacklogRepository, InMemoryStore
+
+    if isinstance(store, InMemoryStore):
+        return InMemoryBacklogRepository(store)
     from mongomem.adapters.mongo.backlog import MongoBacklogRepository
 
-    return MongoBacklogRepository(database)
+    return MongoBacklogRepository(store.database)
 
 
-@pytest.fixture(params=["mongo"])
-def directory(request: pytest.FixtureRequest, database: Any) -> Any:
+@pytest.fixture
+def directory(store: Any) -> Any:
+    from tests.fakes import InMemoryDirectoryRepository, InMemoryStore
+
+    if isinstance(store, InMemoryStore):
+        return InMemoryDirectoryRepository(store)
     from mongomem.adapters.mongo.directory import MongoDirectoryRepository
 
-    return MongoDirectoryRepository(database)
+    return MongoDirectoryRepository(store.database)
 
 
 @pytest.fixture(params=["mongo", "in-memory"])

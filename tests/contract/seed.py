@@ -1,4 +1,9 @@
-"""Data for the cross-collection contracts: written through the repositories where one exists."""
+"""Data for the cross-collection contracts, written through a store's repositories where one exists.
+
+A store is one implementation of every collection the contracts read together: `MongoStore` (one
+database, the adapters) or tests.fakes.InMemoryStore (the fakes). Both provide the same seeding hooks,
+so the erasure, backlog and directory contracts run against each with the same data.
+"""
 
 from __future__ import annotations
 
@@ -15,13 +20,59 @@ from mongomem.models.turns import NewTurn
 from mongomem.models.working_memory import WorkingMemoryKey
 
 
+class MongoStore:
+    """The MongoDB side: the adapters over one database, and the hooks that write or read it directly."""
+
+    def __init__(self, database: Any) -> None:
+        self.database = database
+        self.sessions = MongoSessionRepository(database)
+        self.turns = MongoTurnRepository(database)
+        self.snapshots = MongoSnapshotRepository(database)
+        self.working_memory = MongoWorkingMemoryRepository(database)
+
+    def add_memory(self, scope: Scope, memory_id: str, status: str, at: datetime) -> None:
+        """A long-term memory version (the memory store's document shape: its repository is another's)."""
+        self.database.db["memories"].insert_one(
+            {"_id": memory_id, **scope.filter(), "status": status, "updated_at": at, "text": "a fact"}
+        )
+
+    def add_record(self, record: Any) -> None:
+        """A long-term memory version written through the memory store (the org evidence contract)."""
+        from mongomem.adapters.memory_store import MemoryStore
+
+        assert MemoryStore(self.database.db).insert(record)
+
+    def record(self, scope: Scope, memory_id: str) -> Any:
+        from mongomem.adapters.memory_store import MemoryStore
+
+        return MemoryStore(self.database.db).get(scope, memory_id)
+
+    def add_document(self, collection: str, doc: dict[str, Any]) -> None:
+        """A document of the scope in a collection no repository knows (one added later)."""
+        self.database.db[collection].insert_one(dict(doc))
+
+    def documents(self, scope: Scope) -> dict[str, int]:
+        """How many documents of the scope each collection holds (those holding any)."""
+        db = self.database.db
+        found = {
+            name: db[name].count_documents(scope.filter())
+            for name in db.list_collection_names()
+            if not name.startswith("system.")
+        }
+        return {name: n for name, n in found.items() if n}
+
+    def turn_expiry(self) -> dict[tuple[str, int], datetime]:
+        """(user_id, seq) -> expire_at of every turn given an expiry."""
+        found = self.database.db["turns"].find({"expire_at": {"$exists": True}})
+        return {(d["user_id"], d["seq"]): d["expire_at"] for d in found}
+
+
 def conversation(
-    database: Any, scope: Scope, session: str, turns: int = 2, recall: bool = True, at: datetime | None = None
+    store: Any, scope: Scope, session: str, turns: int = 2, recall: bool = True, at: datetime | None = None
 ) -> None:
     """A session with `turns` recorded turns (queued for recall when `recall`), nothing promoted."""
     now = at or utcnow()
-    sessions = MongoSessionRepository(database)
-    last = sessions.allocate(
+    last = store.sessions.allocate(
         scope, session, None, turns, 3 * turns, None, now + timedelta(minutes=15), now
     ).last_seq
     new = [
@@ -36,14 +87,14 @@ def conversation(
         )
         for i in range(turns)
     ]
-    MongoTurnRepository(database).insert_new(scope, session, new)
+    store.turns.insert_new(scope, session, new)
 
 
 def snapshot(
-    database: Any, scope: Scope, session: str, statuses: dict[str, str], at: datetime | None = None
+    store: Any, scope: Scope, session: str, statuses: dict[str, str], at: datetime | None = None
 ) -> StoredSnapshot:
     """A snapshot of the session's first two seqs, with each kind's status, its turns tagged."""
-    snap = MongoSnapshotRepository(database).create(
+    snap: StoredSnapshot = store.snapshots.create(
         NewSnapshot(
             tenant=scope.tenant,
             user_id=scope.user_id,
@@ -56,19 +107,16 @@ def snapshot(
             extraction={kind: TypeStatus(status=status) for kind, status in statuses.items()},
         )
     )
-    MongoTurnRepository(database).tag_snapshot(snap)
+    store.turns.tag_snapshot(snap)
     return snap
 
 
 def memory(
-    database: Any, scope: Scope, memory_id: str, status: str = "active", at: datetime | None = None
+    store: Any, scope: Scope, memory_id: str, status: str = "active", at: datetime | None = None
 ) -> None:
-    """A long-term memory version (the memory store's document shape: its repository is another's work)."""
-    database.db["memories"].insert_one(
-        {"_id": memory_id, **scope.filter(), "status": status, "updated_at": at or utcnow(), "text": "a fact"}
-    )
+    store.add_memory(scope, memory_id, status, at or utcnow())
 
 
-def working_memory(database: Any, scope: Scope, value: str) -> None:
+def working_memory(store: Any, scope: Scope, value: str) -> None:
     key = WorkingMemoryKey(scope="resource", tenant=scope.tenant, user_id=scope.user_id)
-    MongoWorkingMemoryRepository(database).save(key, value, 0)
+    store.working_memory.save(key, value, 0)

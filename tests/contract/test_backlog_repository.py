@@ -13,15 +13,15 @@ BO = Scope(tenant="acme", user_id="bo")
 ZED = Scope(tenant="globex", user_id="zed")
 
 
-def test_backlog_figures_count_the_tenants_user_or_everyones_work(backlog: Any, database: Any) -> None:
+def test_backlog_figures_count_the_tenants_user_or_everyones_work(backlog: Any, store: Any) -> None:
     old, new = utcnow() - timedelta(hours=2), utcnow()
-    seed.conversation(database, ANA, "s1", turns=3)
-    seed.conversation(database, ANA, "s2", turns=1, recall=False)
-    seed.conversation(database, BO, "s1", turns=2)
-    seed.conversation(database, ZED, "s1", turns=4)
-    seed.snapshot(database, ANA, "s1", {"semantic": "queued", "episodic": "failed"}, at=old)
-    seed.snapshot(database, BO, "s1", {"semantic": "running", "episodic": "done"}, at=new)
-    seed.snapshot(database, ZED, "s1", {"semantic": "queued"}, at=new)
+    seed.conversation(store, ANA, "s1", turns=3)
+    seed.conversation(store, ANA, "s2", turns=1, recall=False)
+    seed.conversation(store, BO, "s1", turns=2)
+    seed.conversation(store, ZED, "s1", turns=4)
+    seed.snapshot(store, ANA, "s1", {"semantic": "queued", "episodic": "failed"}, at=old)
+    seed.snapshot(store, BO, "s1", {"semantic": "running", "episodic": "done"}, at=new)
+    seed.snapshot(store, ZED, "s1", {"semantic": "queued"}, at=new)
 
     assert backlog.sessions_waiting("acme") == 3 and backlog.sessions_waiting("acme", "ana") == 2
     assert backlog.sessions_waiting(None) == 4 and backlog.sessions_waiting("nobody") == 0
@@ -37,3 +37,75 @@ def test_backlog_figures_count_the_tenants_user_or_everyones_work(backlog: Any, 
     assert set(backlog.extraction_backlog("acme", "bo")) == {"semantic"}
     assert backlog.extraction_backlog(None)["semantic"].queued == 2
     assert backlog.extraction_backlog("nobody") == {}
+
+
+def test_a_users_backlog_counts_their_unpromoted_extracting_and_unindexed_work(
+    backlog: Any, store: Any
+) -> None:
+    old = utcnow() - timedelta(hours=2)
+    seed.conversation(store, ANA, "s1", turns=3)
+    seed.conversation(store, ANA, "s2", turns=1, recall=False)
+    seed.conversation(store, BO, "s1", turns=2, at=old)
+    seed.snapshot(store, ANA, "s1", {"semantic": "queued", "episodic": "done"}, at=old)
+    seed.snapshot(store, ANA, "s2", {"semantic": "done"})  # extracted: no longer waits
+
+    ana = backlog.user_backlog(ANA, recall=True)
+    assert (ana.unpromoted_turns, ana.extracting_snapshots, ana.extracting_turns, ana.unindexed_turns) == (
+        4,
+        1,
+        2,
+        3,
+    )
+    assert ana.oldest is not None and abs(ana.oldest - old) < timedelta(seconds=1)  # the snapshot's cut
+    assert backlog.user_backlog(ANA, recall=False).unindexed_turns == 0
+    bo = backlog.user_backlog(BO, recall=True)
+    assert (bo.unpromoted_turns, bo.extracting_snapshots, bo.unindexed_turns) == (2, 0, 2)
+    assert bo.oldest is not None and abs(bo.oldest - old) < timedelta(seconds=1)  # its first turn
+    nobody = backlog.user_backlog(ZED, recall=True)
+    assert (nobody.unpromoted_turns, nobody.unindexed_turns, nobody.oldest) == (0, 0, None)
+
+
+def test_extraction_health_counts_the_windows_outcomes_and_the_last_error(backlog: Any, store: Any) -> None:
+    from mongomem.models.sessions import TypeStatusUpdate
+
+    now = utcnow().replace(microsecond=0)
+    since = now - timedelta(hours=1)
+    outcomes = [
+        (
+            ANA,
+            "s1",
+            TypeStatusUpdate(status="done", memories=2, refused={"junk": 1}),
+            now - timedelta(minutes=9),
+        ),
+        (
+            ANA,
+            "s2",
+            TypeStatusUpdate(status="failed", error="first", reason="not_json"),
+            now - timedelta(minutes=8),
+        ),
+        (BO, "s1", TypeStatusUpdate(status="failed", error="last", reason="provider", final=True), now),
+        (BO, "s2", TypeStatusUpdate(status="done", refused={"junk": 2}), now - timedelta(hours=2)),  # too old
+        (ZED, "s1", TypeStatusUpdate(status="failed", error="elsewhere"), now),
+    ]
+    ids = {}
+    for scope, session, outcome, at in outcomes:
+        snap = seed.snapshot(store, scope, session, {"semantic": "queued"})
+        store.snapshots.set_extraction(
+            snap.snapshot_id, "semantic", outcome.model_copy(update={"updated_at": at})
+        )
+        ids[(scope.user_id, session)] = snap.snapshot_id
+
+    acme = backlog.extraction_health("acme", since)
+    assert set(acme) == {"semantic"}
+    health = acme["semantic"]
+    assert (health.done, health.failures, health.refused) == (1, 2, {"junk": 1})
+    last = health.last_error
+    assert last is not None and (last.snapshot_id, last.error, last.reason, last.final, last.at) == (
+        ids[("bo", "s1")],
+        "last",
+        "provider",
+        True,
+        now,
+    )
+    assert backlog.extraction_health(None, since)["semantic"].failures == 3
+    assert backlog.extraction_health("nobody", since) == {}

@@ -9,15 +9,15 @@ from mongomem.models.common import Scope, utcnow
 from tests.contract import seed
 
 
-def test_users_come_by_id_with_their_counts_and_last_activity(directory: Any, database: Any) -> None:
+def test_users_come_by_id_with_their_counts_and_last_activity(directory: Any, store: Any) -> None:
     early, late = utcnow() - timedelta(days=2), utcnow() - timedelta(hours=1)
-    seed.conversation(database, Scope(tenant="acme", user_id="ana"), "s1", at=early)
-    seed.conversation(database, Scope(tenant="acme", user_id="ana"), "s2", at=early)
-    seed.memory(database, Scope(tenant="acme", user_id="ana"), "m1", at=late)
-    seed.memory(database, Scope(tenant="acme", user_id="ana"), "m2", status="superseded", at=early)
-    seed.memory(database, Scope(tenant="acme", user_id="cy"), "m3", at=early)
-    seed.working_memory(database, Scope(tenant="acme", user_id="bo"), "notes")
-    seed.conversation(database, Scope(tenant="globex", user_id="zed"), "s1")
+    seed.conversation(store, Scope(tenant="acme", user_id="ana"), "s1", at=early)
+    seed.conversation(store, Scope(tenant="acme", user_id="ana"), "s2", at=early)
+    seed.memory(store, Scope(tenant="acme", user_id="ana"), "m1", at=late)
+    seed.memory(store, Scope(tenant="acme", user_id="ana"), "m2", status="superseded", at=early)
+    seed.memory(store, Scope(tenant="acme", user_id="cy"), "m3", at=early)
+    seed.working_memory(store, Scope(tenant="acme", user_id="bo"), "notes")
+    seed.conversation(store, Scope(tenant="globex", user_id="zed"), "s1")
 
     users = directory.users("acme", 10)
     assert [(u.user_id, u.sessions, u.memories) for u in users] == [("ana", 2, 1), ("bo", 0, 0), ("cy", 0, 1)]

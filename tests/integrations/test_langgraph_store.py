@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.base import (
     BaseStore,
@@ -46,7 +47,7 @@ class Driver:
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if not self.use_async:
-            return getattr(self.store, name)
+            return cast(Callable[..., Any], getattr(self.store, name))
         method = getattr(self.store, "a" + name)
         return lambda *args, **kwargs: asyncio.run(method(*args, **kwargs))
 
@@ -155,7 +156,10 @@ def test_search_without_query_lists_the_namespace_prefix(store: Driver) -> None:
 
 def test_search_filters_by_value_with_operators(store: Driver) -> None:
     fill(store)
-    keys = lambda **f: sorted(i.key for i in store.search(store.ns("docs"), filter=f, limit=10))  # noqa: E731
+
+    def keys(**f: Any) -> list[str]:
+        return sorted(i.key for i in store.search(store.ns("docs"), filter=f, limit=10))
+
     assert keys(kind="report") == ["d1", "d3"]
     assert keys(kind="report", pages=3) == ["d1"]
     assert keys(pages={"$gt": 5}) == ["d2", "d3"]
@@ -287,10 +291,11 @@ def test_a_compiled_graph_uses_the_store_and_records_its_messages(
     builder.add_edge(START, "remember")
     builder.add_edge("remember", "record")
     graph = builder.compile(store=store)
-    config = {"configurable": {"thread_id": thread}}
-    out = graph.invoke({"messages": [HumanMessage("I love grilled sardines", id="h1")]}, config)
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    out = graph.invoke(MessagesState(messages=[HumanMessage("I love grilled sardines", id="h1")]), config)
     assert out["messages"][-1].content == "You said: I love grilled sardines"
-    assert store.get((user, "said"), "m1").value == {"text": "I love grilled sardines"}
+    stored = store.get((user, "said"), "m1")
+    assert stored is not None and stored.value == {"text": "I love grilled sardines"}
     turns = mem.list_turns(thread, user).turns
     assert [t.role for t in turns] == ["user", "assistant", "tool", "assistant"]
     assert (
@@ -298,7 +303,7 @@ def test_a_compiled_graph_uses_the_store_and_records_its_messages(
     )
     # a second run on the same history records only the new messages
     history = out["messages"] + [HumanMessage("and octopus", id="h2")]
-    graph.invoke({"messages": history}, config)
+    graph.invoke(MessagesState(messages=history), config)
     turns = mem.list_turns(thread, user).turns
     assert [t.content for t in turns if t.role == "user"] == ["I love grilled sardines", "and octopus"]
     assert len(turns) == 8
