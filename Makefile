@@ -44,9 +44,11 @@ dev: $(STAMP) ## serve the local memory service (PORT=3000, DATA_DIR=.mongomem, 
 test: $(STAMP) opensearch chromium sam-build ## run the whole suite, the deployed twin included (PYTEST_ARGS=)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The database-free tests (tests/unit): seconds, for the edit-test loop.
+# The database-free tests (tests/unit, and the contract suites' in-memory side): seconds, for the
+# edit-test loop.
 unit: $(STAMP) ## the database-free tests, in seconds (PYTEST_ARGS=)
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/contract -k in-memory -q $(PYTEST_ARGS)
 
 # Only the deployed twin: sam build, then every built function in its own interpreter against moto,
 # the Bedrock stand-in, SecantusDB and the OpenSearch node (tests/twin).
