@@ -98,7 +98,8 @@ class World:
     def __init__(self, args: argparse.Namespace, data_dir: Path) -> None:
         from opensearch_node import OpenSearchNode
 
-        from mongomem.config import MemoryType, parse_project_config, settings_from_env
+        from mongomem.config import parse_project_config, settings_from_env
+        from mongomem.kindnames import BuiltinKind
         from mongomem.local.mongod import EmbeddedMongo
         from mongomem.local.queue import local_queue_factory
         from mongomem.offline.embed_hashing import HashingEmbedder
@@ -133,7 +134,7 @@ class World:
             "MONGOMEM_OPENSEARCH_ENGINE": "lucene",
             "MONGOMEM_OPENSEARCH_INDEX": INDEX,
         }
-        for t in MemoryType:
+        for t in BuiltinKind:
             env[f"MONGOMEM_QUEUE_URL_{t.value.upper()}"] = f"local:extract-{t.value}"
         self.embedder = HashingEmbedder(dim=args.dim)
         self.svc = Services(

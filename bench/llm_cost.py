@@ -122,8 +122,9 @@ def run_round(
     import locomo_recall as locomo
     from twin.bedrock import prompt_parts, tokens
 
-    from mongomem.config import MemoryType, parse_project_config, settings_from_env
+    from mongomem.config import parse_project_config, settings_from_env
     from mongomem.extraction.proposal import TurnView
+    from mongomem.kindnames import BuiltinKind
     from mongomem.local.queue import LocalQueue, local_queue_factory
     from mongomem.models.common import Scope
     from mongomem.models.turns import RecordTurnsRequest
@@ -150,7 +151,7 @@ def run_round(
     )
     db = f"llm_cost_{uuid.uuid4().hex[:8]}"
     env = {"MONGOMEM_MONGODB_URI": server.uri, "MONGOMEM_DB_NAME": db}
-    for t in MemoryType:
+    for t in BuiltinKind:
         env[f"MONGOMEM_QUEUE_URL_{t.value.upper()}"] = f"local:extract-{t.value}"
     svc = Services(
         settings_from_env(env, project=project),

@@ -158,12 +158,13 @@ def per_shape(commands: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 # -- templates: what the real code writes ----------------------------------------------------------
 def settings_for(uri: str, db: str) -> Any:
-    from mongomem.config import MemoryType, parse_project_config, settings_from_env
+    from mongomem.config import parse_project_config, settings_from_env
+    from mongomem.kindnames import BuiltinKind
 
     # Sessions that went quiet more than 6 h ago are due; a long run never makes the active ones due.
     project = parse_project_config({"memory": {"snapshot": {"idle_seconds": 6 * 3600}}})
     env = {"MONGOMEM_MONGODB_URI": uri, "MONGOMEM_DB_NAME": db}
-    for t in MemoryType:
+    for t in BuiltinKind:
         env[f"MONGOMEM_QUEUE_URL_{t.value.upper()}"] = f"local:extract-{t.value}"
     return settings_from_env(env, project=project)
 

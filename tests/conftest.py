@@ -46,11 +46,12 @@ def db_name() -> str:
 
 @pytest.fixture
 def make_settings(mongo_server: Any, db_name: str) -> Any:
-    from mongomem.config import MemoryType, settings_from_env
+    from mongomem.config import settings_from_env
+    from mongomem.kindnames import BuiltinKind
 
     def build(**overrides: Any) -> Any:
         env = {"MONGOMEM_MONGODB_URI": mongo_server.uri, "MONGOMEM_DB_NAME": db_name}
-        for t in MemoryType:
+        for t in BuiltinKind:
             env[f"MONGOMEM_QUEUE_URL_{t.value.upper()}"] = f"local:extract-{t.value}"
         return settings_from_env(env, **overrides)
 

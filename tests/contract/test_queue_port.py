@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType
 from mongomem.errors import QueueUnavailable
+from mongomem.kindnames import BuiltinKind
 from mongomem.ports import QueuePort
 
-Received = Callable[[MemoryType], list[dict[str, Any]]]
+Received = Callable[[BuiltinKind], list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def moto_sqs() -> Iterator[Any]:
 
 @pytest.fixture(params=["sqs", "local"])
 def queue(request: pytest.FixtureRequest) -> tuple[QueuePort, Received]:
-    kinds = (MemoryType.semantic, MemoryType.episodic)
+    kinds = (BuiltinKind.semantic, BuiltinKind.episodic)
     if request.param == "sqs":
         from mongomem.adapters.queues import SqsQueue
 
@@ -50,7 +50,7 @@ def queue(request: pytest.FixtureRequest) -> tuple[QueuePort, Received]:
             t: client.create_queue(QueueName=f"{prefix}-{t.value}")["QueueUrl"] for t in kinds
         }
 
-        def received_sqs(kind: MemoryType) -> list[dict[str, Any]]:
+        def received_sqs(kind: BuiltinKind) -> list[dict[str, Any]]:
             out = client.receive_message(QueueUrl=urls[kind], MaxNumberOfMessages=10, WaitTimeSeconds=0)
             return [json.loads(m["Body"]) for m in out.get("Messages", [])]
 
@@ -60,7 +60,7 @@ def queue(request: pytest.FixtureRequest) -> tuple[QueuePort, Received]:
     database = request.getfixturevalue("database")
     local = LocalExtractionQueue(database.db, {t: f"local:extract-{t.value}" for t in kinds})
 
-    def received_local(kind: MemoryType) -> list[dict[str, Any]]:
+    def received_local(kind: BuiltinKind) -> list[dict[str, Any]]:
         records = local.queue.receive(f"extract-{kind.value}", QueuePolicy(), max_messages=10)
         return [json.loads(r["body"]) for r in records]
 
@@ -75,26 +75,26 @@ def test_a_message_reaches_its_kinds_queue_once_and_intact(queue: tuple[QueuePor
         "tenant": "acme",
         "user_id": "ana",
     }
-    port.send_extraction(MemoryType.semantic, body)
-    assert received(MemoryType.semantic) == [body]
-    assert received(MemoryType.episodic) == []
-    assert received(MemoryType.semantic) == []  # received: invisible for the visibility timeout
+    port.send_extraction(BuiltinKind.semantic, body)
+    assert received(BuiltinKind.semantic) == [body]
+    assert received(BuiltinKind.episodic) == []
+    assert received(BuiltinKind.semantic) == []  # received: invisible for the visibility timeout
 
 
 def test_every_kind_has_its_own_queue(queue: tuple[QueuePort, Received]) -> None:
     port, received = queue
-    for kind in (MemoryType.semantic, MemoryType.episodic):
+    for kind in (BuiltinKind.semantic, BuiltinKind.episodic):
         port.send_extraction(kind, {"snapshot_id": f"snap-{kind.value}", "type": kind.value})
-    port.send_extraction(MemoryType.semantic, {"snapshot_id": "snap-2", "type": "semantic"})
-    assert sorted(m["snapshot_id"] for m in received(MemoryType.semantic)) == ["snap-2", "snap-semantic"]
-    assert [m["snapshot_id"] for m in received(MemoryType.episodic)] == ["snap-episodic"]
+    port.send_extraction(BuiltinKind.semantic, {"snapshot_id": "snap-2", "type": "semantic"})
+    assert sorted(m["snapshot_id"] for m in received(BuiltinKind.semantic)) == ["snap-2", "snap-semantic"]
+    assert [m["snapshot_id"] for m in received(BuiltinKind.episodic)] == ["snap-episodic"]
 
 
 def test_sqs_refuses_a_kind_without_a_queue_and_a_queue_it_cannot_reach(moto_sqs: Any) -> None:
     from mongomem.adapters.queues import SqsQueue
 
     with pytest.raises(QueueUnavailable, match="no queue configured"):
-        SqsQueue({}, client=moto_sqs).send_extraction(MemoryType.semantic, {"snapshot_id": "s"})
-    gone: dict[str, str] = {MemoryType.semantic: moto_sqs.meta.endpoint_url + "/123456789012/no-such-queue"}
+        SqsQueue({}, client=moto_sqs).send_extraction(BuiltinKind.semantic, {"snapshot_id": "s"})
+    gone: dict[str, str] = {BuiltinKind.semantic: moto_sqs.meta.endpoint_url + "/123456789012/no-such-queue"}
     with pytest.raises(QueueUnavailable):
-        SqsQueue(gone, client=moto_sqs).send_extraction(MemoryType.semantic, {"snapshot_id": "s"})
+        SqsQueue(gone, client=moto_sqs).send_extraction(BuiltinKind.semantic, {"snapshot_id": "s"})

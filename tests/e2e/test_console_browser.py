@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from mongomem.api.console import CSP
-from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
 from mongomem.identity.service import create_key
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import QueuePolicy
 from mongomem.local.stack import LocalStack
 from mongomem.runtime import configure
@@ -141,7 +141,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
         down = {"procedural"}
         assert stack.services is not None
         outage = {
-            MemoryType.procedural: lambda svc: Outage(svc.builtin_extractor(MemoryType.procedural), down)
+            BuiltinKind.procedural: lambda svc: Outage(svc.builtin_extractor(BuiltinKind.procedural), down)
         }
         configure(stack.services.replaced(extractors=outage))
         world.ids["trip-1"] = converse(stack, acme, "ana", "trip-1", TRIP_1)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType
 from mongomem.identity.service import create_key
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import QueuePolicy
 from mongomem.local.stack import LocalStack
 from mongomem.runtime import configure
@@ -130,7 +130,7 @@ def test_the_console_views_a_new_user_trips_on(stack: LocalStack, tab: Tab, tmp_
     # the dead letters: a kind that failed is listed with its error, and Retry queues it again
     down = {"procedural"}
     assert stack.services is not None
-    outage = {MemoryType.procedural: lambda svc: Outage(svc.builtin_extractor(MemoryType.procedural), down)}
+    outage = {BuiltinKind.procedural: lambda svc: Outage(svc.builtin_extractor(BuiltinKind.procedural), down)}
     configure(stack.services.replaced(extractors=outage))
     failed = converse(stack, "", "bo", "chat-9", [{"role": "user", "content": "How do I reset my router?"}])
     assert failed["extraction"]["procedural"]["status"] == "failed"

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from mongomem.api.console import CSP, STATIC
-from mongomem.config import MemoryType
 from mongomem.errors import QueueUnavailable
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.http import to_event
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.stack import PUBLIC_PATHS
@@ -166,7 +166,7 @@ def test_a_snapshot_is_read_within_its_users_scope(svc: Any) -> None:
     status, got = call(gw, "GET", f"/v1/snapshots/{snap['snapshot_id']}", acme, user_id="ana")
     assert status == 200
     assert (got["session_id"], got["from_seq"], got["to_seq"], got["reason"]) == ("s1", 1, 2, "manual")
-    assert set(got["extraction"]) == {t.value for t in MemoryType}
+    assert set(got["extraction"]) == {t.value for t in BuiltinKind}
     assert {s["status"] for s in got["extraction"].values()} == {"queued"}
     # the same id is nobody else's: another user, another tenant, a service account of another user
     for key, user in (
@@ -182,7 +182,7 @@ def test_a_snapshot_is_read_within_its_users_scope(svc: Any) -> None:
 class Broken:
     """An extractor whose provider is down while `outage` holds anything."""
 
-    def __init__(self, memory_type: MemoryType, outage: set[str]) -> None:
+    def __init__(self, memory_type: BuiltinKind, outage: set[str]) -> None:
         self.memory_type = memory_type
         self.outage = outage
 
@@ -197,9 +197,9 @@ def outage() -> set[str]:
     return {"semantic"}
 
 
-def broken(outage: set[str]) -> dict[MemoryType, Any]:
+def broken(outage: set[str]) -> dict[BuiltinKind, Any]:
     """The extractors of a deployment whose semantic extraction provider is down during `outage`."""
-    return {MemoryType.semantic: lambda _svc: Broken(MemoryType.semantic, outage)}
+    return {BuiltinKind.semantic: lambda _svc: Broken(BuiltinKind.semantic, outage)}
 
 
 def test_retry_queues_a_failed_kind_again_and_refuses_what_cannot_be_retried(
@@ -325,7 +325,7 @@ def test_pipeline_health_counts_only_the_callers_tenant(make_settings: Any, tmp_
         assert status == 200 and mine["tenant"] == "acme" and mine["ready"] is True
         assert mine["promotion"]["sessions_waiting"] == 1
         kinds = mine["extraction"]["kinds"]
-        assert set(kinds) == {t.value for t in MemoryType}
+        assert set(kinds) == {t.value for t in BuiltinKind}
         assert all((k["queued"], k["running"], k["failed"]) == (1, 0, 0) for k in kinds.values())
         assert all(k["oldest_waiting_at"] for k in kinds.values())
         assert mine["index"] == {**mine["index"], "kind": None, "reachable": False, "pending": 1}

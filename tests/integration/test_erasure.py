@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType, parse_project_config
+from mongomem.config import parse_project_config
 from mongomem.erasure import erase_user
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import drain, drain_all
 from mongomem.models.common import Scope, utcnow
@@ -225,7 +226,7 @@ def test_service_account_may_erase_only_itself(svc: Any, fns: dict[str, Any], ct
 
 
 class Quick:
-    def __init__(self, memory_type: MemoryType) -> None:
+    def __init__(self, memory_type: BuiltinKind) -> None:
         self.memory_type = memory_type
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:
@@ -242,7 +243,7 @@ def test_turns_expire_only_after_every_type_is_extracted(svc: Any, fns: dict[str
     mem_ttl = {i["name"]: i for i in svc.db["memories"].list_indexes()}["memory_expiry"]
     assert mem_ttl["expireAfterSeconds"] == 0
     quick = svc.replaced(
-        extractors={t: lambda _svc, t=t: Quick(t) for t in (MemoryType.semantic, MemoryType.episodic)}
+        extractors={t: lambda _svc, t=t: Quick(t) for t in (BuiltinKind.semantic, BuiltinKind.episodic)}
     )
     configure(quick)
     try:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import LocalQueue, QueuePolicy
 from mongomem.local.worker import deliver_batch, drain
 from mongomem.models.common import Scope
@@ -20,7 +20,7 @@ SCOPE = Scope(tenant="default", user_id="user-7")
 
 
 class Counting:
-    memory_type = MemoryType.semantic
+    memory_type = BuiltinKind.semantic
 
     def __init__(self, calls: list[str], fail_for: set[str]) -> None:
         self.calls, self.fail_for = calls, fail_for
@@ -38,7 +38,7 @@ class Counting:
 def extractor(services: Any) -> Any:
     calls: list[str] = []
     fail_for: set[str] = set()
-    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: Counting(calls, fail_for)}))
+    configure(services.replaced(extractors={BuiltinKind.semantic: lambda _svc: Counting(calls, fail_for)}))
     yield calls, fail_for
     configure(services)
 
@@ -101,7 +101,7 @@ def test_a_kind_the_project_turned_off_is_marked_skipped_not_failed(
 ) -> None:
     # Given a message for episodic queued before the project config turned episodic extraction off
     snap = promote(services, "s1")
-    services.settings = services.settings.model_copy(update={"enabled_extractions": [MemoryType.semantic]})
+    services.settings = services.settings.model_copy(update={"enabled_extractions": [BuiltinKind.semantic]})
     assert extract_fn.lambda_handler(sqs_event(snap, memory_type="episodic"), ctx) == {
         "batchItemFailures": []
     }
@@ -161,7 +161,7 @@ def test_a_provider_that_refuses_the_deployment_alarms_at_once(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: Refused()}))
+    configure(services.replaced(extractors={BuiltinKind.semantic: lambda _svc: Refused()}))
     try:
         snap = promote(services, "s1")
         body = {"snapshot_id": snap, "type": "semantic", "then": ["episodic"]}

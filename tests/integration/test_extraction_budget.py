@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import QueuePolicy
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
@@ -74,7 +74,7 @@ def test_a_slow_bedrock_call_ends_at_the_deadline_not_at_its_timeout(bedrock: An
 
 
 class Recording:
-    memory_type = MemoryType.semantic
+    memory_type = BuiltinKind.semantic
 
     def __init__(self) -> None:
         self.deadlines: list[float | None] = []
@@ -107,7 +107,7 @@ def test_a_record_without_time_left_is_sent_again_at_once_without_spending_a_rec
     from mongomem.local.queue import LocalQueue
 
     extractor = Recording()
-    configure(services.replaced(extractors={MemoryType.semantic: lambda _svc: extractor}))
+    configure(services.replaced(extractors={BuiltinKind.semantic: lambda _svc: extractor}))
     try:
         req = RecordTurnsRequest.model_validate({"turns": [{"role": "user", "content": "I live in Porto"}]})
         services.recorder.record(SCOPE, "s1", req)

@@ -14,8 +14,8 @@ from botocore.stub import Stubber
 
 from mongomem.adapters.mongo import get_client
 from mongomem.cli import main as cli_main
-from mongomem.config import MemoryType
 from mongomem.extraction.extractor import ExtractionResult, SnapshotInput
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.http import LocalAuthorizer, to_event
 from mongomem.local.lambdas import find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo, free_port
@@ -150,7 +150,7 @@ def test_authorizer_without_mongodb_fails_closed_and_caches_nothing(server: Any,
 
 # -- extraction crashes and re-drives -------------------------------------------------------------
 class Flaky:
-    memory_type = MemoryType.semantic
+    memory_type = BuiltinKind.semantic
 
     def __init__(self, broken: set[str]) -> None:
         self.broken = broken
@@ -179,7 +179,7 @@ def test_crash_mid_batch_dead_letters_and_snapshots_retry_redrives(
     svc: Any, server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     broken = {"bad"}
-    configure(svc.replaced(extractors={MemoryType.semantic: lambda _svc: Flaky(broken)}))
+    configure(svc.replaced(extractors={BuiltinKind.semantic: lambda _svc: Flaky(broken)}))
     extract = load_function("extract").lambda_handler
     try:
         good, bad = promote(svc, "good"), promote(svc, "bad")

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import MemoryType, parse_project_config
+from mongomem.config import parse_project_config
+from mongomem.kindnames import BuiltinKind
 from mongomem.local.queue import LocalQueue, local_queue_factory
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import RecordTurnsRequest
@@ -199,6 +200,6 @@ def test_other_users_sessions_stay_separate(svc_factory: Any) -> None:
 
 def test_enabled_types_come_from_config_and_unknown_types_are_named() -> None:
     cfg = project(enabled=["semantic"])
-    assert cfg.memory.extraction.enabled == [MemoryType.semantic]
+    assert cfg.memory.extraction.enabled == [BuiltinKind.semantic]
     with pytest.raises(ValueError, match="'semantics'"):
         project(enabled=["semantics"])

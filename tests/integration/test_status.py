@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from mongomem.config import ALL_TYPES, parse_project_config
+from mongomem.config import BUILTIN_KINDS, parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.models.common import Scope
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.runtime import Services, configure
 from tests.conftest import load_event, load_function
 
-ALL = [t.value for t in ALL_TYPES]
+ALL = [t.value for t in BUILTIN_KINDS]
 
 
 @pytest.fixture(scope="module")

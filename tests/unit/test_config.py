@@ -8,16 +8,16 @@ import pytest
 
 from mongomem.config import (
     ConfigError,
-    MemoryType,
     load_project_config,
     parse_project_config,
     settings_from_env,
 )
+from mongomem.kindnames import BuiltinKind
 
 
 def test_defaults_enable_every_type() -> None:
     cfg = parse_project_config({})
-    assert cfg.memory.extraction.enabled == list(MemoryType)
+    assert cfg.memory.extraction.enabled == list(BuiltinKind)
     assert (cfg.memory.snapshot.max_messages, cfg.memory.snapshot.idle_seconds) == (50, 900)
     assert cfg.memory.limits.max_content_bytes == 1024 * 1024  # tool results are often large
 
@@ -47,7 +47,7 @@ def test_every_bad_field_is_named_with_its_path() -> None:
 def test_yaml_file_is_read_and_broken_yaml_is_a_clear_error(tmp_path: Path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text("memory:\n  extraction:\n    enabled: [semantic]\n")
-    assert load_project_config(good).memory.extraction.enabled == [MemoryType.semantic]
+    assert load_project_config(good).memory.extraction.enabled == [BuiltinKind.semantic]
     bad = tmp_path / "bad.yaml"
     bad.write_text("memory: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
@@ -59,12 +59,12 @@ def test_the_environment_gives_the_enabled_kinds_until_the_project_config_names_
     quiet = tmp_path / "quiet.yaml"
     quiet.write_text("memory:\n  snapshot:\n    max_messages: 10\n")
     env = {"MONGOMEM_CONFIG_FILE": str(quiet), "MONGOMEM_ENABLED_EXTRACTIONS": "procedural"}
-    assert settings_from_env(env).enabled_extractions == [MemoryType.procedural]
+    assert settings_from_env(env).enabled_extractions == [BuiltinKind.procedural]
     # When the applied project config names the kinds, its choice wins (`memory apply` changes them)
     named = tmp_path / "named.yaml"
     named.write_text("memory:\n  extraction:\n    enabled: [semantic, episodic]\n")
     env["MONGOMEM_CONFIG_FILE"] = str(named)
-    assert settings_from_env(env).enabled_extractions == [MemoryType.semantic, MemoryType.episodic]
+    assert settings_from_env(env).enabled_extractions == [BuiltinKind.semantic, BuiltinKind.episodic]
     assert settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": ""}).enabled_extractions == []
 
 

@@ -50,7 +50,7 @@ def test_no_domain_error_carries_an_http_status() -> None:
         ("mongomem.errors", "StoreAuthFailed", 503),
         ("mongomem.errors", "QueueUnavailable", 503),
         ("mongomem.errors", "ExtractionFailed", 502),
-        ("mongomem.errors", "UnknownMemoryType", 422),
+        ("mongomem.errors", "UnknownKind", 422),
         ("mongomem.errors", "MongomemError", 500),
         ("mongomem.vectors.port", "IndexUnavailable", 503),
         ("mongomem.retrieval.recall", "RecallDisabled", 409),

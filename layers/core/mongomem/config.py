@@ -22,10 +22,9 @@ from pydantic import (
 
 # Defined with the other errors so that modules validating parts of the config need not import this one.
 from mongomem.errors import ConfigError
-from mongomem.kindnames import ALL_TYPES as ALL_TYPES
+from mongomem.kindnames import BUILTIN_KINDS as BUILTIN_KINDS
 from mongomem.kindnames import CUSTOM_QUEUE, MAX_CUSTOM_TYPES, KindName, builtin_names, queue_name
 from mongomem.kindnames import KIND_NAME_PATTERN as KIND_NAME_PATTERN
-from mongomem.kindnames import MemoryType as MemoryType
 from mongomem.models.base import Model
 
 # Kind names live in mongomem.kindnames (re-exported here for the modules that read them with the config).

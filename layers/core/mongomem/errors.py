@@ -33,7 +33,7 @@ class Unprocessable(InvalidInput):
     """Well-formed input the current state cannot take (e.g. working memory that breaks its schema)."""
 
 
-class UnknownMemoryType(Unprocessable):
+class UnknownKind(Unprocessable):
     """A request names a memory type the project has neither built in nor declared (like any field that
     does not match the schema: the project's kinds are part of it)."""
 

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import StringConstraints
 
 
-class MemoryType(StrEnum):
+class BuiltinKind(StrEnum):
     """The built-in memory kinds ("type" on the wire)."""
 
     semantic = "semantic"
@@ -24,7 +24,7 @@ class MemoryType(StrEnum):
     preference = "preference"
 
 
-ALL_TYPES: tuple[MemoryType, ...] = tuple(MemoryType)
+BUILTIN_KINDS: tuple[BuiltinKind, ...] = tuple(BuiltinKind)
 # The queue (and extraction function) every custom memory type shares in a deployed stack: its messages
 # carry the type's name (docs/adr/0020-custom-memory-types.md).
 CUSTOM_QUEUE = "custom"
@@ -35,7 +35,7 @@ KindName = Annotated[str, StringConstraints(pattern=KIND_NAME_PATTERN)]
 
 
 def builtin_names() -> list[str]:
-    return [t.value for t in MemoryType]
+    return [t.value for t in BuiltinKind]
 
 
 def queue_name(kind: str) -> str:

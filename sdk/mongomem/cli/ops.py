@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.cli.connection import add_data_dir, data_dir_of, running_stack
-from mongomem.config import MemoryType, environment
+from mongomem.config import environment
 from mongomem.errors import MongomemError
+from mongomem.kindnames import BuiltinKind
 
 
 class NoLocalStack(Exception):
@@ -226,7 +227,7 @@ def _snapshots_retry(args: argparse.Namespace) -> int:
     from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
     from mongomem.ops.redrive import describe, retry_local, retry_sqs
 
-    types = [args.type] if args.type else [t.value for t in MemoryType]
+    types = [args.type] if args.type else [t.value for t in BuiltinKind]
     reports = []
     if args.stack:
         import boto3
@@ -303,7 +304,7 @@ def register(sub: Any) -> None:
     retry = snap_sub.add_parser(
         "retry", help="re-drive dead-lettered extraction messages; statuses -> queued"
     )
-    retry.add_argument("--type", choices=[t.value for t in MemoryType])
+    retry.add_argument("--type", choices=[t.value for t in BuiltinKind])
     where = retry.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="the local stack (default)")
     where.add_argument("--stack", metavar="NAME", help="a deployed CloudFormation stack")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownMemoryType
+from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
 from mongomem.kinds import KindError, KindRegistry
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
@@ -76,7 +76,7 @@ def require_kinds(kinds: KindRegistry, names: list[str], path: str) -> None:
     """InvalidInput (400) naming the allowed kinds when a requested kind is neither built-in nor declared."""
     unknown = [n for n in names if n not in kinds]
     if unknown:
-        raise UnknownMemoryType(
+        raise UnknownKind(
             f"unknown memory type(s) {', '.join(repr(n) for n in unknown)}; this project has "
             + ", ".join(kinds.names()),
             {"path": path, "allowed": kinds.names()},

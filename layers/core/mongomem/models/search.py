@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mongomem.kindnames import MAX_CUSTOM_TYPES, KindName, MemoryType
+from mongomem.kindnames import MAX_CUSTOM_TYPES, BuiltinKind, KindName
 from mongomem.models.common import USER_HELP, Identifier, UtcDateTime, ValidText
 from mongomem.models.memory import Status, Visibility
 from mongomem.models.pending import PendingWork
@@ -30,7 +30,7 @@ class SearchRequest(BaseModel):
     types: list[KindName] | None = Field(
         default=None,
         min_length=1,
-        max_length=len(MemoryType) + MAX_CUSTOM_TYPES,
+        max_length=len(BuiltinKind) + MAX_CUSTOM_TYPES,
         description="only these memory kinds (semantic, episodic, procedural, taxonomic, preference or a "
         "custom type; default: every kind)",
     )

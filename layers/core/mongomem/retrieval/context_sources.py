@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mongomem import markers
-from mongomem.errors import MongomemError, UnknownMemoryType
+from mongomem.errors import MongomemError, UnknownKind
 from mongomem.models.common import Principal, Scope, as_utc
 from mongomem.models.recall import (
     ContextFormat,
@@ -128,7 +128,7 @@ class SourcesContext:
         ]
         if unknown:
             allowed = ["turns", "working_memory", "memories", *self.kinds.names()]
-            raise UnknownMemoryType(
+            raise UnknownKind(
                 f"unknown context source(s) {', '.join(repr(u) for u in unknown)}; allowed: {', '.join(allowed)}",
                 {"path": "sources", "allowed": allowed},
             )
