@@ -19,7 +19,7 @@ import pytest
 
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
-from mongomem.longterm.rekey import rekey
+from mongomem.longterm.write.rekey import rekey
 from mongomem.models.common import Scope
 from mongomem.models.memory import CreateMemoryRequest
 from mongomem.models.turns import RecordTurnsRequest

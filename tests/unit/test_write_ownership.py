@@ -18,7 +18,6 @@ WRITES = frozenset(
 # Callers of those names that are not memory writes, or are maintenance outside reconciliation.
 ALLOWED = {
     "mongomem.identity.service": {"insert"},  # API keys (ApiKeyRepository.insert)
-    "mongomem.longterm.rekey": {"supersede"},  # `mongomem migrate` merging duplicates a new key made
 }
 
 

@@ -17,7 +17,7 @@ from mongomem.config import Settings
 from mongomem.errors import MongomemError
 from mongomem.kinds import KindRegistry
 from mongomem.longterm.ports import MemoryRepository
-from mongomem.longterm.rekey import rekey
+from mongomem.longterm.write.rekey import rekey
 from mongomem.ports import EmbeddingProvider
 from mongomem.vectors.port import DimensionMismatch, IndexUnavailable, VectorIndex
 
@@ -68,7 +68,7 @@ def migrate(
     say(f"MongoDB {settings.db_name}: sessions, turns, snapshots indexes ready")
     full.ensure_other_indexes()
     say(f"MongoDB {settings.db_name}: memories, retention and api_keys indexes ready")
-    # stored match keys as the kinds compute them now (a release may change how; mongomem.longterm.rekey)
+    # stored match keys as the kinds compute them now (a release may change how; mongomem.longterm.write.rekey)
     keys = rekey(full.memory_store, full.kinds, say, should_stop=out_of_time)
     report: dict[str, Any] = {"database": settings.db_name, "search_index": None, "keys": keys.as_dict()}
     index = full.vector_index

@@ -19,7 +19,7 @@ word ("the colour green" for a favourite colour), a company's legal suffix, a da
 "March 3rd") and a plural ("peanuts" / "peanut", never in a name) do not make another value. Numbers,
 names and negations are never folded.
 
-Changing these forms changes stored keys: `mongomem migrate` recomputes them (mongomem.longterm.rekey).
+Changing these forms changes stored keys: `mongomem migrate` recomputes them (mongomem.longterm.write.rekey).
 """
 
 from __future__ import annotations
