@@ -35,6 +35,7 @@ from mongomem.models.recall import (
 from mongomem.models.search import SearchMode, SearchRequest
 from mongomem.models.turns import Turn
 from mongomem.observability import logger
+from mongomem.retrieval.packing import estimate_tokens
 from mongomem.retrieval.query import QUERY_LOOKBACK, OnceEmbedder, WorkingMemoryReader, query_of
 from mongomem.retrieval.recall import Recall, RecallDisabled
 from mongomem.retrieval.search import MemorySearch
@@ -53,10 +54,6 @@ TITLES = {
     "recalled": "Earlier messages that may be relevant",
     "memories": "What is known about the user",
 }
-
-
-def estimate_tokens(text: str) -> int:
-    return len(text) // 4 + 1
 
 
 @dataclass
