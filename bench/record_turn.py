@@ -10,7 +10,10 @@ changes hit them alike), and figures are medians of several rounds.
   commands (its session update and turn document) from bare pymongo to collections with the same
   indexes as sessions and turns: `ratio_handler_vs_record_commands` is what our Python costs
   (validation, logging, EMF metrics, the response), `record_commands_vs_floor` what the record's
-  fields and the scanner's indexes cost the server;
+  fields and the scanner's indexes cost the server. Each side's CPU per turn in this process
+  (`thread_time`) is counted too: `own_cpu_ms_per_turn` is our Python's cost without the server's
+  latency, and `ratio_handler_vs_record_commands_by_cpu` the wall ratio that cost alone gives (on a shared
+  machine the wall ratio swings with the server's fsync latency from run to run; this one does not);
 - 8 concurrent writers, each its own process (like 8 Lambda execution environments): p50/p99 of the
   handler and of the floor, each writer on its own session;
 - imports, in fresh interpreters: the record handler vs `import pymongo, pydantic,
@@ -153,6 +156,8 @@ class Sides:
         self.ctx = Ctx()
         self.template = load_event("record_turn_single.json")
         self.sink = io.StringIO()
+        # this process's CPU per turn, chunk by chunk: what our Python costs, whatever the server's latency
+        self.cpu: dict[str, list[float]] = {"handler": [], "record_commands": []}
         self.handler("warmup-indexes", 1)  # the turns' indexes exist before the bare side copies them
         database = self.svc.db  # the raw pymongo database, for the bare sides
         self.write_concern = database.write_concern.document
@@ -168,6 +173,7 @@ class Sides:
         event = json.loads(json.dumps(self.template))
         event["rawPath"] = f"/v1/sessions/{session}/turns"
         event["requestContext"]["http"]["path"] = event["rawPath"]
+        cpu = time.thread_time()
         for i in range(start, start + n):
             event["body"] = json.dumps(
                 {"user_id": "bench-user", "role": "user", "content": CONTENT.format(i=i)}
@@ -179,6 +185,7 @@ class Sides:
             assert response["statusCode"] == 201, response
             self.sink.seek(0)
             self.sink.truncate()
+        self.cpu["handler"].append((time.thread_time() - cpu) / n)
         return times
 
     def bare_insert(self, session: str, n: int, start: int = 0) -> list[float]:
@@ -213,6 +220,7 @@ class Sides:
                 }
             )
         times = []
+        cpu = time.thread_time()
         for _ in range(n):
             t = time.perf_counter()
             now = datetime.now(UTC)
@@ -233,6 +241,7 @@ class Sides:
             }
             self.bare.insert_many([doc], ordered=True)
             times.append(time.perf_counter() - t)
+        self.cpu["record_commands"].append((time.thread_time() - cpu) / n)
         return times
 
     def floor(self, session: str, n: int, start: int = 0) -> list[float]:
@@ -331,6 +340,7 @@ def main() -> None:
         sides.bare_insert("warmup", 50)
         sides.floor("warmup-f", 50)
         sides.record_commands("warmup-r", 50)
+        sides.cpu = {side: [] for side in sides.cpu}
         medians_h, medians_b, medians_f, medians_r, rate_h, rate_b = [], [], [], [], [], []
         for r in range(args.rounds):
             h: list[float] = []
@@ -381,6 +391,7 @@ def main() -> None:
         statistics.median(medians_f),
     )
     med_r = statistics.median(medians_r)
+    cpu_h, cpu_r = (statistics.median(sides.cpu[side]) for side in ("handler", "record_commands"))
     imp_handler = statistics.median(import_seconds(HANDLER_IMPORT, args.import_runs))
     imp_base = statistics.median(import_seconds(BASELINE_IMPORT, args.import_runs))
     cpu_handler, cpu_base = (
@@ -400,6 +411,13 @@ def main() -> None:
         "record_commands_median_ms": round(med_r * 1000, 3),
         "ratio_handler_vs_record_commands": round(med_h / med_r, 3),
         "record_commands_vs_floor": round(med_r / med_f, 3),
+        # the client's CPU per turn (thread_time, median of the chunks): the handler's own Python is the
+        # difference; on a shared machine the wall ratio above swings with the server's latency, this does not
+        "handler_cpu_ms": round(cpu_h * 1000, 3),
+        "record_commands_cpu_ms": round(cpu_r * 1000, 3),
+        "own_cpu_ms_per_turn": round((cpu_h - cpu_r) * 1000, 3),
+        # the wall ratio our Python alone would give over this run's record commands
+        "ratio_handler_vs_record_commands_by_cpu": round((med_r + cpu_h - cpu_r) / med_r, 3),
         "writers": args.writers,
         "handler_p50_ms_concurrent": round(statistics.median(p50_h) * 1000, 2),
         "handler_p99_ms_concurrent": round(statistics.median(p99_h) * 1000, 2),

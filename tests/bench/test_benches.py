@@ -99,7 +99,7 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
             "--import-runs",
             "1",
         ],
-        ["ratio_handler_vs_floor", "own_import_ms"],
+        ["ratio_handler_vs_floor", "ratio_handler_vs_record_commands_by_cpu", "own_import_ms"],
     ),
     "scan_scale.py": (
         ["--small", "50", "--large", "200", "--due", "5", "--active", "5", "--rounds", "1"],
