@@ -103,7 +103,10 @@ def _dev(args: argparse.Namespace) -> int:
 def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
     assert stack.settings is not None
     print(f"  API          {stack.url}   (POST {stack.url}/v1/sessions/<session_id>/turns)", flush=True)
-    print(f"  console      {stack.url}/console   (sign in with an API key)", flush=True)
+    sign_in = (
+        "sign in with an API key" if stack.keys_required else "open stack: sign in with the key left empty"
+    )
+    print(f"  console      {stack.url}/console   ({sign_in})", flush=True)
     print(
         f"  MongoDB      {stack.mongo.uri if stack.mongo else stack.mongodb_uri}  (SecantusDB, data in {data_dir / 'mongo'})"
     )
