@@ -8,6 +8,9 @@ from typing import Any
 
 from mongomem.adapters.mongo.driver import MongoDatabase
 from mongomem.config import Settings, parse_project_config, settings_from_env
+from mongomem.errors import StoreUnavailable
+from mongomem.models.common import Scope
+from mongomem.models.turns import NewTurn
 from mongomem.ports import EmbeddingProvider
 from mongomem.runtime.shortterm import ShortTermRoot
 from tests.fakes import (
@@ -52,3 +55,20 @@ class InMemoryShortTerm(ShortTermRoot):
     @cached_property
     def database(self) -> MongoDatabase:
         raise AssertionError("a unit test reached for MongoDB: every repository it uses has a fake")
+
+
+class CrashingTurns(InMemoryTurnRepository):
+    """The store fails the next insert of fresh seqs after storing its first `keep` turns (a writer dying
+    between its two writes, or halfway through its insert)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_next = False
+        self.keep = 0
+
+    def insert_new(self, scope: Scope, session_id: str, turns: list[NewTurn]) -> bool:
+        if self.fail_next:
+            self.fail_next = False
+            super().insert_new(scope, session_id, turns[: self.keep])
+            raise StoreUnavailable("the document store is unavailable", {"retry_after_seconds": 2})
+        return super().insert_new(scope, session_id, turns)

@@ -16,12 +16,12 @@ from mongomem.api.sessions import routes as sessions_routes
 from mongomem.errors import Conflict, InvalidInput, PayloadTooLarge, StoreUnavailable
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.imports import ImportRequest
-from mongomem.models.turns import NewTurn, RecordTurnsRequest, RecordTurnsResponse, TurnIn
+from mongomem.models.turns import RecordTurnsRequest, RecordTurnsResponse, TurnIn
 from mongomem.shortterm.ports import TOKEN_WINDOW
 from mongomem.shortterm.record import TurnRecorder, estimate_tokens
 from tests.conftest import Ctx, load_event
-from tests.fake_roots import InMemoryShortTerm, settings_for
-from tests.fakes import InMemorySessionRepository, InMemoryTurnRepository
+from tests.fake_roots import CrashingTurns, InMemoryShortTerm, settings_for
+from tests.fakes import InMemorySessionRepository
 
 ANA = Scope(tenant="acme", user_id="ana")
 BO = Scope(tenant="acme", user_id="bo")
@@ -37,23 +37,6 @@ class CountingSessions(InMemorySessionRepository):
     def mark_size_due(self, scope: Scope, session_id: str, at: datetime) -> None:
         self.marks += 1
         super().mark_size_due(scope, session_id, at)
-
-
-class CrashingTurns(InMemoryTurnRepository):
-    """The store fails the next insert of fresh seqs after storing its first `keep` turns (a writer dying
-    between its two writes, or halfway through its insert)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fail_next = False
-        self.keep = 0
-
-    def insert_new(self, scope: Scope, session_id: str, turns: list[NewTurn]) -> bool:
-        if self.fail_next:
-            self.fail_next = False
-            super().insert_new(scope, session_id, turns[: self.keep])
-            raise StoreUnavailable("the document store is unavailable", {"retry_after_seconds": 2})
-        return super().insert_new(scope, session_id, turns)
 
 
 def root(memory: dict[str, Any] | None = None, **kw: Any) -> InMemoryShortTerm:
