@@ -22,6 +22,7 @@ from mongomem.models.sessions import Session, StoredSnapshot
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.promotion import Promoter
+from mongomem.shortterm.scan import run_scan
 from tests.fake_roots import CrashingTurns, InMemoryShortTerm, settings_for
 
 ANA = Scope(tenant="acme", user_id="ana")
@@ -272,7 +273,7 @@ def test_a_hole_waits_for_its_writer_for_the_grace_period_then_is_skipped_and_li
     recorded = utcnow()
     # idle, but the hole's writer may still be writing: the turns before it are promoted, the rest wait
     first = st.promoter.scan(now=recorded + timedelta(seconds=11))
-    assert cuts(st) == [(1, 2, "idle")] and first.snapshots
+    assert cuts(st) == [(1, 2, "idle")] and first.sessions == 1
     assert st.promoter.scan(now=recorded + timedelta(seconds=59)).snapshots == []
     # quiet past the grace period: promoted over the hole, which the snapshot lists
     st.promoter.scan(now=recorded + timedelta(seconds=61))
@@ -280,6 +281,24 @@ def test_a_hole_waits_for_its_writer_for_the_grace_period_then_is_skipped_and_li
     assert (last.from_seq, last.to_seq, last.missing_seqs, last.turn_count) == (3, 6, [3, 4], 2)
     assert [t.content for t in st.turns.in_range(ANA, "s1", 3, 6)] == ["e", "f"]
     assert session_of(st).promoted_through_seq == 6
+
+
+def test_a_session_waiting_on_a_hole_is_set_aside_and_other_due_sessions_are_promoted() -> None:
+    # Given a session due by size whose next seqs are a hole still within its grace period, marked first
+    turns = CrashingTurns()
+    st = root({"max_messages": 2}, hole_grace_seconds=60, scan_batch=10, turns=turns)
+    crash(st, turns, "waiting", 2)
+    record(st, "ready", "a", "b")
+    # When the scan runs
+    report = st.promoter.scan(now=utcnow())
+    # Then it claims the waiting session once, and promotes the other one
+    assert (report.sessions, report.skipped) == (2, 1)
+    assert (cuts(st, "waiting"), cuts(st, "ready")) == ([], [(1, 2, "size")])
+    # and the scan job stops after one pass instead of claiming it again until the grace period ends
+    assert run_scan(st.promoter, None, scan_batch=10)["sessions"] == 0
+    # once the grace period is over it is promoted over its hole
+    st.promoter.scan(now=later(61))
+    assert [(s.from_seq, s.to_seq, s.missing_seqs) for s in snaps(st, "waiting")] == [(1, 2, [1, 2])]
 
 
 def test_deleted_turns_are_promoted_over_at_once_without_waiting_for_the_grace_period() -> None:
