@@ -207,10 +207,12 @@ def test_a_snapshot_holds_its_turns_in_order_and_is_sent_to_extraction_once() ->
 
 def test_a_manual_flush_cuts_whatever_is_unpromoted_in_max_messages_pieces() -> None:
     st = root({"max_messages": 5, "idle_seconds": 900})
+    record(st, "s1", "1", "2", "3", "4")
+    assert st.promoter.scan(now=utcnow()).sessions == 0  # due by no rule
+    assert st.history.flush(ANA, "s1").message == "promoted 4 turns into 1 snapshot(s)"
     record(st, "s1", *(f"t{i}" for i in range(7)))
-    st.memory_sessions.clear_size_due(ANA, "s1", 100, None)  # not due by any rule
     answer = st.history.flush(ANA, "s1")
-    assert cuts(st) == [(1, 5, "manual"), (6, 7, "manual")]
+    assert cuts(st) == [(1, 4, "manual"), (5, 9, "manual"), (10, 11, "manual")]
     assert answer.message == "promoted 7 turns into 2 snapshot(s)"
 
 
@@ -258,7 +260,7 @@ def test_every_recorded_turn_lands_in_exactly_one_snapshot(steps: list[tuple[str
         assert snap.turn_count == snap.to_seq - snap.from_seq + 1 - len(snap.missing_seqs)
         held = st_.turns.in_range(ANA, "s1", snap.from_seq, snap.to_seq)
         assert [t.seq for t in held] == [s for s in range(snap.from_seq, snap.to_seq + 1) if s not in lost]
-        assert {t.snapshot_id for t in held} <= {snap.snapshot_id}
+        assert all(t.snapshot_id == snap.snapshot_id for t in held)
     messages = st_.memory_queue.receive("semantic")
     assert sorted(m["snapshot_id"] for m in messages) == sorted(s.snapshot_id for s in cut)
 
@@ -353,6 +355,31 @@ def test_a_snapshot_whose_fan_out_was_lost_is_sent_again_once() -> None:
     assert st.promoter.scan(now=later(62)).resent == 0
 
 
+# -- the scan job ------------------------------------------------------------------------------------------
+def test_the_scan_job_promotes_more_due_sessions_than_one_batch_until_none_is_left() -> None:
+    st = root({"max_messages": 2}, scan_batch=2)
+    for i in range(5):
+        record(st, f"s{i}", "a", "b")
+    totals = run_scan(st.promoter, None, scan_batch=2)
+    assert (totals["sessions"], totals["snapshots"], totals["reasons"]) == (5, 5, {"size": 5})
+    assert all(cuts(st, f"s{i}") == [(1, 2, "size")] for i in range(5))
+
+
+def test_the_scan_job_stops_taking_sessions_near_its_deadline_and_survives_a_failing_recall_indexer() -> None:
+    st = root({"max_messages": 2}, scan_batch=2)
+    for i in range(5):
+        record(st, f"s{i}", "a", "b")
+
+    def broken() -> Any:
+        raise RuntimeError("the recall index is unreachable")
+
+    totals = run_scan(st.promoter, broken, scan_batch=2, deadline_ms=lambda: 5_000)
+    # one batch, then out of time; the rest wait for the next run
+    assert (totals["sessions"], totals["snapshots"]) == (2, 2)
+    assert totals["recall"] == {"turns": 0, "reindexed": 0, "failed": 0}
+    assert run_scan(st.promoter, None, scan_batch=2)["snapshots"] == 3
+
+
 # -- nothing new -----------------------------------------------------------------------------------------
 def test_a_session_with_nothing_new_is_left_alone_and_the_next_turn_starts_the_next_snapshot() -> None:
     st = root({"max_messages": 2})
@@ -392,9 +419,9 @@ class TopicEmbedder:
         return True, ""
 
 
-def topic_root(embedder: TopicEmbedder, enabled: bool = True, **snapshot: Any) -> InMemoryShortTerm:
+def topic_root(embedder: TopicEmbedder, enabled: bool = True, **kw: Any) -> InMemoryShortTerm:
     shift = {"enabled": enabled, "window": 2}
-    return root({"max_messages": 50, "idle_seconds": 10, "topic_shift": shift, **snapshot}, embedder=embedder)
+    return root({"max_messages": 50, "idle_seconds": 10, "topic_shift": shift}, embedder=embedder, **kw)
 
 
 def test_a_change_of_topic_cuts_the_snapshot_where_the_new_topic_starts() -> None:
@@ -417,6 +444,19 @@ def test_a_change_of_topic_cuts_the_snapshot_where_the_new_topic_starts() -> Non
     st.promoter.scan(now=later(11))
     # the tool turns of the first topic go with it
     assert cuts(st) == [(1, 6, "topic_shift"), (7, 10, "idle")]
+
+
+def test_a_hole_after_the_topic_change_is_listed_in_the_snapshot_that_holds_it() -> None:
+    turns = CrashingTurns()
+    st = topic_root(TopicEmbedder(), turns=turns, hole_grace_seconds=60)
+    record(st, "s1", "recipe one", "recipe two", "recipe three", "recipe four", "football", "football")
+    crash(st, turns, "s1", 1)  # seq 7
+    record(st, "s1", "football", "football")
+    st.promoter.scan(now=later(61))
+    assert [(s.from_seq, s.to_seq, s.reason, s.missing_seqs, s.turn_count) for s in snaps(st)] == [
+        (1, 4, "topic_shift", [], 4),
+        (5, 9, "idle", [7], 4),
+    ]
 
 
 def test_one_topic_throughout_is_one_snapshot() -> None:
