@@ -1368,3 +1368,37 @@ class InMemoryDirectoryRepository:
                 seen = row["last_activity_at"]
                 row["last_activity_at"] = last if seen is None or (last is not None and last > seen) else seen
         return [UserSummary.model_validate(rows[user]) for user in sorted(rows)[:limit]]
+
+
+class InMemoryQueue:
+    """ports.QueuePort in lists: one queue per extraction queue name (a built-in kind's own, `custom` for
+    every custom type), as SQS and the local stack's queue; tests/contract/test_queue_port.py runs against
+    all three. The body travels as JSON (what cannot be serialised is refused, as by both), and a kind
+    whose queue is not configured is refused as SqsQueue refuses it."""
+
+    def __init__(self, queues: list[str]) -> None:
+        self.queues: dict[str, list[str]] = {name: [] for name in queues}
+        self.lock = threading.Lock()
+
+    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
+        import json
+
+        from mongomem.errors import QueueUnavailable
+        from mongomem.kindnames import queue_name
+
+        queue = queue_name(memory_type)
+        if queue not in self.queues:
+            raise QueueUnavailable(
+                f"no queue configured for memory type {str(memory_type)!r} (queue {queue!r})"
+            )
+        text = json.dumps(body, sort_keys=True)
+        with self.lock:
+            self.queues[queue].append(text)
+
+    def receive(self, queue: str) -> list[dict[str, Any]]:
+        """Take every message waiting in the queue (received messages are gone: no redelivery here)."""
+        import json
+
+        with self.lock:
+            taken, self.queues[queue] = self.queues[queue], []
+        return [json.loads(text) for text in taken]

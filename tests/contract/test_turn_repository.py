@@ -128,6 +128,15 @@ def test_a_client_token_stores_its_batch_once_however_late_the_retry(turns: Any)
     assert turns.insert_new(ANA, "s2", batch(1, 1, token="tok-1")) is True
 
 
+def test_an_imports_keys_are_read_back_per_user_session(turns: Any) -> None:
+    turns.insert_new(ANA, "s1", [turn(1, import_key="k-1"), turn(2, import_key="k-2"), turn(3)])
+    turns.insert_new(ANA, "s2", [turn(1, import_key="k-other-session")])
+    turns.insert_new(BO, "s1", [turn(1, import_key="k-other-user")])
+    assert turns.import_keys(ANA, "s1") == {"k-1", "k-2"}
+    assert [t.import_key for t in turns.latest(ANA, "s1", 10)] == ["k-1", "k-2", None]
+    assert turns.import_keys(ANA, "no-such-session") == set()
+
+
 def test_fresh_seqs_that_exist_are_never_acknowledged(turns: Any) -> None:
     turns.insert_new(ANA, "s1", batch(1, 2))
     with pytest.raises(StoreUnavailable):

@@ -176,6 +176,18 @@ def test_a_hole_waits_for_its_writer_then_is_skipped_when_quiet(svc_factory: Any
     assert [(s["from_seq"], s["to_seq"], s["missing_seqs"]) for s in snaps] == [(1, 2, []), (3, 4, [3])]
 
 
+def test_a_session_waiting_on_a_hole_does_not_hold_up_the_scan(svc_factory: Any) -> None:
+    svc = svc_factory(max_messages=2)
+    record(svc, "waiting", 2)
+    svc.db["turns"].delete_many({"session_id": "waiting"})  # allocated, not (yet) inserted
+    record(svc, "ready", 2)
+    report = svc.promoter.scan()
+    # claimed once and set aside until its hole's grace period ends; the other due session is promoted
+    assert (report.sessions, report.skipped) == (2, 1)
+    assert [(s["from_seq"], s["to_seq"]) for s in snapshots(svc, "ready")] == [(1, 2)]
+    assert snapshots(svc, "waiting") == []
+
+
 def test_scan_handler_with_the_schedule_event(svc_factory: Any, ctx: Any) -> None:
     svc = svc_factory(max_messages=2)
     for i in range(3):

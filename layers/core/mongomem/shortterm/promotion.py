@@ -7,6 +7,7 @@ and snapshots not yet fanned out are re-sent by the outbox sweep.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -112,6 +113,7 @@ class Promoter:
         scope = Scope(tenant=session.tenant, user_id=session.user_id)
         sid = session.session_id
         cut: list[StoredSnapshot] = []
+        waiting: Session | None = None  # the session's next seq is a hole still within its grace period
         try:
             current: Session | None = session
             while current is not None and current.last_seq > current.promoted_through_seq:
@@ -120,6 +122,7 @@ class Promoter:
                 why = self.policy.reason(current) if reason in (None, "history") else reason
                 snap = self.cut_one(current, why, now)
                 if snap is None:
+                    waiting = current
                     break
                 self.turns.tag_snapshot(snap)
                 advanced = self.sessions.advance(scope, sid, snap)
@@ -131,7 +134,21 @@ class Promoter:
                 self.sessions.clear_size_due(scope, sid, self.policy.max_messages, self.policy.max_tokens)
         finally:
             self.sessions.release(scope, sid, self.owner)
+        if waiting is not None and reason is None:
+            self._set_aside(waiting, now)
         return cut
+
+    def _set_aside(self, session: Session, now: datetime) -> None:
+        """Lease a due session that waits on a hole until the hole's grace period ends. Released, it stays
+        the first due session: the scan would claim it again and again (scan_batch times a call, the scan
+        job until its deadline) while the due sessions behind it wait."""
+        if session.last_turn_at is None:
+            return
+        quiet = (now - as_utc(session.last_turn_at)).total_seconds()
+        wait = math.ceil(self.settings.hole_grace_seconds - quiet)
+        if wait > 0:
+            scope = Scope(tenant=session.tenant, user_id=session.user_id)
+            self.sessions.claim(scope, session.session_id, self.owner, now, wait)
 
     def cut_one(self, session: Session, reason: str, now: datetime) -> StoredSnapshot | None:
         """The snapshot of the session's next unpromoted seqs (a crashed scanner's cut, if it left one)."""
