@@ -70,17 +70,41 @@ class KindExtraction(_Strict):
 
 
 class ExtractionConfig(_Strict):
+    """`memory.extraction`: which kinds are extracted, and beside `enabled` one `<kind>: {roles, prompt,
+    visibility}` entry per built-in kind the project tunes (a mapping from kind name to KindExtraction).
+
+    A custom type's extraction is set on the type itself (memory.custom_types[]), so only the kind registry's
+    built-in names are keys here; any other key is refused with the names that are.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    # The per-kind settings: pydantic keeps the extra keys here, each checked as a KindExtraction.
+    __pydantic_extra__: dict[str, KindExtraction] = Field(init=False)
+
     # Built-in kinds and the custom types of memory.custom_types (checked by MemoryConfig).
     enabled: list[KindName] = Field(default_factory=lambda: builtin_names())
-    semantic: KindExtraction = Field(default_factory=KindExtraction)
-    episodic: KindExtraction = Field(default_factory=KindExtraction)
-    procedural: KindExtraction = Field(default_factory=KindExtraction)
-    taxonomic: KindExtraction = Field(default_factory=KindExtraction)
-    preference: KindExtraction = Field(default_factory=KindExtraction)
+
+    @property
+    def kinds(self) -> dict[str, KindExtraction]:
+        """The kinds the project tunes, by name."""
+        return dict(self.__pydantic_extra__ or {})
 
     def of(self, kind: str) -> KindExtraction:
-        found = getattr(self, str(kind), None)
-        return found if isinstance(found, KindExtraction) else KindExtraction()
+        return self.kinds.get(str(kind)) or KindExtraction()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_kinds(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            bad = [str(k) for k in data if k != "enabled" and k not in builtin_names()]
+            if bad:
+                where = ", ".join(f"memory.extraction.{b}" for b in bad)
+                raise ValueError(
+                    f"{where}: not a built-in kind; besides `enabled`, the keys are the built-in kinds "
+                    f"({', '.join(builtin_names())}); a custom type's extraction is set on the type "
+                    "(memory.custom_types[])"
+                )
+        return data
 
     @field_validator("enabled", mode="before")
     @classmethod
