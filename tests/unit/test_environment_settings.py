@@ -149,6 +149,15 @@ def test_an_unknown_kind_in_the_enabled_list_names_the_variable() -> None:
         settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": "semantic, semantik"})
 
 
+def test_the_enabled_list_may_name_a_custom_type_the_project_declares() -> None:
+    from tests.unit.test_custom_types import TICKET, config
+
+    settings = settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": "ticket,semantic"}, project=config(TICKET))
+    assert settings.enabled_extractions == ["ticket", "semantic"]
+    with pytest.raises(ConfigError, match=r"MONGOMEM_ENABLED_EXTRACTIONS: unknown memory type.*'ticket'"):
+        settings_from_env({"MONGOMEM_ENABLED_EXTRACTIONS": "ticket"})
+
+
 def test_a_blank_variable_is_unset_but_a_blank_kind_list_is_no_kind() -> None:
     blank = {
         "MONGOMEM_DB_NAME": "",

@@ -657,7 +657,7 @@ def settings_from_env(
     # the config file) says otherwise only when it names one.
     chose = "enabled" in project.memory.extraction.model_fields_set
     if read.enabled_extractions is not None and not chose:
-        problem = _unknown_types(read.enabled_extractions, builtin_names())
+        problem = _unknown_types(read.enabled_extractions, project.memory.kind_names)
         if problem:
             raise ConfigError(
                 f"invalid configuration in environment:\n  MONGOMEM_ENABLED_EXTRACTIONS: {problem}"
@@ -694,17 +694,22 @@ def _file_version(path: Path | None) -> tuple[str | None, str]:
 
 def _deployment_providers(read: EnvironmentSettings) -> dict[str, Any]:
     """The deployment's default providers (template parameters), where the environment names them."""
-    llm = {"kind": read.llm_provider, "model": read.llm_model, "base_url": read.llm_base_url}
-    emb = {"kind": read.embedding_provider, "model": read.embedding_model, "dim": read.embedding_dim}
+    llm: dict[str, Any] = {"kind": read.llm_provider, "model": read.llm_model, "base_url": read.llm_base_url}
+    emb: dict[str, Any] = {
+        "kind": read.embedding_provider,
+        "model": read.embedding_model,
+        "dim": read.embedding_dim,
+    }
     out: dict[str, Any] = {}
-    if any(v is not None for v in llm.values()):
-        out["default_llm"] = LLMProviderConfig(
-            **{"kind": "offline", **{k: v for k, v in llm.items() if v is not None}}
-        )
-    if any(v is not None for v in emb.values()):
-        out["default_embeddings"] = EmbeddingProviderConfig(
-            **{"kind": "local", **{k: v for k, v in emb.items() if v is not None}}
-        )
+    try:
+        if any(v is not None for v in llm.values()):
+            given = {k: v for k, v in llm.items() if v is not None}
+            out["default_llm"] = LLMProviderConfig.model_validate({"kind": "offline", **given})
+        if any(v is not None for v in emb.values()):
+            given = {k: v for k, v in emb.items() if v is not None}
+            out["default_embeddings"] = EmbeddingProviderConfig.model_validate({"kind": "local", **given})
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, "environment (the default providers)")) from exc
     return out
 
 
