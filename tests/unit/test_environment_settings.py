@@ -239,3 +239,16 @@ def test_a_function_reports_the_config_file_it_read_from_the_environment_it_was_
     assert runtime.config_report()["source"] == str(config)
     assert built[0].config_source == "file"
     assert Runtime(environ={}, build=build).services() and built[1].config_file is None
+
+
+def test_the_cli_opens_the_database_the_functions_would_with_a_blank_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `mongomem keys create` on the local stack: a blank MONGOMEM_DB_NAME is the default database, as for
+    # the functions (it was the database named "")
+    from mongomem.cli.ops import _db_name
+
+    monkeypatch.setenv("MONGOMEM_DB_NAME", "")
+    assert _db_name() == "mongomem"
+    monkeypatch.setenv("MONGOMEM_DB_NAME", "team")
+    assert _db_name() == "team"
