@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
+    AliasGenerator,
     BaseModel,
     ConfigDict,
     Field,
@@ -69,17 +70,41 @@ class KindExtraction(_Strict):
 
 
 class ExtractionConfig(_Strict):
+    """`memory.extraction`: which kinds are extracted, and beside `enabled` one `<kind>: {roles, prompt,
+    visibility}` entry per built-in kind the project tunes (a mapping from kind name to KindExtraction).
+
+    A custom type's extraction is set on the type itself (memory.custom_types[]), so only the kind registry's
+    built-in names are keys here; any other key is refused with the names that are.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    # The per-kind settings: pydantic keeps the extra keys here, each checked as a KindExtraction.
+    __pydantic_extra__: dict[str, KindExtraction] = Field(init=False)
+
     # Built-in kinds and the custom types of memory.custom_types (checked by MemoryConfig).
     enabled: list[KindName] = Field(default_factory=lambda: builtin_names())
-    semantic: KindExtraction = Field(default_factory=KindExtraction)
-    episodic: KindExtraction = Field(default_factory=KindExtraction)
-    procedural: KindExtraction = Field(default_factory=KindExtraction)
-    taxonomic: KindExtraction = Field(default_factory=KindExtraction)
-    preference: KindExtraction = Field(default_factory=KindExtraction)
+
+    @property
+    def kinds(self) -> dict[str, KindExtraction]:
+        """The kinds the project tunes, by name."""
+        return dict(self.__pydantic_extra__ or {})
 
     def of(self, kind: str) -> KindExtraction:
-        found = getattr(self, str(kind), None)
-        return found if isinstance(found, KindExtraction) else KindExtraction()
+        return self.kinds.get(str(kind)) or KindExtraction()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_kinds(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            bad = [str(k) for k in data if k != "enabled" and k not in builtin_names()]
+            if bad:
+                where = ", ".join(f"memory.extraction.{b}" for b in bad)
+                raise ValueError(
+                    f"{where}: not a built-in kind; besides `enabled`, the keys are the built-in kinds "
+                    f"({', '.join(builtin_names())}); a custom type's extraction is set on the type "
+                    "(memory.custom_types[])"
+                )
+        return data
 
     @field_validator("enabled", mode="before")
     @classmethod
@@ -156,12 +181,15 @@ class LLMProviderConfig(_Strict):
         return self
 
 
+EmbeddingDim = Annotated[int, Field(ge=8, le=8192)]
+
+
 class EmbeddingProviderConfig(_Strict):
     # None: the deployment's default (template parameters in AWS; the bundled local model locally).
     kind: EmbeddingKind | None = None
     model: str | None = None
     # None: the provider's default (Titan/Voyage 1024, hashing 256, text-embedding-3-* their own).
-    dim: int | None = Field(None, ge=8, le=8192)
+    dim: EmbeddingDim | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # the key's name, as for the LLM (voyage default VOYAGE_API_KEY)
     timeout_seconds: float = Field(30.0, gt=0)
@@ -379,12 +407,26 @@ def provider_choice(default: _M, chosen: _M) -> _M:
     return default.model_copy(update=chosen.model_dump(exclude_unset=True, exclude={"kind"}))
 
 
+# Settings the environment sets (EnvironmentSettings) and Settings holds, checked alike in both.
+DEFAULT_DB_NAME = "mongomem"
+DEFAULT_TENANT = "default"
+PoolSize = Annotated[int, Field(ge=1, le=1000)]
+ConfigMaxAge = Annotated[int, Field(ge=1, le=3600)]
+LeaseSeconds = Annotated[int, Field(ge=5)]
+HoleGraceSeconds = Annotated[int, Field(ge=1)]
+ScanBatch = Annotated[int, Field(ge=1)]
+WriteConcern = Literal["auto", "majority", "journaled"]
+WriteConcernTimeout = Annotated[int, Field(ge=100, le=60_000)]
+OpenSearchAuth = Literal["none", "sigv4-es", "sigv4-aoss"]
+OpenSearchEngine = Literal["faiss", "lucene", "nmslib"]
+
+
 class Settings(_Strict):
     """Runtime settings of one process (a Lambda execution environment or the local stack)."""
 
     mongodb_uri: str = "mongodb://127.0.0.1:27017/?directConnection=true"
     mongodb_secret_arn: str | None = None
-    db_name: str = "mongomem"
+    db_name: str = DEFAULT_DB_NAME
     # Inside Lambda (the runtime sets AWS_LAMBDA_FUNCTION_NAME): indexes come from the deploy-time
     # migration, demo providers are refused, and a request without an authorizer context is refused
     # (never served as the default tenant).
@@ -396,10 +438,10 @@ class Settings(_Strict):
     # Create the search index when a write finds it missing (local); deployed: the migration creates it.
     create_search_index: bool = True
     # Connections per process: a Lambda environment serves one request at a time.
-    mongo_max_pool_size: int = Field(100, ge=1, le=1000)
+    mongo_max_pool_size: PoolSize = 100
     # The applied project config of a deployed stack (SSM parameter, read with this max age).
     config_parameter: str | None = None
-    config_max_age: int = Field(60, ge=1, le=3600)
+    config_max_age: ConfigMaxAge = 60
     # The deployment's providers, used where the project config leaves `kind` unset.
     default_llm: LLMProviderConfig = Field(default_factory=lambda: LLMProviderConfig(kind="offline"))
     default_embeddings: EmbeddingProviderConfig = Field(
@@ -408,7 +450,7 @@ class Settings(_Strict):
     allow_demo_providers: bool = True
     # Secrets Manager secret holding provider API keys ({"OPENAI_API_KEY": ...}); read on first use.
     provider_secret_arn: str | None = None
-    tenant_default: str = "default"
+    tenant_default: str = DEFAULT_TENANT
     # Kind names: built-in ones and the project's custom types.
     enabled_extractions: list[KindName] = Field(default_factory=lambda: builtin_names())
     # Which queue's messages this extraction function takes: a built-in kind, or `custom` (every custom type).
@@ -416,28 +458,30 @@ class Settings(_Strict):
     # Queue URL per extraction queue (built-in kinds and `custom`); "local:<name>" addresses the local stack's.
     queue_urls: dict[str, str] = Field(default_factory=dict)
     opensearch_endpoint: str | None = None
-    opensearch_auth: Literal["none", "sigv4-es", "sigv4-aoss"] = "none"
-    opensearch_engine: Literal["faiss", "lucene", "nmslib"] = "faiss"
+    opensearch_auth: OpenSearchAuth = "none"
+    opensearch_engine: OpenSearchEngine = "faiss"
     opensearch_index: str = "mongomem-memories"
     aws_region: str | None = None
     # The embedded in-process vector index (the local stack); None = no index unless OpenSearch is set.
     vector_index_path: str | None = None
     # Provider API keys, read from the variables project-config names (providers.*.api_key_env).
     provider_secrets: dict[str, str] = Field(default_factory=dict, repr=False)
-    lease_seconds: int = Field(120, ge=5)
+    lease_seconds: LeaseSeconds = 120
     # How long a hole in a session's seq range may wait for its writer before promotion skips over it.
-    hole_grace_seconds: int = Field(60, ge=1)
-    scan_batch: int = Field(100, ge=1)
+    hole_grace_seconds: HoleGraceSeconds = 60
+    scan_batch: ScanBatch = 100
     # The write concern of every acknowledged write (docs/adr/0002-durability-what-a-2xx-means.md): `auto` picks
     # `majority` + journal on a replica set, sharded cluster or Atlas and `{w: 1, j: true}` on a standalone.
-    write_concern: Literal["auto", "majority", "journaled"] = "auto"
+    write_concern: WriteConcern = "auto"
     # How long a `majority` write may wait for replication before it fails (503, retry with the token).
-    write_concern_timeout_ms: int = Field(5000, ge=100, le=60_000)
+    write_concern_timeout_ms: WriteConcernTimeout = 5000
     project: ProjectConfig = Field(default_factory=ProjectConfig)
     # Which project config this process runs with: the SHA-256 of the applied SSM version (a deployed
     # function), else that of the config file's text (what `mongomem memory status` compares).
     config_sha256: str | None = None
     config_source: Literal["deployed", "file", "defaults"] = "defaults"
+    # The project config file MONGOMEM_CONFIG_FILE names (local runs), whether or not it exists.
+    config_file: str | None = None
 
     @field_validator("enabled_extractions", mode="before")
     @classmethod
@@ -484,24 +528,116 @@ class Settings(_Strict):
         )
 
 
-_TRUE = {"1", "true", "yes", "on"}
+ENV_PREFIX = "MONGOMEM_"
+
+
+def _variable(field: str) -> str:
+    return ENV_PREFIX + field.upper()
+
+
+class EnvironmentSettings(_Strict):
+    """Every environment variable the runtime reads, one field each, with pydantic-settings' conventions:
+    MONGOMEM_<FIELD> in any case, the Lambda runtime's own two by alias, a blank value unset.
+
+    None is unset: Settings' default applies (some depend on `in_lambda`). Read with `from_mapping`, from
+    the mapping the entry point hands in. docs/operations.md "Environment variables" lists them (a test
+    keeps both equal); docs/adr/0038-environment-settings-one-pydantic-model.md says why not pydantic-settings.
+    """
+
+    # An error's location is the alias, so every message names the variable (MONGOMEM_LEASE_SECONDS: ...).
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=AliasGenerator(validation_alias=_variable)
+    )
+
+    # Set by the Lambda runtime: a function runs inside Lambda (Settings.in_lambda), in this region.
+    function_name: str | None = Field(None, validation_alias="AWS_LAMBDA_FUNCTION_NAME")
+    aws_region: str | None = Field(None, validation_alias="AWS_REGION")
+    stage: str | None = None
+    # The project config: a file (local runs), or a deployed stack's SSM parameter read with a max age.
+    config_file: str | None = None
+    config_parameter: str | None = None
+    config_max_age: ConfigMaxAge | None = None
+    mongodb_uri: str | None = None
+    mongodb_secret_arn: str | None = None
+    db_name: str | None = None
+    mongo_max_pool_size: PoolSize | None = None
+    write_concern: WriteConcern | None = None
+    write_concern_timeout_ms: WriteConcernTimeout | None = None
+    ensure_indexes: bool | None = None
+    tenant_default: str | None = None
+    # Kind names, comma-separated; blank is no kind (the one variable where blank is not unset).
+    enabled_extractions: list[KindName] | None = None
+    extraction_type: KindName | None = None
+    # The extraction queues' URLs, `{kind}` standing for the queue's name (MONGOMEM_QUEUE_URL_<QUEUE> wins).
+    queue_url_template: str | None = None
+    lease_seconds: LeaseSeconds | None = None
+    hole_grace_seconds: HoleGraceSeconds | None = None
+    scan_batch: ScanBatch | None = None
+    opensearch_endpoint: str | None = None
+    opensearch_auth: OpenSearchAuth | None = None
+    opensearch_engine: OpenSearchEngine | None = None
+    opensearch_index: str | None = None
+    vector_index_path: str | None = None
+    # The deployment's default providers (template parameters); the project config may choose others.
+    llm_provider: LLMKind | None = None
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    embedding_provider: EmbeddingKind | None = None
+    embedding_model: str | None = None
+    embedding_dim: EmbeddingDim | None = None
+    allow_demo_providers: bool | None = None
+    provider_secret_arn: str | None = None
+
+    @field_validator("enabled_extractions", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        return _parse_types(value)
+
+    @field_validator("extraction_type")
+    @classmethod
+    def _a_queue(cls, value: str | None) -> str | None:
+        queues = [*builtin_names(), CUSTOM_QUEUE]
+        if value is not None and value not in queues:
+            raise ValueError(f"{value!r} is not an extraction queue; allowed: {', '.join(queues)}")
+        return value
+
+    @classmethod
+    def variable(cls, field: str) -> str:
+        """The variable a field is read from."""
+        alias = cls.model_fields[field].validation_alias
+        return alias if isinstance(alias, str) else _variable(field)
+
+    @classmethod
+    def from_mapping(cls, environ: Mapping[str, str]) -> EnvironmentSettings:
+        """Read `environ` (surrounding blanks dropped); raises ConfigError naming each bad variable."""
+        given = {name.upper(): value.strip() for name, value in environ.items()}
+        values: dict[str, str] = {}
+        for field in cls.model_fields:
+            name = cls.variable(field)
+            if given.get(name) or (name in given and field == "enabled_extractions"):
+                values[name] = given[name]
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise ConfigError(_format_errors(exc, "environment")) from exc
 
 
 def settings_from_env(
     environ: Mapping[str, str] | None = None, project: ProjectConfig | None = None, **overrides: Any
 ) -> Settings:
-    """Build Settings from MONGOMEM_* variables and a project config.
+    """Build Settings from the environment (EnvironmentSettings) and a project config.
 
     The project config is `project` when given (a deployed function passes the one it read from the
     stack's config parameter), else the file MONGOMEM_CONFIG_FILE names, else the defaults.
     """
     env = os.environ if environ is None else environ
+    read = EnvironmentSettings.from_mapping(env)
     version: tuple[str | None, str] = (None, "deployed")  # a deployed function: its Runtime stamps the digest
     if project is None:
-        config_path = env.get("MONGOMEM_CONFIG_FILE")
-        project = load_project_config(Path(config_path) if config_path else None)
-        version = _file_version(Path(config_path) if config_path else None)
-    in_lambda = bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
+        config_path = Path(read.config_file) if read.config_file else None
+        project = load_project_config(config_path)
+        version = _file_version(config_path)
+    in_lambda = read.function_name is not None
     values: dict[str, Any] = {
         "project": project,
         "in_lambda": in_lambda,
@@ -512,51 +648,24 @@ def settings_from_env(
     if in_lambda:
         values["mongo_max_pool_size"] = 4
     values["config_sha256"], values["config_source"] = version
-    simple = {
-        "AWS_LAMBDA_FUNCTION_NAME": "function_name",
-        "MONGOMEM_STAGE": "stage",
-        "MONGOMEM_MONGODB_URI": "mongodb_uri",
-        "MONGOMEM_MONGODB_SECRET_ARN": "mongodb_secret_arn",
-        "MONGOMEM_DB_NAME": "db_name",
-        "MONGOMEM_TENANT_DEFAULT": "tenant_default",
-        "MONGOMEM_EXTRACTION_TYPE": "extraction_type",
-        "MONGOMEM_OPENSEARCH_ENDPOINT": "opensearch_endpoint",
-        "MONGOMEM_OPENSEARCH_AUTH": "opensearch_auth",
-        "MONGOMEM_OPENSEARCH_ENGINE": "opensearch_engine",
-        "MONGOMEM_OPENSEARCH_INDEX": "opensearch_index",
-        "MONGOMEM_VECTOR_INDEX_PATH": "vector_index_path",
-        "MONGOMEM_CONFIG_PARAMETER": "config_parameter",
-        "MONGOMEM_CONFIG_MAX_AGE": "config_max_age",
-        "MONGOMEM_PROVIDER_SECRET_ARN": "provider_secret_arn",
-        "MONGOMEM_MONGO_MAX_POOL_SIZE": "mongo_max_pool_size",
-        "AWS_REGION": "aws_region",
-        "MONGOMEM_LEASE_SECONDS": "lease_seconds",
-        "MONGOMEM_HOLE_GRACE_SECONDS": "hole_grace_seconds",
-        "MONGOMEM_SCAN_BATCH": "scan_batch",
-        "MONGOMEM_WRITE_CONCERN": "write_concern",
-        "MONGOMEM_WRITE_CONCERN_TIMEOUT_MS": "write_concern_timeout_ms",
-    }
-    for var, field in simple.items():
-        if env.get(var):
-            values[field] = env[var]
-    for var, field in (
-        ("MONGOMEM_ENSURE_INDEXES", "ensure_indexes"),
-        ("MONGOMEM_ALLOW_DEMO_PROVIDERS", "allow_demo_providers"),
-    ):
-        if env.get(var):
-            values[field] = env[var].strip().lower() in _TRUE
-    values.update(_deployment_providers(env))
+    for field in _SHARED_FIELDS:
+        if getattr(read, field) is not None:
+            values[field] = getattr(read, field)
+    values.update(_deployment_providers(read))
     # The deployed functions get the enabled list from the template; the applied project config (or, locally,
     # the config file) says otherwise only when it names one.
-    enabled = env.get("MONGOMEM_ENABLED_EXTRACTIONS")
     chose = "enabled" in project.memory.extraction.model_fields_set
-    custom = [t.name for t in project.memory.custom_types]
-    values["enabled_extractions"] = (
-        [*_parse_types(enabled), *custom]
-        if enabled is not None and not chose
-        else project.memory.enabled_kinds
-    )
-    values["queue_urls"] = _queue_urls(env)
+    if read.enabled_extractions is not None and not chose:
+        problem = _unknown_types(read.enabled_extractions, project.memory.kind_names)
+        if problem:
+            raise ConfigError(
+                f"invalid configuration in environment:\n  MONGOMEM_ENABLED_EXTRACTIONS: {problem}"
+            )
+        custom = [t.name for t in project.memory.custom_types]
+        values["enabled_extractions"] = [*read.enabled_extractions, *custom]
+    else:
+        values["enabled_extractions"] = project.memory.enabled_kinds
+    values["queue_urls"] = _queue_urls(env, read.queue_url_template)
     providers = project.memory.providers
     wanted = {name for name in (providers.llm.api_key_env, providers.embeddings.api_key_env) if name}
     values["provider_secrets"] = {name: env[name] for name in wanted if env.get(name)}
@@ -565,6 +674,12 @@ def settings_from_env(
         return Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, "environment")) from exc
+
+
+# The environment's fields Settings holds as they are (the rest: the providers, the enabled kinds, the queues).
+_SHARED_FIELDS = tuple(
+    f for f in EnvironmentSettings.model_fields if f in Settings.model_fields and f != "enabled_extractions"
+)
 
 
 def _file_version(path: Path | None) -> tuple[str | None, str]:
@@ -576,34 +691,30 @@ def _file_version(path: Path | None) -> tuple[str | None, str]:
     return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest(), "file"
 
 
-def _deployment_providers(env: Mapping[str, str]) -> dict[str, Any]:
+def _deployment_providers(read: EnvironmentSettings) -> dict[str, Any]:
     """The deployment's default providers (template parameters), where the environment names them."""
-    llm_vars = {
-        "kind": "MONGOMEM_LLM_PROVIDER",
-        "model": "MONGOMEM_LLM_MODEL",
-        "base_url": "MONGOMEM_LLM_BASE_URL",
-    }
-    emb_vars = {
-        "kind": "MONGOMEM_EMBEDDING_PROVIDER",
-        "model": "MONGOMEM_EMBEDDING_MODEL",
-        "dim": "MONGOMEM_EMBEDDING_DIM",
+    llm: dict[str, Any] = {"kind": read.llm_provider, "model": read.llm_model, "base_url": read.llm_base_url}
+    emb: dict[str, Any] = {
+        "kind": read.embedding_provider,
+        "model": read.embedding_model,
+        "dim": read.embedding_dim,
     }
     out: dict[str, Any] = {}
     try:
-        llm = {k: env[v] for k, v in llm_vars.items() if env.get(v)}
-        if llm:
-            out["default_llm"] = LLMProviderConfig.model_validate({"kind": "offline", **llm})
-        emb = {k: env[v] for k, v in emb_vars.items() if env.get(v)}
-        if emb:
-            out["default_embeddings"] = EmbeddingProviderConfig.model_validate({"kind": "local", **emb})
+        if any(v is not None for v in llm.values()):
+            given = {k: v for k, v in llm.items() if v is not None}
+            out["default_llm"] = LLMProviderConfig.model_validate({"kind": "offline", **given})
+        if any(v is not None for v in emb.values()):
+            given = {k: v for k, v in emb.items() if v is not None}
+            out["default_embeddings"] = EmbeddingProviderConfig.model_validate({"kind": "local", **given})
     except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, "environment (MONGOMEM_LLM_* / MONGOMEM_EMBEDDING_*)")) from exc
+        raise ConfigError(_format_errors(exc, "environment (the default providers)")) from exc
     return out
 
 
-def _queue_urls(env: Mapping[str, str]) -> dict[str, str]:
-    """Queue URL per memory type: MONGOMEM_QUEUE_URL_<TYPE>, else MONGOMEM_QUEUE_URL_TEMPLATE's {kind}."""
-    template = env.get("MONGOMEM_QUEUE_URL_TEMPLATE")
+def _queue_urls(env: Mapping[str, str], template: str | None) -> dict[str, str]:
+    """Queue URL per extraction queue: MONGOMEM_QUEUE_URL_<QUEUE> (one variable per queue the kind registry
+    names, so not a field of EnvironmentSettings), else the template's with {kind} filled in."""
     queues: dict[str, str] = {}
     for name in [*builtin_names(), CUSTOM_QUEUE]:
         url = env.get(f"MONGOMEM_QUEUE_URL_{name.upper()}")

@@ -15,9 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from mongomem.cli.connection import data_dir_of, running_stack
-from mongomem.config import environment, settings_from_env
-
-DEPLOYED = ("MONGOMEM_MONGODB_URI", "MONGOMEM_MONGODB_SECRET_ARN")
+from mongomem.config import EnvironmentSettings, environment, settings_from_env
 
 
 class LocalStackRunning(Exception):
@@ -28,7 +26,8 @@ class LocalStackRunning(Exception):
 def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     """The Settings the command works with; a local data dir's server runs while the block does."""
     env = environment()
-    if any(env.get(name) for name in DEPLOYED):
+    read = EnvironmentSettings.from_mapping(env)
+    if read.mongodb_uri or read.mongodb_secret_arn:
         yield settings_from_env(env)
         return
     from mongomem.cli.config_files import dev_config
@@ -51,8 +50,7 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     env = local_environment(env, data_dir, dev_config(None, data_dir))
     mongo = EmbeddedMongo(data_dir / "mongo").start()
     try:
-        env["MONGOMEM_MONGODB_URI"] = mongo.uri
-        yield settings_from_env(env)
+        yield settings_from_env(env, mongodb_uri=mongo.uri)
     finally:
         from mongomem.adapters.mongo import close_clients
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.cli.connection import add_data_dir, data_dir_of, running_stack
-from mongomem.config import environment
+from mongomem.config import DEFAULT_DB_NAME, DEFAULT_TENANT, EnvironmentSettings, environment
 from mongomem.errors import MongomemError
 from mongomem.kindnames import BuiltinKind
 
@@ -25,9 +25,13 @@ def _deployed_env(args: argparse.Namespace) -> dict[str, str] | None:
     env = environment()
     if getattr(args, "mongodb_uri", None):
         env["MONGOMEM_MONGODB_URI"] = args.mongodb_uri
-    if env.get("MONGOMEM_MONGODB_URI") or env.get("MONGOMEM_MONGODB_SECRET_ARN"):
-        return env
-    return None
+    read = EnvironmentSettings.from_mapping(env)
+    return env if read.mongodb_uri or read.mongodb_secret_arn else None
+
+
+def _db_name() -> str:
+    """The database the local stack serves (MONGOMEM_DB_NAME, as its functions read it)."""
+    return EnvironmentSettings.from_mapping(environment()).db_name or DEFAULT_DB_NAME
 
 
 def _answers(uri: str) -> bool:
@@ -45,7 +49,7 @@ def running_database(data_dir: Path) -> tuple[str, str] | None:
     from mongomem.local.lock import owner
     from mongomem.local.stack import STACK_FILE
 
-    db_name = environment().get("MONGOMEM_DB_NAME", "mongomem")
+    db_name = _db_name()
     stack_file = data_dir / STACK_FILE
     if stack_file.exists():
         try:
@@ -94,7 +98,7 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
     # lock, so a stack starting meanwhile reports this command's PID instead of corrupting the data).
     mongo = EmbeddedMongo(data_dir / "mongo").start()
     try:
-        yield durable_database(get_client(mongo.uri), environment().get("MONGOMEM_DB_NAME", "mongomem"))
+        yield durable_database(get_client(mongo.uri), _db_name())
     finally:
         from mongomem.adapters.mongo import close_clients
 
@@ -190,7 +194,7 @@ def _after_local_create(args: argparse.Namespace, db: Any, plaintext: str, first
     from mongomem.adapters.mongo import MongoDatabase
     from mongomem.adapters.mongo.directory import MongoDirectoryRepository
 
-    open_tenant = environment().get("MONGOMEM_TENANT_DEFAULT") or "default"
+    open_tenant = EnvironmentSettings.from_mapping(environment()).tenant_default or DEFAULT_TENANT
     if first:
         print(
             "\nThis is the stack's first key: from now on every request needs an x-api-key header "

@@ -85,7 +85,7 @@ class Runtime:
             self._checked_at = self._clock()
             if self._services is None:
                 self._services = self._build(base)
-                self._config.update(source=_file_source(self._environ), loaded_at=_now())
+                self._config.update(source=base.config_file or "(defaults)", loaded_at=_now())
             return
         from mongomem.adapters.config_source import ConfigSourceError, read_applied
 
@@ -260,13 +260,6 @@ def _parse(text: str, source: str) -> ProjectConfig:
     except ValueError as exc:
         raise ConfigError(f"invalid configuration in {source}: not valid JSON ({exc})") from exc
     return parse_project_config(data, source)
-
-
-def _file_source(environ: Mapping[str, str] | None) -> str:
-    import os
-
-    env = os.environ if environ is None else environ
-    return env.get("MONGOMEM_CONFIG_FILE") or "(defaults)"
 
 
 def _now() -> str:
