@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mongomem.config import ConfigError, EnvironmentSettings, Settings, settings_from_env
-from mongomem.runtime import Runtime
+from mongomem.runtime import Runtime, process
 from tests.conftest import ROOT
 
 VARIABLE = re.compile(r"MONGOMEM_[A-Z0-9_]*")
@@ -225,7 +225,11 @@ def test_settings_read_the_environment_they_are_given_never_the_process_one(
     assert (given.db_name, given.function_name, given.scan_batch) == (None, None, 7)
 
 
-def test_a_function_reports_the_config_file_it_read_from_the_environment_it_was_given(tmp_path: Path) -> None:
+def test_a_function_reports_the_config_file_it_read_from_the_environment_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # services another test installed for the process (configure()) would serve instead of this Runtime's
+    monkeypatch.setattr(process, "_installed", None)
     config = tmp_path / "project-config.yaml"
     config.write_text("memory: {}\n")
     built: list[Any] = []
