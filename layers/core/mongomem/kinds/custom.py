@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, ValidationError
 
-from mongomem.kinds.base import Item, KindError, MemoryKind, norm, same_value
+from mongomem.kinds.base import Item, KindError, MemoryKind, json_schema, norm, same_value
 from mongomem.kindschema import compiled_pattern, types_of
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class CustomKind(MemoryKind):
 
     def item_schema(self) -> dict[str, Any]:
         schema = self.declaration.schema_
-        return {**schema, "properties": {**self.properties, **Item.model_json_schema()["properties"]}}
+        return {**schema, "properties": {**self.properties, **json_schema(Item)["properties"]}}
 
     def validate(self, data: Any) -> tuple[dict[str, Any], list[int]]:
         if not isinstance(data, dict):
