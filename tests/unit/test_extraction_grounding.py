@@ -1,0 +1,132 @@
+"""Grounded or refused: an extracted item is kept only when the turns it cites state it, about the right
+person (mongomem.extraction.grounding, applied by mongomem.extraction.guards.screen)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mongomem.extraction import guards
+from mongomem.extraction.grounding import Conversation, anchors, check
+from mongomem.extraction.proposal import TurnView
+from mongomem.kinds import builtin_registry
+
+WHEN = datetime(2023, 1, 20, 16, 4, tzinfo=UTC)
+TURNS = [
+    TurnView(1, "user", "I moved to Lisbon, my home airport is LIS now.", WHEN, "Ana"),
+    TurnView(
+        2, "assistant", "Sorry about your job! I also lost my job at Door Dash this month.", WHEN, "Gina"
+    ),
+    TurnView(3, "user", "I used to compete in dance shows and won first place at fifteen.", WHEN, "Ana"),
+    TurnView(4, "assistant", "Which dance style do you like best?", WHEN, "Gina"),
+    TurnView(5, "user", "Contemporary, for sure.", WHEN, "Ana"),
+    TurnView(6, "user", "Last Friday I flew to Berlin for a conference with Maria.", WHEN, "Ana"),
+]
+KINDS = builtin_registry()
+
+
+def verdict(kind: str, item: dict[str, Any]) -> str | None:
+    return check(KINDS[kind], item, Conversation(TURNS, ["ana"]))
+
+
+def fact(seqs: list[int], value: str, subject: str = "user", attribute: str = "x") -> dict[str, Any]:
+    return {"evidence_seqs": seqs, "subject": subject, "attribute": attribute, "value": value}
+
+
+@pytest.mark.parametrize(
+    ("kind", "item", "expected"),
+    [
+        # stated in the cited turn: kept
+        ("semantic", fact([1], "LIS", attribute="home airport"), None),
+        ("semantic", fact([1], "Lisbon", attribute="home city"), None),
+        # a number spelled out in the turn grounds its digits
+        ("semantic", fact([3], "won first place in a dance competition at 15", attribute="dance"), None),
+        # an answer completes the question before it
+        ("semantic", fact([5], "contemporary dance", attribute="favourite dance style"), None),
+        # the other speaker's own fact, under their name: kept
+        ("semantic", fact([2], "lost job at Door Dash", subject="Gina", attribute="job"), None),
+        # a name nobody said: invented (the example airport of a model that had no airport to name)
+        ("semantic", fact([1], "Los Angeles", attribute="home airport"), "invented"),
+        ("semantic", fact([1], "Los Angeles International Airport", attribute="home airport"), "ungrounded"),
+        # a value the cited turn does not say
+        ("semantic", fact([1], "pizza", attribute="favourite food"), "ungrounded"),
+        ("semantic", fact([3], "speaks Spanish fluently", attribute="language"), "invented"),
+        # the friend's job loss credited to the user
+        ("semantic", fact([2], "lost job at Door Dash", attribute="job"), "wrong_subject"),
+        # no citation, or one of a turn the snapshot does not hold
+        ("semantic", fact([], "LIS", attribute="home airport"), "no_evidence"),
+        ("semantic", fact([99], "LIS", attribute="home airport"), "no_evidence"),
+        # episodes: the place and the people must be said somewhere
+        (
+            "episodic",
+            {
+                "evidence_seqs": [6],
+                "title": "Conference trip",
+                "summary": "Flew to Berlin for a conference",
+                "participants": ["Maria"],
+                "place": "Berlin",
+                "occurred_at": "2023-01-13",
+            },
+            None,
+        ),
+        (
+            "episodic",
+            {
+                "evidence_seqs": [6],
+                "title": "Conference trip",
+                "summary": "Flew to Berlin for a conference",
+                "place": "Munich Airport",
+            },
+            "invented",
+        ),
+        (
+            "episodic",
+            {"evidence_seqs": [2], "title": "Job loss", "summary": "Ana lost her job at Door Dash"},
+            "wrong_subject",
+        ),
+        (
+            "preference",
+            {"evidence_seqs": [5], "category": "dance", "preference": "contemporary dance"},
+            None,
+        ),
+        (
+            "preference",
+            {"evidence_seqs": [5], "category": "food", "preference": "window seats"},
+            "ungrounded",
+        ),
+    ],
+)
+def test_an_item_is_kept_only_when_its_cited_turns_state_it(
+    kind: str, item: dict[str, Any], expected: str | None
+) -> None:
+    assert verdict(kind, item) == expected
+
+
+def test_anchors_are_names_and_numbers_not_a_sentence_start_or_a_resolved_date() -> None:
+    assert anchors("Flew to Berlin on 2023-01-13 with Maria, 2 hours late") == {"berlin", "maria", "2"}
+    assert anchors("LIS") == {"lis"}
+    assert anchors("Weekend Trip To The Lake House") == set()  # a Title Cased title: no names by case
+
+
+def test_the_screen_counts_each_refusal_by_its_reason() -> None:
+    items = [
+        fact([1], "LIS", attribute="home airport"),
+        fact([1], "Los Angeles", attribute="home airport"),
+        fact([2], "lost job at Door Dash", attribute="job"),
+        fact([], "Lisbon", attribute="home city"),
+    ]
+    screened = guards.screen(KINDS["semantic"], items, TURNS, "ana", org=False)
+    assert screened.items == items[:1]
+    assert dict(screened.refused) == {"invented": 1, "wrong_subject": 1, "no_evidence": 1}
+
+
+def test_a_model_citing_every_turn_gets_the_turn_that_states_the_item() -> None:
+    every = [t.seq for t in TURNS]
+    airport = fact(every, "LIS", attribute="home airport")
+    friends_job = fact(every, "lost job at Door Dash", attribute="job")
+
+    assert verdict("semantic", airport) is None
+    assert 1 in airport["evidence_seqs"] and len(airport["evidence_seqs"]) <= 3  # narrowed to its turns
+    assert verdict("semantic", friends_job) == "wrong_subject"  # said by the friend, whatever was cited
