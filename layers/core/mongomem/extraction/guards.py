@@ -104,8 +104,9 @@ def names_user(item: Any, names: frozenset[str]) -> bool:
 @dataclass
 class Screened:
     items: list[Any] = field(default_factory=list)  # kept, in order
-    personal: list[Any] = field(default_factory=list)  # kept, but naming the user (org kinds only)
+    personal: list[Any] = field(default_factory=list)  # kept, in the user's private scope (org kinds only)
     refused: Counter[str] = field(default_factory=Counter)
+    kept_private: Counter[str] = field(default_factory=Counter)  # why items of `personal` are there
 
 
 def screen(
@@ -135,6 +136,7 @@ def screen(
             continue
         if org and names_user(item, names):
             out.personal.append(item)
+            out.kept_private["names_user"] += 1
             continue
         out.items.append(item)
     return out
