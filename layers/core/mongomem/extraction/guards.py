@@ -4,7 +4,9 @@ memories that would name the user.
 A weak model fills a field with the example its description gives ("e.g. 'aviation', 'billing'") or the
 placeholder of the example answer ("<term>"): an item whose key or value is such an example the
 conversation never said, or that holds a placeholder, is refused (`example_copy`). A kind whose memories every user of the tenant sees (org) must not publish one
-user's name: an item naming the user is kept in the user's private scope instead.
+user's name: an item naming the user is kept in the user's private scope instead, and only a term or
+procedure of the organisation is published (extraction.orgscreen: a feeling or an opinion is refused, the
+user's own phrase kept private; each counted by reason).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mongomem.extraction.orgscreen import org_verdict
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
 
@@ -133,6 +136,14 @@ def screen(
                 "proposed item refused: it repeats the prompt's example",
                 extra={"memory_type": kind.name, "reason": "example_copy", "value": copied[:80]},
             )
+            continue
+        verdict = org_verdict(item, turns) if org else None
+        if verdict == "not_a_term":
+            out.refused[verdict] += 1  # an opinion or a feeling, not a term; a fragment, not a procedure
+            continue
+        if verdict is not None:
+            out.personal.append(item)  # the user's own phrase: theirs, not the organisation's
+            out.kept_private[verdict] += 1
             continue
         if org and names_user(item, names):
             out.personal.append(item)
