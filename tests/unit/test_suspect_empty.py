@@ -47,3 +47,31 @@ def test_the_status_figure_is_suspect_only_without_any_answer_holding_items() ->
     assert figure["kinds"]["episodic"] == {"empty_answers": 4, "answered": 1, "suspect": False}
     assert figure["kinds"]["procedural"] == {"empty_answers": 0, "answered": 0, "suspect": False}
     assert suspect_empty({"episodic": answering, "procedural": quiet})["suspect"] is False
+
+
+def test_an_empty_answer_is_checked_against_the_offline_rules_of_its_kind_only() -> None:
+    from datetime import UTC, datetime
+
+    from mongomem.extraction.proposal import TurnView
+    from mongomem.kinds.semantic import Semantic
+    from mongomem.offline.llm_offline import OfflineLLM
+    from mongomem.offline.llm_scripted import ScriptedLLM
+    from mongomem.providers.factory import empty_answer_check
+
+    check = empty_answer_check(ScriptedLLM({}))
+    assert check is not None
+    said = [
+        TurnView(
+            1, "user", "I moved to Lisbon, my home airport is LIS now.", datetime(2026, 1, 1, tzinfo=UTC)
+        )
+    ]
+    talk = [TurnView(1, "user", "Hi! How are you today?", datetime(2026, 1, 1, tzinfo=UTC))]
+    assert (check(Semantic(), said) or 0) >= 1 and check(Semantic(), talk) == 0
+
+    class Ticket(Semantic):  # a kind the offline rules do not know (a project's custom kind)
+        name = "ticket"
+
+    ticket = Ticket()
+    assert check(ticket, said) is None  # no offline rules for a custom kind: the answer cannot be checked
+    # the rules need no second opinion on themselves
+    assert empty_answer_check(OfflineLLM()) is None

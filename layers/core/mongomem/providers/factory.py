@@ -147,11 +147,12 @@ def empty_answer_check(llm: LLMProvider) -> EmptyCheck | None:
     count; None for a kind without rules). None when the rules are the proposer themselves."""
     if "answers" not in llm.capabilities:
         return None
-    from mongomem.offline.rules import OfflineProposer
-
-    rules = OfflineProposer()
 
     def check(kind: MemoryKind, turns: Sequence[TurnView]) -> int | None:
+        # imported on the first empty answer only: a function that never gets one never loads the rules
+        from mongomem.offline.rules import OfflineProposer
+
+        rules = OfflineProposer()
         if kind.name not in rules.kinds:
             return None
         return len(rules.propose(kind.name, turns, ""))
