@@ -1267,7 +1267,17 @@ class InMemoryBacklogRepository:
         ]
         out: dict[str, dict[str, Any]] = {}
         for snapshot_id, kind, status in sorted(recent, key=lambda r: r[2]["updated_at"]):
-            row = out.setdefault(kind, {"failures": 0, "done": 0, "refused": {}})
+            row = out.setdefault(
+                kind,
+                {
+                    "failures": 0,
+                    "done": 0,
+                    "refused": {},
+                    "outcomes": {},
+                    "suspect_empty": 0,
+                    "kept_private": {},
+                },
+            )
             if status.get("status") == "failed":
                 row["failures"] += 1
                 row["last_error"] = {
@@ -1281,6 +1291,13 @@ class InMemoryBacklogRepository:
                 row["done"] += 1
             for reason, n in (status.get("refused") or {}).items():
                 row["refused"][reason] = row["refused"].get(reason, 0) + int(n)
+            for reason, n in (status.get("kept_private") or {}).items():
+                row["kept_private"][reason] = row["kept_private"].get(reason, 0) + int(n)
+            outcome = status.get("outcome") if status.get("status") == "done" else None
+            if outcome:
+                row["outcomes"][outcome] = row["outcomes"].get(outcome, 0) + 1
+                if outcome == "empty_answer" and (status.get("rules_found") or 0) > 0:
+                    row["suspect_empty"] += 1
         return {kind: KindHealth.model_validate(figures) for kind, figures in out.items()}
 
     def user_backlog(self, scope: Scope, recall: bool) -> Any:

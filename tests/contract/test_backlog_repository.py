@@ -109,3 +109,30 @@ def test_extraction_health_counts_the_windows_outcomes_and_the_last_error(backlo
     )
     assert backlog.extraction_health(None, since)["semantic"].failures == 3
     assert backlog.extraction_health("nobody", since) == {}
+
+
+def test_extraction_health_counts_what_each_done_extraction_found(backlog: Any, store: Any) -> None:
+    """Empty answers the offline rules contradict stay apart from refusals and from nothing to remember."""
+    from mongomem.models.sessions import TypeStatusUpdate
+
+    now = utcnow().replace(microsecond=0)
+    done = [
+        TypeStatusUpdate(status="done", outcome="empty_answer", rules_found=3),
+        TypeStatusUpdate(status="done", outcome="empty_answer", rules_found=1),
+        TypeStatusUpdate(status="done", outcome="empty_answer", rules_found=None),  # a kind without rules
+        TypeStatusUpdate(status="done", outcome="nothing_found", rules_found=0),
+        TypeStatusUpdate(status="done", outcome="refused", refused={"example_copy": 2}),
+        TypeStatusUpdate(status="done", outcome="stored", memories=1, kept_private={"personal": 1}),
+        TypeStatusUpdate(status="done", memories=1),  # written before outcomes were recorded
+    ]
+    for i, update in enumerate(done):
+        snap = seed.snapshot(store, ANA, f"o{i}", {"semantic": "queued"})
+        store.snapshots.set_extraction(
+            snap.snapshot_id, "semantic", update.model_copy(update={"updated_at": now})
+        )
+
+    health = backlog.extraction_health("acme", now - timedelta(hours=1))["semantic"]
+    assert health.done == 7
+    assert health.outcomes == {"empty_answer": 3, "nothing_found": 1, "refused": 1, "stored": 1}
+    assert health.suspect_empty == 2
+    assert health.kept_private == {"personal": 1}

@@ -485,3 +485,25 @@ def test_an_org_kinds_item_naming_the_user_stays_private(pipeline: Any, extract_
     assert stored == {"Ana's expense filing": (ANA.user_id, "private"), "file an expense": (ORG_OWNER, "org")}
     other = Scope(tenant=ANA.tenant, user_id="bob")
     assert [d["payload"]["name"] for d in active(svc, other, "procedural")] == ["file an expense"]
+
+
+def test_a_users_own_phrase_never_reaches_another_users_terms(
+    pipeline: Any, extract_fn: Any, ctx: Any
+) -> None:
+    # Given a taxonomic answer (an org kind) holding a feeling, the user's own phrase and a real term
+    feeling = {"term": "Family time", "definition": "a lot to me", "evidence_seqs": [1]}
+    own = {"term": "dance fam", "definition": "my crew of dancers", "evidence_seqs": [1]}
+    term = {"term": "PIR", "definition": "post-incident review", "evidence_seqs": [2]}
+    svc = pipeline({"taxonomic": [{"items": [feeling, own, term]}]}, enabled=["taxonomic"])
+    turns = [
+        ("user", "Family time means a lot to me. The dance fam means my crew of dancers."),
+        ("user", "At work PIR means post-incident review."),
+    ]
+    snap = promote(svc, ANA, "s1", turns)
+    assert run(extract_fn, ctx, snap, "taxonomic") == {"batchItemFailures": []}
+    # Then another user of the tenant sees the organisation's term only
+    assert [d["payload"]["term"] for d in active(svc, BOB, "taxonomic")] == ["PIR"]
+    # ... the user keeps their own phrase, the feeling is stored nowhere, and the snapshot counts both
+    assert sorted(d["payload"]["term"] for d in active(svc, ANA, "taxonomic")) == ["PIR", "dance fam"]
+    status = svc.db["snapshots"].find_one(snap["_id"])["extraction"]["taxonomic"]
+    assert status["refused"] == {"not_a_term": 1} and status["kept_private"] == {"personal": 1}

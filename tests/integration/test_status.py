@@ -176,6 +176,13 @@ def test_status_shows_each_kinds_failures_refusals_and_last_error_of_the_last_ho
     assert (
         semantic["last_error"]["final"] is True and semantic["last_error"]["snapshot_id"] == snap.snapshot_id
     )
-    assert last_hour["episodic"] == {"done": 1, "failures": 0, "refused": {"invalid": 1}}
+    assert last_hour["episodic"] == {
+        "done": 1,
+        "failures": 0,
+        "refused": {"invalid": 1},
+        "outcomes": {"refused": 1},  # an answer whose every item was refused, not an empty one
+        "suspect_empty": 0,
+        "kept_private": {},
+    }
     # and another tenant sees none of it
     assert status_of(api, ctx, svc, "t-other")["extraction"]["last_hour"] == {}

@@ -681,6 +681,8 @@ GLOSSARY: list[Turn] = [
     ),
     ("user", "That means we need more data. Running late means I'll miss the bus."),
     ("user", "A service level agreement is the uptime contract we sign with customers."),
+    # feelings and opinions are not definitions (issue 31: "Family time: a lot to me" reached the org)
+    ("user", "Family time means a lot to me. A white noise machine is a great tool for sleep."),
 ]
 
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.config import Settings
+from mongomem.extraction.watch import suspect_empty
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.stats import KindBacklog, KindHealth
 from mongomem.vectors.port import VectorIndex
@@ -110,6 +111,8 @@ def service_status(
             kind: figures.model_dump(mode="json", exclude_none=True)
             for kind, figures in sorted(health.items())
         }
+        # an extractor that answers nothing where the offline rules find facts (never a quiet "done")
+        report["extraction"]["suspect_empty"] = suspect_empty(health)
         report["backlog_scope"] = "all tenants" if tenant is None else f"tenant {tenant}"
         if conflicts is not None:
             # active facts of one key that say different things (GET /v1/memories/conflicts lists them)

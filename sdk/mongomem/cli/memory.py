@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -238,6 +239,7 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append(
             f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}"
         )
+        lines.extend(_suspect_empty(service))
     # every tenant's figures when the CLI could read MongoDB, else what the API shows its caller
     read = report.get("backlog") or {}
     figures = read if read and "error" not in read else service
@@ -260,6 +262,22 @@ def render_status(report: dict[str, Any]) -> str:
                 f"{name:<12}{row.get('visible', '-'):>9}{row.get('in_flight', '-'):>11}{row.get('dlq', '-'):>7}"
             )
     return "\n".join(lines)
+
+
+def _suspect_empty(service: dict[str, Any]) -> list[str]:
+    """What the status says about an extractor answering nothing where the offline rules find facts."""
+    figure = (service.get("extraction") or {}).get("suspect_empty") or {}
+    if not figure.get("suspect"):
+        return []
+    kinds = figure.get("kinds") or {}
+    flagged = ", ".join(
+        f"{k} ({row.get('empty_answers')} empty)" for k, row in kinds.items() if row.get("suspect")
+    )
+    lines = [f"            suspect: the model answers nothing in the last hour: {flagged}"]
+    lines += textwrap.wrap(
+        str(figure.get("hint") or ""), 100, initial_indent=" " * 12, subsequent_indent=" " * 12
+    )
+    return lines
 
 
 def _run(handler: Callable[..., int]) -> Callable[[argparse.Namespace], int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,7 +15,7 @@ from mongomem.kinds import MemoryKind
 from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import EvidenceRef, Visibility
-from mongomem.models.sessions import StoredSnapshot
+from mongomem.models.sessions import ExtractionOutcome, StoredSnapshot
 from mongomem.models.turns import Turn
 
 
@@ -37,6 +37,15 @@ class ExtractionResult:
     input_tokens: int = 0
     output_tokens: int = 0
     refused: dict[str, int] = field(default_factory=dict)  # proposed items refused, by reason
+    # stored | refused | empty_answer | nothing_found (models.sessions.TypeStatus.outcome)
+    outcome: ExtractionOutcome | None = None
+    rules_found: int | None = None  # what the offline rules found where the model answered nothing
+    kept_private: dict[str, int] = field(default_factory=dict)  # org-kind items kept private, by reason
+
+
+# The offline rules' count of items of a kind in some turns (None: no rules for the kind): the cheap
+# second opinion on an empty answer (built by providers.factory.empty_answer_check).
+EmptyCheck = Callable[[MemoryKind, Sequence[TurnView]], int | None]
 
 
 class Extractor(Protocol):
@@ -102,8 +111,10 @@ class KindExtractor:
         roles: Collection[str] | None = None,
         instructions: str | None = None,
         partition_keys: Collection[str] = (),
+        check: EmptyCheck | None = None,
     ) -> None:
         self.kind = kind
+        self.check = check  # asked only when the proposer answers no item
         self.proposer = proposer
         self.writer = writer
         self.roles = tuple(roles or kind.roles)
@@ -114,7 +125,9 @@ class KindExtractor:
         snap = item.snapshot
         turns = turn_views(item.turns, self.roles)
         if not turns:
-            return ExtractionResult(note=f"the snapshot holds no {'/'.join(self.roles)} turns to read")
+            return ExtractionResult(
+                note=f"the snapshot holds no {'/'.join(self.roles)} turns to read", outcome="nothing_found"
+            )
         # The model's call must leave the commit its time: the budget covers both (docs/operations.md).
         llm_deadline = None if item.deadline is None else item.deadline - COMMIT_SECONDS
         if llm_deadline is not None and llm_deadline - time.monotonic() < MIN_CALL_SECONDS:
@@ -130,13 +143,13 @@ class KindExtractor:
         )
         usage = ExtractionResult(input_tokens=proposal.input_tokens, output_tokens=proposal.output_tokens)
         if not proposal.items:
-            usage.note = "nothing of this kind in the snapshot"
-            return usage
+            return self._empty(usage, turns)
         org = self.writer.visibility_of(self.kind) == "org"
         screened = guards.screen(
             self.kind, proposal.items, turns, snap.user_id, org=org, instructions=self.instructions
         )
         usage.refused = dict(screened.refused)
+        usage.kept_private = dict(screened.kept_private)
         # The snapshot's owner scopes every write, never anything a proposer returned.
         scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
         evidence = EvidenceRef(snapshot_id=snap.snapshot_id, source="extraction")
@@ -164,6 +177,24 @@ class KindExtractor:
                 usage.decisions[decision] = usage.decisions.get(decision, 0) + n
             for reason, n in written.refused.items():
                 usage.refused[reason] = usage.refused.get(reason, 0) + n
+        usage.outcome = "stored"
         if not usage.memories and not usage.decisions and usage.refused:
             usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"
+            usage.outcome = "refused"
+        return usage
+
+    def _empty(self, usage: ExtractionResult, turns: Sequence[TurnView]) -> ExtractionResult:
+        """An answer without items: `nothing_found` when the offline rules find nothing in the same turns
+        either (or they are the proposer), `empty_answer` when they find items or cannot tell."""
+        found = self.check(self.kind, turns) if self.check is not None else 0
+        usage.rules_found = found if self.check is not None else None
+        if found == 0:
+            usage.outcome, usage.note = "nothing_found", "nothing of this kind in the snapshot"
+        else:
+            usage.outcome = "empty_answer"
+            usage.note = (
+                "the model proposed nothing"
+                if found is None
+                else f"the model proposed nothing; the offline rules find {found} item(s) in the same turns"
+            )
         return usage

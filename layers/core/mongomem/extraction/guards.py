@@ -4,7 +4,9 @@ memories that would name the user.
 A weak model fills a field with the example its description gives ("e.g. 'aviation', 'billing'") or the
 placeholder of the example answer ("<term>"): an item whose key or value is such an example the
 conversation never said, or that holds a placeholder, is refused (`example_copy`). A kind whose memories every user of the tenant sees (org) must not publish one
-user's name: an item naming the user is kept in the user's private scope instead.
+user's name: an item naming the user is kept in the user's private scope instead, and only a term or
+procedure of the organisation is published (extraction.orgscreen: a feeling or an opinion is refused, the
+user's own phrase kept private; each counted by reason).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mongomem.extraction import grounding
+from mongomem.extraction.orgscreen import org_verdict
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
 
@@ -113,8 +116,9 @@ def names_user(item: Any, names: frozenset[str]) -> bool:
 @dataclass
 class Screened:
     items: list[Any] = field(default_factory=list)  # kept, in order
-    personal: list[Any] = field(default_factory=list)  # kept, but naming the user (org kinds only)
+    personal: list[Any] = field(default_factory=list)  # kept, in the user's private scope (org kinds only)
     refused: Counter[str] = field(default_factory=Counter)
+    kept_private: Counter[str] = field(default_factory=Counter)  # why items of `personal` are there
 
 
 def screen(
@@ -152,8 +156,17 @@ def screen(
                 extra={"memory_type": kind.name, "reason": why, "item": str(item)[:200]},
             )
             continue
+        verdict = org_verdict(item, turns) if org else None
+        if verdict == "not_a_term":
+            out.refused[verdict] += 1  # an opinion or a feeling, not a term; a fragment, not a procedure
+            continue
+        if verdict is not None:
+            out.personal.append(item)  # the user's own phrase: theirs, not the organisation's
+            out.kept_private[verdict] += 1
+            continue
         if org and names_user(item, names):
             out.personal.append(item)
+            out.kept_private["names_user"] += 1
             continue
         out.items.append(item)
     return out

@@ -14,6 +14,7 @@ from mongomem.config import Settings, queue_name
 from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
 from mongomem.extraction.extractor import Extractor, NoTimeLeft
 from mongomem.extraction.runner import ExtractionMessage, FinalFailure, SnapshotGone, run_extraction
+from mongomem.extraction.watch import SuspectEmpty
 from mongomem.models.turns import Turn
 from mongomem.observability import emit, logger
 from mongomem.ports import LLMConfigError, QueuePort
@@ -43,6 +44,10 @@ class ExtractionServices(Protocol):
     def erasure(self) -> ErasureRepository: ...
     @property
     def queue(self) -> QueuePort: ...
+    @property
+    def suspect_empty(self) -> SuspectEmpty:
+        """This process's count of empty answers the offline rules contradict."""
+        ...
 
     def forget_turns(self, turns: list[Turn]) -> int:
         """Remove deleted turns' recall index entries."""
@@ -142,6 +147,15 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
         logger.warning(
             "every item the model proposed was refused",
             extra={"snapshot_id": message.snapshot_id, "memory_type": kind, "refused": result.refused},
+        )
+    if result.outcome == "empty_answer" and result.rules_found:
+        emit("ExtractionEmptyAnswers", MetricUnit.Count, 1, memory_type=kind)
+    warning = svc.suspect_empty.note(kind, result.outcome, result.rules_found)
+    if warning is not None:
+        # once per kind and window: a model that never extracts looks like quiet conversations otherwise
+        logger.warning(
+            "the extractor answers nothing where the offline rules find facts",
+            extra={"memory_type": kind, "hint": warning},
         )
     logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})
 

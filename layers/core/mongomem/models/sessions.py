@@ -12,6 +12,7 @@ from mongomem.models.base import Model
 
 SnapshotReason = Literal["size", "idle", "manual", "topic_shift"]
 ExtractionState = Literal["queued", "running", "done", "failed", "skipped"]
+ExtractionOutcome = Literal["stored", "refused", "empty_answer", "nothing_found"]
 
 
 class TypeStatus(Model):
@@ -27,6 +28,13 @@ class TypeStatus(Model):
     reason: str | None = None
     # the failure is final: the same request failed the same way twice; not retried automatically
     final: bool | None = None
+    # what a `done` extraction found (docs/operations.md "An extractor that answers nothing"): stored,
+    # refused (every proposed item refused), empty_answer (the model proposed nothing; the offline rules
+    # found `rules_found` items in the same turns, or have no rules for the kind: None), nothing_found
+    outcome: ExtractionOutcome | None = None
+    rules_found: int | None = None
+    # org-kind items kept in the user's private scope instead, by reason (names_user, personal)
+    kept_private: dict[str, int] | None = None
     # the snapshot was passed on to the next kind (docs/adr/0011-one-snapshot-s-kinds-in-sequence.md)
     handed_off: bool | None = Field(None, exclude=True)
 
@@ -41,6 +49,9 @@ class TypeStatusUpdate(Model):
     refused: dict[str, int] | None = None
     reason: str | None = None
     final: bool | None = None
+    outcome: ExtractionOutcome | None = None
+    rules_found: int | None = None
+    kept_private: dict[str, int] | None = None
 
 
 class Snapshot(Model):

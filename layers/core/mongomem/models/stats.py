@@ -73,6 +73,18 @@ class KindHealth(BaseModel):
     refused: dict[str, int] = Field(
         default_factory=dict, description="proposed items refused, by reason (invalid, junk, example_copy)"
     )
+    outcomes: dict[str, int] = Field(
+        default_factory=dict,
+        description="snapshots extracted, by what was found: stored, refused (every proposed item refused), "
+        "empty_answer (the model proposed nothing), nothing_found (nor did the offline rules)",
+    )
+    suspect_empty: int = Field(
+        0, description="empty answers where the offline rules found items in the same turns"
+    )
+    kept_private: dict[str, int] = Field(
+        default_factory=dict,
+        description="items of an org kind kept in their user's private scope, by reason (names_user, personal)",
+    )
     last_error: LastError | None = None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mongomem.config import ConfigError, EmbeddingProviderConfig, LLMProviderConfig
@@ -26,8 +26,9 @@ from mongomem.ports import (
 )
 
 if TYPE_CHECKING:
-    from mongomem.extraction.proposal import Proposer
-    from mongomem.kinds import KindRegistry
+    from mongomem.extraction.extractor import EmptyCheck
+    from mongomem.extraction.proposal import Proposer, TurnView
+    from mongomem.kinds import KindRegistry, MemoryKind
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "voyage": "VOYAGE_API_KEY"}
 OPENAI_HOST = "api.openai.com"
@@ -139,6 +140,24 @@ def proposer_for(llm: LLMProvider, kinds: KindRegistry) -> Proposer:
     from mongomem.offline.rules import RulesProposer
 
     return RulesProposer()
+
+
+def empty_answer_check(llm: LLMProvider) -> EmptyCheck | None:
+    """What an empty model answer is checked against: the offline rules over the same turns (their item
+    count; None for a kind without rules). None when the rules are the proposer themselves."""
+    if "answers" not in llm.capabilities:
+        return None
+
+    def check(kind: MemoryKind, turns: Sequence[TurnView]) -> int | None:
+        # imported on the first empty answer only: a function that never gets one never loads the rules
+        from mongomem.offline.rules import OfflineProposer
+
+        rules = OfflineProposer()
+        if kind.name not in rules.kinds:
+            return None
+        return len(rules.propose(kind.name, turns, ""))
+
+    return check
 
 
 def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused: str | None) -> LLMProvider:

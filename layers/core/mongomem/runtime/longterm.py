@@ -9,8 +9,9 @@ from mongomem.runtime.infra import Infrastructure
 
 if TYPE_CHECKING:
     from mongomem.adapters.memory_store import MemoryStore
-    from mongomem.extraction.extractor import Extractor
+    from mongomem.extraction.extractor import EmptyCheck, Extractor
     from mongomem.extraction.proposal import Proposer
+    from mongomem.extraction.watch import SuspectEmpty
     from mongomem.kinds import KindRegistry
     from mongomem.kinds.declared import KindSchemaRepository
     from mongomem.longterm.service import MemoryService
@@ -88,6 +89,20 @@ class LongTermRoot(Infrastructure):
         return proposer_for(self.llm, self.kinds)
 
     @cached_property
+    def empty_check(self) -> EmptyCheck | None:
+        """The offline rules' second opinion on an empty model answer (mongomem.extraction.watch)."""
+        from mongomem.providers.factory import empty_answer_check
+
+        return empty_answer_check(self.llm)
+
+    @cached_property
+    def suspect_empty(self) -> SuspectEmpty:
+        """This process's count of empty answers the offline rules contradict (the WARNING, once)."""
+        from mongomem.extraction.watch import SuspectEmpty
+
+        return SuspectEmpty()
+
+    @cached_property
     def memories(self) -> MemoryService:
         from mongomem.longterm.service import MemoryService
 
@@ -125,6 +140,7 @@ class LongTermRoot(Infrastructure):
             configured.roles,
             configured.prompt,
             self.settings.memory.metadata.partition_keys,
+            check=self.empty_check,
         )
 
     def embedding_drift(self, tenant: str | None) -> EmbeddingDrift | None:

@@ -76,7 +76,17 @@ class MongoBacklogRepository:
         with translate_errors():
             rows = list(self.db["snapshots"].aggregate(pipeline))
         for row in sorted(rows, key=lambda r: r["s"].get("updated_at") or since):
-            kind = out.setdefault(row["kind"], {"failures": 0, "done": 0, "refused": {}})
+            kind = out.setdefault(
+                row["kind"],
+                {
+                    "failures": 0,
+                    "done": 0,
+                    "refused": {},
+                    "outcomes": {},
+                    "suspect_empty": 0,
+                    "kept_private": {},
+                },
+            )
             status = row["s"]
             if status.get("status") == "failed":
                 kind["failures"] += 1
@@ -91,6 +101,13 @@ class MongoBacklogRepository:
                 kind["done"] += 1
             for reason, n in (status.get("refused") or {}).items():
                 kind["refused"][reason] = kind["refused"].get(reason, 0) + int(n)
+            for reason, n in (status.get("kept_private") or {}).items():
+                kind["kept_private"][reason] = kind["kept_private"].get(reason, 0) + int(n)
+            outcome = status.get("outcome") if status.get("status") == "done" else None
+            if outcome:
+                kind["outcomes"][outcome] = kind["outcomes"].get(outcome, 0) + 1
+                if outcome == "empty_answer" and (status.get("rules_found") or 0) > 0:
+                    kind["suspect_empty"] += 1
         return {kind: KindHealth.model_validate(figures) for kind, figures in out.items()}
 
     def recall_pending(self, tenant: str | None, user_id: str | None = None) -> int:

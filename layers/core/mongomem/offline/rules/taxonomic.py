@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mongomem.extraction.orgscreen import feeling_or_opinion
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds.base import norm
 from mongomem.offline.rules.phrases import acronym_of, is_acronym
@@ -25,8 +26,10 @@ _DEF_STARTERS = re.compile(
     r"^(?i:a|an|the|that|any|something|someone|somebody|when|whenever|where|to|one|each|every|our|"
     r"a\s+kind|a\s+type|using|having|being|doing)\b"
 )
+# "terms" announces a glossary ("our terms:"), not in "in terms of" or "terms and conditions"
 _GLOSSARY_CUE = re.compile(
-    r"\b(?i:glossary|terminology|definitions?|jargon|acronyms?|abbreviations?|terms)\b"
+    r"\b(?i:glossary|terminology|definitions?|jargon|acronyms?|abbreviations?|"
+    r"(?<!in\s)terms(?!\s+(?:and|&)\s+conditions|\s+of\b))\b"
 )
 
 
@@ -157,6 +160,8 @@ def _definitions(text: str) -> list[_Term]:
             if m is None:
                 continue
             (term, quoted), definition = _term_text(m), _definition(m.group("def"))
+            if feeling_or_opinion(definition):
+                continue  # "Family time means a lot to me", "a humidifier is a great idea": not definitions
             found = build(m, term, quoted, definition) if _good_term(term) and definition else None
             if found is not None:
                 out.append(found)

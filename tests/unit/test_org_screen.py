@@ -1,0 +1,159 @@
+"""Org memory from extraction is precise (issue 31, point 5): an org kind's item reaches every user of the
+tenant only when it is a term or procedure of the organisation, not one user's phrase."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mongomem.extraction.guards import screen
+from mongomem.extraction.orgscreen import org_verdict
+from mongomem.extraction.proposal import TurnView
+from mongomem.kinds.taxonomic import Taxonomic
+
+WHEN = datetime(2026, 11, 29, 10, tzinfo=UTC)
+
+
+def turns(*texts: str) -> list[TurnView]:
+    return [TurnView(i + 1, "user" if i % 2 == 0 else "assistant", t, WHEN) for i, t in enumerate(texts)]
+
+
+def term(term: str, definition: str, **more: Any) -> dict[str, Any]:
+    return {"term": term, "definition": definition, "evidence_seqs": [1], **more}
+
+
+def procedure(name: str, when: str = "When it comes up", **more: Any) -> dict[str, Any]:
+    return {"name": name, "when_to_use": when, "steps": ["one", "two"], "evidence_seqs": [1], **more}
+
+
+TABLE = [
+    # (item, the turn it cites, verdict)
+    # the issue's case: a feeling, not a definition
+    (term("Family time", "a lot to me"), "Family time means a lot to me.", "not_a_term"),
+    (term("Your support", "so much to me"), "Your support means so much to me.", "not_a_term"),
+    (term("Her friendship", "the world"), "Her friendship means the world.", "not_a_term"),
+    # opinions where a definition should be
+    (
+        term("humidifier", "a great investment for your living room"),
+        "A humidifier is a great investment for your living room.",
+        "not_a_term",
+    ),
+    (term("sunset scene", "a great choice"), "A sunset scene is a great choice.", "not_a_term"),
+    (
+        term("Gantt chart", "a fantastic way to track a project"),
+        "A Gantt chart is a fantastic way to track a project.",
+        "not_a_term",
+    ),
+    # the user's own life
+    (term("dance fam", "my crew of dancers"), "The dance fam means my crew of dancers.", "personal"),
+    (term("home base", "where I keep the van"), "Home base means where I keep the van.", "personal"),
+    (
+        term("launching pad", "the spot on your coffee table for keys"),
+        'Use a "launching pad": the spot on your coffee table for keys.',
+        "personal",
+    ),
+    # everyday words with no sign of a domain term
+    (
+        term("wet zone", "an area with a sink for cleaning brushes"),
+        "A wet zone is an area with a sink for cleaning brushes.",
+        "not_term_like",
+    ),
+    (
+        term("tea syrup", "a concentrated tea infusion sweetened with sugar"),
+        "A tea syrup is a concentrated tea infusion sweetened with sugar.",
+        "not_term_like",
+    ),
+    # terms of the organisation: acronyms, names, code, quotes, a defining phrase
+    (
+        term("PIR", "post-incident review, held after an outage"),
+        "In our team PIR means post-incident review.",
+        None,
+    ),
+    (term("SLA", "Short for service level agreement"), "SLA stands for service level agreement.", None),
+    (
+        term("churn", "the share of customers who cancel in a month"),
+        "Here, churn means the share of customers who cancel in a month.",
+        None,
+    ),
+    (
+        term("hot path", "the request path that must answer under 50 ms"),
+        'We call it the "hot path": the request path that must answer under 50 ms.',
+        None,
+    ),
+    (
+        term("Kubernetes", "a container orchestration system"),
+        "We run everything on Kubernetes, a container orchestration system.",
+        None,
+    ),
+    (
+        term("Marley flooring", "the vinyl floor dance studios use"),
+        "We always lay Marley flooring, the vinyl floor dance studios use.",
+        None,
+    ),
+    (
+        term("k8s_ns", "the namespace of a deployment"),
+        "k8s_ns is defined as the namespace of a deployment.",
+        None,
+    ),
+    (
+        term("blue-green", "two live copies, traffic switched at once"),
+        "Blue-green refers to two live copies, traffic switched at once.",
+        None,
+    ),
+    # procedures: a fragment of a reply is not one; the first person is the user's own routine
+    (
+        procedure("Congratulations on your upcoming performance! I'd"),
+        "Congratulations! 1. a 2. b",
+        "not_a_term",
+    ),
+    (
+        procedure("Certainly! Here are the recipes for"),
+        "Certainly! Here are the recipes for 1. a 2. b",
+        "not_a_term",
+    ),
+    (procedure("The Dole Plantation is a"), "The Dole Plantation is a 1. a 2. b", "not_a_term"),
+    (procedure("Buying a rural property can be"), "Buying a rural property can be 1. a 2. b", "not_a_term"),
+    (procedure("Grated cheese is an excellent addition"), "1. a 2. b", "not_a_term"),
+    (procedure("Do the task"), "1. a 2. b", "not_a_term"),
+    (procedure("Get the most out of this investment"), "1. a 2. b", "not_a_term"),
+    (procedure("Bacon, and toss to combine. Slowly"), "1. a 2. b", "not_a_term"),
+    (procedure("My morning routine", "When I wake up"), "My morning routine: 1. a 2. b", "personal"),
+    (procedure("Clean the sensor on your Canon EOS 80D"), "1. a 2. b", "personal"),
+    (procedure("Approach partnerships like the one you're considering"), "1. a 2. b", "personal"),
+    (
+        procedure("Expense a client dinner", "After paying for a meal with a client."),
+        "1. Photograph the receipt 2. Submit",
+        None,
+    ),
+    (procedure("Deploy to production", "When a release is tagged"), "To deploy: 1. tag 2. push", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("item", "said", "verdict"), TABLE, ids=[str(i.get("term") or i.get("name")) for i, _, _ in TABLE]
+)
+def test_an_org_items_verdict(item: dict[str, Any], said: str, verdict: str | None) -> None:
+    assert org_verdict(item, turns(said)) == verdict
+
+
+def test_the_screen_refuses_non_terms_keeps_personal_ones_private_and_counts_both() -> None:
+    # Given an org kind's items from one conversation
+    said = turns(
+        "Family time means a lot to me. PIR means post-incident review. A wet zone is an area with a sink."
+    )
+    items = [
+        term("Family time", "a lot to me"),
+        term("PIR", "post-incident review"),
+        term("wet zone", "an area with a sink"),
+    ]
+    kind = Taxonomic()
+    # When they are screened for the org
+    out = screen(kind, items, said, "ana", org=True)
+    # Then only the organisation's term is published; the rest stays with the user or is refused
+    assert [i["term"] for i in out.items] == ["PIR"]
+    assert [i["term"] for i in out.personal] == ["wet zone"]
+    assert out.refused == {"not_a_term": 1} and out.kept_private == {"not_term_like": 1}
+    # ... while a private kind's items are not judged as terms at all
+    assert len(screen(kind, items, said, "ana", org=False).items) == 3
