@@ -228,3 +228,19 @@ def test_the_recall_indexer_reads_its_lanes_through_the_queue_index(recorded: An
         assert set(read["filter"]) == {"recall_indexed", "tenant", "user_id"}
         plan, keys = explain(database, "turns", read)
         assert plan == "IXSCAN recall_lanes" and keys <= 2
+
+
+def test_the_former_oldest_first_recall_queue_index_is_dropped(recorded: Any) -> None:
+    database, _ = recorded
+    turns = MongoTurnRepository(database)
+    # Given a deployment whose earlier version kept the recall queue oldest first across every user
+    turns.coll.create_index(
+        [("recall_indexed", 1), ("recorded_at", 1), ("seq", 1)],
+        name="recall_unindexed",
+        partialFilterExpression={"recall_indexed": False},
+    )
+    # When its migration ensures the indexes
+    turns._create_indexes()
+    # Then the queue is kept by user (the lanes) and the former index no longer costs every write
+    names = {ix["name"] for ix in turns.coll.list_indexes()}
+    assert "recall_lanes" in names and "recall_unindexed" not in names
