@@ -698,8 +698,25 @@ class InMemoryTurnRepository:
                     t.snapshot_id = snapshot.snapshot_id
 
     # -- semantic recall
-    def unindexed(self, limit: int) -> list[Any]:
-        queued = [t for t in self.docs.values() if t.recall_indexed is False]
+    def recall_lanes(self, limit: int) -> list[Any]:
+        from mongomem.models.turns import RecallLane
+
+        oldest: dict[tuple[str, str], Any] = {}
+        for t in self.docs.values():
+            if t.recall_indexed is False:
+                key = (t.tenant, t.user_id)
+                oldest[key] = min(oldest.get(key, t.recorded_at), t.recorded_at)
+        lanes = sorted(oldest.items(), key=lambda kv: (kv[1], kv[0]))
+        return [RecallLane(tenant=k[0], user_id=k[1], oldest=at) for k, at in lanes[:limit]]
+
+    def unindexed(self, limit: int, scope: Any = None, exclude: list[str] | None = None) -> list[Any]:
+        queued = [
+            t
+            for t in self.docs.values()
+            if t.recall_indexed is False
+            and (scope is None or (t.tenant, t.user_id) == (scope.tenant, scope.user_id))
+            and t.id not in (exclude or ())
+        ]
         queued.sort(key=lambda t: (t.recorded_at, t.seq))
         return [self._out(t) for t in queued[:limit]]
 

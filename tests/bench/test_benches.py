@@ -84,6 +84,10 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
     "llm_models.py": (["--models", "none"], ["facts_in_conversation", "results"]),
     "locomo_recall.py": ([MINI, "--embeddings", "hashing"], ["R@1", "R@5", "R@10", "ratio_R@10"]),
     "offline_rules.py": ([MINI, "--rounds", "1"], ["propose_turns_per_s", "floor_turns_per_s"]),
+    "recall_indexing.py": (
+        [MINI, "--embeddings", "hashing", "--rounds", "2", "--turns", "0"],
+        ["turns_per_s", "tokens_per_s", "floor_turns_per_s", "indexer_vs_floor", "lme_history_s"],
+    ),
     "record_turn.py": (
         [
             "--turns",
@@ -167,6 +171,8 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
         assert result["n"] == 15 and result["R@25"] >= result["R@10"] >= result["R@1"]
     if name == "import.py":
         assert result["reimport_recorded"] == 0
+    if name == "recall_indexing.py":  # every turn of the conversation indexed, each round
+        assert result["turns"] == 36 and result["texts_per_round"] >= 2 * 36
     if name == "llm_cost.py":  # the chain reads the cache: it bills less than every kind at once
         fan_out = result["fan_out"]
         assert (

@@ -212,6 +212,30 @@ def test_the_recall_queue_holds_unindexed_turns_oldest_first(turns: Any) -> None
     assert len(turns.unindexed(10)) == 3 and turns.latest(ANA, "never", 1)[0].recall_indexed is None
 
 
+def test_the_recall_queue_is_read_one_lane_per_user(turns: Any) -> None:
+    start = utcnow() - timedelta(minutes=5)
+    # Given ana's backlog recorded first, then one turn of bo's, then more of ana's
+    turns.insert_new(
+        ANA, "a", [turn(i, now=start + timedelta(seconds=i), recall_indexed=False) for i in (1, 2, 3)]
+    )
+    turns.insert_new(BO, "b", [turn(1, now=start + timedelta(seconds=10), recall_indexed=False)])
+    turns.insert_new(ANA, "c", [turn(1, now=start + timedelta(seconds=20), recall_indexed=False)])
+    turns.insert_new(BO, "never", [turn(1, role="system")])
+    # Then the lanes are the two users, the one waiting longest first, with their oldest turn's time
+    lanes = turns.recall_lanes(10)
+    assert [(lane.tenant, lane.user_id) for lane in lanes] == [("acme", "ana"), ("acme", "bo")]
+    assert lanes[0].oldest < lanes[1].oldest
+    assert len(turns.recall_lanes(1)) == 1
+    # and a lane is read oldest first, without the turns a batch already holds
+    ana = [t.id for t in turns.unindexed(10, ANA)]
+    assert [i.rsplit("|", 1)[1] for i in ana] == ["a#1", "a#2", "a#3", "c#1"]
+    assert [t.id for t in turns.unindexed(2, ANA, exclude=ana[:2])] == ana[2:]
+    assert [t.user_id for t in turns.unindexed(10, BO)] == ["bo"]
+    # an indexed turn leaves its lane; a lane with nothing queued is gone
+    turns.set_recall_state([t.id for t in turns.unindexed(10, BO)], indexed=True)
+    assert [lane.user_id for lane in turns.recall_lanes(10)] == ["ana"]
+
+
 def test_deleting_a_snapshots_turns_returns_them_and_leaves_the_rest(turns: Any) -> None:
     turns.insert_new(ANA, "s1", batch(1, 4))
     turns.insert_new(BO, "s1", batch(1, 2))

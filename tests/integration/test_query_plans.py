@@ -173,3 +173,74 @@ def test_recording_keeps_only_the_idle_and_size_mark_indexes_on_sessions(recorde
     names = {ix["name"] for ix in sessions.coll.list_indexes()}
     assert {"idle_due", "size_due"} <= names
     assert not names & {"pending", "unpromoted_tokens"}
+
+
+def test_the_recall_indexer_reads_its_lanes_through_the_queue_index(recorded: Any) -> None:
+    from mongomem.retrieval.turn_indexing import Lanes
+
+    database, recorder = recorded
+    turns = MongoTurnRepository(database)
+    turns.ensure_indexes()
+    now = utcnow()
+
+    def new(seq: int, queued: bool) -> NewTurn:
+        return NewTurn(
+            seq=seq,
+            role="user",
+            content=f"turn {seq}",
+            timestamp=now,
+            recorded_at=now,
+            tokens=3,
+            recall_indexed=not queued,
+        )
+
+    # Given 200 indexed turns of one user, and 12 users (in two tenants) with 10 queued turns each
+    turns.insert_new(Scope(tenant="t", user_id="old"), "s", [new(i, False) for i in range(1, 201)])
+    for u in range(12):
+        turns.insert_new(
+            Scope(tenant=f"t{u % 2}", user_id=f"u{u}"), "s", [new(i, True) for i in range(1, 11)]
+        )
+    # When the indexer finds its lanes and builds a batch of 24 turns
+    recorder.on = True
+    lanes = turns.recall_lanes(1000)
+    batch = Lanes(turns, lanes).next_batch(24, 48, lambda t: 2)
+    recorder.on = False
+    # Then it served every user, two turns each
+    assert len(lanes) == 12 and len(batch) == 24 and len({t.user_id for t in batch}) == 12
+    # and the lanes came from one aggregate over the queue's index: the queued keys only
+    [aggregate] = [c for c in recorder.commands if "aggregate" in c]
+    reply = database.db.command(
+        {
+            "explain": {k: aggregate[k] for k in ("aggregate", "pipeline", "cursor", "hint")},
+            "verbosity": "executionStats",
+        }
+    )
+    cursor = reply["stages"][0]["$cursor"] if "stages" in reply else reply
+    stage = cursor["queryPlanner"]["winningPlan"]
+    while "inputStage" in stage and stage.get("stage") != "IXSCAN":
+        stage = stage["inputStage"]
+    assert (stage["stage"], stage["indexName"]) == ("IXSCAN", "recall_lanes")
+    assert cursor["executionStats"]["totalKeysExamined"] <= 120
+    # and each lane was read through the same index, a share at a time
+    looking = reads(recorder.commands, "turns")
+    assert len(looking) == 12, " ".join(f"{r['filter'].get('user_id')}/{r['limit']}" for r in looking)
+    for read in looking:
+        assert set(read["filter"]) == {"recall_indexed", "tenant", "user_id"}
+        plan, keys = explain(database, "turns", read)
+        assert plan == "IXSCAN recall_lanes" and keys <= 2
+
+
+def test_the_former_oldest_first_recall_queue_index_is_dropped(recorded: Any) -> None:
+    database, _ = recorded
+    turns = MongoTurnRepository(database)
+    # Given a deployment whose earlier version kept the recall queue oldest first across every user
+    turns.coll.create_index(
+        [("recall_indexed", 1), ("recorded_at", 1), ("seq", 1)],
+        name="recall_unindexed",
+        partialFilterExpression={"recall_indexed": False},
+    )
+    # When its migration ensures the indexes
+    turns._create_indexes()
+    # Then the queue is kept by user (the lanes) and the former index no longer costs every write
+    names = {ix["name"] for ix in turns.coll.list_indexes()}
+    assert "recall_lanes" in names and "recall_unindexed" not in names

@@ -225,10 +225,11 @@ class RecallConfig(_Strict):
     # Candidates each of the four rankings contributes before fusion.
     candidates: int = Field(100, ge=10, le=1000)
     # A turn longer than chunk_chars is embedded in chunks (overlapping by chunk_overlap), at most
-    # max_chunks of them; recall still returns the whole message.
+    # max_chunks of them: its head and its tail (docs/recall.md, "Long turns"); recall still returns
+    # the whole message. 16 chunks cost about what a batch of ordinary turns costs to embed.
     chunk_chars: int = Field(2000, ge=200, le=50_000)
     chunk_overlap: int = Field(200, ge=0, le=10_000)
-    max_chunks: int = Field(1024, ge=1, le=10_000)
+    max_chunks: int = Field(16, ge=1, le=10_000)
     # Index turns within seconds of recording: the scan invocation keeps indexing new turns every
     # embed_on_write_poll_seconds for up to embed_on_write_seconds (docs/adr/0008-embed-on-write-memory-recall-embed-on-write.md).
     embed_on_write: bool = False

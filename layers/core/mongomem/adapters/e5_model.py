@@ -30,7 +30,9 @@ _VARIANTS: dict[str, str] = {
 class LocalEmbedder:
     """In-process embedder returning L2-normalised 384-d vectors.
 
-    The heavy engine is imported and loaded lazily, once, on first use.
+    The heavy engine is imported and loaded lazily, once, on first use. Up to `batch_size` texts go to
+    the engine in one call (the recall indexer's batch of 2 x 64 texts is one call): the engine runs
+    their tokens together, at most 16,384 per forward pass, so a large call stays bounded in memory.
     """
 
     dim: int = 384
@@ -40,7 +42,7 @@ class LocalEmbedder:
         model: str = DEFAULT_MODEL,
         *,
         model_path: str | Path | None = None,
-        batch_size: int = 64,
+        batch_size: int = 256,
     ) -> None:
         if model not in _VARIANTS and model_path is None:
             raise ValueError(f"unknown local model {model!r}; known: {sorted(_VARIANTS)}")

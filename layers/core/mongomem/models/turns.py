@@ -163,6 +163,14 @@ class StoredBatch(Model):
     stored: int
 
 
+class RecallLane(Model):
+    """One user's queue of turns waiting for the recall indexer: the indexer serves lanes in turn."""
+
+    tenant: str
+    user_id: str
+    oldest: datetime  # recorded_at of the lane's oldest queued turn
+
+
 class DeletedTurns(Model):
     """Turns removed from a session on request: how many, and the (seq, tokens) of each found."""
 

@@ -7,6 +7,7 @@ suffix-stripping stemmer, so that "hiking", "hikes" and "hiked" meet.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -52,8 +53,11 @@ def _undouble(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """Light English stemmer: plurals, -ing, -ed, -ly, -ness, -ment, -ful."""
+    """Light English stemmer: plurals, -ing, -ed, -ly, -ness, -ment, -ful.
+
+    Cached: a conversation's vocabulary repeats, and indexing a turn stems every word of its texts."""
     if len(word) <= 3 or word.isdigit():
         return word
     if word.endswith("'s"):

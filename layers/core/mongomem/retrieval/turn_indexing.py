@@ -18,13 +18,14 @@ of truth: the index only proposes turn ids, recall reads the turns themselves fr
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from mongomem.config import RecallConfig
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.turns import Turn
+from mongomem.models.turns import RecallLane, Turn
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingError, EmbeddingProvider
 from mongomem.shortterm.ports import TurnRepository
@@ -33,6 +34,7 @@ from mongomem.vectors.port import IndexDoc, IndexUnavailable, VectorIndex
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "Lanes",
     "TurnIndexer",
     "chunks",
     "context_text",
@@ -47,6 +49,8 @@ __all__ = [
 
 # A batch that failed this many times is parked (recall_indexed "failed") so it cannot block the queue.
 MAX_ATTEMPTS = 5
+# Users (lanes) one run serves at most, those waiting longest first; the rest wait for the next run.
+MAX_LANES = 1000
 # Seqs read on each side of a batch to find neighbours (tool/system turns in between are skipped).
 NEIGHBOUR_WINDOW = 6
 CHANNELS = ("own", "ctx")
@@ -67,14 +71,24 @@ def chunks(text: str, size: int, overlap: int = 0, limit: int | None = None) -> 
     """`text` in pieces of at most `size` characters, each overlapping the previous by `overlap`.
 
     A piece ends at the last whitespace of its window when there is one in its second half, so words
-    are not cut; at most `limit` pieces (the rest of a longer text is not embedded).
+    are not cut. With `limit`, a text of more pieces keeps its head and its tail: the first
+    `limit - limit // 4` pieces and the last `limit // 4` (what a long paste is about is usually said
+    at its start, and its conclusion at its end); the middle is not embedded.
     """
+    pieces = _pieces(text, size, overlap)
+    if limit is None or len(pieces) <= limit:
+        return pieces
+    tail = limit // 4
+    return pieces[: limit - tail] + (pieces[len(pieces) - tail :] if tail else [])
+
+
+def _pieces(text: str, size: int, overlap: int) -> list[str]:
     if len(text) <= size:
         return [text]
     overlap = min(overlap, size // 2)
     out: list[str] = []
     start = 0
-    while start < len(text) and (limit is None or len(out) < limit):
+    while start < len(text):
         end = min(start + size, len(text))
         if end < len(text):
             cut = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
@@ -119,8 +133,9 @@ def own_chunks(turn: Turn, config: RecallConfig) -> list[str]:
 
 
 def doc_ids(turn: Turn, config: RecallConfig) -> list[str]:
-    """Every recall index document a turn may have (its own-text chunks and its context text)."""
-    n = len(own_chunks(turn, config)) if recallable(turn) else 1
+    """Every recall index document a turn may have (its own-text chunks and its context text): one id
+    per piece of its text, beyond the cap too (a version with a higher cap may have written them)."""
+    n = len(_pieces(turn.content, config.chunk_chars, config.chunk_overlap)) if recallable(turn) else 1
     return [doc_id(turn.id, "own", i) for i in range(n)] + [doc_id(turn.id, "ctx")]
 
 
@@ -145,8 +160,81 @@ def forget_turns(index: VectorIndex | None, config: RecallConfig, turns: list[Tu
     return len(ids)
 
 
+class Lanes:
+    """The recall queue as one lane per user, served in turn (docs/adr/0053-fair-recall-indexing.md).
+
+    A batch takes an equal share of its turns from each lane in rotation (a lane that has fewer gives
+    its room to the others), so a user recording after another's backlog, or after a 1 MiB turn, is in
+    the next batch; lanes are visited the longest-waiting first. Each lane's turns are read a share at
+    a time through the lane index (oldest first) when its earlier reads are used up, skipping those
+    already in the batch being built (the others were indexed), so no turn is taken twice.
+    """
+
+    def __init__(self, turns: TurnRepository, lanes: list[RecallLane]) -> None:
+        self.turns = turns
+        self.order: deque[tuple[str, str]] = deque((lane.tenant, lane.user_id) for lane in lanes)
+        self.buffered: dict[tuple[str, str], deque[Turn]] = {}
+        self.drained: set[tuple[str, str]] = set()  # the last read found fewer turns than asked
+        self.served: set[tuple[str, str]] = set()
+        self.taken: dict[tuple[str, str], list[str]] = {}  # ids in the batch being built, per lane
+
+    def next_batch(self, limit: int, max_texts: int, texts_of: Callable[[Turn], int]) -> list[Turn]:
+        """At most `limit` turns and `max_texts` texts to embed (a batch's first turn always goes).
+
+        In each round every lane left may take its share of the room left, in turns and in texts (its
+        first turn of the round goes beyond its text share while the batch has room). A lane whose next
+        turn does not fit the batch opens the next one. Call again only once the previous batch was
+        indexed (or the run stops).
+        """
+        self.taken = {}
+        batch: list[Turn] = []
+        texts = 0
+        closed: list[tuple[str, str]] = []  # lanes whose next turn waits for the next batch
+        share = text_share = visits_left = 0
+        while len(batch) < limit and self.order:
+            if visits_left <= 0:  # a new round: each lane's share of the room left
+                visits_left = len(self.order)
+                share = -(-(limit - len(batch)) // visits_left)
+                text_share = max(1, (max_texts - texts) // visits_left)
+            visits_left -= 1
+            lane = self.order[0]
+            queued = self._queued(lane, share)
+            if not queued:
+                self.order.popleft()
+                continue
+            took = used = 0
+            while queued and took < share and len(batch) < limit:
+                cost = texts_of(queued[0])
+                if took and used + cost > text_share:
+                    break  # the lane's share of this round is used
+                if batch and texts + cost > max_texts:
+                    break
+                turn = queued.popleft()
+                batch.append(turn)
+                texts += cost
+                used += cost
+                took += 1
+                self.taken.setdefault(lane, []).append(turn.id)
+                self.served.add(lane)
+            if not took:  # its next turn does not fit what is left of this batch
+                closed.append(self.order.popleft())
+            else:
+                self.order.rotate(-1)
+        self.order.extendleft(reversed(closed))
+        return batch
+
+    def _queued(self, lane: tuple[str, str], share: int) -> deque[Turn]:
+        queued = self.buffered.setdefault(lane, deque())
+        if not queued and lane not in self.drained:
+            got = self.turns.unindexed(share, Scope(tenant=lane[0], user_id=lane[1]), self.taken.get(lane))
+            if len(got) < share:
+                self.drained.add(lane)
+            queued.extend(got)
+        return queued
+
+
 class TurnIndexer:
-    """Embeds turns whose `recall_indexed` is false, a bounded batch at a time, oldest first."""
+    """Embeds turns whose `recall_indexed` is false, a bounded batch at a time, every user in turn."""
 
     def __init__(
         self,
@@ -159,18 +247,25 @@ class TurnIndexer:
         self.index = index
         self.embedder = embedder
         self.config = config
+        self.last_texts = 0  # texts the last batch embedded
 
     def run(self, deadline_ms: Callable[[], int] | None = None, safety_ms: int = 10_000) -> dict[str, Any]:
-        """Index pending turns in batches until none is left, the per-run cap, or the deadline."""
+        """Index pending turns in batches until none is left, the per-run cap, or the deadline.
+
+        Batches are filled from every user's lane in turn (`Lanes`), so no user's or tenant's turns
+        wait behind another's backlog; each batch is one embedding call of at most `batch_texts` texts.
+        """
         totals = {"turns": 0, "reindexed": 0, "failed": 0}
+        batches = texts = 0
         if not self.config.enabled or self.index is None:
             return totals
         started = time.perf_counter()
+        lanes = Lanes(self.turns, self.turns.recall_lanes(MAX_LANES))
         while totals["turns"] < self.config.index_max_per_run:
             if deadline_ms is not None and deadline_ms() < safety_ms:
                 break
             limit = min(self.config.index_batch, self.config.index_max_per_run - totals["turns"])
-            batch = self.turns.unindexed(limit)
+            batch = lanes.next_batch(limit, self.batch_texts, self.texts_of)
             if not batch:
                 break
             done = self.index_batch(batch)
@@ -179,14 +274,32 @@ class TurnIndexer:
                 break
             totals["turns"] += len(batch)
             totals["reindexed"] += done
-            if len(batch) < limit:
-                break
+            batches += 1
+            texts += self.last_texts
         if totals["turns"] or totals["failed"]:
+            took = time.perf_counter() - started
             logger.info(
                 "recall indexing finished",
-                extra={**totals, "took_ms": round((time.perf_counter() - started) * 1000, 1)},
+                extra={
+                    **totals,
+                    "batches": batches,
+                    "texts": texts,
+                    "lanes": len(lanes.served),
+                    "took_ms": round(took * 1000, 1),
+                    "turns_per_s": round(totals["turns"] / took, 2) if took > 0 else None,
+                },
             )
         return totals
+
+    @property
+    def batch_texts(self) -> int:
+        """Texts one batch embeds at most: two per turn of a full batch (its own text and its context),
+        so a long turn takes the room of the ordinary turns it costs as much as."""
+        return 2 * self.config.index_batch
+
+    def texts_of(self, turn: Turn) -> int:
+        """Texts indexing this turn embeds: its own-text chunks (capped) and its context text."""
+        return len(own_chunks(turn, self.config)) + 1 if recallable(turn) else 0
 
     def requeue(self) -> int:
         """After the index was dropped (`mongomem reindex --drop`): the next scans index every turn again."""
@@ -260,8 +373,10 @@ class TurnIndexer:
             texts.append(context_text(t, prev, nxt, size))
             slots.append((t, "ctx", 0))
         if not texts:
+            self.last_texts = 0
             return [], complete, partial, reindexed
-        vectors = self.embedder.embed(texts, "document")
+        self.last_texts = len(texts)
+        vectors = self.embedder.embed(texts, "document")  # one model call per batch
         docs = [
             IndexDoc(
                 id=doc_id(t.id, channel, chunk),

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only: importing the ports costs no model
 
     from mongomem.models.common import Scope
     from mongomem.models.sessions import NewSnapshot, Session, StoredSnapshot, TypeStatusUpdate
-    from mongomem.models.turns import DeletedTurns, NewTurn, RecallState, StoredBatch, Turn
+    from mongomem.models.turns import DeletedTurns, NewTurn, RecallLane, RecallState, StoredBatch, Turn
 
 # How many recent client tokens a session remembers: only a fast path for retries (what makes a token
 # once-only is TurnRepository.insert_new's (session, token, batch_index) uniqueness).
@@ -191,8 +191,15 @@ class TurnRepository(Protocol):
         """Delete the turns tagged with this snapshot; returns them as they were (none: already gone)."""
         ...
 
-    def unindexed(self, limit: int) -> list[Turn]:
-        """Turns queued for the recall indexer (recall_indexed False), oldest first, of every user."""
+    def recall_lanes(self, limit: int) -> list[RecallLane]:
+        """The users with turns queued for the recall indexer, the one waiting longest first."""
+        ...
+
+    def unindexed(
+        self, limit: int, scope: Scope | None = None, exclude: list[str] | None = None
+    ) -> list[Turn]:
+        """Turns queued for the recall indexer (recall_indexed False), oldest first: of `scope`, or of
+        every user; never those whose id is in `exclude`."""
         ...
 
     def set_recall_state(

@@ -18,13 +18,17 @@ from mongomem.adapters.mongo.driver import DUPLICATE_KEY, MongoDatabase, transla
 from mongomem.adapters.mongo.ids import turn_key
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.sessions import StoredSnapshot
-from mongomem.models.turns import DeletedTurns, NewTurn, RecallState, StoredBatch, Turn
+from mongomem.models.turns import DeletedTurns, NewTurn, RecallLane, RecallState, StoredBatch, Turn
 from mongomem.shortterm.ports import TOKEN_WINDOW
 
 COLLECTION = "turns"
 # in_ranges fetches ranges up to this many seqs by id in one query (wider ones with a query per range)
 MAX_KEYS_PER_FETCH = 1000
 TOKEN_INDEX = "session_client_token_once"
+RECALL_QUEUE_INDEX = "recall_lanes"
+# The recall queue's index before lanes (docs/adr/0053-fair-recall-indexing.md): oldest first of everyone.
+OBSOLETE_INDEXES = frozenset({"recall_unindexed"})
+_LANE_ORDER = [("recall_indexed", ASCENDING), ("tenant", ASCENDING), ("user_id", ASCENDING)]
 # Optional fields a document carries only when set.
 _OPTIONAL = (
     "tool_calls",
@@ -123,15 +127,25 @@ class MongoTurnRepository:
                     # Retention: a turn gets `expire_at` only once its snapshot is fully extracted
                     # (mongomem.erasure), so unpromoted and unextracted turns never expire.
                     IndexModel([("expire_at", ASCENDING)], name="turn_expiry", expireAfterSeconds=0),
-                    # The recall indexer's queue: only turns still waiting to be embedded, oldest first.
+                    # The recall indexer's queue: only turns still waiting to be embedded, one lane per
+                    # user (the indexer serves lanes in turn), oldest first within a lane.
                     IndexModel(
-                        [("recall_indexed", ASCENDING), ("recorded_at", ASCENDING), ("seq", ASCENDING)],
-                        name="recall_unindexed",
+                        [
+                            ("recall_indexed", ASCENDING),
+                            ("tenant", ASCENDING),
+                            ("user_id", ASCENDING),
+                            ("recorded_at", ASCENDING),
+                            ("seq", ASCENDING),
+                        ],
+                        name=RECALL_QUEUE_INDEX,
                         partialFilterExpression={"recall_indexed": False},
                     ),
                 ]
             )
             self._ensure_token_index()
+            present = {ix["name"] for ix in self.coll.list_indexes()}
+            for obsolete in OBSOLETE_INDEXES & present:
+                self.coll.drop_index(obsolete)
 
     def _ensure_token_index(self) -> None:
         """A client token records its batch once, however long after the retry comes (docs/adr/README.md).
@@ -293,13 +307,42 @@ class MongoTurnRepository:
             self.coll.update_many(query, {"$set": {"snapshot_id": snapshot.snapshot_id}})
 
     # -- semantic recall -----------------------------------------------------------------------
-    def unindexed(self, limit: int) -> list[Turn]:
+    def recall_lanes(self, limit: int) -> list[RecallLane]:
+        """One aggregate over the queue's index keys (the lane index is sorted by user, then age: the
+        first key of each user is its oldest turn)."""
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"recall_indexed": False}},
+            {"$sort": dict([*_LANE_ORDER, ("recorded_at", ASCENDING), ("seq", ASCENDING)])},
+            {
+                "$group": {
+                    "_id": {"tenant": "$tenant", "user_id": "$user_id"},
+                    "oldest": {"$first": "$recorded_at"},
+                }
+            },
+            {"$sort": {"oldest": ASCENDING, "_id.tenant": ASCENDING, "_id.user_id": ASCENDING}},
+            {"$limit": limit},
+        ]
         with translate_errors():
-            cursor = (
-                self.coll.find({"recall_indexed": False})
-                .sort([("recorded_at", ASCENDING), ("seq", ASCENDING)])
-                .limit(limit)
-            )
+            rows = list(self.coll.aggregate(pipeline, hint=RECALL_QUEUE_INDEX))
+        return [
+            RecallLane(tenant=r["_id"]["tenant"], user_id=r["_id"]["user_id"], oldest=as_utc(r["oldest"]))
+            for r in rows
+        ]
+
+    def unindexed(
+        self, limit: int, scope: Scope | None = None, exclude: list[str] | None = None
+    ) -> list[Turn]:
+        query: dict[str, Any] = {"recall_indexed": False}
+        if exclude:  # the lane's turns already in the batch being built: its first keys, skipped
+            query["_id"] = {"$nin": exclude}
+        order = [("recorded_at", ASCENDING), ("seq", ASCENDING)]
+        if scope is not None:  # one lane: an equality prefix of the lane index, then its order
+            query.update(tenant=scope.tenant, user_id=scope.user_id)
+            order = [*_LANE_ORDER, *order]
+        with translate_errors():
+            cursor = self.coll.find(query).sort(order).limit(limit)
+            if scope is not None:
+                cursor = cursor.hint(RECALL_QUEUE_INDEX)
             return [_turn(d) for d in cursor]
 
     def set_recall_state(
