@@ -1160,6 +1160,13 @@ class InMemoryErasureRepository:
         counts["other"] = other
         return counts
 
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """The fake roots keep no request log (requests are not logged in memory)."""
+        return 0
+
+    def settle(self) -> None:
+        """Nothing to checkpoint in memory."""
+
     def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
         memories, when = self.store.memories, _ms(at)
         changed: list[str] = []

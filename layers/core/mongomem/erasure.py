@@ -44,6 +44,14 @@ class ErasureRepository(Protocol):
         supported. (changed ids, deleted ids)."""
         ...
 
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """Drop the calls of the tenant's request logs that returned one of these memories; how many."""
+        ...
+
+    def settle(self) -> None:
+        """Make the deletions reach the storage files (a checkpoint), where the deployment allows it."""
+        ...
+
 
 def expire_after_extraction(
     snapshots: SnapshotRepository,
@@ -108,6 +116,10 @@ def erase_user(
         erased["index_entries"] += len(gone)
     if resync is not None and changed:
         resync(Scope(tenant=scope.tenant, user_id=ORG_OWNER), changed)
+    # Other users were shown the org memories the user stated (their context, their searches): the
+    # versions that went, and the ones that lost the user's words, leave those users' request logs too.
+    erased["request_log_calls"] = store.forget_in_request_logs(scope.tenant, [*gone, *changed])
+    store.settle()
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )

@@ -19,14 +19,18 @@ USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "re
 # Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.
 NOT_USER_DATA = frozenset({"api_keys", "local_queue"})
 LOCAL_QUEUE = "local_queue"
+# Every user's last calls (adapters/mongo/recent_requests.py): erased by scope, and purged of what an
+# erased user alone stated when another user was shown it.
+REQUEST_LOGS = "recent_requests"
 
 
 class MongoErasureRepository:
     """Implements erasure.ErasureRepository."""
 
-    def __init__(self, database: MongoDatabase) -> None:
+    def __init__(self, database: MongoDatabase, checkpoint: bool = False) -> None:
         self.database = database
         self.db = database.db
+        self.checkpoint = checkpoint
 
     def ensure_indexes(self) -> None:
         self.database.ensure_once("retention", self._create_indexes)
@@ -74,6 +78,34 @@ class MongoErasureRepository:
                 other += int(self.db[name].delete_many(scope.filter()).deleted_count)
             counts["other"] = other
         return counts
+
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """Drop, from every request log of the tenant, the calls that returned one of these memories
+        (org memories the erased user stated): another user's log must not keep what only they said."""
+        if not memory_ids:
+            return 0
+        logs = self.db[REQUEST_LOGS]
+        with translate_errors():
+            returned = {"calls.returned.id": {"$in": memory_ids}}
+            dropped = 0
+            for doc in logs.find({"tenant": tenant, **returned}, {"calls.returned.id": 1}):
+                dropped += sum(
+                    1
+                    for call in doc.get("calls") or []
+                    if any(item.get("id") in memory_ids for item in call.get("returned") or [])
+                )
+            logs.update_many(
+                {"tenant": tenant, **returned},
+                {"$pull": {"calls": {"returned": {"$elemMatch": {"id": {"$in": memory_ids}}}}}},
+            )
+        return dropped
+
+    def settle(self) -> None:
+        """After an erasure: a checkpoint (`fsync`), when configured, so no storage file keeps a copy of
+        what was deleted (the local stack's SecantusDB also retires the journal file that held it)."""
+        if self.checkpoint:
+            with translate_errors():
+                self.db.client.admin.command("fsync")
 
     def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
         """Take the user's evidence out of the tenant's org memories: a version left without evidence is
