@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from array import array
 from collections.abc import Iterable
+from datetime import datetime
 from operator import mul
 from pathlib import Path
 from types import ModuleType
@@ -295,8 +296,12 @@ class EmbeddedIndex:
             for doc_id in known:
                 self._remove_mem(doc_id)
 
-    def delete_user(self, tenant: str, user_id: str) -> int:
-        """Delete every document of (tenant, user_id); returns the number deleted."""
+    def sweep_again_after(self) -> float:
+        return 0.0  # every write is searchable once it returns: one sweep sees it all
+
+    def delete_user(self, tenant: str, user_id: str, written_before: datetime | None = None) -> int:
+        """Delete every document of (tenant, user_id); returns the number deleted. (`written_before` is
+        never needed here: `sweep_again_after` is 0.)"""
         with self._lock:
             keys = [k for k in self._parts if k[0] == tenant and k[1] == user_id]
             if not keys:

@@ -8,7 +8,9 @@ from datetime import datetime
 from pymongo import ASCENDING, IndexModel
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
-from mongomem.models.common import Scope
+from mongomem.adapters.mongo.ids import resource_key
+from mongomem.erasure import PendingSweep
+from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 
@@ -22,6 +24,8 @@ LOCAL_QUEUE = "local_queue"
 # Every user's last calls (adapters/mongo/recent_requests.py): erased by scope, and purged of what an
 # erased user alone stated when another user was shown it.
 REQUEST_LOGS = "recent_requests"
+# Follow-up index sweeps of erased users (erasure.PendingSweep), run by index_sync when due.
+SWEEPS = "erasure_sweeps"
 
 
 class MongoErasureRepository:
@@ -99,6 +103,36 @@ class MongoErasureRepository:
                 {"$pull": {"calls": {"returned": {"$elemMatch": {"id": {"$in": memory_ids}}}}}},
             )
         return dropped
+
+    def schedule_sweep(self, scope: Scope, due: datetime, written_before: datetime) -> None:
+        # `erased_user`, not `user_id`: an erase of the user (or of another) never takes this note away
+        note = {
+            "tenant": scope.tenant,
+            "erased_user": scope.user_id,
+            "due": due,
+            "written_before": written_before,
+        }
+        with translate_errors():
+            self.db[SWEEPS].replace_one({"_id": resource_key(scope.tenant, scope.user_id)}, note, upsert=True)
+
+    def due_sweeps(self, now: datetime, limit: int) -> list[PendingSweep]:
+        with translate_errors():
+            docs = list(self.db[SWEEPS].find({"due": {"$lte": now}}).sort("due", ASCENDING).limit(limit))
+        return [
+            PendingSweep(
+                tenant=d["tenant"],
+                user_id=d["erased_user"],
+                due=as_utc(d["due"]),
+                written_before=as_utc(d["written_before"]),
+            )
+            for d in docs
+        ]
+
+    def sweep_done(self, sweep: PendingSweep) -> None:
+        with translate_errors():
+            self.db[SWEEPS].delete_one(
+                {"_id": resource_key(sweep.tenant, sweep.user_id), "written_before": sweep.written_before}
+            )
 
     def settle(self) -> None:
         """After an erasure: a checkpoint (`fsync`), when configured, so no storage file keeps a copy of
