@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     from secantus.cli import main as secantus_main
     from secantus.storage import Storage
 
-    Storage.checkpoint = scrubbing_checkpoint(Storage.checkpoint)  # type: ignore[method-assign]
+    Storage.checkpoint = scrubbing_checkpoint(Storage.checkpoint)
 
     return int(secantus_main(argv[1:]))
 
