@@ -161,7 +161,8 @@ def erase_user(
     # Other users were shown the org memories the user stated (their context, their searches): the
     # versions that went, and the ones that lost the user's words, leave those users' request logs too.
     erased["request_log_calls"] = store.forget_in_request_logs(scope.tenant, [*gone, *changed])
-    store.settle()
+    if any(erased.values()):  # nothing deleted: no checkpoint (it costs a journal file locally)
+        store.settle()
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )
