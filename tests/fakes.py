@@ -1177,6 +1177,40 @@ class InMemoryErasureRepository:
         counts["other"] = other
         return counts
 
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """The fake roots keep no request log (requests are not logged in memory)."""
+        return 0
+
+    def settle(self) -> None:
+        """Nothing to checkpoint in memory."""
+
+    def schedule_sweep(self, scope: Scope, due: datetime, written_before: datetime) -> None:
+        self.store.others.setdefault("erasure_sweeps", [])
+        sweeps = [d for d in self.store.others["erasure_sweeps"] if d["key"] != (scope.tenant, scope.user_id)]
+        sweeps.append({"key": (scope.tenant, scope.user_id), "due": due, "written_before": written_before})
+        self.store.others["erasure_sweeps"] = sweeps
+
+    def due_sweeps(self, now: datetime, limit: int) -> list[Any]:
+        from mongomem.erasure import PendingSweep
+
+        due = sorted(
+            (d for d in self.store.others.get("erasure_sweeps", []) if d["due"] <= now),
+            key=lambda d: d["due"],
+        )
+        return [
+            PendingSweep(
+                tenant=d["key"][0], user_id=d["key"][1], due=d["due"], written_before=d["written_before"]
+            )
+            for d in due[:limit]
+        ]
+
+    def sweep_done(self, sweep: Any) -> None:
+        self.store.others["erasure_sweeps"] = [
+            d
+            for d in self.store.others.get("erasure_sweeps", [])
+            if not (d["key"] == (sweep.tenant, sweep.user_id) and d["written_before"] == sweep.written_before)
+        ]
+
     def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
         memories, when = self.store.memories, _ms(at)
         changed: list[str] = []

@@ -1,7 +1,9 @@
-"""EventBridge Scheduler -> re-index memories the vector index missed (MongoDB stays the source of truth)."""
+"""EventBridge Scheduler -> re-index memories the vector index missed (MongoDB stays the source of truth),
+and sweep the index again for users erased two refresh intervals ago (a Serverless collection)."""
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from mongomem.erasure import sweep_erased
 from mongomem.observability import logger, metrics
 from mongomem.retrieval.sync import run_index_sync
 from mongomem.runtime import Services, lambda_runtime
@@ -15,4 +17,6 @@ root = lambda_runtime()
 @metrics.log_metrics(capture_cold_start_metric=True)
 @root.handler
 def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
-    return run_index_sync(svc.memory_store, svc.indexer)
+    report = run_index_sync(svc.memory_store, svc.indexer)
+    report["erased_entries_swept"] = sweep_erased(svc.erasure, svc.vector_index)
+    return report

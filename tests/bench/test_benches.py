@@ -26,6 +26,10 @@ MINI = "tests/data/locomo-mini"  # the LoCoMo-format conversation written for th
 
 # bench file -> (arguments of a small run, keys its JSON line must carry)
 SMALL: dict[str, tuple[list[str], list[str]]] = {
+    "user_keys.py": (
+        ["--turns", "20", "--rounds", "1"],
+        ["plain_ms_per_turn", "encrypted_warm_ms_per_turn", "warm_vs_plain", "cold_vs_plain", "seal_us"],
+    ),
     "context_latency.py": (
         [
             "--users",

@@ -128,12 +128,34 @@ def test_head_trace_and_unknown_methods_answer_json(stack: LocalStack) -> None:
     [(status, headers, body)] = responses(head)
     assert status == 405 and headers["content-type"] == "application/json" and body == b""
     assert int(headers["content-length"]) > 0  # the size of the JSON a GET-like answer would carry
-    for method in ("TRACE", "CONNECT", "BREW"):
+    for method in ("TRACE", "CONNECT"):
         [(status, headers, body)] = responses(
             exchange(stack, f"{method} /v1/status HTTP/1.1\r\nHost: x\r\n\r\n".encode())
         )
-        assert status in (405, 501) and headers["content-type"] == "application/json", method
+        assert status == 405 and headers["content-type"] == "application/json", method
+        assert headers["allow"], method
         envelope(body)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("BREW", "/v1/status", "GET"),
+        ("FOO", "/v1/sessions/s1/turns", "DELETE, GET, POST"),
+        ("PROPFIND", "/v1/memories", "GET, POST"),
+        ("foo", "/v1/status", "GET, POST, PUT, PATCH, DELETE, OPTIONS"),  # not a method token
+    ],
+)
+def test_an_unknown_method_is_a_405_naming_the_allowed_ones(
+    stack: LocalStack, method: str, path: str, allowed: str
+) -> None:
+    """Issue 33 finding 12: an unknown method answered 501 (a 5xx for what the client sent)."""
+    [(status, headers, body)] = responses(
+        exchange(stack, f"{method} {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    )
+    assert status == 405 and headers["allow"] == allowed
+    assert envelope(body)["code"] == "method_not_allowed"
+    assert turns(stack, "s1") == 0
 
 
 @pytest.mark.parametrize("size", [20_000, 70_000])
@@ -209,7 +231,37 @@ def test_an_identifier_error_says_what_an_identifier_may_hold(stack: LocalStack)
     assert detail["path"] == "path.session_id"
     assert (
         detail["message"]
-        == "must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (got 'chat%201')"
+        == "must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone) (got 'chat%201')"
     )
     status, _, body = http(stack, "POST", "/v1/memories/search", {"user_id": "ana b", "query": "x"})
     assert status == 422 and "^[" not in json.dumps(body) and "letters, digits" in json.dumps(body)
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_dot_only_ids_are_refused_everywhere(stack: LocalStack, dots: str) -> None:
+    """Issue 33 finding 12: `.` and `..` were accepted (201) but no RFC 3986 client can address them."""
+    user = f"dotty-{len(dots)}"
+    turn = {"user_id": user, "turns": [{"role": "user", "content": "hi"}]}
+    encoded = dots.replace(".", "%2E")  # as a client that keeps the segment sends it
+    refused = [
+        http(stack, "POST", "/v1/threads", {"thread_id": dots, "user_id": user}),
+        http(stack, "POST", "/v1/sessions/s-dot/turns", {**turn, "user_id": dots}),
+        http(stack, "POST", f"/v1/sessions/{encoded}/turns", turn),
+        http(stack, "GET", f"/v1/threads/{encoded}?user_id={user}"),
+        http(stack, "DELETE", f"/v1/users/{encoded}"),
+        http(stack, "GET", f"/v1/memories?user_id={encoded}"),
+        http(
+            stack,
+            "PUT",
+            f"/v1/working-memory?user_id={user}&thread_id={encoded}&scope=thread",
+            {"content": "x"},
+        ),
+        http(stack, "GET", f"/v1/memories/{encoded}?user_id={user}"),
+    ]
+    for status, _, body in refused:
+        assert status == 422 and body["error"]["code"] == "validation_error", body
+    assert turns(stack, dots) == 0 and turns(stack, "s-dot") == 0
+    assert stack.services is not None
+    assert stack.services.db["threads"].count_documents({"user_id": user}) == 0
+    # ids that merely start with dots stay valid
+    assert http(stack, "POST", "/v1/threads", {"thread_id": f"{dots}.x", "user_id": user})[0] == 201

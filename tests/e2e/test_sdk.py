@@ -190,9 +190,27 @@ def test_an_error_prints_the_field_and_the_reason(client: MemoryClient) -> None:
         client.list_turns("chat 1", uid("u"))
     assert str(bad_id.value).startswith("422 validation_error")
     assert (
-        "path.session_id: must be an identifier: 1 to 128 characters: letters, digits and . _ : @ -"
+        "path.session_id: must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone)"
         in str(bad_id.value)
     )
+
+
+@pytest.mark.parametrize("dots", [".", ".."])
+def test_a_dot_id_is_the_sdks_own_error(client: MemoryClient, dots: str) -> None:
+    """Issue 33 finding 12: get_thread(".") raised a raw pydantic ValidationError (the URL client dropped
+    the dot-segment, so the thread list answered)."""
+    user = uid("u")
+    for call in (
+        lambda: client.get_thread(dots, user),
+        lambda: client.list_turns(dots, user),
+        lambda: client.delete_thread(dots, user),
+    ):
+        with pytest.raises(MemoryClientError) as refused:
+            call()
+        assert refused.value.code == "validation_error" and "'.' or '..'" in str(refused.value)
+    with pytest.raises(MemoryClientError) as created:
+        client.create_thread(dots, user)
+    assert created.value.status == 422  # the API refuses the id itself
 
 
 def test_one_argument_order_and_typed_results(client: MemoryClient) -> None:

@@ -163,6 +163,11 @@ def bad_keys() -> st.SearchStrategy[str]:
     return key.map(lambda k: f'{{"{k}": 1}}')
 
 
+def dot_ids() -> st.SearchStrategy[str]:
+    """`.` and `..`: dot-segments a URL client drops, refused wherever an id is expected (issue 33)."""
+    return st.sampled_from(['"."', '".."'])
+
+
 def long_strings() -> st.SearchStrategy[str]:
     return st.integers(70_000, 110_000).map(lambda n: '"' + "x" * n + '"')
 
@@ -176,6 +181,7 @@ def hostile_fragments() -> st.SearchStrategy[str]:
         deep_nesting(),
         bad_keys(),
         long_strings(),
+        dot_ids(),
     )
 
 

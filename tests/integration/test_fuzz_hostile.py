@@ -252,6 +252,11 @@ QUERY_VALUES = st.one_of(
             "%00",
             "%24where",
             "a.b",
+            # dot-segments as ids (issue 33): refused with a 422, never stored
+            ".",
+            "..",
+            "%2E",
+            "%2E%2E",
             "%7B%22%24gt%22%3A1%7D",
             # JSON filter texts a caller can send (GET /v1/memories?metadata=): values no document holds
             "%7B%22k%22%3A%20Infinity%7D",

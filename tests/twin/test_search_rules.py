@@ -249,3 +249,40 @@ def test_erasing_a_user_removes_their_vectors_from_a_serverless_collection(
         assert not [c for c in collection.calls if "_refresh" in c.path]  # never asked for a refresh
     finally:
         index.drop()
+
+
+def test_an_erase_sweeps_again_for_writes_the_collection_had_not_shown_yet(
+    collection: Any, name: str, monkeypatch: pytest.MonkeyPatch, make_settings: Any
+) -> None:
+    """Issue 33 finding 8: an erase could not see what was written less than a refresh interval before
+    it; the operator had to erase again a minute later. Now index_sync sweeps again by itself."""
+    from mongomem.erasure import erase_user, sweep_erased
+    from mongomem.models.common import Scope
+    from mongomem.runtime import Services
+
+    index = serverless_index(collection, name, monkeypatch)
+    index.refresh_seconds = DELAY  # the stand-in refreshes every DELAY seconds (a collection: 60)
+    erasure = Services(make_settings()).erasure
+    try:
+        # Given bob's memories written just before his erase (not searchable yet), and ana's
+        index.ensure(DIM)
+        index.upsert([doc(f"b{i}", "bob's note", user="bob") for i in range(3)] + [doc("a1", "ana's note")])
+        # When bob is erased, through the API's erase (the sweep cannot see his fresh writes)
+        result = erase_user(erasure, index, Scope(tenant="acme", user_id="bob"))
+        assert result.erased["index_entries"] == 0
+        collection.settle()
+        assert index.count("acme", "bob") == 3  # what an erase alone left behind before issue 33
+        # and bob, a new user under the same id, writes again after the erase
+        index.upsert([doc("b-new", "bob again", user="bob")])
+        # Then the next index_sync once the follow-up is due sweeps what the erase could not see, and only that
+        assert sweep_erased(erasure, index) == 0  # not due yet: nothing is swept early
+        time.sleep(2 * DELAY + 0.2)
+        assert sweep_erased(erasure, index) == 3
+        collection.settle()
+        assert eventually(lambda: index.count("acme", "bob") == 1)
+        assert [h.id for h in index.search(query("bob again", user="bob"))] == ["b-new"]
+        assert index.count("acme", "ana") == 1
+        # and the follow-up is done: a later run sweeps nothing
+        assert sweep_erased(erasure, index) == 0
+    finally:
+        index.drop()

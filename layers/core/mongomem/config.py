@@ -465,6 +465,10 @@ class Settings(_Strict):
     aws_region: str | None = None
     # The embedded in-process vector index (the local stack); None = no index unless OpenSearch is set.
     vector_index_path: str | None = None
+    # After erasing a user, ask the database for a checkpoint (MongoDB's `fsync` command) so its storage
+    # files keep no copy of the user (the local stack's SecantusDB retires its journal file then: see
+    # docs/security.md "Erasure"). Off for managed databases (Atlas refuses `fsync` to applications).
+    erase_checkpoint: bool = False
     # Provider API keys, read from the variables project-config names (providers.*.api_key_env).
     provider_secrets: dict[str, str] = Field(default_factory=dict, repr=False)
     lease_seconds: LeaseSeconds = 120
@@ -579,6 +583,7 @@ class EnvironmentSettings(_Strict):
     opensearch_engine: OpenSearchEngine | None = None
     opensearch_index: str | None = None
     vector_index_path: str | None = None
+    erase_checkpoint: bool | None = None
     # The deployment's default providers (template parameters); the project config may choose others.
     llm_provider: LLMKind | None = None
     llm_model: str | None = None

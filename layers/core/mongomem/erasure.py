@@ -44,6 +44,37 @@ class ErasureRepository(Protocol):
         supported. (changed ids, deleted ids)."""
         ...
 
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """Drop the calls of the tenant's request logs that returned one of these memories; how many."""
+        ...
+
+    def settle(self) -> None:
+        """Make the deletions reach the storage files (a checkpoint), where the deployment allows it."""
+        ...
+
+    def schedule_sweep(self, scope: Scope, due: datetime, written_before: datetime) -> None:
+        """Note that the index must be swept for the user again at `due` (what was written before
+        `written_before` only); a later note for the same user replaces it."""
+        ...
+
+    def due_sweeps(self, now: datetime, limit: int) -> list[PendingSweep]:
+        """The noted sweeps due by `now`, oldest first."""
+        ...
+
+    def sweep_done(self, sweep: PendingSweep) -> None:
+        """Forget a noted sweep (unless a newer erase of the user replaced it)."""
+        ...
+
+
+class PendingSweep(BaseModel):
+    """An erased user's index entries to sweep again once the index has made every earlier write
+    searchable (a Serverless collection). Names the user, holds nothing they said."""
+
+    tenant: str
+    user_id: str
+    due: datetime
+    written_before: datetime
+
 
 def expire_after_extraction(
     snapshots: SnapshotRepository,
@@ -85,6 +116,20 @@ def delete_after_extraction(
     return len(gone)
 
 
+def sweep_erased(
+    store: ErasureRepository, index: VectorIndex | None, now: datetime | None = None, limit: int = 100
+) -> int:
+    """index_sync: sweep the index again for the erased users whose follow-up is due; how many
+    documents it removed. A sweep that fails stays noted (the next run retries it)."""
+    if index is None:
+        return 0
+    removed = 0
+    for sweep in store.due_sweeps(now or utcnow(), limit):
+        removed += index.delete_user(sweep.tenant, sweep.user_id, written_before=sweep.written_before)
+        store.sweep_done(sweep)
+    return removed
+
+
 def erase_user(
     store: ErasureRepository,
     index: VectorIndex | None,
@@ -106,8 +151,18 @@ def erase_user(
     if index is not None and gone:
         index.delete(gone)
         erased["index_entries"] += len(gone)
+    if index is not None and (later := index.sweep_again_after()) > 0:
+        # A write made just before the erase is not searchable yet, so the sweep above cannot see it:
+        # index_sync sweeps again once it is (durable: a note in MongoDB, no second call from anyone).
+        now = utcnow()
+        store.schedule_sweep(scope, now + timedelta(seconds=later), now)
     if resync is not None and changed:
         resync(Scope(tenant=scope.tenant, user_id=ORG_OWNER), changed)
+    # Other users were shown the org memories the user stated (their context, their searches): the
+    # versions that went, and the ones that lost the user's words, leave those users' request logs too.
+    erased["request_log_calls"] = store.forget_in_request_logs(scope.tenant, [*gone, *changed])
+    if any(erased.values()):  # nothing deleted: no checkpoint (it costs a journal file locally)
+        store.settle()
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )

@@ -154,6 +154,89 @@ def pattern_problem(pattern: str) -> str | None:
 _PATTERNS: dict[str, Any] = {}
 
 
+def linear_validator(schema: dict[str, Any]) -> Any:
+    """A JSON Schema 2020-12 validator whose every regular expression runs on RE2: `pattern` (values,
+    and property names through `propertyNames`), and `patternProperties` with the `additionalProperties`
+    that depends on it. jsonschema's own run on Python's backtracking `re`, where one crafted value of
+    30 characters can take seconds (issue 33). Time stays linear in the data for any schema that
+    `regex_problems` accepts (it refuses the rest at config load)."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    def pattern(validator: Any, wanted: str, instance: Any, _schema: Any) -> Any:
+        if validator.is_type(instance, "string") and not compiled_pattern(wanted).search(instance):
+            yield ValidationError(f"{instance[:80]!r} does not match {wanted!r}")
+
+    def pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, _schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for wanted, subschema in patterns.items():
+            compiled = compiled_pattern(wanted)
+            for name, value in instance.items():
+                if compiled.search(name):
+                    yield from validator.descend(value, subschema, path=name, schema_path=wanted)
+
+    def additional_properties(validator: Any, extra: Any, instance: Any, schema: dict[str, Any]) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        declared = schema.get("properties", {})
+        patterns = [compiled_pattern(p) for p in schema.get("patternProperties", {})]
+        extras = [n for n in instance if n not in declared and not any(p.search(n) for p in patterns)]
+        if validator.is_type(extra, "object"):
+            for name in extras:
+                yield from validator.descend(instance[name], extra, path=name)
+        elif extra is False and extras:
+            listed = ", ".join(repr(n[:80]) for n in sorted(extras)[:20])
+            yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
+
+    linear = validators.extend(
+        Draft202012Validator,
+        {
+            "pattern": pattern,
+            "patternProperties": pattern_properties,
+            "additionalProperties": additional_properties,
+        },
+    )
+    return linear(schema)
+
+
+def regex_problems(schema: Any) -> list[str]:
+    """Every regular expression of a schema that cannot run in linear time (`pattern` values and
+    `patternProperties` names), and `unevaluatedProperties` beside `patternProperties` (jsonschema
+    evaluates those with Python's `re`), each naming its place. Walked without recursion."""
+    problems: list[str] = []
+    stack: list[tuple[Any, tuple[str, ...]]] = [(schema, ())]
+    while stack:
+        node, at = stack.pop()
+        if len(at) > 2 * MAX_SCHEMA_DEPTH:
+            problems.append(f"{'.'.join(('schema', *at))}: the schema nests too deep")
+            continue
+        if isinstance(node, list):
+            stack.extend((item, (*at, str(i))) for i, item in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        where = ".".join(("schema", *at))
+        in_properties = bool(at) and at[-1] in ("properties", "patternProperties", "$defs")
+        if not in_properties:
+            if isinstance(node.get("pattern"), str):
+                problem = pattern_problem(node["pattern"])
+                if problem:
+                    problems.append(f"{where}.pattern: {problem}")
+            names = node.get("patternProperties")
+            if isinstance(names, dict):
+                for name in names:
+                    problem = pattern_problem(name)
+                    if problem:
+                        problems.append(f"{where}.patternProperties: {problem}")
+                if "unevaluatedProperties" in node:
+                    problems.append(
+                        f"{where}: unevaluatedProperties beside patternProperties is not supported "
+                        "(its patterns would run on a backtracking engine)"
+                    )
+        stack.extend((value, (*at, str(key))) for key, value in node.items())
+    return problems
+
+
 def compiled_pattern(pattern: str) -> Any:
     """The pattern compiled by RE2 (linear time, no catastrophic backtracking); ValueError if it cannot be."""
     if pattern not in _PATTERNS:

@@ -36,6 +36,49 @@ _TAGS = re.compile(
 # letters, zero-width characters, entities): `neutralise` rewrites every such occurrence.
 _NAME = re.compile(r"mongomem[\W_]{0,8}memory", re.IGNORECASE)
 _NEUTRAL = "mongo-mem memory"
+
+# Look-alikes of the name's letters (Unicode TR39 confusables, confusables.txt): a reader sees
+# `</m?ngomem-memory>` with a Cyrillic o (U+043E) at the ? as the marker. The table holds, per letter of the name, every
+# single character the Unicode confusables data lists as confusable with it that NFKD + dropping marks +
+# casefolding does not already turn into that letter (those, full-width, mathematical and accented forms,
+# are folded by `skeleton` itself). `tests/unit/test_markers_confusables.py` checks the table against the
+# confusables data (the confusable-homoglyphs package, a dev dependency): no code point is missing.
+_LOOKALIKES = {
+    "m": (
+        "\u039c\u03fa\u041c\u13b7\u15f0\u16d6\u2c98\ua4df"
+        "\U000102b0\U00010311\U0001d6b3\U0001d6ed\U0001d727\U0001d761\U0001d79b"
+    ),
+    "o": (
+        "0\u039f\u03bf\u03c3\u041e\u043e\u0555\u0585"
+        "\u06f5\u0966\u09e6\u0a66\u0ae6\u0b20\u0b66\u0be6"
+        "\u0c02\u0c66\u0c82\u0ce6\u0d02\u0d20\u0d66\u0d82"
+        "\u0e50\u0ed0\u101d\u1040\u10ff\u12d0\u1d0f\u1d11"
+        "\u2c9e\u2c9f\u2d54\u3007\ua4f3\uab3d\U00010292\U000102ab"
+        "\U00010404\U0001042c\U000104c2\U000104ea\U00010516\U000114d0\U000118b5\U000118c8"
+        "\U000118d7\U000118e0\U0001d6b6\U0001d6d0\U0001d6d4\U0001d6f0\U0001d70a\U0001d70e"
+        "\U0001d72a\U0001d744\U0001d748\U0001d764\U0001d77e\U0001d782\U0001d79e\U0001d7b8"
+        "\U0001d7bc\U0001d7ce\U0001d7d8\U0001d7e2\U0001d7ec\U0001d7f6\U0001fbf0"
+    ),
+    "n": ("\u039d\u0578\u057c\u2c9a\ua4e0\U00010513\U0001d6b4\U0001d6ee\U0001d728\U0001d762\U0001d79c"),
+    "g": ("\u018d\u0261\u050c\u0581\u13c0\u13f3\u1d83\ua4d6"),
+    "e": (
+        "\u0395\u0415\u0435\u04bd\u13ac\u212e\u22ff\u2d39"
+        "\ua4f0\uab32\U00010286\U000118a6\U000118ae\U0001d6ac\U0001d6e6\U0001d720"
+        "\U0001d75a\U0001d794"
+    ),
+    "r": ("\u01a6\u0433\u13a1\u13d2\u1587\u1d26\u2c85\ua4e3\uab47\uab48\uab81\U000104b4\U00016f35\U0001d216"),
+    "y": (
+        "\u0263\u028f\u03a5\u03b3\u03d2\u0423\u0443\u04ae"
+        "\u04af\u10e7\u13a9\u13bd\u1d8c\u1eff\u213d\u2ca8"
+        "\ua4ec\uab5a\U000102b2\U000118a4\U000118dc\U00016f43\U0001d6bc\U0001d6c4"
+        "\U0001d6f6\U0001d6fe\U0001d730\U0001d738\U0001d76a\U0001d772\U0001d7a4\U0001d7ac"
+    ),
+}
+_FOLD = {c: letter for letter, chars in _LOOKALIKES.items() for c in chars}
+# The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.
+_SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]{0,8}(?:m|rn)e(?:m|rn)ory")
+# ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
+_ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
@@ -79,17 +122,63 @@ def reader_forms(text: str) -> str:
     return "".join(c for c in out if unicodedata.category(c) != "Cf")
 
 
+def _skeleton_map(text: str) -> tuple[str, list[int]]:
+    """`skeleton(text)` and, for each of its characters, the index of the character of `text` it comes
+    from (so a match in the skeleton names a span of the text)."""
+    out: list[str] = []
+    origin: list[int] = []
+    for i, char in enumerate(text):
+        if char.isascii():
+            folded = _FOLD.get(char, char.lower())
+        else:
+            folded = (
+                _FOLD.get(char)
+                or "".join(
+                    _FOLD.get(c, c)
+                    for c in unicodedata.normalize("NFKD", char)
+                    if not unicodedata.combining(c) and unicodedata.category(c) != "Cf"
+                ).casefold()
+            )
+        out.append(folded)
+        origin.extend([i] * len(folded))
+    return "".join(out), origin
+
+
+def skeleton(text: str) -> str:
+    """What a reader may take `text` for, in the spirit of Unicode TR39's skeleton: compatibility forms
+    decomposed (NFKD), combining marks and invisible format characters dropped, the look-alikes of the
+    marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) replaced by those letters, case folded."""
+    return _skeleton_map(text)[0]
+
+
+def _hides_name(text: str) -> bool:
+    return bool(_SKELETON_NAME.search(skeleton(reader_forms(text))))
+
+
+def _rewrite_lookalikes(text: str) -> str:
+    """Every span of `text` whose skeleton spells the name, rewritten `mongo-mem memory` (with the
+    combining marks that follow it: a mark left behind would decorate the rewritten name's last letter)."""
+    folded, origin = _skeleton_map(text)
+    spans = [(origin[m.start()], origin[m.end() - 1] + 1) for m in _SKELETON_NAME.finditer(folded)]
+    for start, end in reversed(spans):
+        while end < len(text) and unicodedata.combining(text[end]):
+            end += 1
+        text = text[:start] + _NEUTRAL + text[end:]
+    return text
+
+
 def neutralise(text: str) -> str:
     """`text` unable to open, close or forge a marker, however it is later escaped, unescaped, stripped
     of tags or re-spaced: every form of the marker's name in it becomes `mongo-mem memory`. Text that
-    hides the name behind entities or look-alike characters is shown decoded, with the name rewritten."""
-    if "mongomem" not in text.lower() and text.isascii() and "&" not in text and "\\u" not in text:
+    hides the name behind entities is shown decoded, with the name rewritten; look-alike letters
+    (confusables), combining marks and compatibility forms are folded as a reader would (`skeleton`)."""
+    if text.isascii() and "&" not in text and "\\u" not in text and not _ASCII_HINT.search(text):
         return text
-    if not _NAME.search(reader_forms(text)):
+    if not _hides_name(text):
         return text
-    out = _NAME.sub(_NEUTRAL, text)
-    if _NAME.search(reader_forms(out)):
-        out = _NAME.sub(_NEUTRAL, reader_forms(out))
+    out = _rewrite_lookalikes(_NAME.sub(_NEUTRAL, text))
+    if _hides_name(out):
+        out = _rewrite_lookalikes(reader_forms(out))
     return out
 
 

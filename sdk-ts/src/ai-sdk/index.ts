@@ -26,7 +26,8 @@ export interface MemoryToolsOptions {
   workingMemoryScope?: "resource" | "thread";
 }
 
-const ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+// `.` and `..` alone are refused: URL clients drop such path segments (dot-segments).
+const ID = /^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,128}$/;
 
 /**
  * The memory tools, named as the MCP server's and the Atlas Agent Engine's (camelCase here):

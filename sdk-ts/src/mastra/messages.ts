@@ -15,7 +15,8 @@ type Part = MastraDBMessage["content"]["parts"][number];
 const MAX_MAP_STRING = 65_536;
 const MAX_MAP_DEPTH = 8;
 const MAX_KEY = 256;
-const ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+// `.` and `..` alone are refused: URL clients drop such path segments (dot-segments).
+const ID = /^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,128}$/;
 
 export const SOURCE = "mastra";
 

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import ValidationError
 
 from mongomem.client._calls import Call, Methods, json_default, next_memories_page
 from mongomem.models.memory import MemoryOut
@@ -53,6 +54,10 @@ class MemoryClientError(Exception):
         return self.status is None and self.code in ("unreachable", "timeout")
 
 
+def _shape(call: Call[Any]) -> str:
+    return str(getattr(getattr(call.parse, "__self__", None), "__name__", "") or "valid answer")
+
+
 class _Base(Methods):
     """What both clients share: settings, request building, answer reading, retry decisions."""
 
@@ -83,6 +88,15 @@ class _Base(Methods):
         )
 
     def _request(self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:
+        if any(part in (".", "..") for part in call.path.split("/")):
+            # `.` and `..` are dot-segments (RFC 3986 5.2.4): a URL client removes them, so such an id
+            # would address another resource. The API refuses them as ids (422); so does the client.
+            raise MemoryClientError(
+                None,
+                "validation_error",
+                "an id cannot be '.' or '..' (URL clients drop such path segments)",
+                [{"path": call.path, "message": "an id cannot be '.' or '..'"}],
+            )
         content = (
             json.dumps(call.body, default=json_default).encode("utf-8") if call.body is not None else None
         )
@@ -110,7 +124,14 @@ class _Base(Methods):
             data = response.json()
         except ValueError as exc:
             raise MemoryClientError(None, "invalid_response", "the API answered with non-JSON") from exc
-        return call.parse(data)
+        try:
+            return call.parse(data)
+        except (
+            ValidationError
+        ) as exc:  # an answer of another shape than the call's (never a raw pydantic error)
+            raise MemoryClientError(
+                response.status_code, "invalid_response", f"the API's answer is not a {_shape(call)}"
+            ) from exc
 
     def _unreachable(self, exc: httpx.TransportError) -> MemoryClientError:
         where = urlsplit(self.base_url).netloc

@@ -21,8 +21,11 @@ _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._:@-]")
 
 
 def safe_id(value: Any, fallback: str = "id") -> str:
-    """An identifier the API accepts ([A-Za-z0-9._:@-], 1-128 characters) from a framework's id."""
+    """An identifier the API accepts ([A-Za-z0-9._:@-], 1-128 characters, not `.` or `..`) from a
+    framework's id."""
     text = _ID_UNSAFE.sub("-", str(value or ""))[:128]
+    if text in (".", ".."):
+        text = text.replace(".", "-")
     return text or fallback
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -240,7 +241,6 @@ _ERROR_CODES = {
     414: "uri_too_long",
     431: "headers_too_large",
     500: "internal_error",
-    501: "not_implemented",
     505: "http_version_not_supported",
 }
 
@@ -248,6 +248,20 @@ _ERROR_CODES = {
 def _envelope(status: int, message: str, details: Any = None) -> dict[str, Any]:
     code = _ERROR_CODES.get(status, "bad_request")
     return _json_response(status, {"error": {"code": code, "message": message, "details": details}})
+
+
+# The methods a route may answer: any other (HEAD, TRACE, CONNECT, an unknown token such as FOO) is a
+# 405 naming these in `Allow` (RFC 9110 15.5.6), never a 5xx for what the client sent.
+ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+
+
+_TOKEN = re.compile(r"[A-Z][A-Z0-9_-]{0,31}")  # a method name the functions are shown (RFC 9110 token)
+
+
+def _not_allowed(method: str) -> dict[str, Any]:
+    result = _envelope(405, f"method {method[:32]} is not allowed", {"allow": ALLOWED_METHODS.split(", ")})
+    result["headers"]["Allow"] = ALLOWED_METHODS
+    return result
 
 
 RequestLog = Callable[[str, str, int, float, "str | None"], None]  # method, target, status, ms, error code
@@ -287,6 +301,14 @@ def make_server(
             if getattr(self, "request_version", "HTTP/1.1") == "HTTP/0.9":
                 self.request_version = "HTTP/1.1"  # always answer with a status line and headers
             self.close_connection = True
+            if code == HTTPStatus.NOT_IMPLEMENTED:  # http.server's answer to a method it has no do_ for
+                # A method no route has (BREW, FOO): the route's 405 with its `Allow`, as for a known
+                # method the route lacks; a 404 where no route matches. Never a 5xx for client input.
+                if _TOKEN.fullmatch(getattr(self, "command", "") or ""):
+                    self._serve()
+                else:
+                    self._send(_not_allowed(getattr(self, "command", "") or ""), close=True)
+                return
             self._send(_envelope(code, message or HTTPStatus(code).phrase), close=True)
 
         def _length(self) -> int | None:
@@ -348,7 +370,7 @@ def make_server(
                 )
 
         def _refuse_method(self) -> None:
-            self._send(_envelope(405, f"method {self.command} is not allowed"), close=True)
+            self._send(_not_allowed(self.command), close=True)
 
         def _send(self, result: dict[str, Any], close: bool = False) -> None:
             body = result.get("body") or ""

@@ -98,6 +98,11 @@ class EmbeddedMongo:
             self.cache_size,
             "--log-level",
             "WARNING",
+            # No oplog: nothing of mongomem reads one (no change streams, no transactions), and an oplog
+            # keeps full copies of deleted documents (an erased user's) for 100,000 operations.
+            "--standalone",
+            "--oplog-retention-seconds",
+            "0",
             *self.extra_args,
         ]
         env = environment()

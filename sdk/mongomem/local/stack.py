@@ -211,6 +211,8 @@ def local_environment(
         env["MONGOMEM_CONFIG_FILE"] = str(config_file)
     if data_dir is not None:
         env.setdefault("MONGOMEM_VECTOR_INDEX_PATH", str(data_dir / "vectors"))
+        # an erased user leaves no copy in the data dir's files (docs/security.md "Erasure")
+        env.setdefault("MONGOMEM_ERASE_CHECKPOINT", "true")
     for name in [*builtin_names(), CUSTOM_QUEUE]:
         env.setdefault(f"MONGOMEM_QUEUE_URL_{name.upper()}", f"local:extract-{name}")
     return env

@@ -17,7 +17,7 @@ from pymongo.errors import DuplicateKeyError
 
 from mongomem.adapters.mongo import translate_errors, update_and_read
 from mongomem.adapters.mongo.erasure import FEEDBACK_COLLECTION
-from mongomem.models.common import Scope, as_utc
+from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.memory import (
     ORG_OWNER,
     DecisionRecord,
@@ -45,6 +45,12 @@ def read_filter(target: Scope | MemoryView) -> dict[str, Any]:
     if target.agent_id is not None:
         query["agent_id"] = {"$in": [target.agent_id, None]}
     return query
+
+
+def unexpired() -> dict[str, Any]:
+    """Memories whose `expires_at` has not passed: expired means gone from every read, not only once
+    MongoDB's TTL monitor (a 60 s period) deleted it. Matches documents without the field too."""
+    return {"expires_at": {"$not": {"$lte": utcnow()}}}
 
 
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
@@ -313,7 +319,7 @@ class MemoryStore:
     # -- reads ---------------------------------------------------------------------------------
     def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None:
         with translate_errors():
-            doc = self.coll.find_one({"_id": memory_id, **read_filter(scope)})
+            doc = self.coll.find_one({"_id": memory_id, **read_filter(scope), **unexpired()})
         return to_record(doc) if doc else None
 
     def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
@@ -321,7 +327,8 @@ class MemoryStore:
             return []
         with translate_errors():
             # a filter naming _id is a point lookup on SecantusDB whatever else it names
-            return [to_record(d) for d in self.coll.find({"_id": {"$in": ids}, **read_filter(scope)})]
+            found = self.coll.find({"_id": {"$in": ids}, **read_filter(scope), **unexpired()})
+            return [to_record(d) for d in found]
 
     def active_by_key(
         self, scope: Scope, kind: str, key: str, agent_id: str | None = None
@@ -378,7 +385,7 @@ class MemoryStore:
         observed: ObservedRange | None = None,
         filters: MemoryFilter | None = None,
     ) -> list[MemoryRecord]:
-        query: dict[str, Any] = {**read_filter(scope)}
+        query: dict[str, Any] = {**read_filter(scope), **unexpired()}
         if filters is not None:
             if filters.tags:
                 query["payload.tags"] = {"$in": list(filters.tags)}

@@ -16,7 +16,9 @@ def _check_id(name: str, value: str) -> None:
     import re
 
     if not re.match(ID_PATTERN, value):
-        raise InvalidInput(f"{name} {value!r} is not a valid identifier ([A-Za-z0-9._:@-], 1-128)")
+        raise InvalidInput(
+            f"{name} {value!r} is not a valid identifier ([A-Za-z0-9._:@-], 1-128, not . or ..)"
+        )
 
 
 def create_key(

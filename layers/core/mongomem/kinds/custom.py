@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, ValidationError
 
 from mongomem.kinds.base import Item, KindError, MemoryKind, json_schema, norm, same_value
-from mongomem.kindschema import compiled_pattern, types_of
+from mongomem.kindschema import linear_validator, types_of
 
 if TYPE_CHECKING:
     from mongomem.config import CustomTypeConfig
@@ -128,14 +128,7 @@ class CustomKind(MemoryKind):
 def payload_validator(schema: dict[str, Any]) -> Any:
     """A JSON Schema 2020-12 validator whose `pattern` runs on RE2: time linear in the payload, so no
     pattern a project declares can hold a function on a crafted value (Python's `re` backtracks)."""
-    from jsonschema import Draft202012Validator, ValidationError, validators
-
-    def pattern(validator: Any, wanted: str, instance: Any, _schema: Any) -> Any:
-        if validator.is_type(instance, "string") and not compiled_pattern(wanted).search(instance):
-            yield ValidationError(f"{instance[:80]!r} does not match {wanted!r}")
-
-    linear = validators.extend(Draft202012Validator, {"pattern": pattern})
-    return linear(schema)
+    return linear_validator(schema)
 
 
 def _plain(value: Any) -> str:

@@ -11,9 +11,13 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, StringConstrai
 
 from mongomem.models.base import Model
 
-ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
+# 1 to 128 of these characters, but never `.` or `..` alone: those are dot-segments (RFC 3986 5.2.4) that
+# every URL client removes, so a resource with such an id could never be addressed again (issue 33).
+# Spelled without look-ahead: pydantic's Rust regex engine (and RE2) have none.
+_ID_CHAR, _ID_NODOT = "[A-Za-z0-9._:@-]", "[A-Za-z0-9_:@-]"
+ID_PATTERN = rf"^(?:{_ID_NODOT}{_ID_CHAR}{{0,127}}|\.{_ID_NODOT}{_ID_CHAR}{{0,126}}|\.\.{_ID_CHAR}{{1,126}})$"
 # What an identifier may hold, in words (validation errors say this instead of the pattern).
-ID_RULE = "1 to 128 characters: letters, digits and . _ : @ -"
+ID_RULE = "1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone)"
 USER_HELP = "the memory user (a service-account key fixes it: then leave it out)"
 
 # A caller-supplied identifier (user, session, agent, client token). Strict: a JSON object such as

@@ -92,7 +92,7 @@ class Infrastructure:
     def erasure(self) -> MongoErasureRepository:
         from mongomem.adapters.mongo.erasure import MongoErasureRepository
 
-        return self._indexed(MongoErasureRepository(self.database))
+        return self._indexed(MongoErasureRepository(self.database, checkpoint=self.settings.erase_checkpoint))
 
     @cached_property
     def backlog(self) -> BacklogRepository:

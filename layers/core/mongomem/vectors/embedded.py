@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from array import array
 from collections.abc import Iterable
+from datetime import datetime
 from operator import mul
 from pathlib import Path
 from types import ModuleType
@@ -173,6 +174,9 @@ class EmbeddedIndex:
         db = sqlite3.connect(path / DB_FILE, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process crashes
+        # A deleted document's text is overwritten with zeros, not left in a freed page (an erased user
+        # leaves no text in the file); `delete_user` also checkpoints and empties the WAL.
+        db.execute("PRAGMA secure_delete=ON")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.execute(
             "CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, tenant TEXT NOT NULL,"
@@ -206,6 +210,16 @@ class EmbeddedIndex:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise IndexUnavailable("embedded vector index could not write its file") from exc
+
+    def _scrub(self) -> None:
+        """Copy the WAL into the database file and truncate it: the WAL's older frames still hold the
+        pages as they were before the deletion (secure_delete zeroes the new ones only)."""
+        if self._db is None:
+            return
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise IndexUnavailable("embedded vector index could not checkpoint its file") from exc
 
     def close(self) -> None:
         """Close the sqlite3 file; searches still work, writes raise IndexUnavailable."""
@@ -278,16 +292,22 @@ class EmbeddedIndex:
             if not known:
                 return
             self._write([("DELETE FROM docs WHERE id = ?", [(i,) for i in known])])
+            self._scrub()  # a deleted memory's text leaves the WAL too
             for doc_id in known:
                 self._remove_mem(doc_id)
 
-    def delete_user(self, tenant: str, user_id: str) -> int:
-        """Delete every document of (tenant, user_id); returns the number deleted."""
+    def sweep_again_after(self) -> float:
+        return 0.0  # every write is searchable once it returns: one sweep sees it all
+
+    def delete_user(self, tenant: str, user_id: str, written_before: datetime | None = None) -> int:
+        """Delete every document of (tenant, user_id); returns the number deleted. (`written_before` is
+        never needed here: `sweep_again_after` is 0.)"""
         with self._lock:
             keys = [k for k in self._parts if k[0] == tenant and k[1] == user_id]
             if not keys:
                 return 0
             self._write([("DELETE FROM docs WHERE tenant = ? AND user_id = ?", [(tenant, user_id)])])
+            self._scrub()
             deleted = 0
             for key in keys:
                 part = self._parts.pop(key)

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Literal
 
 from opensearchpy import OpenSearch, Urllib3HttpConnection
@@ -160,6 +161,7 @@ class OpenSearchIndex:
         create_missing: bool = True,
         serverless: bool = False,
         sweep_seconds: float = 10.0,
+        refresh_seconds: float = 60.0,
     ) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown k-NN engine {engine!r}; use one of {ENGINES}")
@@ -188,6 +190,8 @@ class OpenSearchIndex:
         self.serverless = serverless
         # How long erasure keeps sweeping while deleted documents still answer searches (Serverless).
         self.sweep_seconds = sweep_seconds
+        # How often a Serverless collection makes writes searchable (Classic vector collections: 60 s).
+        self.refresh_seconds = refresh_seconds
         self._dim: int | None = None
         self._lock = threading.Lock()
 
@@ -333,11 +337,21 @@ class OpenSearchIndex:
         lines: list[dict[str, Any]] = [{"delete": {"_index": self.index_name, "_id": i}} for i in ids]
         self._bulk(lines, "delete")  # a missing index or id is not an error: the goal state holds
 
-    def delete_user(self, tenant: str, user_id: str) -> int:
-        """Delete every document of (tenant, user_id); returns the number deleted."""
+    def sweep_again_after(self) -> float:
+        """Serverless: a write becomes searchable when the collection refreshes (every 60 s for a Classic
+        vector collection), so an erase sweeps again two refresh intervals later (docs/aws-rules.md)."""
+        return 2 * self.refresh_seconds if self.serverless else 0.0
+
+    def delete_user(self, tenant: str, user_id: str, written_before: datetime | None = None) -> int:
+        """Delete every document of (tenant, user_id) (written before `written_before` only, when given:
+        a follow-up sweep keeps what the user wrote since); returns the number deleted."""
         # Paged search + bulk delete rather than _delete_by_query: Serverless collections (and
         # nodes without the reindex module) do not offer it, and an erase must work everywhere.
-        scope = {"bool": {"filter": _scope_terms(tenant, user_id, None)}}
+        terms = _scope_terms(tenant, user_id, None)
+        if written_before is not None and self.serverless:
+            stamp = f"{int(written_before.timestamp() * 1e9):020d}"
+            terms = [*terms, {"range": {REV: {"lt": stamp}}}]
+        scope = {"bool": {"filter": terms}}
         try:
             if not self.serverless:
                 self._refresh_quietly()  # search sees refreshed documents only: do not miss recent ones

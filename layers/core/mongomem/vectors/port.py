@@ -147,8 +147,14 @@ class VectorIndex(Protocol):
         """Remove documents by id; unknown ids are ignored."""
         ...
 
-    def delete_user(self, tenant: str, user_id: str) -> int:
-        """Remove every document of one user; return how many were removed."""
+    def delete_user(self, tenant: str, user_id: str, written_before: datetime | None = None) -> int:
+        """Remove every document of one user (with `written_before`: those written before then only);
+        return how many were removed."""
+        ...
+
+    def sweep_again_after(self) -> float:
+        """Seconds after an erase when it must sweep again: a write this index has not yet made
+        searchable escapes a sweep (a Serverless collection refreshes on its own); 0: a sweep sees all."""
         ...
 
     def search(self, q: SearchQuery) -> list[Hit]:

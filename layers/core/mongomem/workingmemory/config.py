@@ -52,6 +52,11 @@ class WorkingMemoryConfig(BaseModel):
                 Draft202012Validator.check_schema(self.json_schema)
             except SchemaError as exc:
                 raise ValueError(f"schema is not a valid JSON Schema: {exc.message}") from exc
+            from mongomem.kindschema import regex_problems
+
+            problems = regex_problems(self.json_schema)
+            if problems:
+                raise ValueError("; ".join(problems[:5]))
             if self.json_schema.get("type") != "object":
                 # Merging is defined on objects; a scalar or array root could only ever be replaced.
                 raise ValueError('schema must describe an object ("type": "object")')

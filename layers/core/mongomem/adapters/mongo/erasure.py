@@ -8,7 +8,9 @@ from datetime import datetime
 from pymongo import ASCENDING, IndexModel
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
-from mongomem.models.common import Scope
+from mongomem.adapters.mongo.ids import resource_key
+from mongomem.erasure import PendingSweep
+from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 
@@ -19,14 +21,20 @@ USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "re
 # Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.
 NOT_USER_DATA = frozenset({"api_keys", "local_queue"})
 LOCAL_QUEUE = "local_queue"
+# Every user's last calls (adapters/mongo/recent_requests.py): erased by scope, and purged of what an
+# erased user alone stated when another user was shown it.
+REQUEST_LOGS = "recent_requests"
+# Follow-up index sweeps of erased users (erasure.PendingSweep), run by index_sync when due.
+SWEEPS = "erasure_sweeps"
 
 
 class MongoErasureRepository:
     """Implements erasure.ErasureRepository."""
 
-    def __init__(self, database: MongoDatabase) -> None:
+    def __init__(self, database: MongoDatabase, checkpoint: bool = False) -> None:
         self.database = database
         self.db = database.db
+        self.checkpoint = checkpoint
 
     def ensure_indexes(self) -> None:
         self.database.ensure_once("retention", self._create_indexes)
@@ -74,6 +82,64 @@ class MongoErasureRepository:
                 other += int(self.db[name].delete_many(scope.filter()).deleted_count)
             counts["other"] = other
         return counts
+
+    def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
+        """Drop, from every request log of the tenant, the calls that returned one of these memories
+        (org memories the erased user stated): another user's log must not keep what only they said."""
+        if not memory_ids:
+            return 0
+        logs = self.db[REQUEST_LOGS]
+        with translate_errors():
+            returned = {"calls.returned.id": {"$in": memory_ids}}
+            dropped = 0
+            for doc in logs.find({"tenant": tenant, **returned}, {"calls.returned.id": 1}):
+                dropped += sum(
+                    1
+                    for call in doc.get("calls") or []
+                    if any(item.get("id") in memory_ids for item in call.get("returned") or [])
+                )
+            logs.update_many(
+                {"tenant": tenant, **returned},
+                {"$pull": {"calls": {"returned": {"$elemMatch": {"id": {"$in": memory_ids}}}}}},
+            )
+        return dropped
+
+    def schedule_sweep(self, scope: Scope, due: datetime, written_before: datetime) -> None:
+        # `erased_user`, not `user_id`: an erase of the user (or of another) never takes this note away
+        note = {
+            "tenant": scope.tenant,
+            "erased_user": scope.user_id,
+            "due": due,
+            "written_before": written_before,
+        }
+        with translate_errors():
+            self.db[SWEEPS].replace_one({"_id": resource_key(scope.tenant, scope.user_id)}, note, upsert=True)
+
+    def due_sweeps(self, now: datetime, limit: int) -> list[PendingSweep]:
+        with translate_errors():
+            docs = list(self.db[SWEEPS].find({"due": {"$lte": now}}).sort("due", ASCENDING).limit(limit))
+        return [
+            PendingSweep(
+                tenant=d["tenant"],
+                user_id=d["erased_user"],
+                due=as_utc(d["due"]),
+                written_before=as_utc(d["written_before"]),
+            )
+            for d in docs
+        ]
+
+    def sweep_done(self, sweep: PendingSweep) -> None:
+        with translate_errors():
+            self.db[SWEEPS].delete_one(
+                {"_id": resource_key(sweep.tenant, sweep.user_id), "written_before": sweep.written_before}
+            )
+
+    def settle(self) -> None:
+        """After an erasure: a checkpoint (`fsync`), when configured, so no storage file keeps a copy of
+        what was deleted (the local stack's SecantusDB also retires the journal file that held it)."""
+        if self.checkpoint:
+            with translate_errors():
+                self.db.client.admin.command("fsync")
 
     def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
         """Take the user's evidence out of the tenant's org memories: a version left without evidence is
