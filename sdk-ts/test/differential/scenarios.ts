@@ -58,6 +58,12 @@ async function settle(attempt: () => Promise<unknown>): Promise<string | null> {
   }
 }
 
+/** Whether the tool result the model was shown next is an error (an AI SDK error output, or Mastra's validation error). */
+function toolFailed(prompt: string | undefined): boolean {
+  const results = [...(prompt ?? "").matchAll(/"type":"tool-result"[\s\S]*?"output":(\{[\s\S]*?\})\}/g)].map((m) => m[1]!);
+  return results.some((r) => /"type":"error-(text|json)"|\\?"error\\?":\s*true|validation failed/i.test(r));
+}
+
 /** Which of `probes` the text holds. */
 function seen(text: string, probes: string[]): string[] {
   return probes.filter((p) => text.includes(p.replace(/\n/g, "\\n")) || text.includes(p));
@@ -198,7 +204,7 @@ export const SCENARIOS: Scenario[] = [
         "getWorkingMemory, another thread": await memory.getWorkingMemory({ threadId: other, resourceId: user }).then((wm) => (wm === null ? null : wm.includes("Porto") ? "the document sent" : "other")),
         "another thread's prompt has it": next.prompts[0]!.includes("City**: Porto"),
         "stored messages of the first run": await stored(memory, thread, user).then((m) => m.slice(0, 2)),
-        "the model sends an object in template mode": /"error"|isError|Invalid|invalid|Error/.test(jsonSent.prompts[1] ?? "") ? "the tool answers an error" : "accepted",
+        "the model sends an object in template mode": toolFailed(jsonSent.prompts[1]) ? "the tool answers an error" : "accepted",
         "working memory after the object": await memory.getWorkingMemory({ threadId: thread, resourceId: user }).then((wm) => (wm === FILLED ? "unchanged" : wm?.trimStart().startsWith("{") ? "replaced by JSON" : "other")),
       };
     },
@@ -220,8 +226,8 @@ export const SCENARIOS: Scenario[] = [
         { text: "Faro." },
       ]);
       return {
-        "an object as memory (Mastra's tool input)": /"error"|isError|invalid|Invalid/.test(first.prompts[1] ?? "") ? "refused" : "accepted",
-        "JSON text as memory": /"error"|isError|invalid|Invalid/.test(asText.prompts[1] ?? "") ? "refused" : "accepted",
+        "an object as memory (Mastra's tool input)": toolFailed(first.prompts[1]) ? "refused" : "accepted",
+        "JSON text as memory": toolFailed(asText.prompts[1]) ? "refused" : "accepted",
         "getWorkingMemory": parse(await memory.getWorkingMemory({ threadId: thread, resourceId: user })),
         "getWorkingMemory, another thread": parse(await memory.getWorkingMemory({ threadId: uid("o"), resourceId: user })),
         "thread metadata.workingMemory": scope === "thread" ? ((await threadById(memory, thread, user))?.metadata?.workingMemory ?? null) : "n/a",
