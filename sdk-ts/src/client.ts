@@ -6,7 +6,7 @@ import { env } from "./env.js";
 import { MongomemError, errorFromResponse } from "./errors.js";
 import { RetryPolicy, sleep as defaultSleep, type RetryOptions } from "./retry.js";
 import { ROUTES, resendSafe, type Route, type RouteName } from "./routes.js";
-import type { BodyOf, PathOf, QueryOf, ResultOf, TurnIn } from "./types.js";
+import type { BodyOf, PathOf, QueryOf, ResultOf, TurnIn, WorkingMemoryContext, WorkingMemoryState, WorkingMemoryUnchanged } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 
@@ -181,8 +181,8 @@ export class MongomemClient {
   // -- working memory ----------------------------------------------------------------------------------
 
   /** The working memory (`{unchanged: true}` when `if_none_match` is still its cache key). */
-  getWorkingMemory(query: QueryOf<"getWorkingMemory"> = {}, options?: RequestOptions): Promise<ResultOf<"getWorkingMemory">> {
-    return this.call("getWorkingMemory", { query }, options);
+  getWorkingMemory(query: QueryOf<"getWorkingMemory"> = {}, options?: RequestOptions): Promise<WorkingMemoryState | WorkingMemoryUnchanged> {
+    return this.call("getWorkingMemory", { query }, options) as Promise<WorkingMemoryState | WorkingMemoryUnchanged>;
   }
 
   /** Replace the working memory whole (PUT): `{content}` (template mode) or `{data}` (schema mode). */
@@ -200,8 +200,8 @@ export class MongomemClient {
   }
 
   /** The agent's update tool, its instructions and the current working memory. */
-  getWorkingMemoryTool(query: QueryOf<"getWorkingMemoryTool"> = {}, options?: RequestOptions): Promise<ResultOf<"getWorkingMemoryTool">> {
-    return this.call("getWorkingMemoryTool", { query }, options);
+  getWorkingMemoryTool(query: QueryOf<"getWorkingMemoryTool"> = {}, options?: RequestOptions): Promise<WorkingMemoryContext | WorkingMemoryUnchanged> {
+    return this.call("getWorkingMemoryTool", { query }, options) as Promise<WorkingMemoryContext | WorkingMemoryUnchanged>;
   }
 
   /** Apply an update-tool call as the model made it: `{memory: ...}` or the memory itself. */
