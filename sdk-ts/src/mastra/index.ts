@@ -523,8 +523,10 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
         before = page.next_before_seq;
       } while (before);
     } catch (error) {
-      if (error instanceof MongomemError && error.status === 404) return [];
-      throw error;
+      if (!(error instanceof MongomemError && error.status === 404)) throw error;
+      // no turns: an empty thread has no messages; a thread that does not exist is an error, as in Mastra
+      if ((await this.getThreadById({ threadId, resourceId })) === null) throw new Error(`No thread found with id ${threadId}`);
+      return [];
     }
     return this.messagesOf(turns, resourceId, threadId);
   }
