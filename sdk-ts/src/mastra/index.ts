@@ -58,9 +58,10 @@ export interface MongomemMemoryOptions {
   id?: string;
   name?: string;
   /**
-   * Mastra's memory options: `lastMessages`, `semanticRecall` ({topK, messageRange, scope, threshold}),
-   * `workingMemory` ({enabled, scope}), `readOnly`. The working memory's template or schema is the
-   * project's (project-config.yaml, memory.working_memory), so `template`/`schema` are refused here.
+   * Mastra's memory options: `lastMessages`, `messageHistory` ({maxTokens, atMaxRemoveTokens}),
+   * `semanticRecall` ({topK, messageRange, scope, threshold}), `workingMemory` ({enabled, scope, agentManaged}),
+   * `readOnly`, `generateTitle`. Anything else, and what cannot be honoured (`observationalMemory`,
+   * `useStateSignals`, recall filters, a template or schema: the project's is used), is refused here.
    */
   options?: MemoryConfig;
   /** Recorded on the sessions (the API's `agent_id`). */
