@@ -6,7 +6,7 @@ import { env } from "./env.js";
 import { MongomemError, errorFromResponse } from "./errors.js";
 import { RetryPolicy, sleep as defaultSleep, type RetryOptions } from "./retry.js";
 import { ROUTES, resendSafe, type Route, type RouteName } from "./routes.js";
-import type { BodyOf, PathOf, QueryOf, ResultOf, TurnIn } from "./types.js";
+import type { BodyOf, PathOf, QueryOf, ResultOf, TurnIn, WorkingMemoryContext, WorkingMemoryState, WorkingMemoryUnchanged } from "./types.js";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
 
@@ -56,9 +56,10 @@ export class MongomemClient {
   private readonly onRetry?: MongomemClientOptions["onRetry"];
 
   constructor(options: MongomemClientOptions = {}) {
-    this.baseUrl = (options.baseUrl ?? env("MONGOMEM_URL") ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    // the routes start with /v1: a base URL given with it ("https://.../prod/v1") is taken without it
+    this.baseUrl = (options.baseUrl ?? env("MONGOMEM_URL") ?? DEFAULT_BASE_URL).replace(/\/+$/, "").replace(/\/v1$/, "");
     this.policy = new RetryPolicy(options);
-    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = validTimeout(options.timeoutMs ?? 10_000, "timeoutMs");
     this.headers = { ...options.headers };
     const apiKey = options.apiKey ?? env("MONGOMEM_API_KEY");
     if (apiKey) this.headers["x-api-key"] = apiKey;
@@ -180,8 +181,8 @@ export class MongomemClient {
   // -- working memory ----------------------------------------------------------------------------------
 
   /** The working memory (`{unchanged: true}` when `if_none_match` is still its cache key). */
-  getWorkingMemory(query: QueryOf<"getWorkingMemory"> = {}, options?: RequestOptions): Promise<ResultOf<"getWorkingMemory">> {
-    return this.call("getWorkingMemory", { query }, options);
+  getWorkingMemory(query: QueryOf<"getWorkingMemory"> = {}, options?: RequestOptions): Promise<WorkingMemoryState | WorkingMemoryUnchanged> {
+    return this.call("getWorkingMemory", { query }, options) as Promise<WorkingMemoryState | WorkingMemoryUnchanged>;
   }
 
   /** Replace the working memory whole (PUT): `{content}` (template mode) or `{data}` (schema mode). */
@@ -199,8 +200,8 @@ export class MongomemClient {
   }
 
   /** The agent's update tool, its instructions and the current working memory. */
-  getWorkingMemoryTool(query: QueryOf<"getWorkingMemoryTool"> = {}, options?: RequestOptions): Promise<ResultOf<"getWorkingMemoryTool">> {
-    return this.call("getWorkingMemoryTool", { query }, options);
+  getWorkingMemoryTool(query: QueryOf<"getWorkingMemoryTool"> = {}, options?: RequestOptions): Promise<WorkingMemoryContext | WorkingMemoryUnchanged> {
+    return this.call("getWorkingMemoryTool", { query }, options) as Promise<WorkingMemoryContext | WorkingMemoryUnchanged>;
   }
 
   /** Apply an update-tool call as the model made it: `{memory: ...}` or the memory itself. */
@@ -335,7 +336,7 @@ export class MongomemClient {
   }
 
   private async attempt(method: string, url: string, headers: Record<string, string>, body: string | undefined, options?: RequestOptions): Promise<unknown> {
-    const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
+    const timeoutMs = options?.timeoutMs === undefined ? this.timeoutMs : validTimeout(options.timeoutMs, "options.timeoutMs");
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new DOMException("timed out", "TimeoutError")), timeoutMs);
     const outer = options?.signal;
@@ -371,6 +372,7 @@ export class MongomemClient {
     const filled = template.replace(/\{(\w+)\}/g, (_, name: string) => {
       const value = path?.[name];
       if (value === undefined || value === null) throw new TypeError(`missing path parameter ${name}`);
+      if (String(value) === "") throw new TypeError(`${name} must not be empty`);
       return encodeURIComponent(String(value));
     });
     const search = new URLSearchParams();
@@ -381,6 +383,14 @@ export class MongomemClient {
     const qs = search.toString();
     return `${this.baseUrl}${filled}${qs ? `?${qs}` : ""}`;
   }
+}
+
+/** A time limit in ms: a finite number above 0 (a timer of NaN or 0 would fire at once). */
+function validTimeout(value: number, name: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`${name} must be a number of milliseconds above 0, not ${String(value)}`);
+  }
+  return value;
 }
 
 function describe(error: unknown): string {

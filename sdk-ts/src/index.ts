@@ -7,3 +7,5 @@ export { ROUTES } from "./routes.js";
 export type { Route, RouteName, OperationId, UncoveredOperations } from "./routes.js";
 export type * from "./types.js";
 export type { components, operations, paths } from "./generated/openapi.js";
+export { splitTurns } from "./batches.js";
+export type { BatchLimits, TruncatedTurn } from "./batches.js";

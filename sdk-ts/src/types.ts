@@ -28,6 +28,11 @@ export type TurnIn = Schemas["TurnIn"];
 export type TurnOut = Schemas["TurnOut"];
 export type Thread = Schemas["Thread"];
 export type WorkingMemoryState = Schemas["WorkingMemoryState"];
+/**
+ * The answer when `if_none_match` is still the cache key. `unchanged` is always sent (`true`), so
+ * `"unchanged" in wm` tells the two answers apart and narrows the other branch to the state.
+ */
+export type WorkingMemoryUnchanged = { unchanged: true; cache_key: string };
 export type WorkingMemoryContext = Schemas["WorkingMemoryContext"];
 export type RecallResponse = Schemas["RecallResponse"];
 export type RecalledTurn = Schemas["RecalledTurn"];

@@ -103,3 +103,43 @@ test("recordOnFinish records a streamText exchange when the stream ends", async 
   const turns = (await mem.listTurns(session, { user_id: user })).turns;
   assert.deepEqual(turns.map((t) => [t.role, t.content]), [["user", "Say hello"], ["assistant", "Streaming hello."]]);
 });
+
+test("recordExchange records a run of more than 100 messages in batches, and a message over 1 MiB cut and reported", async () => {
+  const mem = client();
+  const user = uid("big");
+  const session = uid("chat");
+  const huge = `start ${"é".repeat(600_000)} end`; // 1.2 MB of UTF-8
+  const messages = Array.from({ length: 130 }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: i === 7 ? huge : `message ${i}` }));
+  const warnings: string[] = [];
+  const result = { response: { id: "resp-big", messages: [] } };
+  const recorded = await recordExchange(mem, { userId: user, sessionId: session, prompt: messages, result, onTruncated: (m) => warnings.push(m) });
+  // Then every message is recorded, in order (two batches), and the big one is cut with a note saying so
+  assert.equal(recorded?.turns.length, 130);
+  assert.deepEqual(recorded?.truncated.map((t) => t.index), [7]);
+  assert.match(warnings[0]!, /turn 7 \(assistant\)/);
+  const turns = [];
+  let before: number | undefined;
+  do {
+    const page = await mem.listTurns(session, { user_id: user, limit: 200, ...(before ? { before_seq: before } : {}) });
+    turns.unshift(...page.turns);
+    before = page.next_before_seq ?? undefined;
+  } while (before);
+  assert.deepEqual(turns.map((t) => t.seq), Array.from({ length: 130 }, (_, i) => i + 1));
+  assert.match(turns[7]!.content, /^start é+\n\[mongomem: \d+ bytes; the rest of this message was not recorded\]$/);
+  assert.ok(new TextEncoder().encode(turns[7]!.content).length <= 1024 * 1024);
+  // And recording the same exchange again records nothing twice
+  await recordExchange(mem, { userId: user, sessionId: session, prompt: messages, result, onTruncated: () => {} });
+  assert.equal((await mem.getSession(session, { user_id: user })).turn_count, 130);
+});
+
+test("updateWorkingMemory in template mode refuses JSON instead of storing it over the Markdown", async () => {
+  const mem = client();
+  const user = uid("tpl");
+  const tools = memoryTools({ client: mem, userId: user, sessionId: uid("s") });
+  const doc = "# User\n- **Name**: Cy\n- **City**:\n";
+  await tools.updateWorkingMemory.execute!({ memory: doc }, { toolCallId: "1", messages: [] } as never);
+  await assert.rejects(Promise.resolve(tools.updateWorkingMemory.execute!({ memory: '{"name": "Cy"}' }, { toolCallId: "2", messages: [] } as never)), /Markdown document/);
+  await assert.rejects(Promise.resolve(tools.updateWorkingMemory.execute!({ memory: { name: "Cy" } }, { toolCallId: "3", messages: [] } as never)), /Markdown document/);
+  const state = await mem.getWorkingMemory({ user_id: user });
+  assert.equal("content" in state ? state.content : null, doc);
+});

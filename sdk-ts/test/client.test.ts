@@ -240,3 +240,15 @@ test("the client core imports no Node module (it runs wherever fetch does)", asy
     assert.doesNotMatch(code, /\brequire\(|\bBuffer\b|process\.(?!env)/, file);
   }
 });
+
+test("a base URL ending in /v1 works, an empty id and a bad timeout are refused with a clear error", async () => {
+  const user = uid("v1");
+  const withV1 = new MongomemClient({ baseUrl: `${BASE_URL}/v1/` });
+  assert.equal(withV1.baseUrl, BASE_URL.replace(/\/+$/, ""));
+  assert.deepEqual((await withV1.listThreads({ user_id: user })).threads, []);
+  await assert.rejects(client().listTurns("", { user_id: user }), /session_id must not be empty/);
+  for (const bad of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.throws(() => new MongomemClient({ baseUrl: BASE_URL, timeoutMs: bad }), /timeoutMs must be a number of milliseconds above 0/);
+  }
+  await assert.rejects(client().listThreads({ user_id: user }, { timeoutMs: 0 }), /timeoutMs/);
+});

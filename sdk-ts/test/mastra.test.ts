@@ -106,8 +106,8 @@ test("working memory (schema, thread scope): partial updates merge, threads are 
   const user = uid("bo");
   const threadA = uid("a");
   const { agent } = agentWith(memory, [
-    { toolCalls: [{ name: "updateWorkingMemory", input: { memory: JSON.stringify({ name: "Bo" }) } }] },
-    { toolCalls: [{ name: "updateWorkingMemory", input: { memory: JSON.stringify({ city: "Braga", diet: ["vegetarian"] }) } }] },
+    { toolCalls: [{ name: "updateWorkingMemory", input: { memory: { name: "Bo" } } }] },
+    { toolCalls: [{ name: "updateWorkingMemory", input: { memory: { city: "Braga", diet: ["vegetarian"] } } }] },
     { text: "Got it." },
   ]);
   await agent.generate("I'm Bo, a vegetarian from Braga", { memory: { thread: threadA, resource: user } });
@@ -115,9 +115,9 @@ test("working memory (schema, thread scope): partial updates merge, threads are 
   // thread scope: another thread of the same user starts empty (Mastra: "isolated per conversation thread")
   const threadB = uid("b");
   assert.equal(await memory.getWorkingMemory({ threadId: threadB, resourceId: user }), null);
-  // the thread's record carries it, as Mastra keeps thread-scoped working memory in thread.metadata
+  // the thread's record carries it, as Mastra keeps thread-scoped working memory in thread.metadata (JSON text)
   const stored = await memory.getThreadById({ threadId: threadA, resourceId: user });
-  assert.deepEqual(stored?.metadata?.workingMemory, { name: "Bo", city: "Braga", diet: ["vegetarian"] });
+  assert.deepEqual(JSON.parse(String(stored?.metadata?.workingMemory)), { name: "Bo", city: "Braga", diet: ["vegetarian"] });
   // seeding a new thread with the JSON text, side by side with Mastra's Memory (schema mode, thread scope)
   const schema = z.object({ name: z.string().optional(), city: z.string().optional(), diet: z.array(z.string()).optional() });
   const mastra = new Memory({ storage: new InMemoryStore(), options: { workingMemory: { enabled: true, scope: "thread", schema } } });
@@ -140,6 +140,32 @@ test("a template or schema in the Mastra options is refused: the project's is th
     () => new MongomemMemory({ client: client(), options: { workingMemory: { enabled: true, template: "# Mine" } } }),
     /project-config.yaml/,
   );
+});
+
+test("every Mastra memory option is honoured or refused at construction, never ignored", () => {
+  const refused: [string, Record<string, unknown>, RegExp][] = [
+    ["observationalMemory", { observationalMemory: true }, /observationalMemory/],
+    ["observationalMemory object", { observationalMemory: { scope: "resource" } }, /observationalMemory/],
+    ["useStateSignals", { workingMemory: { enabled: true, useStateSignals: true } }, /useStateSignals/],
+    ["semanticRecall.filter", { semanticRecall: { topK: 2, messageRange: 1, filter: { a: 1 } } }, /semanticRecall.filter/],
+    ["semanticRecall.indexConfig", { semanticRecall: { topK: 2, messageRange: 1, indexConfig: { type: "hnsw" } } }, /indexConfig/],
+    ["retainFullInput", { retainFullInput: true }, /retainFullInput/],
+    ["filterIncompleteToolCalls", { filterIncompleteToolCalls: false }, /filterIncompleteToolCalls/],
+    ["messageHistory without maxTokens", { messageHistory: {} }, /maxTokens/],
+    ["an unknown option", { threads: { generateTitle: true } }, /`threads`/],
+  ];
+  for (const [what, options, error] of refused) {
+    assert.throws(() => new MongomemMemory({ client: client(), options: options as never }), error, what);
+  }
+  // Mastra's defaults and every honoured option are accepted
+  new MongomemMemory({
+    client: client(),
+    options: {
+      readOnly: false, lastMessages: 5, messageHistory: { maxTokens: 4000 }, observationalMemory: false, generateTitle: true,
+      filterIncompleteToolCalls: true, retainFullInput: false,
+      semanticRecall: { topK: 2, messageRange: 1, scope: "thread", threshold: 0.2 }, workingMemory: { enabled: true, scope: "thread", agentManaged: true },
+    },
+  });
 });
 
 async function talk(memory: MongomemMemory, user: string, thread: string, lines: [string, string][]) {

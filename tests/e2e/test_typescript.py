@@ -215,3 +215,27 @@ def test_quickstart_packs_installs_and_runs_a_mastra_agent_against_make_dev(
         assert "You collect antique typewriters and you are from Porto." in out
     finally:
         dev.close()
+
+
+def test_quickstart_fails_when_nothing_is_recalled_across_threads(node_modules: Path, tmp_path: Path) -> None:
+    # Given a stack whose recall indexer does not run within the quickstart's wait (it scans once an hour)
+    dev = Dev(tmp_path, "--scan-seconds", "3600")
+    try:
+        api = dev.url()
+        # When the quickstart runs its agent against it
+        done = subprocess.run(
+            ["bash", str(SDK / "examples" / "mastra-quickstart" / "run.sh")],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env={**os.environ, "MONGOMEM_URL": api, "MONGOMEM_QUICKSTART_WAIT_S": "2"},
+            stdin=subprocess.DEVNULL,
+        )
+        out = done.stdout + done.stderr
+        print(out)
+        # Then it says recall across threads failed, and exits non-zero
+        assert "run 2 prompt recalled thread 1 across threads: false" in out
+        assert "quickstart FAILED" in out and "nothing was recalled across threads" in out
+        assert done.returncode != 0
+    finally:
+        dev.close()

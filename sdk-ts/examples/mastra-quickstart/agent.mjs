@@ -27,17 +27,29 @@ console.log(`recorded turns: ${recorded.turns.map((t) => `${t.seq}:${t.role}`).j
 console.log(`working memory: ${JSON.stringify(await memory.getWorkingMemory({ threadId: first, resourceId: user }))}`);
 
 // `make dev` embeds new turns for recall on its next scan (every 5 s)
-for (let i = 0; i < 60; i++) {
-  const hits = await memory.client.recall({ query: "typewriters", user_id: user, top_k: 1 });
-  if (hits.matched.length) break;
-  await new Promise((resolve) => setTimeout(resolve, 500));
+let indexed = false;
+const waitS = Number(process.env.MONGOMEM_QUICKSTART_WAIT_S ?? 30);
+for (let i = 0; i < waitS * 2 && !indexed; i++) {
+  indexed = (await memory.client.recall({ query: "typewriters", user_id: user, top_k: 1 })).matched.length > 0;
+  if (!indexed) await new Promise((resolve) => setTimeout(resolve, 500));
 }
+if (!indexed) console.error(`thread 1 was not indexed for recall within ${waitS} s`);
 
 const two = await agent.generate("What do I collect, and where am I from?", { memory: { thread: second, resource: user } });
 console.log(`run 2 (${second}): ${two.text}`);
 const seen = JSON.stringify(model.prompts.at(-1));
-console.log(`run 2 prompt had the working memory: ${seen.includes("Location**: Porto")}`);
-console.log(`run 2 prompt recalled thread 1 across threads: ${seen.includes("remembered_from_other_conversation") && seen.includes("antique typewriters")}`);
+const hadWorkingMemory = seen.includes("Location**: Porto");
+const recalled = seen.includes("remembered_from_other_conversation") && seen.includes("antique typewriters");
+console.log(`run 2 prompt had the working memory: ${hadWorkingMemory}`);
+console.log(`run 2 prompt recalled thread 1 across threads: ${recalled}`);
+if (!hadWorkingMemory || !recalled) {
+  // a quickstart that prints "false" and exits 0 hides a broken stack: say what is missing, and fail
+  console.error(
+    `quickstart FAILED: ${!hadWorkingMemory ? "the working memory was not in the prompt; " : ""}` +
+      `${!recalled ? "nothing was recalled across threads (is the recall indexer running? `mongomem dev` scans every few seconds; GET /v1/status shows its lag)" : ""}`,
+  );
+  process.exitCode = 1;
+}
 
 /** A stand-in model: it updates working memory on the first message and answers from what the prompt holds. */
 function scripted() {

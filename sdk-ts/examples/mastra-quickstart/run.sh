@@ -19,7 +19,7 @@ echo "packed $tarball ($(du -k "$work/$tarball" | cut -f1) kB)"
 mkdir "$work/app" && cd "$work/app"
 npm init -y >/dev/null
 npm pkg set type=module >/dev/null
-npm install --no-audit --no-fund --prefer-offline --loglevel=error "$work/$tarball" @mastra/core@1.71.0 ai@7.0.173 zod@4.6.7 2>&1 | grep -v EBADENGINE | grep -v "^npm warn  " || true
+npm install --no-audit --no-fund --prefer-offline --loglevel=error "$work/$tarball" @mastra/core@1.71.0 ai@7.0.185 zod@4.6.7 2>&1 | grep -v EBADENGINE | grep -v "^npm warn  " || true
 echo "installed: $(npm ls --depth=0 2>/dev/null | tail -n +2 | sed 's/^[^a-z@]*//' | tr '\n' ' ')"
 cp "$here/agent.mjs" .
 node agent.mjs

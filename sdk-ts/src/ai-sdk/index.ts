@@ -9,6 +9,7 @@
 import { tool, type ModelMessage, type Tool } from "ai";
 import { z } from "zod";
 
+import { splitTurns, type BatchLimits, type TruncatedTurn } from "../batches.js";
 import { MongomemClient } from "../client.js";
 import type { Schemas } from "../types.js";
 
@@ -50,6 +51,8 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
     ...(options.workingMemoryScope ? { scope: options.workingMemoryScope } : {}),
     thread_id: sessionId,
   };
+  const agent = agentId ? { agent_id: agentId } : {};
+  let mode: Promise<string> | undefined;
   return {
     searchMemories: tool({
       description: "Search what is known about the user from earlier conversations: facts, preferences, events, procedures.",
@@ -101,7 +104,7 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
       description: "Read the working memory: the scratchpad of what matters about the user right now.",
       inputSchema: z.object({}),
       execute: async () => {
-        const state = (await client.getWorkingMemory({ ...wm, ...(agentId ? { agent_id: agentId } : {}) })) as Schemas["WorkingMemoryState"];
+        const state = (await client.getWorkingMemory({ ...wm, ...agent })) as Schemas["WorkingMemoryState"];
         return { mode: state.mode, content: state.content ?? null, data: state.data ?? null, version: state.version ?? 0 };
       },
     }),
@@ -113,7 +116,12 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         memory: z.union([z.string(), z.record(z.string(), z.unknown())]).describe("The Markdown document, or the changed fields"),
       }),
       execute: async ({ memory }) => {
-        const state = await client.applyWorkingMemoryTool({ memory }, { ...wm });
+        // Template mode keeps a Markdown document: JSON sent in its place is refused, never stored over it.
+        mode ??= client.getWorkingMemoryTool({ ...wm, ...agent }).then((ctx) => ("mode" in ctx ? ctx.mode : "template"));
+        mode.catch(() => (mode = undefined));
+        const sent = (await mode) === "schema" ? memory : markdownOnly(memory);
+        // agent_id: the agent's own working memory of the user, the one getWorkingMemory reads
+        const state = await client.applyWorkingMemoryTool({ memory: sent }, { ...wm, ...agent });
         return { version: state.version ?? 0, mode: state.mode as string };
       },
     }),
@@ -138,6 +146,10 @@ export interface RecordExchangeOptions {
   includeSystem?: boolean;
   /** Default: derived from the response id, so recording the same exchange twice records it once. */
   clientToken?: string;
+  /** The API's limits, when the project changed memory.limits (default: 100 turns a batch, 1 MiB a turn). */
+  limits?: BatchLimits;
+  /** Told when a turn was recorded cut to the content limit (default: console.warn). */
+  onTruncated?: (message: string) => void;
 }
 
 /**
@@ -150,13 +162,28 @@ export async function recordExchange(client: MongomemClient, options: RecordExch
   const turns = [...input, ...output].flatMap((m) => modelMessageToTurns(m, options.includeSystem ?? false));
   if (turns.length === 0) return null;
   const token = options.clientToken ?? (await exchangeToken(options.sessionId, options.result, turns));
-  return client.recordTurns(options.sessionId, {
-    user_id: options.userId,
-    ...(options.agentId ? { agent_id: options.agentId } : {}),
-    client_token: token,
-    turns,
-  });
+  // Batches of at most 100 turns (the API's max_batch), each with its own token derived from the exchange's,
+  // so a repeated call records nothing twice; a content over 1 MiB is recorded cut, and reported.
+  const { batches, truncated } = splitTurns(turns, options.limits);
+  const recorded: RecordExchangeResult = { session_id: options.sessionId, user_id: options.userId, turns: [], truncated };
+  for (const [i, batch] of batches.entries()) {
+    const answer = await client.recordTurns(options.sessionId, {
+      user_id: options.userId,
+      ...(options.agentId ? { agent_id: options.agentId } : {}),
+      client_token: i === 0 ? token : `${token}-${i}`,
+      turns: batch,
+    });
+    Object.assign(recorded, { ...answer, turns: [...recorded.turns, ...answer.turns], truncated });
+  }
+  if (truncated.length) {
+    const what = truncated.map((t) => `turn ${t.index} (${t.role}): ${t.droppedBytes} of ${t.bytes} bytes`).join("; ");
+    (options.onTruncated ?? ((m) => console.warn(m)))(`mongomem: recorded cut to the API's content limit: ${what}`);
+  }
+  return recorded;
 }
+
+/** What recordExchange recorded: the API's answer (every batch's turns), and the turns that were recorded cut. */
+export type RecordExchangeResult = Schemas["RecordTurnsResponse"] & { truncated: TruncatedTurn[] };
 
 /**
  * An `onFinish` for streamText (or generateText) that records the exchange:
@@ -229,4 +256,20 @@ async function exchangeToken(sessionId: string, result: ExchangeResult, turns: T
   const text = `${sessionId}\n${id}\n${at}\n${JSON.stringify(turns)}`;
   const digest = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return `ai-sdk-${[...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("").slice(0, 48)}`;
+}
+
+/** Template mode: the Markdown document as text; an object, or the JSON text of one, is refused. */
+function markdownOnly(memory: string | Record<string, unknown>): string {
+  const text = typeof memory === "string" ? memory.trim() : "";
+  let json = typeof memory !== "string";
+  if (!json && text.startsWith("{") && text.endsWith("}")) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      json = Boolean(parsed) && typeof parsed === "object" && !Array.isArray(parsed);
+    } catch {
+      json = false;
+    }
+  }
+  if (json) throw new Error("The working memory is a Markdown document (template mode): send the whole document as text, following the template, not JSON");
+  return memory as string;
 }

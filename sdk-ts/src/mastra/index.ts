@@ -28,6 +28,7 @@ import type {
 import { createTool } from "@mastra/core/tools";
 import { z } from "zod";
 
+import { splitTurns } from "../batches.js";
 import { MongomemClient, type MongomemClientOptions } from "../client.js";
 import { MongomemError } from "../errors.js";
 import type { Schemas } from "../types.js";
@@ -57,9 +58,10 @@ export interface MongomemMemoryOptions {
   id?: string;
   name?: string;
   /**
-   * Mastra's memory options: `lastMessages`, `semanticRecall` ({topK, messageRange, scope, threshold}),
-   * `workingMemory` ({enabled, scope}), `readOnly`. The working memory's template or schema is the
-   * project's (project-config.yaml, memory.working_memory), so `template`/`schema` are refused here.
+   * Mastra's memory options: `lastMessages`, `messageHistory` ({maxTokens, atMaxRemoveTokens}),
+   * `semanticRecall` ({topK, messageRange, scope, threshold}), `workingMemory` ({enabled, scope, agentManaged}),
+   * `readOnly`, `generateTitle`. Anything else, and what cannot be honoured (`observationalMemory`,
+   * `useStateSignals`, recall filters, a template or schema: the project's is used), is refused here.
    */
   options?: MemoryConfig;
   /** Recorded on the sessions (the API's `agent_id`). */
@@ -90,17 +92,11 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   /** Where a saved message is: for deleteMessages (the API deletes a thread's turns from a seq on). */
   private readonly placed = new Map<string, { threadId: string; resourceId: string; seq: number }>();
   private templates = new Map<string, Promise<WorkingMemoryTemplate | null>>();
+  private projectScope?: Promise<Scope>;
 
   constructor(config: MongomemMemoryOptions = {}) {
     const options = config.options ?? {};
-    const wm = options.workingMemory as { template?: unknown; schema?: unknown } | undefined;
-    if (wm && (wm.template !== undefined || wm.schema !== undefined)) {
-      throw new Error(
-        "MongomemMemory: the working-memory template or schema is the project's (project-config.yaml, " +
-          "memory.working_memory.template or .schema), shared by every client; remove it from the Mastra options " +
-          "and keep `workingMemory: { enabled, scope }`.",
-      );
-    }
+    refuseUnsupported(options);
     // Mastra's constructor insists on a vector store for semantic recall; ours is the API's.
     const { semanticRecall: _recall, ...rest } = options;
     super({ id: config.id, name: config.name ?? "MongomemMemory", options: rest });
@@ -126,7 +122,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
 
   override async getOutputProcessors(configured: OutputProcessorOrWorkflow[] = [], _context?: RequestContext): Promise<OutputProcessor[]> {
     const taken = configured.some((p) => (p as { id?: string }).id === "message-history");
-    // Saving does not depend on lastMessages: a run's messages are always recorded (unless readOnly).
+    // Saves the run's messages unless readOnly, or `lastMessages: false` (Mastra: history neither loaded nor saved).
     return taken ? [] : [new MongomemMessageHistory(this)];
   }
 
@@ -138,18 +134,22 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
       tools.updateWorkingMemory = createTool({
         id: "update-working-memory",
         description:
-          "Update the working memory with new information. In template (Markdown) mode send the whole document: " +
-          "it replaces what is stored. In schema (JSON) mode send only the fields that changed, as a JSON string: " +
+          "Update the working memory with new information. In template (Markdown) mode send the whole document as text: " +
+          "it replaces what is stored. In schema (JSON) mode send only the fields that changed, as an object: " +
           "they are merged into what is stored, null deletes a field.",
-        inputSchema: z.object({ memory: z.string().describe("The Markdown document, or the changed fields as JSON") }),
+        inputSchema: z.object({
+          memory: z.union([z.string(), z.record(z.string(), z.unknown())]).describe("The Markdown document (template mode), or the changed fields as an object (schema mode)"),
+        }),
         execute: async (input, context) => {
           const threadId = context?.agent?.threadId;
           const resourceId = context?.agent?.resourceId;
           if (!resourceId) throw new Error("updateWorkingMemory needs the run's resourceId");
-          const scope = this.scopeOf(merged);
+          const scope = await this.scopeOf(merged);
           if (scope === "thread" && !threadId) throw new Error("thread-scoped working memory needs the run's threadId");
+          const format = (await this.getWorkingMemoryTemplate({ memoryConfig: config as MemoryConfigInternal | undefined }))?.format ?? "markdown";
+          const memory = toolMemory(input.memory, format);
           // The API does what the tool means: merge in schema mode, replace in template mode.
-          await this.client.applyWorkingMemoryTool({ memory: input.memory }, this.wmQuery(scope, resourceId, threadId));
+          await this.client.applyWorkingMemoryTool({ memory }, this.wmQuery(scope, resourceId, threadId));
           return { success: true };
         },
       });
@@ -359,7 +359,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   override async getWorkingMemory({ threadId, resourceId, memoryConfig }: { threadId: string; resourceId?: string; memoryConfig?: MemoryConfigInternal }): Promise<string | null> {
     const config = this.config(memoryConfig);
     if (!this.workingMemoryOn(config)) return null;
-    const scope = this.scopeOf(config);
+    const scope = await this.scopeOf(config);
     const owner = this.ownerOf(threadId, resourceId);
     const state = await this.client.getWorkingMemory(this.wmQuery(scope, owner, threadId));
     if (!("version" in state) || state.version === 0) return null;
@@ -370,7 +370,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   override async getWorkingMemoryTemplate({ memoryConfig }: { memoryConfig?: MemoryConfigInternal } = {}): Promise<WorkingMemoryTemplate | null> {
     const config = this.config(memoryConfig);
     if (!this.workingMemoryOn(config)) return null;
-    const key = this.scopeOf(config);
+    const key = await this.scopeOf(config);
     let template = this.templates.get(key);
     if (!template) {
       // The project's template or schema, as the API shows it to agents (any user: it is the same for all).
@@ -393,7 +393,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   override async updateWorkingMemory({ threadId, resourceId, workingMemory, memoryConfig }: { threadId: string; resourceId?: string; workingMemory: string; memoryConfig?: MemoryConfigInternal }): Promise<void> {
     const config = this.config(memoryConfig);
     if (!this.workingMemoryOn(config)) throw new Error("Working memory is not enabled for this memory instance");
-    const scope = this.scopeOf(config);
+    const scope = await this.scopeOf(config);
     const owner = this.ownerOf(threadId, resourceId);
     await this.client.replaceWorkingMemory({ memory: workingMemory }, this.wmQuery(scope, owner, threadId));
   }
@@ -415,7 +415,9 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   // -- MemoryBackend: what the processors call ---------------------------------------------------------------
 
   config(runtime?: MemoryConfigInternal): MemoryConfigInternal {
-    return runtime ? this.getMergedThreadConfig(runtime) : this.threadConfig;
+    if (!runtime) return this.threadConfig;
+    refuseUnsupported(runtime as MemoryConfig, false);
+    return this.getMergedThreadConfig(runtime);
   }
 
   async historyMessages(threadId: string, resourceId: string, limit: number): Promise<MastraDBMessage[]> {
@@ -445,17 +447,24 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     if (turns.length === 0) return;
     // One token per batch of message ids: a retried or repeated save is replayed, never recorded twice.
     const token = `mastra-${(await sha256(`${threadId}\n${turns.map((t) => t.message.id).join("\n")}`)).slice(0, 48)}`;
-    const recorded = await this.client.recordTurns(threadId, {
-      user_id: resourceId,
-      ...(this.agentId ? { agent_id: this.agentId } : {}),
-      client_token: token,
-      turns: turns.map((t) => t.turn),
-    });
-    recorded.turns.forEach((t, i) => this.placed.set(turns[i]!.message.id, { threadId, resourceId, seq: t.seq }));
+    // batches of at most 100 turns (the API's max_batch); a content over 1 MiB is recorded cut, and logged
+    const { batches, truncated } = splitTurns(turns.map((t) => t.turn));
+    if (truncated.length) this.log(`recorded ${truncated.length} message(s) cut to the API's content limit`, new Error(truncated.map((t) => `${turns[t.index]!.message.id}: ${t.droppedBytes} of ${t.bytes} bytes`).join("; ")));
+    let at = 0;
+    for (const [i, batch] of batches.entries()) {
+      const recorded = await this.client.recordTurns(threadId, {
+        user_id: resourceId,
+        ...(this.agentId ? { agent_id: this.agentId } : {}),
+        client_token: i === 0 ? token : `${token}-${i}`,
+        turns: batch,
+      });
+      recorded.turns.forEach((t, j) => this.placed.set(turns[at + j]!.message.id, { threadId, resourceId, seq: t.seq }));
+      at += batch.length;
+    }
   }
 
   async workingMemoryInstructions(threadId: string, resourceId: string, config: MemoryConfigInternal): Promise<string | null> {
-    const scope = this.scopeOf(config);
+    const scope = await this.scopeOf(config);
     const wm = config.workingMemory as { agentManaged?: boolean } | undefined;
     const readOnly = Boolean(config.readOnly) || wm?.agentManaged === false;
     const ctx = await this.client.getWorkingMemoryTool({ ...this.wmQuery(scope, resourceId, threadId), ...(readOnly ? { readOnly: true } : {}) });
@@ -515,8 +524,10 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
         before = page.next_before_seq;
       } while (before);
     } catch (error) {
-      if (error instanceof MongomemError && error.status === 404) return [];
-      throw error;
+      if (!(error instanceof MongomemError && error.status === 404)) throw error;
+      // no turns: an empty thread has no messages; a thread that does not exist is an error, as in Mastra
+      if ((await this.getThreadById({ threadId, resourceId })) === null) throw new Error(`No thread found with id ${threadId}`);
+      return [];
     }
     return this.messagesOf(turns, resourceId, threadId);
   }
@@ -545,8 +556,16 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     return Boolean(wm?.enabled);
   }
 
-  private scopeOf(config: MemoryConfigInternal): Scope {
-    return ((config.workingMemory as { scope?: Scope } | undefined)?.scope ?? "resource") as Scope;
+  /** The working-memory scope: the Mastra option, else the project's (memory.working_memory.scope), as the AI SDK tools do. */
+  private async scopeOf(config: MemoryConfigInternal): Promise<Scope> {
+    const configured = (config.workingMemory as { scope?: Scope } | undefined)?.scope;
+    if (configured) return configured;
+    if (!this.projectScope) {
+      const probe = "mastra-scope-probe";
+      this.projectScope = this.client.getWorkingMemory({ user_id: probe, thread_id: probe }).then((state) => ("scope" in state && state.scope === "thread" ? "thread" : "resource"));
+      this.projectScope.catch(() => (this.projectScope = undefined));
+    }
+    return this.projectScope;
   }
 
   private wmQuery(scope: Scope, resourceId: string, threadId?: string) {
@@ -576,7 +595,8 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
       resourceId: thread.user_id,
       createdAt: new Date(thread.created_at),
       updatedAt: new Date(thread.updated_at),
-      metadata: thread.metadata ?? {},
+      // Mastra keeps a thread's schema-mode working memory in metadata as its JSON text
+      metadata: jsonWorkingMemory(thread.metadata ?? {}),
     };
   }
 }
@@ -602,4 +622,82 @@ function forPersistence(message: MastraDBMessage): MastraDBMessage | null {
   if (content.parts.length === 0 && !(typeof content.content === "string" && content.content.trim())) return null;
   if (!textOf({ ...message, content }) && content.parts.every((p) => p.type === "step-start")) return null;
   return { ...message, content };
+}
+
+/** The options of Mastra's MemoryConfig this class honours; any other is refused at construction. */
+const HONOURED = new Set(["readOnly", "lastMessages", "messageHistory", "semanticRecall", "workingMemory", "generateTitle", "observationalMemory", "filterIncompleteToolCalls", "retainFullInput"]);
+
+/**
+ * Refuse, with the reason, every Mastra memory option this class cannot honour: never accept one and ignore it.
+ * (Mastra's own defaults, such as `observationalMemory: false`, are accepted.)
+ */
+export function refuseUnsupported(options: MemoryConfig, construction = true): void {
+  const refuse = (what: string, why: string) => {
+    throw new Error(`MongomemMemory does not support ${what}: ${why}`);
+  };
+  for (const key of construction ? Object.keys(options) : []) {
+    if (!HONOURED.has(key) && (options as Record<string, unknown>)[key] !== undefined) {
+      refuse(`the memory option \`${key}\``, "remove it (every option this class takes is in docs/integrations.md)");
+    }
+  }
+  const wm = options.workingMemory as { template?: unknown; schema?: unknown; useStateSignals?: unknown; version?: unknown } | undefined;
+  // (a merged run config carries Mastra's default template: only the options given are checked for it)
+  if (construction && wm && (wm.template !== undefined || wm.schema !== undefined)) {
+    throw new Error(
+      "MongomemMemory: the working-memory template or schema is the project's (project-config.yaml, " +
+        "memory.working_memory.template or .schema), shared by every client; remove it from the Mastra options " +
+        "and keep `workingMemory: { enabled, scope }`.",
+    );
+  }
+  if (wm?.useStateSignals) refuse("workingMemory.useStateSignals", "working memory is given to the model in the system message (the API renders it); remove the option");
+  const recall = options.semanticRecall;
+  if (recall && typeof recall === "object") {
+    const r = recall as { filter?: unknown; indexConfig?: unknown; indexName?: unknown };
+    if (r.filter !== undefined) refuse("semanticRecall.filter", "recall searches the user's messages (scope `thread` or `resource`) through POST /v1/recall, which takes no metadata filter");
+    if (r.indexConfig !== undefined) refuse("semanticRecall.indexConfig", "the recall index is the server's (memory.recall in project-config.yaml), not the app's vector store");
+    if (r.indexName !== undefined) refuse("semanticRecall.indexName", "the recall index is the server's, not the app's vector store");
+  }
+  const om = options.observationalMemory as boolean | { enabled?: boolean } | undefined;
+  if (om === true || (om && typeof om === "object" && om.enabled !== false)) {
+    refuse("observationalMemory", "this version has no observational memory; remove the option (long-term memories extracted by mongomem reach the agent as context instead)");
+  }
+  if (options.retainFullInput === true) refuse("retainFullInput: true", "the history is loaded before the run's new messages, as by default");
+  if (options.filterIncompleteToolCalls === false) refuse("filterIncompleteToolCalls: false", "suspended tool calls are not stored as turns");
+  const history = options.messageHistory as { maxTokens?: unknown; atMaxRemoveTokens?: unknown } | undefined;
+  if (history !== undefined && !(typeof history.maxTokens === "number" && history.maxTokens > 0)) {
+    refuse("messageHistory without a positive maxTokens", "give `messageHistory: { maxTokens }`");
+  }
+}
+
+/**
+ * What the updateWorkingMemory tool sends, as Mastra's tool takes it: in schema mode an object, in template
+ * mode the Markdown text. A JSON object sent in template mode is refused, never stored in
+ * place of the Markdown document.
+ */
+export function toolMemory(memory: string | Record<string, unknown>, format: "json" | "markdown"): string | Record<string, unknown> {
+  if (format === "json") {
+    // as Mastra's tool: the changed fields as an object; text (even JSON text) is refused
+    if (typeof memory === "string") throw new Error("The working memory is JSON (schema mode): send the changed fields as an object, e.g. {\"city\": \"Porto\"}, not text");
+    return memory;
+  }
+  if (typeof memory !== "string" || looksLikeJsonObject(memory)) {
+    throw new Error("The working memory is a Markdown document (template mode): send the whole document as text, following the template, not JSON");
+  }
+  return memory;
+}
+
+export function looksLikeJsonObject(text: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return Boolean(parsed) && typeof parsed === "object" && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
+}
+
+function jsonWorkingMemory(metadata: Record<string, unknown>): Record<string, unknown> {
+  const wm = metadata.workingMemory;
+  return wm && typeof wm === "object" ? { ...metadata, workingMemory: JSON.stringify(wm) } : metadata;
 }

@@ -46,10 +46,40 @@ function userQuery(messages: MastraDBMessage[]): string | null {
   return null;
 }
 
+/** How many messages the history loads: `lastMessages` (default 10); with `messageHistory` alone, up to 200 (a token budget then bounds it). */
 export function historyLimit(config: MemoryConfigInternal): number | false {
   const last = config.lastMessages;
   if (last === false) return false;
-  return typeof last === "number" ? last : 10;
+  if (typeof last === "number") return last;
+  return tokenBudget(config) ? 200 : 10;
+}
+
+function tokenBudget(config: MemoryConfigInternal): { maxTokens: number; atMaxRemoveTokens: number } | null {
+  const history = (config as { messageHistory?: { maxTokens?: number; atMaxRemoveTokens?: number } }).messageHistory;
+  if (!history || typeof history.maxTokens !== "number" || history.maxTokens <= 0) return null;
+  return { maxTokens: history.maxTokens, atMaxRemoveTokens: history.atMaxRemoveTokens ?? Math.ceil(history.maxTokens / 4) };
+}
+
+/** A message's size in tokens, estimated (about 4 characters a token, as the API's own estimate). */
+export function estimateTokens(message: MastraDBMessage | { content: unknown }): number {
+  const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content ?? "");
+  return Math.ceil(text.length / 4) + 4;
+}
+
+/**
+ * `messageHistory.maxTokens`, as Mastra's MessageHistory: when the context (system messages, the remembered
+ * history and the run's input) is over the budget, the oldest remembered messages are removed, freeing
+ * `atMaxRemoveTokens` (default a quarter of the budget) below it; the input and system messages are never removed.
+ */
+export function trimHistory(history: MastraDBMessage[], kept: number, config: MemoryConfigInternal): MastraDBMessage[] {
+  const budget = tokenBudget(config);
+  if (!budget) return history;
+  let total = kept + history.reduce((sum, m) => sum + estimateTokens(m), 0);
+  if (total <= budget.maxTokens) return history;
+  const target = Math.max(0, budget.maxTokens - budget.atMaxRemoveTokens);
+  let start = 0;
+  while (start < history.length && total > target) total -= estimateTokens(history[start++]!);
+  return history.slice(start);
 }
 
 /** Loads the thread's last `lastMessages` messages before the model call; saves the run's new messages after it. */
@@ -64,15 +94,19 @@ export class MongomemMessageHistory implements Processor {
     if (!found) return messageList;
     const limit = historyLimit(found.config);
     if (limit === false || limit <= 0) return messageList;
-    const present = new Set(messageList.get.all.db().map((m) => m.id));
-    const history = await this.memory.historyMessages(found.threadId, found.resourceId, limit);
-    for (const message of history) if (!present.has(message.id)) messageList.add(message, "memory");
+    const current = messageList.get.all.db();
+    const present = new Set(current.map((m) => m.id));
+    const loaded = (await this.memory.historyMessages(found.threadId, found.resourceId, limit)).filter((m) => !present.has(m.id));
+    const kept = current.reduce((sum, m) => sum + estimateTokens(m), 0) + messageList.getAllSystemMessages().reduce((sum, m) => sum + estimateTokens(m), 0);
+    const history = trimHistory(loaded, kept, found.config);
+    if (history.length) messageList.add(history, "memory");
     return messageList;
   }
 
   async processOutputResult({ messageList, requestContext, result }: ProcessOutputResultArgs) {
     const found = ids(this.memory, requestContext, messageList);
-    if (!found || found.config.readOnly) return messageList;
+    // Mastra: readOnly saves nothing, and `lastMessages: false` turns history off, loading and saving
+    if (!found || found.config.readOnly || historyLimit(found.config) === false) return messageList;
     const input = messageList.get.input.db();
     const response = messageList.get.response.db();
     if (result?.finishReason === "error" && response.length === 0) return messageList;
