@@ -2697,14 +2697,22 @@ export type components = {
             error?: string | null;
             /** Final */
             final?: boolean | null;
+            /** Kept Private */
+            kept_private?: {
+                [key: string]: number;
+            } | null;
             /** Memories */
             memories?: number | null;
+            /** Outcome */
+            outcome?: ("stored" | "refused" | "empty_answer" | "nothing_found") | null;
             /** Reason */
             reason?: string | null;
             /** Refused */
             refused?: {
                 [key: string]: number;
             } | null;
+            /** Rules Found */
+            rules_found?: number | null;
             /**
              * Status
              * @default queued
