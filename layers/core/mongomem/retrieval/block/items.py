@@ -112,16 +112,28 @@ def line_tokens(turn: Turn | RecalledTurn) -> int:
     return (len(turn.content) + len(turn.name or turn.role)) // 4 + 8
 
 
-def turn_line(turn: Turn | RecalledTurn, tuning: Tuning, time_of_day: bool = True) -> str:
-    """ "[8 May 2023 13:56] Caroline: ..." with relative dates resolved against the turn's date."""
+def turn_line(
+    turn: Turn | RecalledTurn, tuning: Tuning, time_of_day: bool = True, as_of: datetime | None = None
+) -> str:
+    """ "[8 May 2023 13:56] Caroline: ..." with relative dates resolved against the turn's date (and,
+    as of a date, how long before it: "[8 May 2023 13:56, 22 days before]")."""
     content = turn.content
     said = as_utc(turn.timestamp)
     if tuning.resolve_dates:
         content = resolve_relative(content, said.date())
     when = stamp(said) if time_of_day else day_text(said.date())
-    return f"[{when}] {turn.name or turn.role}: {content}"
+    return f"[{when}{before(said, as_of)}] {turn.name or turn.role}: {content}"
 
 
-def memory_line(when: datetime, label: str, text: str) -> str:
+def memory_line(when: datetime, label: str, text: str, as_of: datetime | None = None) -> str:
     """ "- [8 May 2023] (semantic) ..." (when it was first stated)."""
-    return f"- [{day_text(as_utc(when).date())}] ({label}) {text}"
+    said = as_utc(when)
+    return f"- [{day_text(said.date())}{before(said, as_of)}] ({label}) {text}"
+
+
+def before(said: datetime, as_of: datetime | None) -> str:
+    """How many days `said` is before the question's date (nothing without one, or on the day)."""
+    if as_of is None:
+        return ""
+    days = (as_utc(as_of).date() - said.date()).days
+    return f", {days} day{'s' if days != 1 else ''} before" if days > 0 else ""

@@ -13,14 +13,29 @@ from typing import TYPE_CHECKING
 
 from mongomem.errors import UnknownKind
 from mongomem.models.recall import ContextRequest, ContextSource
-from mongomem.retrieval.block.sources import Memories, Recalled, RecentTurns, Source, Use, WorkingMemory
+from mongomem.retrieval.block.sources import (
+    AskedOn,
+    Memories,
+    Recalled,
+    RecentTurns,
+    Source,
+    Use,
+    WorkingMemory,
+)
 
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
 
-WORKING, RECENT, RECALLED, MEMORIES = WorkingMemory(), RecentTurns(), Recalled(), Memories()
+WORKING, RECENT, RECALLED, MEMORIES, ASKED_ON = (
+    WorkingMemory(),
+    RecentTurns(),
+    Recalled(),
+    Memories(),
+    AskedOn(),
+)
 
 TITLES = {
+    "as_of": "## Asked on",
     "working_memory": "## Working memory",
     "recent_turns": "## Recent messages in this session",
     "turns": "## Recent messages in this session",
@@ -37,6 +52,16 @@ DEFAULT: tuple[tuple[str, Source, int], ...] = (
 
 
 def plan(request: ContextRequest, kinds: KindRegistry) -> list[Use]:
+    """The request's sources; as of a date (`as_of`), the block opens with it."""
+    uses = _named_or_default(request, kinds)
+    if request.as_of is not None:
+        uses = [Use(ASKED_ON, 0, "as_of", TITLES["as_of"], -1), *uses]
+    for slot, use in enumerate(uses):
+        use.slot, use.as_of = slot, request.as_of
+    return uses
+
+
+def _named_or_default(request: ContextRequest, kinds: KindRegistry) -> list[Use]:
     if not request.sources:
         return [Use(src, i, name, TITLES[name], prio) for i, (name, src, prio) in enumerate(DEFAULT)]
     allowed = ["turns", "working_memory", "memories", *kinds.names()]

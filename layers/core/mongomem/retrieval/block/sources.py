@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mongomem.errors import MongomemError
 from mongomem.kinds.base import norm
 from mongomem.longterm.subjects import stored_names
 from mongomem.models.common import Principal, Scope, as_utc
+from mongomem.models.memory import MemoryView
 from mongomem.models.recall import (
     MAX_TOP_K,
     ContextRequest,
@@ -31,7 +33,8 @@ from mongomem.models.recall import (
 from mongomem.models.search import SearchMode, SearchRequest, SearchResult
 from mongomem.models.turns import Turn
 from mongomem.retrieval.block.items import Candidate, Tuning, line_tokens, memory_line, turn_line
-from mongomem.retrieval.recall import RecallDisabled
+from mongomem.retrieval.recall import RecallDisabled, said_by
+from mongomem.retrieval.when import day_text, stamp
 
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
@@ -87,6 +90,7 @@ class Use:
     filter: dict[str, Any] = field(default_factory=dict)
     min_score: float | None = None
     spec: ContextSource | None = None  # as named in `sources`
+    as_of: datetime | None = None  # the date the question is asked (dates are read relative to it)
 
     def fetch(self, pool: int, cap: int, tuning: Tuning) -> int:
         """How many to ask for: more than kept when a filter or min_score may drop some."""
@@ -155,6 +159,24 @@ class WorkingMemory:
         return out
 
 
+class AskedOn:
+    """The date the question is asked (`as_of`): what every other date of the block is relative to."""
+
+    layout = "pinned"
+
+    def early(self, request: ContextRequest) -> bool:
+        return True
+
+    def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
+        out = Gathered()
+        if ask.request.as_of is not None:
+            when = as_utc(ask.request.as_of)
+            text = f"{when:%A}, {stamp(when)} (nothing recorded after it is below)"
+            out.candidates.append(use.offer(["as_of"], text, 1.0, "the date the question is asked"))
+            out.found = 1
+        return out
+
+
 class RecentTurns:
     """The session's newest turns: the newest worth 1, each older one `recent_decay` of the next."""
 
@@ -166,7 +188,8 @@ class RecentTurns:
     @staticmethod
     def window(ask: Ask, use: Use) -> list[Turn]:
         n = use.top_k if use.top_k is not None else ask.request.recent_turns
-        return ask.latest[-n:] if n else []
+        said = [t for t in ask.latest if said_by(t, ask.request.as_of)]
+        return said[-n:] if n else []
 
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         window = self.window(ask, use)
@@ -177,7 +200,7 @@ class RecentTurns:
             out.candidates.append(
                 use.offer(
                     [turn.public_id],
-                    turn_line(turn, ask.tuning),
+                    turn_line(turn, ask.tuning, as_of=ask.request.as_of),
                     ask.tuning.recent_decay**age,
                     "one of the session's latest turns" if age else "the session's latest turn",
                     turns=frozenset({turn.public_id}),
@@ -220,19 +243,22 @@ class Memories:
                     top_k=use.fetch(pool, 100, ask.tuning),
                     mode=SEARCH_MODES[use.mode or "hybrid"],
                     observed_after=request.observed_after,
-                    observed_before=request.observed_before,
+                    observed_before=_before(request.observed_before, request.as_of),
                     agent_id=request.agent_id,
+                    include_superseded=True,  # a changed fact: the current value first, the old one marked
                 ),
                 ask.embedder,
                 pending=False,  # the block counts them once (ContextResponse.pending)
             )
+            results, since = _versions(reach, ask, found.results)
         except MongomemError as exc:
             out.note = f"{use.section} unavailable: {exc.message}"
             return out
-        about = about_user(reach, ask.scope, ask.query, found.results)
-        out.found = len(found.results)
+        about = about_user(reach, ask.scope, ask.query, results)
+        out.found = len(results)
         rank = 0
-        for r in found.results:
+        ranks: dict[str, int] = {}
+        for r in sorted(results, key=lambda r: r.memory_id in since):  # current versions first
             sig = r.signals
             if use.min_score is not None and r.score < use.min_score:
                 out.dropped["score"] += 1
@@ -240,18 +266,68 @@ class Memories:
                 out.dropped["filter"] += 1
             elif not (relevant(sig.knn_score, sig.bm25_rank is not None, ask.floor) or about(r)):
                 out.below_floor += 1
+            elif r.memory_id in since:  # an older version of a fact offered: after the current one
+                ahead = ranks.get(r.lineage_id)
+                if ahead is not None:
+                    out.candidates.append(_memory(use, ask, r, ahead, since[r.memory_id]))
             elif rank >= pool:
                 out.dropped["score"] += 1  # ranked below the source's top_k
             else:
                 rank += 1
-                out.candidates.append(_memory(use, ask.tuning, r, rank))
+                ranks[r.lineage_id] = rank
+                out.candidates.append(_memory(use, ask, r, rank))
         return out
 
 
-def _memory(use: Use, tuning: Tuning, r: SearchResult, rank: int) -> Candidate:
-    sig = r.signals
+def _before(before: datetime | None, as_of: datetime | None) -> datetime | None:
+    """The observed-time bound: the request's, and nothing stated after the question's date."""
+    if as_of is None:
+        return before
+    bound = as_of + timedelta(microseconds=1)
+    return bound if before is None else min(before, bound)
+
+
+def _versions(
+    reach: Reach, ask: Ask, results: Sequence[SearchResult]
+) -> tuple[list[SearchResult], dict[str, datetime]]:
+    """The results with every superseded version that is not current as of the question left out,
+    unless a newer version of its fact is among them: then it stays, with the time it was superseded
+    (`since`, by memory id). As of a date (`as_of`), a version superseded only after it is current."""
+    newest: dict[str, SearchResult] = {}
+    for r in results:
+        held = newest.get(r.lineage_id)
+        if held is None or r.version > held.version:
+            newest[r.lineage_id] = r
+    alone = [r for r in results if r.status == "superseded" and newest[r.lineage_id] is r]
+    current: set[str] = set()
+    if alone and ask.request.as_of is not None:  # superseded now: was it still current then?
+        view = MemoryView(ask.scope, ask.request.agent_id)
+        records = reach.search.store.get_many(view, [r.memory_id for r in alone])
+        after = {rec.superseded_by: rec.memory_id for rec in records if rec.superseded_by}
+        for rec in reach.search.store.get_many(view, list(after)) if after else []:
+            if as_utc(rec.observed_at or rec.created_at) > as_utc(ask.request.as_of):
+                current.add(after[rec.memory_id])
+    kept = [
+        r
+        for r in results
+        if not (r.status == "superseded" and newest[r.lineage_id] is r) or r.memory_id in current
+    ]
+    since = {
+        r.memory_id: newest[r.lineage_id].observed_at or newest[r.lineage_id].created_at
+        for r in kept
+        if newest[r.lineage_id] is not r
+    }
+    return kept, since
+
+
+def _memory(use: Use, ask: Ask, r: SearchResult, rank: int, superseded: datetime | None = None) -> Candidate:
+    tuning, sig = ask.tuning, r.signals
     org = r.visibility == "org"
     label = f"{r.type}, shared by the organisation" if org else r.type
+    value = tuning.memory_weight * tuning.rank_value(rank)
+    if superseded is not None:  # an older value of a fact: marked, and after the current one
+        label += f", superseded on {day_text(as_utc(superseded).date())}"
+        value *= tuning.neighbour_share
     parts = [
         f"knn #{sig.knn_rank}, cosine {sig.knn_score:.2f}"
         if sig.knn_rank and sig.knn_score is not None
@@ -261,10 +337,11 @@ def _memory(use: Use, tuning: Tuning, r: SearchResult, rank: int) -> Candidate:
     why = "; ".join(p for p in parts if p)
     return use.offer(
         [r.memory_id],
-        memory_line(r.observed_at or r.created_at, label, r.text),
-        tuning.memory_weight * tuning.rank_value(rank),
-        f"{r.type} memory{' of the organisation' if org else ''}: #{rank} for the query ({why})",
-        order=(rank,),
+        memory_line(r.observed_at or r.created_at, label, r.text, ask.request.as_of),
+        value,
+        f"{r.type} memory{' of the organisation' if org else ''}: #{rank} for the query ({why})"
+        + (" - an older value of the fact above" if superseded is not None else ""),
+        order=(rank, superseded is not None),
     )
 
 
@@ -321,6 +398,7 @@ class Recalled:
                     top_k=use.fetch(pool, MAX_TOP_K, tuning),
                     message_range=0,
                     exclude_recent=ask.recent_ids,
+                    as_of=request.as_of,
                 ),
                 ask.embedder,
                 # what the caller asked for is read whole; the default reads what the budget holds
@@ -380,7 +458,7 @@ class Recalled:
                 matched=False,
             )
             for t in reach.turns.in_ranges(ask.scope, ranges)
-            if t.public_id not in skip
+            if t.public_id not in skip and said_by(t, ask.request.as_of)
         ]
 
 
@@ -400,7 +478,7 @@ def _recalled(
             return
         best[turn.turn_id] = use.offer(
             [turn.turn_id],
-            turn_line(turn, tuning, tuning.recalled_time),
+            turn_line(turn, tuning, tuning.recalled_time, as_of),
             value,
             reason,
             turns=frozenset({turn.turn_id}),
@@ -409,6 +487,7 @@ def _recalled(
             indent=indent,
         )
 
+    as_of = use.as_of
     for rank, match in enumerate(kept, start=1):
         value = tuning.rank_value(rank)
         signals = match.signals or {}
