@@ -72,8 +72,11 @@ class Side:
         self.name, self.checkout, self.home = name, checkout, home
         home.mkdir(parents=True, exist_ok=True)
         config = home / "project-config.yaml"
+        # a loaded stack (--keep) is measured without extraction running beside it (deployed, it runs
+        # on other functions); what it had extracted stays, the same on both sides when copied
+        quiet = "  extraction: {enabled: []}\n" if (home / "loaded").exists() else ""
         config.write_text(
-            f"memory:\n  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {embeddings}}}}}\n"
+            f"memory:\n  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {embeddings}}}}}\n{quiet}"
         )
         python = checkout / ".venv" / "bin" / "python"
         if not python.exists():

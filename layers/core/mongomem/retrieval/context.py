@@ -19,7 +19,6 @@ record path (about 4 characters a token), on the rendered block.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
@@ -68,24 +67,33 @@ class ContextBuilder:
         self.tuning = tuning or Tuning()
 
     def build(self, principal: Principal, scope: Scope, request: ContextRequest) -> ContextResponse:
-        """Plan, gather (the sources that need no session turns start first, the others once the
-        session's latest turns are read; the slowest, recall, runs on this thread), pack, render."""
+        """Plan, gather (every source at once on the pool, recall on this thread; the session's latest
+        turns are read beside them, or first when the query is the latest user turn), pack, render."""
         started = time.perf_counter()
         uses = plan(request, self.reach.kinds)
         embedder = OnceEmbedder(self.reach.search.embedder)  # every search shares one embedding of the query
-        ask = Ask(principal, scope, request, request.query, embedder, relevance_floor(embedder), self.tuning)
+        windows = tuple(RecentTurns.size(request, u) for u in uses if isinstance(u.source, RecentTurns))
+        ask = Ask(
+            principal,
+            scope,
+            request,
+            request.query,
+            embedder,
+            relevance_floor(embedder),
+            self.tuning,
+            windows,
+        )
         pending = in_background(self.pending.of, scope) if self.pending is not None else None
-        running: dict[int, Future[Gathered]] = {
-            u.slot: in_background(self._gather, u, ask) for u in uses if u.source.early(request)
-        }
-        later = [u for u in uses if u.slot not in running]
-        if later:
-            ask = self._session(ask, uses)
-            last = max(later, key=lambda u: u.source.layout == "threads")  # recall, when there is one
-            running.update({u.slot: in_background(self._gather, u, ask) for u in later if u is not last})
-            done = {last.slot: self._gather(last, ask)}
-        else:
-            done = {}
+        lookback = max([*windows, QUERY_LOOKBACK])
+        if request.query and request.query.strip():
+            ask.reading = in_background(self.reach.turns.latest, scope, request.session_id, lookback)
+        else:  # the query is the session's latest user turn: read first
+            ask.reading = Future()
+            ask.reading.set_result(self.reach.turns.latest(scope, request.session_id, lookback))
+            ask.query = query_of(request, ask.latest())
+        last = max(uses, key=lambda u: u.source.layout == "threads")  # recall, when there is one
+        running = {u.slot: in_background(self._gather, u, ask) for u in uses if u is not last}
+        done = {last.slot: self._gather(last, ask)}
         gathered = [done[u.slot] if u.slot in done else running[u.slot].result() for u in uses]
         fetched = time.perf_counter()
         sections = [Section(u.section, u.title, u.source.layout) for u in uses]
@@ -128,16 +136,6 @@ class ContextBuilder:
             },
         )
         return response
-
-    def _session(self, ask: Ask, uses: list[Use]) -> Ask:
-        """The request's query (else the latest user turn) and the recent window recall leaves out."""
-        request = ask.request
-        windows = [u for u in uses if isinstance(u.source, RecentTurns)]
-        sizes = [u.top_k if u.top_k is not None else request.recent_turns for u in windows]
-        latest = self.reach.turns.latest(ask.scope, request.session_id, max([*sizes, QUERY_LOOKBACK]))
-        ask = dataclasses.replace(ask, latest=latest, query=query_of(request, latest))
-        ask.recent_ids = list(dict.fromkeys(t.public_id for u in windows for t in RecentTurns.window(ask, u)))
-        return ask
 
     def _gather(self, use: Use, ask: Ask) -> Gathered:
         started = time.perf_counter()

@@ -1,6 +1,7 @@
 """Gather: every source's candidates for one request, each source one small object.
 
-A source reads what the request asks of it and offers candidates (items.Candidate). The same filters
+A source reads what the request asks of it (`ask.latest()` waits for the session's latest turns, read
+beside the sources when the request gives its query) and offers candidates (items.Candidate). The same filters
 apply whether the request names its sources or not: the relevance floor, the agent's view, the observed
 time, the date the question is asked (`as_of`), the kinds and partition keys the project declares. A
 source named in `sources` adds its own limits (`top_k`, `min_score`, a payload or metadata `filter`); its
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -72,8 +74,21 @@ class Ask:
     embedder: EmbeddingProvider  # embeds the query once for every source
     floor: float  # the relevance floor (items.relevance_floor)
     tuning: Tuning
-    latest: list[Turn] = field(default_factory=list)  # the session's latest turns
-    recent_ids: list[str] = field(default_factory=list)  # the recent window: recall does not repeat it
+    windows: tuple[int, ...] = ()  # the sizes of the request's recent-turn windows
+    reading: Future[list[Turn]] | None = None  # the session's latest turns, while they are read
+    read: list[Turn] | None = None  # ... once read
+
+    def latest(self) -> list[Turn]:
+        """The session's latest turns said by the question's date (waits for them while they are read)."""
+        if self.read is None:
+            turns = self.reading.result() if self.reading is not None else []
+            self.read = [t for t in turns if said_by(t, self.request.as_of)]
+        return self.read
+
+    def recent_ids(self) -> list[str]:
+        """The turns of the recent windows: recall does not repeat them."""
+        latest = self.latest()
+        return list(dict.fromkeys(t.public_id for n in self.windows if n for t in latest[-n:]))
 
 
 @dataclass
@@ -116,10 +131,6 @@ class Gathered:
 class Source(Protocol):
     layout: str  # how its section reads: pinned, ranked (best first), timeline, threads
 
-    def early(self, request: ContextRequest) -> bool:
-        """Whether it can start before the session's latest turns are read."""
-        ...
-
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered: ...
 
 
@@ -146,9 +157,6 @@ class WorkingMemory:
 
     layout = "pinned"
 
-    def early(self, request: ContextRequest) -> bool:
-        return True
-
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         notes, note = reach.working.read(ask.principal, ask.scope, ask.request)
         out = Gathered(note=note)
@@ -163,9 +171,6 @@ class AskedOn:
     """The date the question is asked (`as_of`): what every other date of the block is relative to."""
 
     layout = "pinned"
-
-    def early(self, request: ContextRequest) -> bool:
-        return True
 
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         out = Gathered()
@@ -182,14 +187,13 @@ class RecentTurns:
 
     layout = "timeline"
 
-    def early(self, request: ContextRequest) -> bool:
-        return False
-
     @staticmethod
-    def window(ask: Ask, use: Use) -> list[Turn]:
-        n = use.top_k if use.top_k is not None else ask.request.recent_turns
-        said = [t for t in ask.latest if said_by(t, ask.request.as_of)]
-        return said[-n:] if n else []
+    def size(request: ContextRequest, use: Use) -> int:
+        return use.top_k if use.top_k is not None else request.recent_turns
+
+    def window(self, ask: Ask, use: Use) -> list[Turn]:
+        n = self.size(ask.request, use)
+        return ask.latest()[-n:] if n else []
 
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         window = self.window(ask, use)
@@ -217,9 +221,6 @@ class Memories:
 
     def __init__(self, kind: str | None = None) -> None:
         self.kind = kind
-
-    def early(self, request: ContextRequest) -> bool:
-        return bool(request.query and request.query.strip())
 
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         out = Gathered()
@@ -370,9 +371,6 @@ class Recalled:
 
     layout = "threads"
 
-    def early(self, request: ContextRequest) -> bool:
-        return False
-
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         out = Gathered()
         request, tuning = ask.request, ask.tuning
@@ -388,6 +386,10 @@ class Recalled:
         def enough(found: list[Turn]) -> bool:  # the matches read so far could fill the budget alone
             return sum(line_tokens(t) for t in found) >= budget
 
+        # while the session's latest turns are still being read, recall runs beside them and asks for as
+        # many more as they may take of its matches
+        known = ask.reading is None or ask.reading.done()
+        extra = 0 if known else max(ask.windows, default=0)
         try:
             found = reach.recall.recall(
                 ask.scope,
@@ -395,9 +397,9 @@ class Recalled:
                     query=ask.query[:2000],
                     thread=request.session_id,
                     scope="resource",
-                    top_k=use.fetch(pool, MAX_TOP_K, tuning),
+                    top_k=min(use.fetch(pool, MAX_TOP_K, tuning) + extra, MAX_TOP_K),
                     message_range=0,
-                    exclude_recent=ask.recent_ids,
+                    exclude_recent=ask.recent_ids() if known else None,
                     as_of=request.as_of,
                 ),
                 ask.embedder,
@@ -413,9 +415,11 @@ class Recalled:
             out.note = f"recall unavailable: {exc.message}"
             return out
         turns = {t.turn_id: t for g in found.threads for t in g.turns}
-        out.found = len(found.matched)
+        recent = set(ask.recent_ids())
+        matched = [m for m in found.matched if m not in recent]
+        out.found = len(matched)
         kept: list[RecalledTurn] = []
-        for match_id in found.matched:
+        for match_id in matched:
             match = turns[match_id]
             signals = match.signals or {}
             lexical = "bm25" in signals or "bm25_context" in signals
@@ -430,7 +434,7 @@ class Recalled:
             else:
                 kept.append(match)
         span = span_of(request.message_range)
-        around = [t for g in found.threads for t in g.turns if not t.matched]
+        around = [t for g in found.threads for t in g.turns if not t.matched and t.turn_id not in recent]
         around += self._neighbours(reach, ask, kept, set(turns), span)
         out.candidates = _recalled(use, tuning, kept, around, span)
         return out
@@ -444,7 +448,7 @@ class Recalled:
             return []
         best = kept[: ask.tuning.neighbours_of]
         ranges = [(t.thread, max(1, t.seq - span[0]), t.seq + span[1]) for t in best]
-        skip = have | set(ask.recent_ids)
+        skip = have | set(ask.recent_ids())
         return [
             RecalledTurn(
                 turn_id=t.public_id,
