@@ -9,6 +9,11 @@ the sides take turns (base first in odd rounds, head first in even ones), so tha
 meanwhile falls on both. Per side: p50 and p95 of the round's calls, then the median over the rounds;
 `p95_ratio` = head p95 / base p95 (the goal of issue 24: <= 1, "no worse than before").
 
+Each question is also asked of recall alone, as the block starts from it (`POST /v1/recall`, resource
+scope, message range 0, as many matches as the block asks for at --floor-budget): issue 32's goal is
+head context p95 at that budget <= 100 ms and <= 1.5 x that recall's p95 in the same run
+(`head_context_over_recall_p95`).
+
     .venv/bin/python bench/context_compare.py DATA --base /path/to/other/checkout [--rounds 5]
     .venv/bin/python bench/context_compare.py tests/data/locomo_priya.json --rounds 1   # the smoke run
 
@@ -67,8 +72,11 @@ class Side:
         self.name, self.checkout, self.home = name, checkout, home
         home.mkdir(parents=True, exist_ok=True)
         config = home / "project-config.yaml"
+        # a loaded stack (--keep) is measured without extraction running beside it (deployed, it runs
+        # on other functions); what it had extracted stays, the same on both sides when copied
+        quiet = "  extraction: {enabled: []}\n" if (home / "loaded").exists() else ""
         config.write_text(
-            f"memory:\n  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {embeddings}}}}}\n"
+            f"memory:\n  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {embeddings}}}}}\n{quiet}"
         )
         python = checkout / ".venv" / "bin" / "python"
         if not python.exists():
@@ -91,6 +99,7 @@ class Side:
         self.url = line
         self.latencies: list[list[float]] = []
         self.by_budget: dict[int, list[list[float]]] = {}
+        self.recalls: list[list[float]] = []
 
     def load(self, convs: list[tuple[str, dict[str, Any], list[dict[str, Any]]]], timeout: float) -> None:
         marker = self.home / "loaded"
@@ -105,11 +114,22 @@ class Side:
         wait_idle(self.url, timeout)
         marker.write_text("loaded\n")
 
-    def ask(self, asked: list[tuple[str, str]], budgets: list[int], tag: str) -> list[float]:
-        """Every question at every budget; the calls' latencies (ms), also kept per budget by `round`."""
+    def ask(
+        self, asked: list[tuple[str, str]], budgets: list[int], tag: str, recall_k: int = 0
+    ) -> list[float]:
+        """Every question at every budget (and of recall alone, with `recall_k`); the calls' latencies
+        (ms), also kept per budget by `round`, recall's in `recall_last`."""
         out = []
         self.last: dict[int, list[float]] = {b: [] for b in budgets}
+        self.recall_last: list[float] = []
         for n, (user, question) in enumerate(asked):
+            if recall_k:
+                body = {"user_id": user, "query": question, "top_k": recall_k, "message_range": 0}
+                started = time.perf_counter()
+                status, answer = http("POST", f"{self.url}/v1/recall", body)
+                self.recall_last.append((time.perf_counter() - started) * 1000)
+                if status != 200:
+                    raise SystemExit(f"{self.name}: recall failed: {status} {answer}")
             for budget in budgets:
                 body = {"user_id": user, "session_id": f"ask-{tag}-{n}", "query": question}
                 started = time.perf_counter()
@@ -143,7 +163,12 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the loaded stacks here and reuse them")
     parser.add_argument("--settle-timeout", type=float, default=3600.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--floor-budget", type=int, default=2000, help="the budget whose recall query is timed alone"
+    )
     args = parser.parse_args()
+    # as many matches as the block asks recall for at that budget (Tuning.recall_pool's defaults)
+    recall_k = max(8, min(100, args.floor_budget // 25))
     budgets = [int(b) for b in args.budgets.split(",")]
     convs = _conversations(args.data)
     if not convs:
@@ -167,7 +192,8 @@ def main() -> None:
         log(f"both stacks loaded and settled after {time.monotonic() - started:.0f} s")
         for rnd in range(args.rounds):
             for side in sides if rnd % 2 == 0 else list(reversed(sides)):
-                side.latencies.append(side.ask(asked, budgets, f"r{rnd}"))
+                side.latencies.append(side.ask(asked, budgets, f"r{rnd}", recall_k))
+                side.recalls.append(side.recall_last)
                 for budget, values in side.last.items():
                     side.by_budget.setdefault(budget, []).append(values)
             base, head = (s.latencies[-1] for s in sides)
@@ -201,6 +227,19 @@ def main() -> None:
             result[f"{side.name}_p95_ms@{budget}"] = (
                 round(statistics.median(percentile(v, 95) for v in rounds), 1) if rounds else None
             )
+    for side in sides:
+        result[f"{side.name}_recall_p95_ms"] = round(
+            statistics.median(percentile(v, 95) for v in side.recalls), 1
+        )
+    result["recall_top_k"] = recall_k
+    at = f"head_p95_ms@{args.floor_budget}"
+    if result.get(at) is not None:
+        result["head_context_over_recall_p95"] = round(result[at] / result["head_recall_p95_ms"], 3)
+        result["base_context_over_recall_p95"] = round(
+            result[f"base_p95_ms@{args.floor_budget}"] / result["base_recall_p95_ms"], 3
+        )
+        result["goal_context_over_recall_p95"] = 1.5
+        result["goal_head_p95_ms"] = 100.0
     result["p50_ratio"] = round(result["head_p50_ms"] / result["base_p50_ms"], 3)
     result["p95_ratio"] = round(result["head_p95_ms"] / result["base_p95_ms"], 3)
     result["goal_p95_ratio"] = 1.0

@@ -535,6 +535,7 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
     from mongomem.adapters.mongo.turns import MongoTurnRepository
     from mongomem.offline.embed_hashing import HashingEmbedder
     from mongomem.retrieval import context as context_module
+    from mongomem.retrieval.block.sources import WorkingMemory
     from mongomem.retrieval.recall import Recall
     from mongomem.retrieval.search import MemorySearch
     from mongomem.vectors.opensearch import OpenSearchIndex
@@ -544,11 +545,11 @@ def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float
     steps: dict[str, list[tuple[Any, str, str]]] = {
         "context": [
             (context_module.ContextBuilder, "build", "ContextBuilder.build"),
-            (context_module.ContextBuilder, "_working_memory", "working memory"),
+            (WorkingMemory, "gather", "working memory"),
             (MongoTurnRepository, "latest", "recent turns (turns.latest)"),
             (MemorySearch, "search", "memories (MemorySearch.search)"),
             (Recall, "recall", "recalled (Recall.recall)"),
-            (context_module, "pack", "budget fit (packing.pack)"),
+            (context_module, "pack", "budget fit (block.pack)"),
         ],
         "recall": [
             (Recall, "recall", "Recall.recall"),

@@ -66,8 +66,18 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
             "1",
             "--budgets",
             "300",
+            "--floor-budget",
+            "300",
         ],
-        ["base_p95_ms", "head_p95_ms", "p50_ratio", "p95_ratio"],
+        ["base_p95_ms", "head_p95_ms", "p50_ratio", "p95_ratio", "head_context_over_recall_p95"],
+    ),
+    "lme_context.py": (
+        ["tests/data/lme-mini", "--budgets", "300,600", "--embeddings", "hashing"],
+        ["n", "context_p50_ms", "context_p95_ms", "whole_history_answer_words"],
+    ),
+    "qa.py": (
+        ["tests/data/lme-mini", "--budget", "600", "--embeddings", "hashing"],
+        ["accuracy", "accuracy_original", "tokens_per_question", "context_p95_ms"],
     ),
     "dedup.py": (
         ["--users", "1", "--embedder", "hashing", "--path", "rules"],
@@ -173,6 +183,12 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
         assert result["duplicate_rate"] == 0.0 and result["wrong_merges"] == 0
     if name == "locomo_recall.py":
         assert result["n"] == 15 and result["R@25"] >= result["R@10"] >= result["R@1"]
+    if name == "lme_context.py":  # each question asked as of its date, the triple per budget
+        assert result["n"] == 2 and set(result["by_type@600"]) == {"knowledge-update", "temporal-reasoning"}
+        assert all(0 < result[b]["tokens_used"] <= int(b) for b in ("300", "600"))
+        assert result["600"]["p95_ms"] >= result["600"]["p50_ms"] > 0
+    if name == "qa.py":
+        assert result["n"] == 2 and 0 <= result["accuracy"] <= 1 and result["tokens_per_question"] <= 600
     if name == "import.py":
         assert result["reimport_recorded"] == 0
     if name == "recall_indexing.py":  # every turn of the conversation indexed, each round

@@ -318,3 +318,60 @@ def test_the_not_yet_figures_are_counted_once_per_block(
     # Then the block says them, counted once for the whole block
     assert result["pending"] is not None and result["ids"]["memories"]
     assert counted == ["ana"]
+
+
+def test_as_of_the_date_asked_hides_what_came_after_and_dates_the_block_from_it(
+    history: Services, api: Any, ctx: Any, record_fn: Any, scan_fn: Any
+) -> None:
+    # Given Ana moved her home airport a week after the old session, in words and as a fact
+    later = START + timedelta(days=7)
+    record(
+        record_fn,
+        ctx,
+        "ana",
+        "later",
+        [
+            {
+                "role": "user",
+                "content": "I moved, my home airport is Porto now, not Lisbon.",
+                "timestamp": later.isoformat(),
+            }
+        ],
+    )
+    scan(scan_fn, ctx)
+    for value, when, decision in (("Lisbon", START, "ADD"), ("Porto", later, "UPDATE")):
+        status, body = memory_api_call(
+            api,
+            ctx,
+            "POST",
+            "/v1/memories",
+            {
+                "user_id": "ana",
+                "type": "semantic",
+                "payload": {"subject": "user", "attribute": "home airport", "value": value},
+                "observed_at": when.isoformat(),
+            },
+        )
+        assert status in (200, 201) and body["decision"] == decision, body
+    query = "which home airport do I fly from?"
+    # When the question is asked on day 3 (before the change)
+    asked = START + timedelta(days=3)
+    then = context(api, ctx, session_id="ask-1", query=query, as_of=asked.isoformat(), token_budget=2000)
+    block = then["context"]
+    # Then the block opens with that date, hides the later turn and fact, and says how long before each
+    # item was said
+    assert block.index("## Asked on") < block.index("## What is known about the user")
+    assert "4 March 2024" in block and "Porto" not in block
+    assert "home airport: Lisbon" in block and "superseded" not in block
+    assert ", 3 days before]" in block
+    got = recall_call(api, ctx, {"user_id": "ana", "query": "home airport Porto", "as_of": asked.isoformat()})
+    assert got[0] == 200 and all(not t.startswith("later:") for t in got[1]["turn_ids"])
+    # When it is asked after the change
+    now = context(api, ctx, session_id="ask-2", query=query, token_budget=2000)["context"]
+    # Then the current value comes first and the old one is marked superseded
+    memories = now[now.index("## What is known about the user") :]
+    assert memories.index("home airport: Porto") < memories.index("home airport: Lisbon")
+    assert "superseded on 8 March 2024) " in memories
+    assert "later:1" in str(
+        recall_call(api, ctx, {"user_id": "ana", "query": "home airport Porto"})[1]["turn_ids"]
+    )

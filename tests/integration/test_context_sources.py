@@ -234,3 +234,36 @@ def test_bad_sources_are_refused(history: Services, api: Any, ctx: Any) -> None:
     context(api, ctx, 422, sources=[{"source": "semantic", "top_k": 0}])
     both = context(api, ctx, 422, max_tokens=500, token_budget=600)
     assert "max_tokens and token_budget" in str(both["error"])
+
+
+@pytest.mark.parametrize("with_sources", [True, False])
+def test_named_sources_apply_the_filters_the_default_block_applies(
+    history: Services, api: Any, ctx: Any, with_sources: bool
+) -> None:
+    """`sources` changes priorities and limits, never which filters apply: the agent's view, the
+    relevance floor and the "not yet" figures hold whether the request names its sources or not."""
+    # Given a memory another agent of the user keeps for itself
+    status, body = memory_api_call(
+        api,
+        ctx,
+        "POST",
+        "/v1/memories",
+        {
+            "user_id": "ana",
+            "type": "semantic",
+            "agent_id": "bot-b",
+            "payload": {"subject": "user", "attribute": "seat on trains", "value": "window seat on trains"},
+        },
+    )
+    assert status in (200, 201), body
+    extra: dict[str, Any] = {"sources": [{"source": "memories", "top_k": 10}]} if with_sources else {}
+    # When agent bot-a asks for its context about seats
+    mine = context(api, ctx, query="which seat on flights and trains", agent_id="bot-a", **extra)
+    # Then bot-b's own memory is not in it, the shared ones are
+    assert "window seat on trains" not in mine["context"] and "aisle seat" in mine["context"]
+    # ... and the block says what is not yet extracted or indexed
+    assert mine["pending"] is not None
+    # When the query shares no word and little meaning with any memory
+    off = context(api, ctx, query="quantum chromodynamics lecture", **extra)
+    # Then no memory fills the block, and the response says they were below the floor
+    assert not off["ids"].get("memories") and off["left_out"]["below_floor"] > 0

@@ -29,8 +29,8 @@ def to_dia(conv: str, ids: list[str]) -> set[str]:
 def builder(tuning: dict[str, Any] | None = None, **options: Any) -> Any:
     from mongomem.models.common import Principal, Scope
     from mongomem.models.recall import ContextRequest
+    from mongomem.retrieval.block.items import Tuning
     from mongomem.retrieval.context import ContextBuilder
-    from mongomem.retrieval.packing import Tuning
 
     def run(stack: Any, case: Case, budget: int) -> tuple[set[str], str, int]:
         svc = stack.services

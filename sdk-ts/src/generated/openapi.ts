@@ -651,6 +651,11 @@ export type components = {
              */
             agent_id?: string | null;
             /**
+             * As Of
+             * @description the date the question is asked: what was recorded after it is hidden, and dates are read relative to it (default: now)
+             */
+            as_of?: string | null;
+            /**
              * Format
              * @description text (labelled sections), markdown, openai (system `messages`) or anthropic (`system` blocks)
              * @default text
@@ -1761,6 +1766,11 @@ export type components = {
          * @description Find a user's earlier messages by meaning and keywords, with their neighbours.
          */
         RecallRequest: {
+            /**
+             * As Of
+             * @description the date the question is asked: what was recorded after it is hidden, and dates are read relative to it (default: now)
+             */
+            as_of?: string | null;
             /**
              * Exclude Recent
              * @description turn ids the caller already has, or a count of the newest turns of `thread`

@@ -435,10 +435,12 @@ class Methods:
         order: str | None = None,
         *,
         exclude_recent: int | Iterable[str] | None = None,
+        as_of: datetime | str | None = None,
     ) -> Call[RecallResponse]:
         """Old messages similar to `query` (semantic recall), with `message_range` turns around each.
 
-        `order="time"` also returns them as `messages`, in time order across threads."""
+        `order="time"` also returns them as `messages`, in time order across threads; `as_of` (the date
+        the question is asked) hides the messages recorded after it."""
         body = _fields(RecallRequest, locals())
         return Call("POST", "/v1/recall", body=body, safe=True, parse=_model(RecallResponse))
 
@@ -460,9 +462,11 @@ class Methods:
         message_range: int | Mapping[str, int] | None = None,
         observed_after: datetime | str | None = None,
         observed_before: datetime | str | None = None,
+        as_of: datetime | str | None = None,
     ) -> Call[ContextResponse]:
         """Everything an agent's next turn in `session_id` needs (working memory, memories, recent turns,
-        recalled messages) within a token budget: POST /v1/context."""
+        recalled messages) within a token budget: POST /v1/context. `as_of` (the date the question is
+        asked) hides what was recorded after it and dates the block relative to it."""
         body = _fields(ContextRequest, locals())
         return Call("POST", "/v1/context", body=body, safe=True, parse=_model(ContextResponse))
 

@@ -16,6 +16,11 @@ MAX_TOP_K = 100
 MAX_RANGE = 20
 MAX_EXCLUDE = 1000
 
+AS_OF_HELP = (
+    "the date the question is asked: what was recorded after it is hidden, and dates are read relative "
+    "to it (default: now)"
+)
+
 RecallScope = Literal["thread", "resource"]
 RecallOrder = Literal["thread", "time"]
 TurnId = Annotated[str, StringConstraints(strict=True, min_length=3, max_length=160), ValidText]
@@ -50,6 +55,7 @@ class RecallRequest(BaseModel):
         default="resource", description="resource: all the user's threads; thread: only `thread`"
     )
     top_k: int = Field(default=4, ge=1, le=MAX_TOP_K, description="how many matching messages")
+    as_of: UtcDateTime | None = Field(None, description=AS_OF_HELP)
     message_range: int | MessageRange = Field(
         default=1, description="neighbours per match: n on each side, or {before, after}"
     )
@@ -213,6 +219,7 @@ class ContextRequest(BaseModel):
         default=None, max_length=MAX_QUERY_CHARS, description="default: the session's latest user turn"
     )
     token_budget: int = Field(default=4000, ge=256, le=32000, description="the block's size limit in tokens")
+    as_of: UtcDateTime | None = Field(None, description=AS_OF_HELP)
     recent_turns: int = Field(default=10, ge=0, le=200, description="the session's latest turns to include")
     memories_top_k: int | None = Field(
         default=None, ge=0, le=50, description="memories considered (default: as many as the budget holds)"

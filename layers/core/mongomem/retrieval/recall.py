@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from mongomem import markers
 from mongomem.config import RecallConfig
 from mongomem.errors import Conflict, InvalidInput
-from mongomem.models.common import Scope
+from mongomem.models.common import Scope, as_utc
 from mongomem.models.recall import RecalledThread, RecalledTurn, RecallRequest, RecallResponse
 from mongomem.models.turns import Turn
 from mongomem.observability import logger
@@ -173,6 +174,7 @@ class Recall:
                 vector=vector if mode == "knn" else None,
                 top_k=window,
                 filters={**base, "channel": channel},
+                ranges=until(request.as_of),
                 min_score=request.min_score if mode == "knn" else None,
                 mode=mode,
             )
@@ -224,7 +226,7 @@ class Recall:
                 # The index may lag MongoDB (an erased or expired turn): MongoDB decides.
                 if turn is None or (request.scope == "thread" and turn.session_id != request.thread):
                     continue
-                if turn.public_id in excluded:
+                if turn.public_id in excluded or not said_by(turn, request.as_of):
                     continue
                 found.append((turn, score))
                 if len(found) == request.top_k:
@@ -247,9 +249,23 @@ class Recall:
         if before or after:
             ranges = [(t.session_id, max(1, t.seq - before), t.seq + after) for t, _ in matches]
             for turn in self.turns.in_ranges(scope, ranges):
-                if turn.id not in turns and turn.public_id not in excluded:
+                if turn.id not in turns and turn.public_id not in excluded and said_by(turn, request.as_of):
                     turns[turn.id] = _turn(turn, None, None)
         return turns
+
+
+def until(as_of: datetime | None) -> dict[str, tuple[str | None, str | None]]:
+    """The index range of the turns recorded at or before `as_of` (all of them without)."""
+    if as_of is None:
+        return {}
+    # the turn documents hold `created_at` as an ISO-8601 UTC string (turn_indexing); the bound is
+    # exclusive, so one microsecond after; MongoDB's timestamps decide (said_by)
+    return {"created_at": (None, as_utc(as_of + timedelta(microseconds=1)).isoformat())}
+
+
+def said_by(turn: Turn, as_of: datetime | None) -> bool:
+    """Whether the turn was recorded at or before the question's date (`as_of`; always without)."""
+    return as_of is None or as_utc(turn.timestamp) <= as_utc(as_of)
 
 
 def _within(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
+from functools import lru_cache
 
 from mongomem.dates import find_dates
 from mongomem.models.common import as_utc
@@ -41,9 +42,11 @@ def _iso_text(iso: str, precision: str) -> str:
     return f"around {text}" if precision == "approx" else text
 
 
+@lru_cache(maxsize=8192)
 def resolve_relative(text: str, said: date) -> str:
     """`text` with each relative date phrase followed by the date it means: "I went there yesterday
-    [7 May 2023]". Phrases that name their year already are left as they are."""
+    [7 May 2023]". Phrases that name their year already are left as they are. Remembered for the
+    texts seen last (a turn is rendered again in every block that recalls it)."""
     if not _RELATIVE.search(text):
         return text
     out: list[str] = []

@@ -416,4 +416,9 @@ class EmbeddedIndex:
 
 
 def _copy(fields: dict[str, FieldValue]) -> dict[str, FieldValue]:
-    return {k: list(v) if isinstance(v, list) else v for k, v in fields.items()}
+    """A hit's own copy of a document's fields (a caller may change it; the index's stays)."""
+    out = dict(fields)
+    for k, v in out.items():
+        if type(v) is list:
+            out[k] = list(v)
+    return out
