@@ -16,7 +16,7 @@ tell such an item from a fact, so every item is checked against the conversation
 Words are compared as the lexical index compares them (lower-cased, accents folded, stop words out,
 light stemming), so "hiking" grounds "hikes"; numbers spelled out ground digits. The shares are per
 kind: a fact's value is mostly the speaker's words, an episode's summary a paraphrase of several turns.
-The rules and their thresholds are written down in docs/benchmarks.md ("Grounding").
+The rules and their thresholds are written down in docs/trust.md ("Grounded or refused").
 """
 
 from __future__ import annotations
