@@ -109,3 +109,25 @@ def test_an_engine_upgrade_is_an_in_place_update() -> None:
     kind, props = stack.resources["SearchDomain"]
     bumped.resources["SearchDomain"] = (kind, {**props, "VPCOptions": {"SubnetIds": ["subnet-a"]}})
     assert replaced_named_resources(stack, bumped)
+
+
+def test_an_upgraded_serverless_stack_creates_its_nested_collection_beside_the_old_one() -> None:
+    # 2c77ce7 named the collection and its policies in the root template; moved into a nested stack they are
+    # new resources, created before the old ones are deleted: a name both carry would fail the upgrade
+    # (collection and policy names are unique per account and region)
+    before = {
+        "mongomem-dev",
+        "mongomem-dev-enc",
+        "mongomem-dev-net",
+        "mongomem-dev-data",
+        "mongomem-dev-vpce",
+    }
+    for params in ({}, {"OpenSearchStandbyReplicas": "ENABLED"}, {**VPC, "CreateVpcEndpoints": "true"}):
+        stack = resolve(OpenSearchMode="serverless", **params)
+        names = {
+            props["Name"]
+            for kind, props in stack.resources.values()
+            if kind.startswith("AWS::OpenSearchServerless::")
+        }
+        assert len(names) >= 4 and not names & before, names
+        assert all(len(n) <= 32 for n in names)
