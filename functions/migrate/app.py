@@ -20,8 +20,15 @@ root = lambda_runtime()
 @logger.inject_lambda_context
 @root.bare_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    props = event.get("ResourceProperties") or {}
     return custom_resource(
         event,
-        lambda deadline: migrate_deployed(root, deadline, progress=logger.info),
+        lambda deadline: migrate_deployed(
+            root,
+            deadline,
+            progress=logger.info,
+            search=props.get("Part") != "store",
+            search_endpoint=props.get("SearchEndpoint") or None,
+        ),
         remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000,
     )

@@ -53,6 +53,10 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ],
         ["search_vs_floor", "context_vs_floor", "recall_vs_floor", "search_source_recall@10"],
     ),
+    "aws_cost.py": (
+        ["1m"],
+        ["ours_vs_agentcore", "ours_by_service_usd", "agentcore_usd", "fixed_floor_usd", "break_even_turns"],
+    ),
     "context_compare.py": (
         [
             MINI,

@@ -184,3 +184,40 @@ def test_a_provider_that_refuses_the_deployment_alarms_at_once(
     # and the snapshot's next kind is not held up: its message was sent
     passed = [json.loads(b) for b in LocalQueue(services.db).bodies("extract-episodic")]
     assert [(p["snapshot_id"], p["type"]) for p in passed] == [(snap, "episodic")]
+
+
+class Unusable:
+    """An extractor whose LLM answered the same unusable output twice: a final failure (ADR 0012)."""
+
+    def extract(self, item: SnapshotInput) -> ExtractionResult:
+        from mongomem.errors import ExtractionFailed
+
+        raise ExtractionFailed(
+            "the model's answer is not valid JSON, twice", reason="invalid_output", final=True
+        )
+
+
+def test_a_final_failure_is_done_with_but_alarms(
+    services: Any,
+    extract_fn: Any,
+    ctx: Any,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    configure(services.replaced(extractors={BuiltinKind.semantic: lambda _svc: Unusable()}))
+    try:
+        snap = promote(services, "s1")
+        capsys.readouterr()
+        # When the kind fails for good (asking again would fail the same way)
+        assert extract_fn.lambda_handler(sqs_event(snap), ctx) == {"batchItemFailures": []}
+    finally:
+        configure(services)
+    # Then the message is done with (no DLQ), but the failure is loud: a WARNING, and a metric on the
+    # service dimension only, the one the ExtractionFailuresAlarm watches (besides the per-kind figure)
+    assert [r.levelname for r in caplog.records if "failed for good" in r.getMessage()] == ["WARNING"]
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "ExtractionFailures" in line]
+    dimension_sets = [d["_aws"]["CloudWatchMetrics"][0]["Dimensions"] for d in docs]
+    assert [["service"]] in dimension_sets, dimension_sets
+    assert [["service", "memory_type", "reason"]] in dimension_sets or any(
+        set(ds[0]) == {"service", "memory_type", "reason"} for ds in dimension_sets
+    )

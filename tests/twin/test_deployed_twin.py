@@ -332,6 +332,14 @@ def test_two_stages_side_by_side(
     with urllib.request.urlopen(f"{twin.opensearch_url}/mongomem-staging/_mapping") as answer:
         mapping = json.loads(answer.read())["mongomem-staging"]["mappings"]["properties"]["vector"]
     assert mapping["dimension"] == 1024  # the staging migration created its index through the domain
+    # staging's domain has one node (the default): its index has no replica, so the cluster can be green
+    # (OpenSearch's default of one replica stays unassigned on one node: yellow, and AWS's recommended
+    # ClusterStatus.yellow alarm, for good)
+    with urllib.request.urlopen(f"{twin.opensearch_url}/mongomem-staging/_settings") as answer:
+        settings = json.loads(answer.read())["mongomem-staging"]["settings"]["index"]
+    assert settings["number_of_replicas"] == "0"
+    with urllib.request.urlopen(f"{twin.opensearch_url}/_cluster/health/mongomem-staging") as answer:
+        assert json.loads(answer.read())["status"] == "green"
     # each stage has its own data: a key of staging cannot see dev's tenant data, and vice versa
     _, out, _ = cli(
         capsys,
@@ -399,6 +407,11 @@ def test_every_alarm_the_operations_need_exists(dev: Any, twin: Any) -> None:
     (refused,) = by_metric["ExtractionConfigErrors"]
     assert refused["Namespace"] == "mongomem-dev" and refused["Period"] == 60
     assert refused["Dimensions"] == [{"Name": "service", "Value": "mongomem"}]
+    # a kind that failed for good (done with, never in a DLQ) alarms too, on the service-only metric
+    (final,) = by_metric["ExtractionFailures"]
+    assert final["Namespace"] == "mongomem-dev" and final["Dimensions"] == [
+        {"Name": "service", "Value": "mongomem"}
+    ]
     # and every function's logs are kept for the stage's retention, not forever
     groups = twin.client("logs").describe_log_groups()["logGroups"]
     kept = {
@@ -443,12 +456,92 @@ def test_every_dashboard_widget_names_a_metric_the_code_emits(dev: Any) -> None:
     )
 
 
+def test_every_dashboard_widget_shows_data_once_the_journey_ran(dev: Any, twin: Any) -> None:
+    import datetime as dt
+
+    # Given what CloudWatch holds after the journey (the EMF lines as metrics, Lambda's and SQS's own)
+    assert dev.publish_metrics() > 0
+    cloudwatch = twin.client("cloudwatch")
+    now = dt.datetime.now(dt.UTC)
+
+    def datapoints(namespace: str, name: str, dims: dict[str, str]) -> int:
+        answer = cloudwatch.get_metric_statistics(
+            Namespace=namespace,
+            MetricName=name,
+            Dimensions=[{"Name": k, "Value": v} for k, v in dims.items()],
+            StartTime=now - dt.timedelta(hours=3),
+            EndTime=now + dt.timedelta(hours=1),
+            Period=300,
+            Statistics=["SampleCount"],
+        )
+        return len(answer["Datapoints"])
+
+    empty: list[tuple[Any, ...]] = []
+    for widget in dev.dashboard["widgets"]:
+        props = widget.get("properties") or {}
+        for row in props.get("metrics") or []:
+            head = row[0]
+            if isinstance(head, dict):
+                # a search expression: the metrics whose dimension names are exactly the schema's (CloudWatch's
+                # rule), with every quoted value matched exactly
+                search = re.search(r"SEARCH\('\{([^}]*)\}\s*(.*?)'", head["expression"])
+                assert search, head
+                ns, *schema = [p.strip() for p in search.group(1).split(",")]
+                terms = dict(re.findall(r'(\w+)="([^"]*)"', search.group(2)))
+                name = terms.pop("MetricName")
+                found = [
+                    m
+                    for m in cloudwatch.list_metrics(Namespace=ns, MetricName=name)["Metrics"]
+                    if {d["Name"] for d in m["Dimensions"]} == set(schema)
+                    and all(
+                        {d["Name"]: d["Value"] for d in m["Dimensions"]}.get(k) == v for k, v in terms.items()
+                    )
+                ]
+                if not found:
+                    empty.append((props["title"], head["expression"]))
+            elif isinstance(head, str):
+                dims = dict(zip(row[2::2], row[3::2], strict=True))
+                if not datapoints(head, row[1], dims):
+                    empty.append((props["title"], row[1], dims))
+    # Then every widget's metric has data: none names a metric or a value nothing produces
+    assert not empty, empty
+    step("dashboard: every widget shows data in the twin's CloudWatch after the journey")
+
+
+def test_every_dashboard_widget_on_aws_metrics_names_this_stacks_queues_and_functions(
+    dev: Any, twin: Any
+) -> None:
+    sqs = twin.client("sqs")
+    queues = {url.rsplit("/", 1)[-1] for url in sqs.list_queues(QueueNamePrefix="mongomem-dev-")["QueueUrls"]}
+    functions = {env.spec.name for env in dev.functions.values()}
+    named: list[tuple[str, str]] = []
+    for widget in dev.dashboard["widgets"]:
+        for row in (widget.get("properties") or {}).get("metrics") or []:
+            head = row[0]
+            if isinstance(head, dict) and "expression" in head:
+                # a quoted value in a search expression is an exact match (CloudWatch "Search expression
+                # syntax"): a quoted name prefix ("mongomem-dev-") matches no metric, the widget stays empty
+                for name, value in re.findall(r'(\w+)="([^"]*)"', head["expression"]):
+                    if name != "MetricName":
+                        named.append((name, value))
+            elif isinstance(head, str) and head.startswith("AWS/"):
+                named += list(zip(row[2::2], row[3::2], strict=True))
+    assert named, "the dashboard has no widget on the queues or functions"
+    for name, value in named:
+        # every dimension value is one of this stack's own queues or functions, exactly
+        assert value in {"QueueName": queues, "FunctionName": functions}[name], (name, value)
+    # and each queue (DLQs included) and each function is on the dashboard
+    assert {v for n, v in named if n == "QueueName"} == {q for q in queues if "Schedule" not in q}
+    assert {v for n, v in named if n == "FunctionName"} == functions
+
+
 # Shipped though no journey step imports them, and why.
 LAYER_UNUSED_ON_PURPOSE = {
     "dns": "pymongo resolves mongodb+srv:// (Atlas) hosts with dnspython; the twin connects with mongodb://",
     "tenacity": "the retry policy of the OpenAI-compatible providers (LlmProvider=openai); the twin runs Bedrock",
     "re2": "custom types' `pattern` keywords run on RE2 (linear time); the twin's project declares none",
     "_re2": "RE2's compiled module, beside re2 in the aarch64 wheel",
+    "pymongo_auth_aws": "Atlas IAM authentication (authMechanism=MONGODB-AWS); the twin's SecantusDB takes SCRAM",
     "s3transfer": "boto3's S3 transfer manager, a dependency of the pinned boto3; no function moves S3 objects",
 }
 
@@ -485,6 +578,9 @@ def test_iam_grants_only_what_each_function_calls(dev: Any) -> None:
         a for _, s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
     }
     assert "bedrock:Converse" not in actions  # not an IAM action: Converse authorises as InvokeModel
+    # a secret under a customer-managed key is decrypted through Secrets Manager only
+    (kms,) = [s for _, s in statements if s["Action"] == "kms:Decrypt"]
+    assert kms["Condition"] == {"StringEquals": {"kms:ViaService": "secretsmanager.eu-west-1.amazonaws.com"}}
     bedrock = [s for _, s in statements if "bedrock:InvokeModel" in str(s["Action"])]
     resources = {
         r for s in bedrock for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
@@ -504,8 +600,10 @@ def test_iam_grants_only_what_each_function_calls(dev: Any) -> None:
     ]
     for _, s in statements + inline:
         res = s["Resource"]
+        acts = [s["Action"]] if isinstance(s["Action"], str) else s["Action"]
         for r in [res] if isinstance(res, str) else res:
-            assert r != "*", s
+            # "*" only where IAM has no resource to name (AWS Marketplace's subscription actions)
+            assert r != "*" or all(a.startswith("aws-marketplace:") for a in acts), s
             assert "*" not in r or not r.startswith("arn:aws:sqs"), s
             if r.startswith("arn:aws:sqs"):
                 assert r in queues, s

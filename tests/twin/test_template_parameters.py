@@ -29,6 +29,8 @@ class Resolved:
     resources: dict[str, tuple[str, dict[str, Any]]]  # logical id -> (type, resolved properties)
     outputs: dict[str, Any]
     failed_rules: list[str]
+    # logical id -> the resource's other attributes (DeletionPolicy, UpdatePolicy, DependsOn, ...)
+    attributes: dict[str, dict[str, Any]]
 
     def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
         return {k: p for k, (t, p) in self.resources.items() if t == kind}
@@ -75,17 +77,48 @@ def resolve(**parameters: str) -> Resolved:
     specs = template["Resources"]
     active |= {k for k, v in specs.items() if resolver.active(v)}
     resources = {k: (specs[k]["Type"], resolver.resolve(specs[k].get("Properties") or {})) for k in active}
+    for logical, (kind, props) in list(resources.items()):
+        if kind == "AWS::CloudFormation::Stack":  # a nested stack: its resources count as the stack's
+            resources.update(_nested(logical, props, pseudo))
     outputs = {
         k: resolver.resolve(v["Value"])
         for k, v in (template.get("Outputs") or {}).items()
         if "Condition" not in v or resolver.condition(v["Condition"])
     }
-    _CACHE[key] = Resolved(dict(parameters), resources, outputs, failed)
+    attributes = {k: {a: v for a, v in specs[k].items() if a not in ("Type", "Properties")} for k in active}
+    _CACHE[key] = Resolved(dict(parameters), resources, outputs, failed, attributes)
     return _CACHE[key]
+
+
+def _nested(
+    parent: str, props: dict[str, Any], pseudo: dict[str, str]
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    from twin.cfn import Resolver, load_template
+    from twin.stack import PACKAGED_PREFIX
+
+    child = load_template(BUILT.parent / str(props["TemplateURL"]).removeprefix(PACKAGED_PREFIX))
+    params = {k: str(v) for k, v in (props.get("Parameters") or {}).items()}
+    resolver = Resolver(child, params, pseudo, lambda logical: logical, lambda lg, attr: f"{lg}.{attr}")
+    specs = child["Resources"]
+    out = {}
+    for k, spec in specs.items():
+        if resolver.active(spec):
+            assert k not in (parent,), k
+            out[k] = (spec["Type"], resolver.resolve(spec.get("Properties") or {}))
+    return out
 
 
 def functions(stack: Resolved) -> dict[str, dict[str, Any]]:
     return stack.of_type("AWS::Lambda::Function")
+
+
+def search_endpoint(stack: Resolved, name: str, function: dict[str, Any]) -> str:
+    """The search endpoint a function works with: its environment's, or, for the migration (which exists
+    before the search domain), the one the Migration custom resource hands it."""
+    if name == "MigrateFunction":
+        assert function["Environment"]["Variables"]["MONGOMEM_OPENSEARCH_ENDPOINT"] == ""
+        return str(stack.props("Migration")["SearchEndpoint"])
+    return str(function["Environment"]["Variables"]["MONGOMEM_OPENSEARCH_ENDPOINT"])
 
 
 def role_of(function: dict[str, Any]) -> str:
@@ -114,6 +147,22 @@ def test_the_api_stage_is_throttled_and_logged_as_the_parameters_say(
     assert stage["StageName"] == "$default"
     settings = stage["DefaultRouteSettings"]
     assert (int(settings["ThrottlingRateLimit"]), int(settings["ThrottlingBurstLimit"])) == (rate, burst)
+    # the routes anyone may call (no API key) have a cap of their own, far below the stage's: the internet
+    # cannot spend the account's Lambda concurrency through them
+    public = {"GET /console", "GET /console/{proxy+}", "GET /v1/docs", "GET /v1/openapi.json"}
+    from twin.cfn import load_template
+
+    unauthenticated = {
+        f"{event['Properties']['Method']} {event['Properties']['Path']}"
+        for spec in load_template(BUILT)["Resources"].values()
+        for event in ((spec.get("Properties") or {}).get("Events") or {}).values()
+        if event["Type"] == "HttpApi" and (event["Properties"].get("Auth") or {}).get("Authorizer") == "NONE"
+    }
+    assert unauthenticated == public
+    capped = stage["RouteSettings"]
+    assert set(capped) == public
+    for key in public:
+        assert int(capped[key]["ThrottlingRateLimit"]) == int(capped[key]["ThrottlingBurstLimit"]) == 5, key
     # and every request is logged as one JSON line to a log group kept for the stage's retention
     assert stage["AccessLogSettings"]["DestinationArn"] == "ApiAccessLogs.Arn"
     line = json.loads(stage["AccessLogSettings"]["Format"])
@@ -178,7 +227,7 @@ def test_a_custom_domain_maps_the_api_and_becomes_its_url() -> None:
 
 VPC = {"VpcId": "vpc-0abc", "SubnetIds": "subnet-a,subnet-b", "SecurityGroupIds": "sg-fn"}
 ENDPOINT_SERVICES = {
-    f"com.amazonaws.{REGION}.{s}" for s in ("sqs", "secretsmanager", "ssm", "bedrock-runtime")
+    f"com.amazonaws.{REGION}.{s}" for s in ("sqs", "secretsmanager", "ssm", "bedrock-runtime", "xray")
 }
 
 
@@ -222,7 +271,19 @@ def test_vpc_parameters_put_every_function_in_the_subnets_with_the_endpoints_it_
     assert stack.props("Migration")["Endpoints"] == [
         "SecretsManagerEndpoint",
         "SsmEndpoint",
-        "SearchVpcEndpoint",
+        "SearchCollectionStack.Outputs.VpcEndpointId",
+    ]
+    # with the subnets' route tables, an S3 gateway endpoint: the custom resources answer CloudFormation
+    # through pre-signed S3 URLs, so a VPC without internet needs it (without route tables: none, the docs say)
+    gateway = resolve(**VPC, CreateVpcEndpoints="true", RouteTableIds="rtb-1,rtb-2")
+    (s3,) = [
+        e for e in gateway.of_type("AWS::EC2::VPCEndpoint").values() if e["VpcEndpointType"] == "Gateway"
+    ]
+    assert s3["ServiceName"] == f"com.amazonaws.{REGION}.s3" and s3["RouteTableIds"] == ["rtb-1", "rtb-2"]
+    # subnets without the functions' security group or the VPC are refused before anything is created
+    assert sorted(resolve(SubnetIds="subnet-a").failed_rules) == [
+        "SubnetIds needs SecurityGroupIds (the functions' security group).",
+        "SubnetIds needs VpcId (the VPC of the subnets).",
     ]
     # without CreateVpcEndpoints the functions still run in the VPC (reaching AWS through a NAT)
     nat = resolve(**VPC, OpenSearchMode="serverless")
@@ -247,7 +308,7 @@ def test_existing_opensearch_is_used_as_given_and_the_roles_to_map_are_output() 
     # every function is pointed at the given endpoint, signing for a managed domain
     for name, fn in functions(stack).items():
         env = fn["Environment"]["Variables"]
-        assert env["MONGOMEM_OPENSEARCH_ENDPOINT"] == EXISTING["OpenSearchEndpoint"], name
+        assert search_endpoint(stack, name, fn) == EXISTING["OpenSearchEndpoint"], name
         assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-es", name
     assert stack.outputs["SearchEndpoint"] == EXISTING["OpenSearchEndpoint"]
     # the search policy grants the domain (and its indexes) only
@@ -301,15 +362,32 @@ def test_the_default_search_is_an_encrypted_domain_reached_with_iam() -> None:
     assert domain["EncryptionAtRestOptions"] == {"Enabled": True}
     assert domain["NodeToNodeEncryptionOptions"] == {"Enabled": True}
     assert domain["DomainEndpointOptions"]["EnforceHTTPS"] is True
+    # TLS 1.2 with forward secrecy (the newest policy that still admits TLS 1.2 clients)
+    assert domain["DomainEndpointOptions"]["TLSSecurityPolicy"] == "Policy-Min-TLS-1-2-PFS-2023-10"
+    # AWS's recommended domain alarms: red, yellow, writes blocked, storage nearly full
+    watched = {
+        a["MetricName"]
+        for a in stack.of_type("AWS::CloudWatch::Alarm").values()
+        if a.get("Namespace") == "AWS/ES"
+    }
+    assert watched == {
+        "ClusterStatus.red",
+        "ClusterStatus.yellow",
+        "ClusterIndexWritesBlocked",
+        "FreeStorageSpace",
+    }
     (trust,) = domain["AccessPolicies"]["Statement"]
     assert trust["Principal"] == {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}
     # the functions sign for es and reach it over HTTPS; exactly the five search roles may call it
     for name, fn in functions(stack).items():
         env = fn["Environment"]["Variables"]
         assert env["MONGOMEM_OPENSEARCH_AUTH"] == "sigv4-es", name
-        assert env["MONGOMEM_OPENSEARCH_ENDPOINT"] == "https://SearchDomain.DomainEndpoint", name
+        assert search_endpoint(stack, name, fn) == "https://SearchDomain.DomainEndpoint", name
+        # a one-node domain's index gets no replica (one it cannot place leaves the cluster yellow for good)
+        assert env["MONGOMEM_OPENSEARCH_REPLICAS"] == "0", name
     statement = stack.props("SearchAccessPolicy")["PolicyDocument"]["Statement"][0]
-    assert statement["Resource"] == ["SearchDomain.Arn", "SearchDomain.Arn/*"]
+    arn = f"arn:aws:es:{REGION}:{ACCOUNT}:domain/mongomem-dev"
+    assert statement["Resource"] == [arn, f"{arn}/*"] and domain["DomainName"] == "mongomem-dev"
     assert "IndexLagAlarm" in stack.resources
     # in a VPC: one subnet for one node, every subnet (one per zone) for two or three, behind its own group
     vpc = resolve(**VPC)
@@ -319,9 +397,18 @@ def test_the_default_search_is_an_encrypted_domain_reached_with_iam() -> None:
     assert ingress == [
         {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "SourceSecurityGroupId": "sg-fn"}
     ]
-    two = resolve(**VPC, OpenSearchDomainInstanceCount="2").props("SearchDomain")
+    two_nodes = resolve(**VPC, OpenSearchDomainInstanceCount="2")
+    two = two_nodes.props("SearchDomain")
     assert two["VPCOptions"]["SubnetIds"] == ["subnet-a", "subnet-b"]
     assert two["ClusterConfig"]["ZoneAwarenessConfig"] == {"AvailabilityZoneCount": "2"}
+    # two nodes in two zones hold one replica of each shard
+    assert (
+        functions(two_nodes)["MemoryApiFunction"]["Environment"]["Variables"]["MONGOMEM_OPENSEARCH_REPLICAS"]
+        == "1"
+    )
+    # a Serverless collection decides its replicas itself (it refuses the setting)
+    serverless = functions(resolve(OpenSearchMode="serverless"))["MemoryApiFunction"]
+    assert serverless["Environment"]["Variables"]["MONGOMEM_OPENSEARCH_REPLICAS"] == ""
 
 
 def test_serverless_refuses_the_lucene_engine() -> None:
@@ -444,6 +531,56 @@ def test_every_compiled_wheel_in_the_layer_loads_on_the_functions_runtime() -> N
 
 
 # -- what AWS refuses at deploy time -------------------------------------------------------------------
+
+
+def test_a_third_party_model_may_subscribe_through_marketplace_and_amazons_need_not() -> None:
+    def statements(**params: str) -> dict[str, Any]:
+        policy = resolve(**params).props("LlmAccessPolicy")["PolicyDocument"]["Statement"]
+        return {s.get("Sid"): s for s in policy}
+
+    # Bedrock subscribes the account to a third-party model on its first call, as the caller: the roles
+    # calling the LLM hold the marketplace permissions AWS lists for it ("Request access to models")
+    for model in ("global.anthropic.claude-haiku-4-5-20251001-v1:0", "meta.llama3-70b-instruct-v1:0"):
+        market = statements(LlmModelId=model)["MarketplaceSubscription"]
+        assert set(market["Action"]) == {
+            "aws-marketplace:Subscribe",
+            "aws-marketplace:Unsubscribe",
+            "aws-marketplace:ViewSubscriptions",
+        }, model
+    # Amazon's models (the default Nova profile, a Nova model id) are not sold through it: no such grant
+    for model in ("global.amazon.nova-2-lite-v1:0", "amazon.nova-lite-v1:0"):
+        assert "MarketplaceSubscription" not in statements(LlmModelId=model), model
+
+
+def test_the_migrations_answer_within_a_service_timeout_and_check_atlas_before_the_domain() -> None:
+    from twin.cfn import load_template, references
+
+    stack = resolve()
+    store, full = stack.props("StoreMigration"), stack.props("Migration")
+    timeout = int(functions(stack)["MigrateFunction"]["Timeout"])
+    # CloudFormation waits for an answer up to ServiceTimeout (an hour by default): 15 minutes here, more
+    # than the function's own timeout, so a function that never starts costs 15 minutes, not an hour
+    for migration in (store, full):
+        assert timeout < int(migration["ServiceTimeout"]) <= 900
+    # MongoDB is migrated (and Atlas reached) before the domain's 15-30 minutes start: a first deploy that
+    # cannot reach Atlas fails in a minute, and its rollback has no domain to delete
+    assert store["Part"] == "store"
+    assert "StoreMigration" in stack.attributes["SearchDomain"]["DependsOn"]
+    # which needs the migrate function (its role, its policies) not to depend on the domain: it gets the
+    # search endpoint with the Migration's request
+    template = sam_template()
+    chain = {"MigrateFunction", "MigrateFunctionRole", "SearchAccessPolicy", "StoreAccessPolicy"}
+    for logical in chain:
+        assert "SearchDomain" not in references(template["Resources"][logical]), logical
+    assert full["SearchEndpoint"] == "https://SearchDomain.DomainEndpoint"
+    assert load_template(BUILT)["Resources"]["SearchDomain"]["UpdatePolicy"] == {"EnableVersionUpgrade": True}
+
+
+def sam_template(**parameters: str) -> dict[str, Any]:
+    from twin.cfn import load_template, sam_transform
+
+    template: dict[str, Any] = sam_transform(load_template(BUILT), SAM_PYTHON, REGION, parameters)
+    return template
 
 
 def test_titan_v2_dimensions_are_a_template_rule() -> None:

@@ -43,6 +43,21 @@ def test_every_rule_names_its_aws_documentation_page() -> None:
     assert not missing, f"rules without an AWS documentation page in their source column: {missing}"
 
 
+# A GitHub issue (`owner/repo#123`, `repo#123`) or a tool's data file is a second-hand source.
+SECOND_HAND = re.compile(r"[\w-]#\d+|cfnlint/data")
+
+
+def test_a_rule_resting_on_an_issue_or_tool_data_says_it_is_observed_behaviour() -> None:
+    # a detail no AWS page gives (an error's wording, a status code a live service answered) is labelled as
+    # what it is: observed behaviour, and how it was learned; it never passes for the page
+    unlabelled = [
+        row[0][:80]
+        for row in rule_rows()
+        if SECOND_HAND.search(row[1]) and "observed behaviour" not in row[1]
+    ]
+    assert not unlabelled, f"rules citing issues or tool data without saying they are observed: {unlabelled}"
+
+
 def test_every_test_the_page_cites_exists() -> None:
     tests = defined_tests()
     unknown = []

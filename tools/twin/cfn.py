@@ -229,6 +229,8 @@ _FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
     "Fn::Join": _join,
     "Fn::FindInMap": _find_in_map,
     "Fn::Contains": lambda r, a: str(r.resolve(a[1])) in [str(x) for x in r.resolve(a[0])],
+    # rules only: every member of a list equals the value
+    "Fn::EachMemberEquals": lambda r, a: all(str(x) == str(r.resolve(a[1])) for x in r.resolve(a[0])),
 }
 
 

@@ -293,6 +293,8 @@ class LambdaFunction:
         self.account = account
         self.environments: list[ExecutionEnvironment] = []
         self._lock = threading.Lock()
+        # what Lambda publishes per function to CloudWatch (AWS/Lambda: Invocations, Errors, Throttles)
+        self.counts = {"Invocations": 0, "Errors": 0, "Throttles": 0}
         if spec.reserved is not None:
             account.reserve(spec.arn, spec.reserved)
 
@@ -322,17 +324,26 @@ class LambdaFunction:
 
     def _invoke_once(self, event: Any) -> Any:
         if not self.account.acquire(self.spec.arn):
+            self._count("Throttles")
             raise InvocationError(
                 "Throttled",
                 {"errorType": "TooManyRequestsException", "errorMessage": "Rate Exceeded."},
             )
         env = self._take()
+        self._count("Invocations")
         try:
             return env.invoke(event)
+        except InvocationError:
+            self._count("Errors")
+            raise
         finally:
             with self._lock:
                 env.busy = False
             self.account.release(self.spec.arn)
+
+    def _count(self, metric: str) -> None:
+        with self._lock:
+            self.counts[metric] += 1
 
     def _take(self) -> ExecutionEnvironment:
         with self._lock:

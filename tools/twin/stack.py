@@ -63,6 +63,7 @@ class Twin:
         build_dir: Path | None = None,
         concurrency: int = 1000,
         search_visibility_seconds: float = 3.0,
+        missing_types: frozenset[str] = frozenset(),
     ) -> None:
         import logging
 
@@ -80,6 +81,7 @@ class Twin:
         if not built.exists():
             raise RuntimeError(f"{built} not found: run `make sam-build` first")
         self.built = load_template(built)
+        self.missing_types = missing_types  # resource types the twin's region lacks (nested stacks only)
         self.sam_python = root / ".venv-sam" / "bin" / "python"
         self._transformed: dict[str, dict[str, Any]] = {}
         self._sys_paths: dict[str, list[Path]] = {}
@@ -259,50 +261,35 @@ class DeployedStack:
 
     # -- create --------------------------------------------------------------------------------------
     def _order(self) -> list[str]:
-        all_resources = self.template["Resources"]
-        active = [k for k, v in all_resources.items() if self.resolver.active(v)]
-        deps: dict[str, set[str]] = {}
-        for logical in active:
-            spec = all_resources[logical]
-            wanted = references(spec.get("Properties") or {})
-            depends = spec.get("DependsOn") or []
-            wanted |= set([depends] if isinstance(depends, str) else depends)
-            deps[logical] = {d for d in wanted if d in all_resources and d in active and d != logical}
-        ordered: list[str] = []
-        done: set[str] = set()
-        while len(ordered) < len(active):
-            ready = sorted(k for k in active if k not in done and deps[k] <= done)
-            if not ready:
-                stuck = sorted(set(active) - done)
-                raise RuntimeError(f"circular dependencies among {stuck}")
-            for logical in ready:
-                ordered.append(logical)
-                done.add(logical)
-        return ordered
+        return creation_order(self.template, self.resolver)
 
     def create(self) -> None:
+        # The root template deploys in every region: it may name no type some region lacks (a nested stack
+        # may, and is refused where the twin's region lacks it: Twin(missing_types=...)).
+        refuse_region_limited_types(self.template, REGION_LIMITED_TYPES)
         self._seed_mongodb_secret()
         for logical in self._order():
             spec = self.template["Resources"][logical]
-            kind = spec["Type"]
             props = self.resolver.resolve(spec.get("Properties") or {})
-            resource = Resource(logical, kind, props)
+            resource = Resource(logical, spec["Type"], props)
             self.resources[logical] = resource
-            handler = getattr(self, "_create_" + re.sub(r"\W+", "_", kind), None)
-            if handler is None and (
-                kind.startswith("Custom::") or kind == "AWS::CloudFormation::CustomResource"
-            ):
-                handler = self._create_custom
-            if handler is None:
-                raise NotImplementedError(
-                    f"the twin cannot create {kind} ({logical}); teach tools/twin/stack.py"
-                )
-            handler(resource)
+            self._create_resource(resource)
         for key, spec in (self.template.get("Outputs") or {}).items():
             if "Condition" in spec and not self.resolver.condition(spec["Condition"]):
                 continue
             self.outputs[key] = str(self.resolver.resolve(spec["Value"]))
         self._register()
+
+    def _create_resource(self, resource: Resource) -> None:
+        kind = resource.type
+        handler = getattr(self, "_create_" + re.sub(r"\W+", "_", kind), None)
+        if handler is None and (kind.startswith("Custom::") or kind == "AWS::CloudFormation::CustomResource"):
+            handler = self._create_custom
+        if handler is None:
+            raise NotImplementedError(
+                f"the twin cannot create {kind} ({resource.logical_id}); teach tools/twin/stack.py"
+            )
+        handler(resource)
 
     def _seed_mongodb_secret(self) -> None:
         """The one thing a user creates by hand before deploying: the Atlas URI in Secrets Manager."""
@@ -342,6 +329,43 @@ class DeployedStack:
         )
 
     # -- resource types ------------------------------------------------------------------------------
+    def _create_AWS_CloudFormation_Stack(self, r: Resource) -> None:
+        """A nested stack (what SAM makes of an AWS::Serverless::Application): its template, from the built
+        folder (`sam package` would upload it), created in dependency order; its outputs become the
+        parent's `Outputs.<Name>` attributes. Its resources join this stack's (their logical ids are
+        distinct), so the tests see them as the stack's."""
+        url = str(r.properties["TemplateURL"])
+        child = load_template(self.twin.build_dir / url.removeprefix(PACKAGED_PREFIX))
+        refuse_region_limited_types(child, self.twin.missing_types)
+        params = {k: _cfn_string(v) for k, v in (r.properties.get("Parameters") or {}).items()}
+        name = f"{self.name}-{r.logical_id}-{hashlib.sha256(r.logical_id.encode()).hexdigest()[:12].upper()}"
+        own: dict[str, Resource] = {}
+
+        def ref(logical: str) -> Any:
+            if logical not in own:
+                raise KeyError(f"{logical} is referenced before it exists in nested stack {r.logical_id}")
+            return own[logical].ref
+
+        def get_att(logical: str, attr: str) -> Any:
+            return own[logical].attrs[attr]
+
+        pseudo = {**self.resolver.pseudo, "AWS::StackName": name}
+        pseudo["AWS::StackId"] = f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{name}/{uuid.uuid4()}"
+        resolver = Resolver(child, params, pseudo, ref, get_att)
+        for logical in creation_order(child, resolver):
+            spec = child["Resources"][logical]
+            resource = Resource(logical, spec["Type"], resolver.resolve(spec.get("Properties") or {}))
+            if logical in self.resources:
+                raise RuntimeError(f"nested stack {r.logical_id}: {logical} is also a resource of the parent")
+            own[logical] = self.resources[logical] = resource
+            self._create_resource(resource)
+        r.ref = pseudo["AWS::StackId"]
+        r.attrs = {
+            f"Outputs.{k}": _cfn_string(resolver.resolve(v["Value"]))
+            for k, v in (child.get("Outputs") or {}).items()
+            if "Condition" not in v or resolver.condition(v["Condition"])
+        }
+
     def _create_AWS_SQS_Queue(self, r: Resource) -> None:
         p = r.properties
         name = p.get("QueueName") or self.physical(r.logical_id, 80)
@@ -400,8 +424,7 @@ class DeployedStack:
         lifecycle_refusal(runtime)  # a runtime whose function creation Lambda blocks fails the deploy
         env = {k: _cfn_string(v) for k, v in ((p.get("Environment") or {}).get("Variables") or {}).items()}
         # The template reaches a domain over HTTPS (its endpoint is a bare host); the stand-in speaks HTTP.
-        domain = "https://" + self.twin.domain.url.removeprefix("http://")
-        env = {k: self.twin.domain.url if v == domain else v for k, v in env.items()}
+        env = {k: self._domain_over_http(v) for k, v in env.items()}
         spec = FunctionSpec(
             logical_id=r.logical_id,
             name=name,
@@ -426,6 +449,11 @@ class DeployedStack:
         self.functions[r.logical_id] = function
         self.by_name[name] = function
         r.ref, r.attrs = name, {"Arn": arn}
+
+    def _domain_over_http(self, value: str) -> str:
+        """The template reaches a domain over HTTPS (its endpoint is a bare host); the stand-in speaks HTTP."""
+        domain = "https://" + self.twin.domain.url.removeprefix("http://")
+        return self.twin.domain.url if value == domain else value
 
     def _create_AWS_Lambda_EventInvokeConfig(self, r: Resource) -> None:
         """Retries and maximum event age of the function's asynchronous invocations."""
@@ -539,7 +567,9 @@ class DeployedStack:
             "RequestId": str(uuid.uuid4()),
             "LogicalResourceId": logical,
             "ResourceType": resource.type,
-            "ResourceProperties": props,
+            "ResourceProperties": {
+                k: self._domain_over_http(v) if isinstance(v, str) else v for k, v in props.items()
+            },
         }
         if request_type in ("Update", "Delete"):
             event["PhysicalResourceId"] = resource.ref or f"{logical}-{token[:8]}"
@@ -618,6 +648,52 @@ class DeployedStack:
                         pass
         return docs
 
+    def publish_metrics(self) -> int:
+        """What CloudWatch would hold for this stack so far, put into moto's CloudWatch: every EMF document
+        the functions printed (CloudWatch turns those log lines into metrics, one per dimension set), each
+        function's Invocations, Errors and Throttles (AWS/Lambda), each queue's visible messages (AWS/SQS).
+        Returns the data points put."""
+        cloudwatch, sqs = self.twin.client("cloudwatch"), self.twin.client("sqs")
+        put = 0
+
+        def one(namespace: str, name: str, dims: dict[str, str], value: float, unit: str = "Count") -> None:
+            nonlocal put
+            dimensions = [{"Name": k, "Value": v} for k, v in dims.items()]
+            datum = {"MetricName": name, "Dimensions": dimensions, "Value": value, "Unit": unit}
+            cloudwatch.put_metric_data(Namespace=namespace, MetricData=[datum])
+            put += 1
+
+        for doc in self.emf():
+            for directive in doc["_aws"]["CloudWatchMetrics"]:
+                for dims in directive["Dimensions"]:
+                    for metric in directive["Metrics"]:
+                        values = doc.get(metric["Name"])
+                        for value in values if isinstance(values, list) else [values]:
+                            labels = {d: str(doc[d]) for d in dims}
+                            one(
+                                directive["Namespace"],
+                                metric["Name"],
+                                labels,
+                                float(value),
+                                metric.get("Unit", "None"),
+                            )
+        for fn in self.functions.values():
+            for name, count in fn.counts.items():
+                one("AWS/Lambda", name, {"FunctionName": fn.spec.name}, float(count))
+        for r in self.resources.values():
+            if r.type == "AWS::SQS::Queue":
+                attrs = sqs.get_queue_attributes(
+                    QueueUrl=r.ref, AttributeNames=["ApproximateNumberOfMessages"]
+                )
+                visible = float(attrs["Attributes"]["ApproximateNumberOfMessages"])
+                one(
+                    "AWS/SQS",
+                    "ApproximateNumberOfMessagesVisible",
+                    {"QueueName": r.attrs["QueueName"]},
+                    visible,
+                )
+        return put
+
     def delete(self) -> None:
         """Delete the stack: custom resources get their Delete request (it must be answered), then
         everything else goes."""
@@ -644,6 +720,62 @@ def _batch_item_failures(answer: Any, batch: list[str]) -> set[str]:
             return set(batch)
         failed.add(str(ident))
     return failed
+
+
+# `sam package` uploads a nested template and puts its S3 URL in TemplateURL; the twin's translate.py
+# writes this prefix before the built template's relative path.
+PACKAGED_PREFIX = "https://twin.s3.amazonaws.com/"
+
+# Resource types CloudFormation lacks in some commercial regions that have every other service the stack
+# uses (Lambda, HTTP APIs, SQS, OpenSearch Service, Bedrock): the CloudFormation resource specification of
+# il-central-1, me-central-1, ap-southeast-5, mx-central-1, ... has no OpenSearch Serverless type.
+# CloudFormation validates a template's types before it evaluates conditions, so a root template that
+# names one cannot be deployed there, whatever its parameters (docs/aws-rules.md).
+REGION_LIMITED_TYPES = frozenset(
+    {
+        "AWS::OpenSearchServerless::Collection",
+        "AWS::OpenSearchServerless::SecurityPolicy",
+        "AWS::OpenSearchServerless::AccessPolicy",
+        "AWS::OpenSearchServerless::VpcEndpoint",
+        "AWS::OpenSearchServerless::LifecyclePolicy",
+        "AWS::OpenSearchServerless::SecurityConfig",
+        "AWS::OpenSearchServerless::Index",
+    }
+)
+
+
+def refuse_region_limited_types(template: dict[str, Any], missing: frozenset[str]) -> None:
+    """What CloudFormation answers, before conditions, to a template naming a type its region lacks."""
+    for logical, spec in (template.get("Resources") or {}).items():
+        if spec.get("Type") in missing:
+            raise RuntimeError(
+                f"Template format error: Unrecognized resource types: [{spec['Type']}] ({logical}; "
+                "the twin's region lacks it, as il-central-1 does)"
+            )
+
+
+def creation_order(template: dict[str, Any], resolver: Resolver) -> list[str]:
+    """The active resources, each after those it names (Ref, GetAtt, Sub, DependsOn)."""
+    all_resources = template["Resources"]
+    active = [k for k, v in all_resources.items() if resolver.active(v)]
+    deps: dict[str, set[str]] = {}
+    for logical in active:
+        spec = all_resources[logical]
+        wanted = references(spec.get("Properties") or {})
+        depends = spec.get("DependsOn") or []
+        wanted |= set([depends] if isinstance(depends, str) else depends)
+        deps[logical] = {d for d in wanted if d in all_resources and d in active and d != logical}
+    ordered: list[str] = []
+    done: set[str] = set()
+    while len(ordered) < len(active):
+        ready = sorted(k for k in active if k not in done and deps[k] <= done)
+        if not ready:
+            stuck = sorted(set(active) - done)
+            raise RuntimeError(f"circular dependencies among {stuck}")
+        for logical in ready:
+            ordered.append(logical)
+            done.add(logical)
+    return ordered
 
 
 def _cfn_string(value: Any) -> str:

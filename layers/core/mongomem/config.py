@@ -416,6 +416,7 @@ ConfigMaxAge = Annotated[int, Field(ge=1, le=3600)]
 LeaseSeconds = Annotated[int, Field(ge=5)]
 HoleGraceSeconds = Annotated[int, Field(ge=1)]
 ScanBatch = Annotated[int, Field(ge=1)]
+Replicas = Annotated[int, Field(ge=0, le=5)]
 WriteConcern = Literal["auto", "majority", "journaled"]
 WriteConcernTimeout = Annotated[int, Field(ge=100, le=60_000)]
 OpenSearchAuth = Literal["none", "sigv4-es", "sigv4-aoss"]
@@ -462,6 +463,9 @@ class Settings(_Strict):
     opensearch_auth: OpenSearchAuth = "none"
     opensearch_engine: OpenSearchEngine = "faiss"
     opensearch_index: str = "mongomem-memories"
+    # Replicas of each shard of a new search index; None leaves OpenSearch's default (1). A one-node domain
+    # cannot place a replica: 0, or the cluster stays yellow (the template sets it from the node count).
+    opensearch_replicas: Replicas | None = None
     aws_region: str | None = None
     # The embedded in-process vector index (the local stack); None = no index unless OpenSearch is set.
     vector_index_path: str | None = None
@@ -582,6 +586,7 @@ class EnvironmentSettings(_Strict):
     opensearch_auth: OpenSearchAuth | None = None
     opensearch_engine: OpenSearchEngine | None = None
     opensearch_index: str | None = None
+    opensearch_replicas: Replicas | None = None
     vector_index_path: str | None = None
     erase_checkpoint: bool | None = None
     # The deployment's default providers (template parameters); the project config may choose others.

@@ -110,13 +110,22 @@ class ServicesRoot(Protocol):
 
 
 def migrate_deployed(
-    root: ServicesRoot, deadline: float | None, progress: Callable[[str], None] | None = None
+    root: ServicesRoot,
+    deadline: float | None,
+    progress: Callable[[str], None] | None = None,
+    *,
+    search: bool = True,
+    search_endpoint: str | None = None,
 ) -> dict[str, Any]:
     """The deploy-time migration of a stack: its services built now (a failure here is the migration's
-    failure, answered to CloudFormation), then `migrate` with index creation on, within `deadline`."""
+    failure, answered to CloudFormation), then `migrate` with index creation on, within `deadline`.
+
+    The stack's first custom resource migrates MongoDB only (`search=False`), before the search domain
+    exists; the second gets the search endpoint the template resolved (`search_endpoint`)."""
     from mongomem.observability import logger
 
-    report = migrate(root.services().for_migration(), progress=progress, deadline=deadline)
+    services = root.services().for_migration(opensearch_endpoint=search_endpoint if search else None)
+    report = migrate(services, progress=progress, deadline=deadline)
     if not report["keys"].get("complete", True):
         logger.warning(
             "re-keying stopped before the function's time ran out; the deploy goes on with the keys "

@@ -132,6 +132,8 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
             },
         )
         emit("ExtractionFailures", MetricUnit.Count, 1, memory_type=kind, reason=outcome.reason)
+        # the ExtractionFailuresAlarm's dimensions, service only: loud though the message is done with
+        emit("ExtractionFailures", MetricUnit.Count, 1)
         return
     result = outcome
     elapsed = (time.perf_counter() - started) * 1000

@@ -164,6 +164,7 @@ class Infrastructure:
                 client,
                 s.opensearch_index,
                 engine=s.opensearch_engine,
+                replicas=s.opensearch_replicas,
                 create_missing=s.create_search_index,
                 serverless=s.opensearch_auth == "sigv4-aoss",
             )

@@ -36,9 +36,11 @@ class Services(RetrievalRoot, IdentityRoot):
         args.update(changes)
         return Services(**args)
 
-    def for_migration(self) -> Services:
-        """The same deployment with index creation on (what `migrate` runs with)."""
-        settings = self.settings.model_copy(update={"ensure_indexes": True, "create_search_index": True})
+    def for_migration(self, **changes: Any) -> Services:
+        """The same deployment with index creation on (what `migrate` runs with), and `changes` to its
+        settings (the deploy-time migration's search endpoint)."""
+        update = {"ensure_indexes": True, "create_search_index": True, **changes}
+        settings = self.settings.model_copy(update=update)
         return Services(settings, mongodb_uri=self.mongodb_uri)
 
     def ensure_short_term_indexes(self) -> None:
