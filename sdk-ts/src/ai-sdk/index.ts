@@ -112,7 +112,8 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         memory: z.union([z.string(), z.record(z.string(), z.unknown())]).describe("The Markdown document, or the changed fields"),
       }),
       execute: async ({ memory }) => {
-        const state = await client.applyWorkingMemoryTool({ memory }, { ...wm });
+        // the memory getWorkingMemory reads: the agent's own with agentId (resource scope)
+        const state = await client.applyWorkingMemoryTool({ memory }, { ...wm, ...(agentId ? { agent_id: agentId } : {}) });
         return { version: state.version ?? 0, mode: state.mode as string };
       },
     }),

@@ -7563,6 +7563,8 @@ export interface operations {
     post_working_memory_tool_v1_working_memory_tool_post: {
         parameters: {
             query?: {
+                /** @description resource scope: one agent's working memory of the user */
+                agent_id?: string | null;
                 /** @description Read the memory but refuse writes */
                 readOnly?: boolean;
                 /** @description resource (one per user) or thread; default from config */
