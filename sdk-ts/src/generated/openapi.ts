@@ -3635,6 +3635,7 @@ export interface operations {
                 observed_before?: string | null;
                 /** @description memories with evidence from this snapshot: what its extraction wrote or reinforced */
                 snapshot_id?: string | null;
+                /** @description only this status (default: active and superseded; proposals only when asked) */
                 status?: ("active" | "superseded" | "deleted" | "proposed") | null;
                 /** @description semantic: exact subject */
                 subject?: string | null;

@@ -108,6 +108,12 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
     versions = [r.version for r in found.lineage]
     if target.observed_at is not None and new.observed(now) < target.observed_at:
         # an older statement arriving late (history imported, snapshots extracted out of order)
+        behind = contributors(target)
+        if new.proposes_only and not (behind and behind <= {new.evidence.user_id}):
+            # another user's history would be listed to every user in the org lineage: a proposal instead,
+            # which this older statement cannot carry (later statements of it can)
+            updated = new.kind.updated(target.payload, new.payload)
+            return _propose(new, target, found.lineage, updated, promote=False)
         when = new.observed(now).date().isoformat()
         reason = (
             f"same key, another value, but stated earlier ({when}) than the current one "
@@ -131,7 +137,12 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
 
 
 def _propose(
-    new: NewMemory, current: MemoryRecord, lineage: list[MemoryRecord], proposed: dict[str, Any]
+    new: NewMemory,
+    current: MemoryRecord,
+    lineage: list[MemoryRecord],
+    proposed: dict[str, Any],
+    *,
+    promote: bool = True,
 ) -> Verdict:
     """A user's statement that would change an org memory (another value, or additions to it): a
     proposal of `proposed`, the version it would make, which becomes the new version once the users
@@ -140,7 +151,8 @@ def _propose(
 
     A statement backs a pending proposal only when the version it would make is the proposal to the
     letter (`MemoryKind.stated`: every field, every character of every script); the proposal is never
-    merged into, so what becomes active is exactly what each of its backers stated."""
+    merged into, so what becomes active is exactly what each of its backers stated. `promote=False`: a
+    statement older than the current version, which may start or back a proposal but not carry it."""
     wanted = new.kind.stated(proposed)
     pending = [r for r in lineage if r.status == "proposed" and new.kind.stated(r.payload) == wanted]
     backers = contributors(current)
@@ -162,7 +174,7 @@ def _propose(
         f"proposal backed by {len(proposers)}; it replaces the current version when every user behind "
         f"that restates it or {needed} more user(s) state it"
     )
-    if backers <= proposers or len(proposers) > len(backers):
+    if promote and (backers <= proposers or len(proposers) > len(backers)):
         decision = Decision.UPDATE
         reason = (
             f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
