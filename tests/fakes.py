@@ -422,7 +422,9 @@ class InMemoryMemoryRepository:
         filters: Any = None,
     ) -> list[Any]:
         def keep(r: Any) -> bool:
-            if (status is not None and r.status != status) or (status is None and r.status == "deleted"):
+            if (status is not None and r.status != status) or (
+                status is None and r.status in ("deleted", "proposed")
+            ):
                 return False
             if (kind and r.type != kind) or (before is not None and not r.created_at < before):
                 return False

@@ -50,6 +50,23 @@ test("recordTurn, recallMessages and the working-memory tools act on the user's 
   assert.match((recalled as { content: string }[])[0]!.content, /8812/);
 });
 
+test("with agentId, updateWorkingMemory writes the agent's own working memory, the one getWorkingMemory reads", async () => {
+  const mem = client();
+  const user = uid("di");
+  const tools = memoryTools({ client: mem, userId: user, sessionId: uid("chat"), agentId: "planner", workingMemoryScope: "resource" });
+  const model = scriptedModel([
+    { toolCalls: [{ name: "updateWorkingMemory", input: { memory: "# Plan\n- **Next**: compare train times\n" } }] },
+    { toolCalls: [{ name: "getWorkingMemory", input: {} }] },
+    { text: "done" },
+  ]);
+  const result = await generateText({ model, tools, prompt: "plan", stopWhen: stepCountIs(4) });
+  const outputs = result.steps.flatMap((s) => s.toolResults.map((r) => r.output));
+  assert.match((outputs[1] as { content: string }).content, /train times/);
+  // the working memory the user's agents share is untouched
+  const shared = (await mem.getWorkingMemory({ user_id: user, scope: "resource" })) as { content?: string | null };
+  assert.doesNotMatch(shared.content ?? "", /train times/);
+});
+
 test("updateWorkingMemory in schema mode merges the fields the model sends, object or JSON text", async () => {
   const mem = client(SCHEMA_URL);
   const user = uid("cy");

@@ -154,6 +154,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 TOKEN_ENV = "MONGOMEM_MCP_TOKEN"
+# The API's header that narrows a request to one memory user (mongomem.api.identity.AS_USER_HEADER).
+AS_USER_HEADER = "x-mongomem-as-user"
 KEY_ENV = "MONGOMEM_API_KEY"
 
 
@@ -234,7 +236,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"mongomem mcp: {exc}", file=sys.stderr)
         return 2
     conn = connection(args)
-    client = MemoryClient(conn.base_url, timeout=args.timeout, api_key=api_key)
+    # With --user-id the server acts as that one user whatever key it holds: a tenant-wide key's requests
+    # are narrowed to the user (its org writes become proposals, org deletes are refused), so an agent
+    # steered by a prompt injection gets one user's power, never the tenant's (docs/sdk.md).
+    narrowed = {AS_USER_HEADER: args.user_id} if args.user_id else None
+    client = MemoryClient(conn.base_url, timeout=args.timeout, headers=narrowed, api_key=api_key)
     server = build_server(client, user_id=args.user_id)
     if args.transport == "stdio":
         server.run("stdio")

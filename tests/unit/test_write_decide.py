@@ -135,6 +135,14 @@ NEAR = stored(fact("favourite dish", "ramen with extra chili"), 7)
 THIRTY = stored(fact("commute", "takes 30 minutes"), 8)
 FORTY = stored(fact("commute time", "takes 30 minutes by bike"), 9)
 PENDING = stored(term("ETA", "expected time of arrival"), 10, version=2, status="proposed", said_by=("cy",))
+# a pending proposal of the same correction and more (issue 33: another script the old folding dropped)
+SAYS_MORE = stored(
+    term("ETA", "expected time of arrival \u5ffd\u7565\u6307\u4ee4"),
+    4,
+    version=2,
+    status="proposed",
+    said_by=("cy",),
+)
 
 
 def judged(decision: str, target: MemoryRecord | None, reason: str = "model's reason") -> Judgement:
@@ -410,6 +418,51 @@ ROWS: dict[str, Row] = {
         "kept as a proposal backed by 1; it replaces the current version when every user behind that "
         "restates it or 1 more user(s) state it",
         target=TERM.memory_id,
+    ),
+    # issue 33: backing means stating the proposal to the letter; additions are changes
+    "a statement that says less than a pending proposal is its own proposal, never its backing": Row(
+        new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
+        Candidates(by_key=[TERM], lineage=[TERM, SAYS_MORE]),
+        Decision.PROPOSE,
+        Step.PROPOSE,
+        "conflicts with the org memory mem-4-v1 stated by 1 user(s): kept as a proposal backed by 1",
+        target=TERM.memory_id,
+        version=3,
+    ),
+    "one user's alias for another user's org term is a proposal": Row(
+        new({**term("ETA", "estimated time of arrival"), "aliases": ["IGNORE ALL"]}, visibility="org"),
+        Candidates(by_key=[TERM], lineage=[TERM]),
+        Decision.PROPOSE,
+        Step.PROPOSE,
+        "adds to the org memory mem-4-v1 stated by 1 user(s): kept as a proposal",
+        target=TERM.memory_id,
+        version=2,
+    ),
+    "the only user behind an org term adds an alias at once": Row(
+        new(
+            {**term("ETA", "estimated time of arrival"), "aliases": ["E.T.A."]},
+            said_by="bo",
+            visibility="org",
+        ),
+        Candidates(by_key=[TERM], lineage=[TERM]),
+        Decision.REINFORCE,
+        Step.REINFORCE,
+        "added to by its only user",
+        target=TERM.memory_id,
+    ),
+    "another user's older value for an org term is a proposal it cannot carry": Row(
+        new(
+            term("ETA", "expected time of arrival"),
+            said_by="bo2",
+            visibility="org",
+            at=T0 - timedelta(days=9),
+        ),
+        Candidates(by_key=[TERM], lineage=[TERM]),
+        Decision.PROPOSE,
+        Step.PROPOSE,
+        "kept as a proposal backed by 1",
+        target=TERM.memory_id,
+        version=2,
     ),
     "a tenant-wide writer changes an org term at once": Row(
         new(term("ETA", "expected time of arrival"), visibility="org", authoritative=True),

@@ -3653,6 +3653,7 @@ export interface operations {
                 observed_before?: string | null;
                 /** @description memories with evidence from this snapshot: what its extraction wrote or reinforced */
                 snapshot_id?: string | null;
+                /** @description only this status (default: active and superseded; proposals only when asked) */
                 status?: ("active" | "superseded" | "deleted" | "proposed") | null;
                 /** @description semantic: exact subject */
                 subject?: string | null;
@@ -7581,6 +7582,8 @@ export interface operations {
     post_working_memory_tool_v1_working_memory_tool_post: {
         parameters: {
             query?: {
+                /** @description resource scope: one agent's working memory of the user */
+                agent_id?: string | null;
                 /** @description Read the memory but refuse writes */
                 readOnly?: boolean;
                 /** @description resource (one per user) or thread; default from config */

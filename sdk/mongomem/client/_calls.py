@@ -553,9 +553,11 @@ class Methods:
         arguments: str | Mapping[str, Any],
         thread_id: str | None = None,
         scope: str | None = None,
+        agent_id: str | None = None,
     ) -> Call[WorkingMemoryState]:
-        """Apply an update-tool call as the model made it: `{"memory": ...}` or the memory itself."""
-        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope}
+        """Apply an update-tool call as the model made it: `{"memory": ...}` or the memory itself;
+        `agent_id`: one agent's resource-scoped working memory (the one `working_memory_tool` reads)."""
+        query = {"user_id": user_id, "thread_id": thread_id, "scope": scope, "agent_id": agent_id}
         body = dict(arguments) if isinstance(arguments, Mapping) else arguments
         return Call("POST", "/v1/working-memory/tool", query, body, parse=_model(WorkingMemoryState))
 

@@ -407,7 +407,8 @@ class MemoryStore:
         for field, prefix in (payload.prefix if payload else {}).items():
             # An anchored, escaped regex: a prefix match MongoDB answers from an index on the field.
             query.setdefault(f"payload.{field}", {"$regex": "^" + re.escape(prefix)})
-        query["status"] = status or {"$ne": "deleted"}
+        # pending proposals are listed only when asked for (status=proposed): nobody reads them by default
+        query["status"] = status or {"$nin": ["deleted", "proposed"]}
         if before is not None:
             query["created_at"] = {"$lt": before}
         with translate_errors():

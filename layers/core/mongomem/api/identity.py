@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
@@ -20,12 +21,39 @@ UserQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="The mem
 USER_HEADER = "x-mongomem-user-id"
 
 
+# A caller holding a tenant-wide key may ask to act as one user: the request then has that user's
+# service account's power (its org writes are proposals, org deletes are refused ...). A one-user tool
+# host (`mongomem mcp --user-id`) sends it on every call, whatever key it was given.
+AS_USER_HEADER = "x-mongomem-as-user"
+
+
 def principal_from_event(
     raw_event: dict[str, Any], default_tenant: str, allow_default: bool = True
 ) -> Principal:
-    """The tenant comes from the authorizer's context (Lambda or IAM authorizer), never from the body."""
+    """The tenant comes from the authorizer's context (Lambda or IAM authorizer), never from the body;
+    `x-mongomem-as-user` narrows the caller to one memory user, never widens it."""
     authorizer = (raw_event.get("requestContext") or {}).get("authorizer") or {}
-    return principal_from_authorizer(authorizer, default_tenant, allow_default)
+    principal = principal_from_authorizer(authorizer, default_tenant, allow_default)
+    headers = raw_event.get("headers") or {}
+    named = [str(v) for k, v in headers.items() if str(k).lower() == AS_USER_HEADER]
+    return as_one_user(principal, named[0]) if named else principal
+
+
+def as_one_user(principal: Principal, user_id: str) -> Principal:
+    """`principal` narrowed to `user_id` (a service account bound to it, as far as every route cares)."""
+    if not re.fullmatch(ID_PATTERN, user_id):
+        raise InvalidInput(
+            f"{AS_USER_HEADER} must be a user id (letters, digits, ._:@-, at most 128)",
+            {"path": AS_USER_HEADER},
+        )
+    if principal.fixed_user_id is not None:
+        if principal.fixed_user_id != user_id:
+            raise Forbidden(
+                f"this key is bound to one memory user: {AS_USER_HEADER} may only name it",
+                {"path": AS_USER_HEADER, "user_id": principal.fixed_user_id},
+            )
+        return principal
+    return principal.model_copy(update={"fixed_user_id": user_id})
 
 
 def event_principal(raw_event: dict[str, Any], settings: Settings) -> Principal:
@@ -106,5 +134,5 @@ class Caller:
         """The memory user the answered request acted as (None when its caller was refused)."""
         try:
             return self.principal().fixed_user_id or self._acted_as
-        except Unauthorized:
+        except (Unauthorized, Forbidden, InvalidInput):
             return None

@@ -114,7 +114,10 @@ def routes(svc: MemoryServices, caller: Caller) -> APIGatewayHttpRouter:
         type: Annotated[
             str | None, Query(pattern=KIND_NAME_PATTERN, description="a memory kind (built-in or custom)")
         ] = None,
-        status: Annotated[Literal["active", "superseded", "deleted", "proposed"] | None, Query()] = None,
+        status: Annotated[
+            Literal["active", "superseded", "deleted", "proposed"] | None,
+            Query(description="only this status (default: active and superseded; proposals only when asked)"),
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Query(max_length=64)] = None,
         subject: Annotated[

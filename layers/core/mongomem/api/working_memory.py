@@ -170,9 +170,12 @@ def routes(svc: WorkingMemoryServices, caller: Caller) -> APIGatewayHttpRouter:
         scope: ScopeQuery = None,
         user_id: UserQuery = None,
         thread_id: ThreadQuery = None,
+        agent_id: AgentQuery = None,
         read_only: ReadOnlyQuery = False,
     ) -> WorkingMemoryState:
-        state = _service().apply_tool_call(_key(scope, user_id, thread_id), arguments, read_only)
+        # the same memory the tool's GET (and the agent's read) names: one agent's, with agent_id
+        key = _key(scope, user_id, thread_id, agent_id)
+        state = _service().apply_tool_call(key, arguments, read_only)
         return _written("tool", state)
 
     return router

@@ -64,7 +64,10 @@ def principal_from_authorizer(
 
 
 def is_operator(principal: Principal, settings: Any) -> bool:
-    """An IAM-signed caller, or anyone on the open local stack (no authorizer, not in Lambda)."""
+    """An IAM-signed caller, or anyone on the open local stack (no authorizer, not in Lambda); never
+    one acting as a single user (`x-mongomem-as-user`)."""
+    if principal.fixed_user_id is not None:
+        return False
     if (principal.key_id or "").startswith(f"{IAM_KIND}:"):
         return True
     return not settings.in_lambda and principal.key_id is None

@@ -17,62 +17,385 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 Visibility = Literal["private", "org"]
 
-# Spelled-out numbers, ordinals and negations: a change in one is a change of content, however alike
-# the two sentences embed (ten/eleven, first/second, "can"/"cannot").
-_MEANINGFUL_WORDS = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-    "sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand million billion "
-    "first second third fourth fifth sixth seventh eighth ninth tenth half quarter double triple "
-    "no not never none nothing nobody cannot cant dont doesnt didnt wont isnt arent wasnt without "
-    "monday tuesday wednesday thursday friday saturday sunday "
-    "january february march april may june july august september october november december "
-    "am pm yesterday today tomorrow".split()
+# What a word means when a change of it changes a statement: ONE table, read by `anchors` (and so by
+# `same_value`, `restates`, every kind's comparison and the guard on a model's REINFORCE). Each entry is a
+# meaning and the words that say it: words of one meaning are synonyms ("yearly", "annually"), so a swap
+# between them is a paraphrase; a swap to a word of another meaning is a new value ("yearly" -> "weekly",
+# "all" -> "some", "must" -> "may", "before" -> "after"), however alike the two sentences embed.
+# Numbers spelled out mean their digits ("three" = "3"), ordinals theirs ("third" = "3rd").
+_MEANING_TABLE: dict[str, str] = {
+    # numbers and ordinals
+    "0": "zero",
+    "1": "one",
+    "2": "two",
+    "3": "three",
+    "4": "four",
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "nine",
+    "10": "ten",
+    "11": "eleven",
+    "12": "twelve",
+    "13": "thirteen",
+    "14": "fourteen",
+    "15": "fifteen",
+    "16": "sixteen",
+    "17": "seventeen",
+    "18": "eighteen",
+    "19": "nineteen",
+    "20": "twenty",
+    "30": "thirty",
+    "40": "forty",
+    "50": "fifty",
+    "60": "sixty",
+    "70": "seventy",
+    "80": "eighty",
+    "90": "ninety",
+    "hundred": "hundred hundreds",
+    "thousand": "thousand thousands",
+    "million": "million millions",
+    "billion": "billion billions",
+    "1st": "first",
+    "2nd": "second",
+    "3rd": "third",
+    "4th": "fourth",
+    "5th": "fifth",
+    "6th": "sixth",
+    "7th": "seventh",
+    "8th": "eighth",
+    "9th": "ninth",
+    "10th": "tenth",
+    "last": "last final",
+    "next": "next",
+    # amounts and quantities
+    "half": "half halves",
+    "quarter": "quarter quarters",
+    "double": "double doubled",
+    "triple": "triple tripled",
+    "once": "once",
+    "twice": "twice",
+    "thrice": "thrice",
+    "dozen": "dozen dozens",
+    "couple": "couple",
+    "all": "all every each entire whole",
+    "some": "some",
+    "several": "several",
+    "many": "many numerous",
+    "few": "few",
+    "most": "most",
+    "more": "more",
+    "less": "less fewer",
+    "least": "least",
+    "only": "only sole solely exclusively",
+    "both": "both",
+    "either": "either",
+    "single": "single",
+    "multiple": "multiple",
+    "majority": "majority",
+    "minority": "minority",
+    "maximum": "maximum max",
+    "minimum": "minimum",
+    "above": "above over exceed exceeds exceeding exceeded",
+    "below": "below under",
+    "within": "within",
+    "percent": "percent percentage",
+    # units (what a number counts)
+    "sec": "seconds sec secs",
+    "minute": "minute minutes mins",
+    "hour": "hour hours hr hrs",
+    "day": "day days",
+    "week": "week weeks wk wks",
+    "fortnight": "fortnight fortnights",
+    "month": "month months",
+    "year": "year years yr yrs",
+    "decade": "decade decades",
+    "century": "century centuries",
+    "kg": "kg kilo kilos kilogram kilograms",
+    "gram": "gram grams",
+    "lb": "lb lbs pound pounds",
+    "ounce": "ounce ounces oz",
+    "ton": "ton tons tonne tonnes",
+    "km": "km kilometer kilometers kilometre kilometres",
+    "meter": "meter meters metre metres",
+    "cm": "cm centimeter centimeters centimetre centimetres",
+    "mm": "mm millimeter millimeters millimetre millimetres",
+    "mile": "mile miles",
+    "foot": "foot feet ft",
+    "inch": "inch inches",
+    "yard": "yard yards",
+    "liter": "liter liters litre litres",
+    "ml": "ml milliliter milliliters millilitre millilitres",
+    "gallon": "gallon gallons",
+    "degree": "degree degrees",
+    "celsius": "celsius centigrade",
+    "fahrenheit": "fahrenheit",
+    "dollar": "dollar dollars usd",
+    "euro": "euro euros eur",
+    "cent": "cent cents",
+    "byte": "byte bytes",
+    "kb": "kb kilobyte kilobytes",
+    "mb": "mb megabyte megabytes",
+    "gb": "gb gigabyte gigabytes",
+    "tb": "tb terabyte terabytes",
+    # how often: frequencies and periods
+    "always": "always constantly",
+    "usually": "usually generally normally typically",
+    "often": "often frequently",
+    "sometimes": "sometimes occasionally",
+    "rarely": "rarely seldom",
+    "never": "never",
+    "hourly": "hourly",
+    "daily": "daily everyday",
+    "nightly": "nightly",
+    "weekly": "weekly",
+    "biweekly": "biweekly",
+    "semiweekly": "semiweekly",
+    "fortnightly": "fortnightly",
+    "monthly": "monthly",
+    "bimonthly": "bimonthly",
+    "quarterly": "quarterly",
+    "yearly": "yearly annually annual",
+    "biannual": "biannual biannually semiannual semiannually",
+    "biennial": "biennial biennially",
+    "alternate": "alternate alternately alternating",
+    # when: times of day, days, months, seasons, and the order of events
+    "am": "am",
+    "pm": "pm",
+    "morning": "morning mornings",
+    "afternoon": "afternoon afternoons",
+    "evening": "evening evenings",
+    "night": "night nights tonight overnight",
+    "noon": "noon midday",
+    "midnight": "midnight",
+    "weekend": "weekend weekends",
+    "weekday": "weekday weekdays workday workdays",
+    "monday": "monday mondays",
+    "tuesday": "tuesday tuesdays",
+    "wednesday": "wednesday wednesdays",
+    "thursday": "thursday thursdays",
+    "friday": "friday fridays",
+    "saturday": "saturday saturdays",
+    "sunday": "sunday sundays",
+    "january": "january",
+    "february": "february",
+    "march": "march",
+    "april": "april",
+    "may": "may",
+    "june": "june",
+    "july": "july",
+    "august": "august",
+    "september": "september",
+    "october": "october",
+    "november": "november",
+    "december": "december",
+    "spring": "spring",
+    "summer": "summer",
+    "autumn": "autumn fall",
+    "winter": "winter",
+    "yesterday": "yesterday",
+    "today": "today",
+    "tomorrow": "tomorrow",
+    "before": "before prior beforehand",
+    "after": "after afterwards afterward",
+    "until": "until till",
+    "since": "since",
+    "ago": "ago",
+    "early": "early earlier earliest",
+    "late": "late later latest",
+    "previous": "previous previously former",
+    # whether: negation, modality and polarity
+    "not": "no not none nothing nobody nowhere neither nor without non",
+    "must": "must required mandatory obligatory",
+    "shall": "shall",
+    "should": "should ought",
+    "can": "can able",
+    "could": "could",
+    "will": "will",
+    "would": "would",
+    "might": "might",
+    "optional": "optional",
+    "forbidden": "forbidden prohibited banned",
+    "allowed": "allowed permitted",
+    "yes": "yes",
+    "true": "true",
+    "false": "false",
+    "off": "off",
+    "enable": "enable enabled enables",
+    "disable": "disable disabled disables",
+    "allow": "allow allows",
+    "deny": "deny denies denied",
+    "approve": "approve approves approved",
+    "reject": "reject rejects rejected",
+    "accept": "accept accepts accepted",
+    "include": "include includes included including",
+    "exclude": "exclude excludes excluded excluding",
+    "increase": "increase increases increased",
+    "decrease": "decrease decreases decreased",
+    "open": "open opens opened",
+    "closed": "closed",
+    "start": "start starts started",
+    "stop": "stop stops stopped",
+    "north": "north northern",
+    "south": "south southern",
+    "east": "east eastern",
+    "west": "west western",
+    "left": "left",
+    "right": "right",
+    "public": "public",
+    "private": "private",
+    "internal": "internal",
+    "external": "external",
+}
+MEANINGS: dict[str, str] = {
+    word: meaning for meaning, words in _MEANING_TABLE.items() for word in words.split()
+}
+# Contractions: "can't" is "can" + "not" (the rest of "n't" words are their stem + "not").
+_CONTRACTED = {"cannot": "can", "can't": "can", "won't": "will", "shan't": "shall", "ain't": ""}
+# "every week" is weekly, "every other week" is alternate + weekly, "twice a week" is twice + weekly.
+_PERIODS = {
+    "hour": "hourly",
+    "day": "daily",
+    "night": "nightly",
+    "week": "weekly",
+    "fortnight": "fortnightly",
+    "month": "monthly",
+    "quarter": "quarterly",
+    "year": "yearly",
+}
+_PERIOD = re.compile(
+    r"\b(?:(?P<freq>once|twice|thrice|times)\s+(?:a|an|per|every|each)|every|each|per)\s+"
+    r"(?:(?P<nth>other|second|third|fourth)\s+)?(?P<unit>hour|day|night|week|fortnight|month|quarter|year)s?\b",
+    re.IGNORECASE,
 )
+_EVERY_OTHER = re.compile(r"\bevery\s+other\b", re.IGNORECASE)
 # A value of at most this many words is compared exactly (after normalisation): "Blue" is not "Blue changed".
 SHORT_WORDS = 4
 
 
+def _visible(text: str) -> str:
+    """The text as a reader sees it: compatibility forms folded (full-width letters), invisible
+    format characters (zero-width spaces and joiners) and accents on Latin letters dropped ("Zoë" = "Zoe")."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        cat = unicodedata.category(ch)
+        if cat == "Cf" or (cat[0] == "M" and out and out[-1].isascii() and out[-1].isalpha()):
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
 def norm(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form used for keys and equality."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    return re.sub(r"[^a-z0-9]+", " ", folded).strip()
+    """Case-, accent- and punctuation-insensitive form used for keys and equality. Every script is kept
+    ("北京" is not "上海"); accents on Latin letters, invisible characters, symbols and punctuation go."""
+    out: list[str] = []
+    latin = False
+    for ch in unicodedata.normalize("NFKD", text.casefold()):
+        cat = unicodedata.category(ch)
+        if cat == "Cf":
+            continue  # zero-width and other invisible characters
+        if cat[0] == "M":
+            if not latin:  # an accent on a Latin letter goes (é = e); other scripts' marks are letters
+                out.append(ch)
+            continue
+        if cat == "Nd" and not ch.isascii():
+            out.append(str(unicodedata.digit(ch)))  # other scripts' digits: "٣" = "3"
+            latin = False
+        elif cat[0] in "LN":
+            out.append(ch)
+            latin = ch.isascii()
+        else:
+            out.append(" ")
+            latin = False
+    return " ".join(unicodedata.normalize("NFC", "".join(out)).split())
+
+
+def _word_meanings(word: str) -> list[str] | None:
+    """The meanings a word carries (None: not a word of the table): "isn't" -> [not], "can't" ->
+    [can, not], "bi-weekly" -> [biweekly], "non-smoking" -> [not]."""
+    lower = word.lower().replace("\u2019", "'")
+    if lower in _CONTRACTED:
+        stem = _CONTRACTED[lower]
+        return [m for m in (MEANINGS.get(stem), "not") if m]
+    if lower.endswith("n't"):
+        return [m for m in (MEANINGS.get(lower[:-3]), "not") if m]
+    lower = lower.removesuffix("'s").replace("'", "")
+    joined = MEANINGS.get(lower.replace("-", ""))
+    if joined is not None:
+        return [joined]
+    if "-" in lower:
+        parts = [m for part in lower.split("-") if part and (m := MEANINGS.get(part))]
+        return parts or None
+    return None
 
 
 def anchors(text: str) -> frozenset[str]:
     """What must be equal for two texts to say the same thing: numbers (phone numbers, times, dates,
-    versions, amounts, ids), spelled-out numbers, negations, weekdays and months, and proper nouns."""
+    versions, amounts, ids), the meanings of the table's words (how often, how many, when, whether:
+    `MEANINGS`; a meaning said twice counts twice) and proper nouns."""
+    text = _visible(text)
     found: set[str] = set()
     for token in re.findall(r"[+$€£#]?\d[\w.:,/+-]*", text):
         found.add(re.sub(r"[^0-9a-z]", "", token.lower()))
+    said: list[str] = []
+    for m in _PERIOD.finditer(text):
+        said.append(_PERIODS[m.group("unit").lower()])
+        freq, nth = (m.group("freq") or "").lower(), (m.group("nth") or "").lower()
+        if freq in ("twice", "thrice"):
+            said.append(freq)
+        if nth:
+            said.append("alternate" if nth == "other" else MEANINGS[nth])
+    text = _PERIOD.sub(" ", text)
+    said.extend("alternate" for _ in _EVERY_OTHER.finditer(text))
+    text = _EVERY_OTHER.sub(" ", text)
     words = re.findall(r"[A-Za-z][A-Za-z'\u2019-]*", text)
     for i, word in enumerate(words):
+        meanings = _word_meanings(word)
+        if meanings is not None:
+            said.extend(meanings)
+            continue
         plain = norm(word).replace(" ", "")
-        if plain in _MEANINGFUL_WORDS:
-            found.add(plain)
-        elif word[0].isupper() and (i > 0 or word.isupper()) and len(plain) > 1:
+        if word[0].isupper() and (i > 0 or word.isupper()) and len(plain) > 1:
             found.add(plain)  # a name, place or acronym (a sentence's first word does not count)
-        elif re.search(r"\d", word) or (len(word) > 2 and word.isupper()):
+        elif len(word) > 2 and word.isupper():
             found.add(plain)
+    counted: dict[str, int] = {}
+    for meaning in said:
+        counted[meaning] = counted.get(meaning, 0) + 1
+        # a number's digits are a set like the numbers written as digits; a word said twice counts twice
+        is_number = meaning.isdigit()
+        found.add(meaning if counted[meaning] == 1 or is_number else f"{meaning}#{counted[meaning]}")
     return frozenset(found)
 
 
+_MEANING_NAMES = frozenset(MEANINGS.values())
+
+
 def hard_anchors(text: str) -> frozenset[str]:
-    """The anchors no paraphrase changes: numbers, spelled-out numbers, negations, weekdays and months
-    (names are left out: "NYC" may restate "New York City")."""
-    return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a in _MEANINGFUL_WORDS)
+    """The anchors no paraphrase changes: numbers and the table's meanings (names are left out: "NYC"
+    may restate "New York City")."""
+    return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a.split("#")[0] in _MEANING_NAMES)
 
 
 def content_words(text: str) -> set[str]:
     return {w for w in norm(text).split() if len(w) > 2}
 
 
+def _unread(text: str) -> bool:
+    """Whether the text holds letters of a script the table does not read (all but Latin)."""
+    return any(ch.isalpha() and not ch.isascii() for ch in _visible(text))
+
+
 def same_value(old: str, new: str) -> bool:
-    """The same value after normalisation: exactly, for short values; for longer text the same anchors
-    (numbers, names, negations ...) and mostly the same words. Never an embedding score alone."""
+    """The same value after normalisation: exactly, for short values and for text in a script the table
+    does not read (a changed word there may be a changed number or negation); for longer text the same
+    anchors (numbers, names, how often, how many, when, negations ...) and mostly the same words. Never an
+    embedding score alone."""
     a, b = norm(old), norm(new)
     if a == b:
         return True
-    if len(a.split()) <= SHORT_WORDS or len(b.split()) <= SHORT_WORDS:
+    if len(a.split()) <= SHORT_WORDS or len(b.split()) <= SHORT_WORDS or _unread(old) or _unread(new):
         return False
     if anchors(old) != anchors(new):
         return False
@@ -85,10 +408,37 @@ def restates(old: str, new: str) -> bool:
     match that brought the two together says they mean alike)."""
     if same_value(old, new):
         return True
-    if anchors(old) != anchors(new):
+    if anchors(old) != anchors(new) or _unread(old) or _unread(new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
+
+
+def exact(text: str) -> str:
+    """A text as compared when one user's statement backs another's proposal: every character counts
+    (every script, symbols, invisible ones) except letter case, runs of whitespace and a closing full stop."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split()).rstrip(". ")
+
+
+def stated(payload: Any, unordered: frozenset[str] = frozenset()) -> Any:
+    """A payload as `exact` compares it, field by field: empty fields left out, lists in order (a
+    procedure's steps) except the fields in `unordered` (labels: aliases, tags), which are sets."""
+    if isinstance(payload, dict):
+        return tuple(
+            sorted(
+                (
+                    str(k),
+                    frozenset(stated(x) for x in v) if k in unordered and isinstance(v, list) else stated(v),
+                )
+                for k, v in payload.items()
+                if v not in (None, "", [], {})
+            )
+        )
+    if isinstance(payload, list):
+        return tuple(stated(x) for x in payload)
+    if isinstance(payload, str):
+        return exact(payload)
+    return payload
 
 
 # Values that say nothing: an LLM (or a rule) filling a field it had nothing for. Compared normalised.
@@ -318,6 +668,22 @@ class MemoryKind:
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """For memories found by meaning (another key): `new` restates `old` in other words."""
         return restates(self.value(old), self.value(new))
+
+    # -- what a statement says, to the letter -----------------------------------------------------
+    # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
+    unordered: ClassVar[frozenset[str]] = frozenset()
+    # Fields that grant power to whoever follows the memory (a procedure's allowed_tools, which a
+    # SKILL.md pre-approves): in shared memory only a tenant-wide writer sets them.
+    grants: ClassVar[tuple[str, ...]] = ()
+
+    def stated(self, payload: dict[str, Any]) -> Any:
+        """The payload as one user's statement must repeat it to back another's proposal: every field,
+        every character (`exact`), labels as sets."""
+        return stated(payload, self.unordered)
+
+    def without_grants(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload without the fields that grant power (`grants`)."""
+        return {k: v for k, v in payload.items() if k not in self.grants}
 
     # -- merge rules -----------------------------------------------------------------------------
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:

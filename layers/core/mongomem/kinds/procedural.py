@@ -50,6 +50,8 @@ class Procedural(MemoryKind):
     item = ProceduralItem
     visibility = "org"
     roles = ("user", "assistant", "tool")  # tool calls and results show how a task is done
+    unordered = frozenset({"trigger_conditions", "allowed_tools", "tags"})
+    grants = ("allowed_tools",)  # a SKILL.md's allowed-tools pre-approves them
     instructions = (
         "Extract PROCEDURES only: reusable procedures the conversation demonstrated or agreed on (name, when to "
         "use it, a one-sentence description, trigger conditions, ordered steps - each step as text or as "

@@ -26,6 +26,7 @@ class Taxonomic(MemoryKind):
     name = "taxonomic"
     item = TaxonomicItem
     visibility = "org"
+    unordered = frozenset({"aliases", "related_terms"})
     instructions = (
         "Extract TERMS only: domain terms with their definitions and aliases (abbreviations, synonyms) as used "
         "in this conversation, the domain they belong to and related terms when stated."

@@ -117,6 +117,13 @@ class MemoryService:
                     "key may write one with reconcile=false",
                     {"path": "reconcile", "visibility": "org"},
                 )
+            granted = [g for g in kind.grants if request.payload.get(g)]
+            if granted:
+                raise Forbidden(
+                    f"{granted[0]} in shared memory grants every user's agent those tools: only a "
+                    "memory_service key may set it on an org memory",
+                    {"path": f"payload.{granted[0]}", "visibility": "org"},
+                )
             if kind.retraction(request.payload):
                 raise Forbidden(
                     "ending an org memory changes what every user of the tenant reads: only a "

@@ -19,6 +19,7 @@ Every verdict carries its reason and whether a rule, the model or the caller mad
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from mongomem.kinds.base import hard_anchors
 from mongomem.longterm.write.decision import (
@@ -67,27 +68,60 @@ def _add(reason: str, by: By = "rule", score: float | None = None) -> Verdict:
 
 
 def _reinforce(
-    new: NewMemory, target: MemoryRecord, reason: str, by: By = "rule", score: float | None = None
+    new: NewMemory,
+    target: MemoryRecord,
+    reason: str,
+    by: By = "rule",
+    score: float | None = None,
+    *,
+    own: bool = False,
 ) -> Verdict:
-    merged = new.kind.merged(target.payload, new.payload)
+    # one user's restatement of a shared memory counts as evidence and adds nothing to it: what it would
+    # add goes through the proposal rule (_by_key), or nowhere (a memory of another key, found by meaning);
+    # `own`: the speaker is the only user behind it, whose additions the rule would accept at once anyway
+    merged = None if new.proposes_only and not own else new.kind.merged(target.payload, new.payload)
     return Verdict(Decision.REINFORCE, reason, Step.REINFORCE, by, score, target, merged=merged)
+
+
+def additions(new: NewMemory, current: MemoryRecord) -> dict[str, Any] | None:
+    """The version one user's restatement of an org memory would make of it (a new alias, tag, trigger,
+    an empty description or domain filled), or None when it adds nothing: such a change is a proposal."""
+    if not new.proposes_only:
+        return None
+    grown = new.kind.merged(current.payload, new.payload)
+    if grown is None or new.kind.stated(grown) == new.kind.stated(current.payload):
+        return None
+    return grown
 
 
 def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
     target, *others = found.by_key
     if new.kind.same_content(target.payload, new.payload):
-        return _reinforce(new, target, "same key and the same value")
+        grown = additions(new, target)
+        if grown is None:
+            return _reinforce(new, target, "same key and the same value")
+        behind = contributors(target)
+        if behind and behind <= {new.evidence.user_id}:
+            # only the speaker stands behind it: their additions merge as their own restatement's would
+            return _reinforce(new, target, "same key and the same value, added to by its only user", own=True)
+        return _propose(new, target, found.lineage, grown)
     versions = [r.version for r in found.lineage]
     if target.observed_at is not None and new.observed(now) < target.observed_at:
         # an older statement arriving late (history imported, snapshots extracted out of order)
+        behind = contributors(target)
+        if new.proposes_only and not (behind and behind <= {new.evidence.user_id}):
+            # another user's history would be listed to every user in the org lineage: a proposal instead,
+            # which this older statement cannot carry (later statements of it can)
+            updated = new.kind.updated(target.payload, new.payload)
+            return _propose(new, target, found.lineage, updated, promote=False)
         when = new.observed(now).date().isoformat()
         reason = (
             f"same key, another value, but stated earlier ({when}) than the current one "
             f"({target.observed_at.date().isoformat()}): kept as history"
         )
         return Verdict(Decision.UPDATE, reason, Step.HISTORY, target=target, version=max(versions) + 1)
-    if new.visibility == "org" and not new.authoritative:
-        return _propose(new, target, found.lineage)
+    if new.proposes_only:
+        return _propose(new, target, found.lineage, new.kind.updated(target.payload, new.payload))
     # the next version number (a value kept as history may hold target.version + 1 already)
     return Verdict(
         Decision.UPDATE,
@@ -102,38 +136,52 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
     )
 
 
-def _propose(new: NewMemory, current: MemoryRecord, lineage: list[MemoryRecord]) -> Verdict:
-    """A user's statement that conflicts with an org memory: a proposal, which becomes the new version
-    once the users behind it include every user behind the current version (a correction of one's own
-    statement) or outnumber them; until then the current version stays what everyone reads."""
-    pending = [r for r in lineage if r.status == "proposed" and new.kind.same_content(r.payload, new.payload)]
+def _propose(
+    new: NewMemory,
+    current: MemoryRecord,
+    lineage: list[MemoryRecord],
+    proposed: dict[str, Any],
+    *,
+    promote: bool = True,
+) -> Verdict:
+    """A user's statement that would change an org memory (another value, or additions to it): a
+    proposal of `proposed`, the version it would make, which becomes the new version once the users
+    behind it include every user behind the current version (a correction of one's own statement) or
+    outnumber them; until then the current version stays what everyone reads.
+
+    A statement backs a pending proposal only when the version it would make is the proposal to the
+    letter (`MemoryKind.stated`: every field, every character of every script); the proposal is never
+    merged into, so what becomes active is exactly what each of its backers stated. `promote=False`: a
+    statement older than the current version, which may start or back a proposal but not carry it."""
+    wanted = new.kind.stated(proposed)
+    pending = [r for r in lineage if r.status == "proposed" and new.kind.stated(r.payload) == wanted]
     backers = contributors(current)
     speaker = {new.evidence.user_id} if new.evidence.user_id else set()
+    held: MemoryRecord | None = None
+    what = "adds to" if new.kind.same_content(current.payload, proposed) else "conflicts with"
     if pending:
-        held: MemoryRecord | None = max(pending, key=lambda r: r.version)
-        assert held is not None
-        merged = new.kind.merged(held.payload, new.payload)
-        proposed = merged or held.payload
+        held = max(pending, key=lambda r: r.version)
         proposers = contributors(held) | speaker
         note = "another statement of a pending proposal"
-        version = None
+        version, stored = None, None
     else:
-        held, merged, proposed, proposers = None, None, new.payload, speaker
-        note = f"conflicts with org memory {current.memory_id}: proposed as its next version"
-        version = max(r.version for r in lineage) + 1
+        proposers = speaker
+        note = f"{what} org memory {current.memory_id}: proposed as its next version"
+        version, stored = max(r.version for r in lineage) + 1, proposed
     needed = len(backers) + 1 - len(proposers)
     kept = (
-        f"conflicts with the org memory {current.memory_id} stated by {len(backers)} user(s): kept as a "
+        f"{what} the org memory {current.memory_id} stated by {len(backers)} user(s): kept as a "
         f"proposal backed by {len(proposers)}; it replaces the current version when every user behind "
         f"that restates it or {needed} more user(s) state it"
     )
-    if backers <= proposers or len(proposers) > len(backers):
+    if promote and (backers <= proposers or len(proposers) > len(backers)):
         decision = Decision.UPDATE
         reason = (
             f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
             "behind the current version"
         )
-        payload = new.kind.updated(current.payload, proposed)
+        # the current version's aliases stay (a no-op for a proposal made against this version)
+        payload = new.kind.updated(current.payload, held.payload if held is not None else proposed)
     else:
         decision, reason, payload = Decision.PROPOSE, kept, None
     return Verdict(
@@ -143,7 +191,7 @@ def _propose(new: NewMemory, current: MemoryRecord, lineage: list[MemoryRecord])
         target=current,
         version=version,
         payload=payload,
-        merged=merged,
+        merged=stored,
         proposal=held,
         note=note,
         otherwise=kept,

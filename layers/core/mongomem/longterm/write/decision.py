@@ -97,6 +97,12 @@ class NewMemory:
     def retraction(self) -> bool:
         return self.kind.retraction(self.payload)
 
+    @property
+    def proposes_only(self) -> bool:
+        """One user's statement about shared memory (their extraction, their one-user key): it changes
+        no field of an org memory except through the proposal rule (docs/security.md, trust model)."""
+        return self.visibility == "org" and not self.authoritative
+
     def observed(self, now: datetime) -> datetime:
         return self.evidence.observed_at or now
 
@@ -148,7 +154,8 @@ class Verdict:
     version: int | None = None
     # NEW_VERSION, PROPOSE promoted (UPDATE): the payload of the version that becomes active
     payload: dict[str, Any] | None = None
-    # REINFORCE, PROPOSE backing a pending proposal: what the restatement merges into it (or None)
+    # REINFORCE: what the restatement merges into its target (or None); PROPOSE: the payload of a new
+    # proposal (None when the statement backs a pending one, which stays exactly as its backers stated it)
     merged: dict[str, Any] | None = None
     # NEW_VERSION: other active versions of the key it supersedes too; RETRACT: the versions it ends
     settles: tuple[MemoryRecord, ...] = ()

@@ -117,6 +117,13 @@ class MemoryWriter:
                     extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
                 )
                 continue
+            if visibility == "org" and not authoritative and any(payload.get(g) for g in kind.grants):
+                # a tool grant in shared memory is the tenant's to give: one user's statement carries none
+                logger.info(
+                    "tool grants of a user's statement dropped from shared memory",
+                    extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
+                )
+                payload = kind.without_grants(payload)
             if turn_times is None:
                 accepted.append((payload, evidence))
                 continue
@@ -271,25 +278,17 @@ class MemoryWriter:
         current = verdict.target
         assert current is not None and verdict.note is not None
         note = decision_record(verdict, new, now, decision=Decision.PROPOSE.value, reason=verdict.note)
-        if verdict.proposal is not None:
-            merged = verdict.merged
+        if verdict.proposal is not None:  # backed as it stands: nothing merges into a proposal
             proposal = self.store.reinforce(
-                scope,
-                verdict.proposal.memory_id,
-                new.evidence,
-                note,
-                now,
-                merged_payload=merged,
-                merged_text=new.kind.text(merged) if merged else None,
-                status="proposed",
+                scope, verdict.proposal.memory_id, new.evidence, note, now, status="proposed"
             )
             if proposal is None:  # this snapshot already backs it
                 return Outcome(Decision.NOOP, "restatement already counted", verdict.proposal)
         else:
             assert verdict.version is not None
-            proposal = new_version(scope, new, current.lineage_id, verdict.version, note, now).model_copy(
-                update={"status": "proposed"}
-            )
+            proposal = new_version(
+                scope, new, current.lineage_id, verdict.version, note, now, payload=verdict.merged
+            ).model_copy(update={"status": "proposed"})
             self.store.insert(proposal)
         if verdict.decision is Decision.UPDATE:
             assert verdict.payload is not None

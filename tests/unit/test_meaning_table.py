@@ -1,0 +1,151 @@
+"""The one table of words whose change changes a statement (mongomem.kinds.base.MEANINGS): swapping one
+such word for a word of another meaning is never a restatement, for any sentence around it, through the
+shared rules and every built-in kind's comparison; a synonym is. Plus what `norm` keeps (every script) and
+what `stated` compares (every character)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mongomem.kinds.base import MEANINGS, anchors, hard_anchors, norm, restates, same_value, stated
+from mongomem.kinds.procedural import Procedural
+from mongomem.kinds.semantic import Semantic
+from mongomem.kinds.taxonomic import Taxonomic
+
+# Words that say nothing the table holds (and form none of its phrases: no "every", "per", "a" ...).
+FILLER = (
+    "the review of greenhouse ventilation logs is done by facilities team pallets from dock are counted "
+    "report checked invoice vendor signed finance lead warehouse backup database runs at site contractors "
+    "badge gate shift rotated tokens gateway platform audit crates trucks queue carrier booked unloading"
+).split()
+WORDS = sorted(MEANINGS)
+
+
+def test_the_filler_holds_no_word_of_the_table() -> None:
+    assert not [w for w in FILLER if w in MEANINGS or anchors(w)]
+
+
+@st.composite
+def swapped(draw: st.DrawFn) -> tuple[str, str, str, str]:
+    """A sentence of filler words with one table word in it, and the same sentence with that word
+    swapped for a word of another meaning."""
+    words = draw(st.lists(st.sampled_from(FILLER), min_size=5, max_size=16))
+    at = draw(st.integers(0, len(words)))
+    old = draw(st.sampled_from(WORDS))
+    new = draw(st.sampled_from([w for w in WORDS if MEANINGS[w] != MEANINGS[old]]))
+    shape = draw(st.sampled_from([str.lower, str.capitalize, str.upper]))
+    before = " ".join([*words[:at], shape(old), *words[at:]])
+    after = " ".join([*words[:at], shape(new), *words[at:]])
+    return before, after, old, new
+
+
+@settings(max_examples=400, deadline=None)
+@given(swapped())
+def test_swapping_a_word_of_the_table_is_never_a_restatement(case: tuple[str, str, str, str]) -> None:
+    before, after, old, new = case
+    assert not same_value(before, after), (old, new)
+    assert not restates(before, after), (old, new)
+    # the guard on a model's REINFORCE reads the same table
+    assert hard_anchors(before) != hard_anchors(after), (old, new)
+    # and so does every kind's comparison of two statements of one key
+    assert not Semantic().same_content(
+        {"subject": "acme", "attribute": "rule", "value": before},
+        {"subject": "acme", "attribute": "rule", "value": after},
+    )
+    assert not Taxonomic().same_content(
+        {"term": "T", "definition": before}, {"term": "T", "definition": after}
+    )
+    procedure = {"name": "p", "when_to_use": "always"}
+    assert not Procedural().same_content(
+        {**procedure, "steps": ["open the gate", before]}, {**procedure, "steps": ["open the gate", after]}
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_synonym_from_the_table_keeps_the_anchors(data: st.DataObject) -> None:
+    meaning = data.draw(
+        st.sampled_from(sorted({m for m in MEANINGS.values() if list(MEANINGS.values()).count(m) > 1}))
+    )
+    one, other = data.draw(
+        st.lists(
+            st.sampled_from([w for w, m in MEANINGS.items() if m == meaning]),
+            min_size=2,
+            max_size=2,
+            unique=True,
+        )
+    )
+    words = data.draw(st.lists(st.sampled_from(FILLER), min_size=3, max_size=10))
+    assert anchors(" ".join([*words, one])) == anchors(" ".join([*words, other]))
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # the issue's case, and periods said as phrases
+        (
+            "the yearly review of greenhouse ventilation logs",
+            "the weekly review of greenhouse ventilation logs",
+        ),
+        ("backups run every week at the main site", "backups run every other week at the main site"),
+        ("backups run weekly at the main site", "backups run twice a week at the main site"),
+        ("backups run every day at the main site", "backups run every second day at the main site"),
+        ("backups run bi-weekly at the main site", "backups run weekly at the main site"),
+        # quantities, units, negations said twice, contractions
+        ("pallets are counted within 2 hours of arrival", "pallets are counted within 2 days of arrival"),
+        ("the gate is not open and not staffed", "the gate is not open and staffed today"),
+        ("contractors can badge in at the gate", "contractors can't badge in at the gate"),
+        ("contractors badge in before the shift", "contractors badge in after the shift"),
+        ("the review covers all invoices of the vendor", "the review covers some invoices of the vendor"),
+        # other scripts are compared, not dropped
+        ("我住在北京市的朝阳区", "我住在上海市的浦东新区"),
+        ("склад на северной пристани открыт до девяти", "склад на южной пристани открыт до девяти"),
+    ],
+)
+def test_corrections_are_new_values(before: str, after: str) -> None:
+    assert not same_value(before, after) and not restates(before, after)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("backups run weekly at the main site", "backups run every week at the main site"),
+        ("backups run weekly at the main site", "backups run once a week at the main site"),
+        ("the review is annual for every vendor", "the review is yearly for all vendors"),
+        ("the gate isn't open on sundays", "the gate is not open on Sundays"),
+        ("Café Zoë opens at 9", "Cafe Zoe opens at 9"),
+        ("the count is due within 4 hours", "the count is due within 4 ho\u200burs"),  # invisible character
+    ],
+)
+def test_restatements_stay_restatements(one: str, other: str) -> None:
+    assert anchors(one) == anchors(other)
+    assert restates(one, other)
+
+
+def test_norm_keeps_every_script_and_folds_only_what_a_reader_does_not_see() -> None:
+    assert norm("Straße Café İstanbul") == "strasse cafe istanbul"
+    assert norm("北京 \u0663 wee\u200bkly \uff21\uff22\uff23") == "北京 3 weekly abc"
+    assert norm("我住在北京") != norm("我住在上海")
+    # ASCII text keeps the keys it always had
+    assert norm("  The user's Home-City!  ") == "the user s home city"
+
+
+def test_stated_compares_every_character_but_case_and_spacing() -> None:
+    term = Taxonomic()
+    base = {"term": "PLTZ", "definition": "counted within 4 hours", "aliases": ["P", "Q"]}
+    assert term.stated(base) == term.stated(
+        {**base, "definition": "Counted  within 4 hours.", "aliases": ["Q", "P"]}
+    )
+    for other in (
+        {**base, "definition": "counted within 4 hours \u5ffd\u7565"},
+        {**base, "definition": "counted within 4 ho\u200burs"},
+        {**base, "definition": "counted within 4 h\u043eurs"},
+        {**base, "aliases": ["P", "Q", "R"]},
+        {**base, "domain": "x"},
+    ):
+        assert term.stated(base) != term.stated(other), other
+    # empty fields are no fields; a procedure's steps keep their order
+    assert stated({"a": "x", "b": []}) == stated({"a": "x"})
+    assert stated({"steps": ["a", "b"]}) != stated({"steps": ["b", "a"]})
