@@ -158,8 +158,9 @@ def check(
                 return "invented"
     # what the item says: its value (a fact's), or its text where the value is only a setting (a
     # preference's polarity and strength)
-    ignore = FILLER | {w for n in free for w in words(n)} | {w for e in enum_values(kind) for w in words(e)}
-    wanted = words(value) - ignore or words(kind.text(payload)) - ignore
+    filler = FILLER | {w for e in enum_values(kind) for w in words(e)}
+    names = {w for n in free for w in words(n)}
+    wanted = _said_of(words(value) - filler, names) or _said_of(words(kind.text(payload)) - filler, names)
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"
@@ -168,6 +169,12 @@ def check(
     # the item's evidence is the turns that state it, not every turn a model listed
     item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]
     return None
+
+
+def _said_of(found: set[str], names: set[str]) -> set[str]:
+    """The words a cited turn must say: without the user's names (a turn says "I", the item "Ana"),
+    unless the names are all there is (the user's name itself, said in the turn)."""
+    return found - names or found
 
 
 def _told_as_users(kind: MemoryKind, payload: dict[str, Any], conversation: Conversation) -> bool:
