@@ -241,8 +241,8 @@ def overlap(
     shorter = min(len(memory.content), len(source.content)) or 1
     said = own or source
     found = len(head & said.content)
-    # a head of two words or more keeps two of them side by side ("support group" is not "group ... support")
-    together = len(head) < 2 or any(p <= head for p in said.pairs)
+    # a head of three words or more keeps two of them side by side ("support group" is not "group ... support")
+    together = len(head) < 3 or any(p <= head for p in said.pairs)
     head_ok = found * 3 >= len(head) * 2 and together
     return Overlap(
         shared,

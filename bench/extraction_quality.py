@@ -52,6 +52,7 @@ from harness import emit, log, machine, quiet
 
 KINDS = ["semantic", "episodic", "preference", "taxonomic", "procedural"]
 TERMINAL = ("done", "failed", "skipped")
+EMBEDDINGS = {"hashing": "{kind: hashing, dim: 256}", "local": "{kind: local}"}
 
 
 # -- LLM calls, seen on the wire ------------------------------------------------------------------------
@@ -216,7 +217,7 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
             "  snapshot: {max_messages: 1000}\n"  # one LoCoMo session, one snapshot
             "  recall: {enabled: false}\n"
             f"  providers:\n    llm: {llm_config(args, proxy_url)}\n"
-            "    embeddings: {kind: hashing, dim: 256}\n"
+            f"    embeddings: {EMBEDDINGS[args.embeddings]}\n"
         )
         stack = LocalStack(
             Path(tmp) / "data", port=0, config_file=config, scan_seconds=0.5, poll_seconds=0.05
@@ -323,6 +324,12 @@ def main() -> None:
     parser.add_argument("--base-url", default="", help="the server (openai-compatible: ending in /v1)")
     parser.add_argument("--model", default="", help="the model name the server expects")
     parser.add_argument("--kinds", default=",".join(KINDS), help="the kinds to extract (default: all five)")
+    parser.add_argument(
+        "--embeddings",
+        choices=["hashing", "local"],
+        default="hashing",
+        help="hashing (fast, the default) or the bundled local e5 model (what a local user runs: for seconds)",
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds one LLM call may take")
     parser.add_argument("--snapshot-timeout", type=float, default=3600, help="seconds one snapshot may take")
     parser.add_argument("--dump", type=Path, help="write every judged (memory, source) pair here (JSONL)")
@@ -399,6 +406,7 @@ def score(
         "bench": "extraction_quality",
         "provider": args.provider,
         "model": args.model or None,
+        "embeddings": args.embeddings,
         "conversations": sorted(truth),
         "snapshots": len(snaps),
         **figures,
