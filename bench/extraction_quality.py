@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -190,9 +191,11 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
     calls: Any = None
     proxy_url = None
     if args.provider == "openai-compatible":
-        proxy = Proxy(args.base_url)
+        # the proxy forwards each path as it comes to the server's origin; the stack keeps the URL's path
+        parts = urllib.parse.urlsplit(args.base_url.rstrip("/"))
+        proxy = Proxy(f"{parts.scheme}://{parts.netloc}")
         calls = proxy
-        proxy_url = proxy.url + "/v1" if args.base_url.rstrip("/").endswith("/v1") else proxy.url
+        proxy_url = proxy.url + parts.path
     elif args.provider == "bedrock":
         if args.base_url:
             os.environ["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = args.base_url
@@ -260,6 +263,11 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
                             "calls": made,
                         }
                     )
+                    for call in made:
+                        if call.get("answer") is not None:
+                            log(
+                                f"  call {call['seconds']:.1f} s, {call['tokens']} tokens: {call['answer'][:300]}"
+                            )
                     log(
                         f"{name} session {n}: {len(turns)} turns, {wall:.1f} s, "
                         + ", ".join(

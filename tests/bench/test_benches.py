@@ -237,6 +237,9 @@ def test_extraction_quality_scores_what_an_openai_compatible_server_answered() -
         )
     finally:
         server.stop()
+    # the calls reached the server's own path, and it accepted every one
+    assert {seen.path for seen in server.chats()} == {"/v1/chat/completions"}
+    assert result["llm_calls_refused_by_server"] == 0 and result["kinds_not_done"] == {}
     assert result["provider"] == "openai-compatible" and result["snapshots"] == 1
     # five kinds, one call each (and the writer's reconciliation calls, if any): four answered no item
     assert result["llm_calls_per_snapshot"] >= 5 and result["empty_answer_share"] == 0.8
