@@ -79,8 +79,9 @@ def answer_items(content: str | None) -> int | None:
 class Proxy:
     """Forwards to an OpenAI-compatible server and keeps, per chat call: seconds, tokens, items answered."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, strip: tuple[str, ...] = ()) -> None:
         self.calls: list[dict[str, Any]] = []
+        self.strip = strip  # texts cut out of every message before it reaches the server (prompt trials)
         self.lock = threading.Lock()
         proxy = self
         upstream = upstream.rstrip("/")
@@ -92,6 +93,8 @@ class Proxy:
             def _forward(self, method: str) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(size) if method == "POST" else None
+                if raw and proxy.strip and self.path.endswith("/chat/completions"):
+                    raw = proxy.stripped(raw)
                 headers = {"Content-Type": "application/json"}
                 if self.headers.get("Authorization"):
                     headers["Authorization"] = self.headers["Authorization"]
@@ -123,6 +126,22 @@ class Proxy:
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, name="llm-proxy", daemon=True).start()
+
+    def stripped(self, raw: bytes) -> bytes:
+        body = json.loads(raw)
+        for message in body.get("messages") or []:
+            content = message.get("content")
+            if isinstance(content, str):
+                message["content"] = self.cut(content)
+            for part in content if isinstance(content, list) else []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    part["text"] = self.cut(part["text"])
+        return json.dumps(body).encode()
+
+    def cut(self, text: str) -> str:
+        for piece in self.strip:
+            text = text.replace(piece, "")
+        return text
 
     def note(self, status: int, data: bytes, seconds: float) -> None:
         entry: dict[str, Any] = {"status": status, "seconds": seconds, "tokens": 0, "items": None}
@@ -193,7 +212,7 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
     if args.provider == "openai-compatible":
         # the proxy forwards each path as it comes to the server's origin; the stack keeps the URL's path
         parts = urllib.parse.urlsplit(args.base_url.rstrip("/"))
-        proxy = Proxy(f"{parts.scheme}://{parts.netloc}")
+        proxy = Proxy(f"{parts.scheme}://{parts.netloc}", tuple(args.strip))
         calls = proxy
         proxy_url = proxy.url + parts.path
     elif args.provider == "bedrock":
@@ -340,6 +359,14 @@ def main() -> None:
     )
     parser.add_argument("--timeout", type=float, default=900, help="seconds one LLM call may take")
     parser.add_argument("--snapshot-timeout", type=float, default=3600, help="seconds one snapshot may take")
+    parser.add_argument(
+        "--strip",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="openai-compatible: cut TEXT out of every prompt on its way to the server (a prompt trial "
+        "without a code change; repeatable)",
+    )
     parser.add_argument("--dump", type=Path, help="write every judged (memory, source) pair here (JSONL)")
     args = parser.parse_args()
     args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -415,6 +442,7 @@ def score(
         "provider": args.provider,
         "model": args.model or None,
         "embeddings": args.embeddings,
+        "stripped": args.strip,
         "conversations": sorted(truth),
         "snapshots": len(snaps),
         **figures,

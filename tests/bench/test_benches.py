@@ -249,3 +249,23 @@ def test_extraction_quality_scores_what_an_openai_compatible_server_answered() -
     if result["memories"]:
         assert result["precision"] == 0
         assert result["invented_rate"] + result["wrong_subject_rate"] == 1
+
+
+@pytest.mark.timeout(300)
+def test_extraction_quality_can_try_a_prompt_without_a_sentence() -> None:
+    """`--strip TEXT` cuts TEXT out of every prompt on its way to the server: a prompt trial on the bench
+    without a code change (issue 31: the same request without one sentence answered differently)."""
+    from llm_servers import ChatServer
+
+    server = ChatServer("llama_cpp", model="local").start()
+    try:
+        run_bench(
+            "extraction_quality.py",
+            [MINI, "--sessions", "1", "--kinds", "semantic", "--provider", "openai-compatible"]
+            + ["--base-url", server.url, "--model", "local", "--strip", "Memory kind: semantic"],
+        )
+    finally:
+        server.stop()
+    bodies = [json.dumps(seen.body) for seen in server.chats()]
+    assert bodies and not any("Memory kind: semantic" in body for body in bodies)
+    assert all("Ines" in body for body in bodies)  # the rest of the prompt went through
