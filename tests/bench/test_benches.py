@@ -261,8 +261,10 @@ def test_extraction_quality_can_try_a_prompt_without_a_sentence() -> None:
     try:
         run_bench(
             "extraction_quality.py",
-            [MINI, "--sessions", "1", "--kinds", "semantic", "--provider", "openai-compatible"]
-            + ["--base-url", server.url, "--model", "local", "--strip", "Memory kind: semantic"],
+            [
+                *[MINI, "--sessions", "1", "--kinds", "semantic", "--provider", "openai-compatible"],
+                *["--base-url", server.url, "--model", "local", "--strip", "Memory kind: semantic"],
+            ],
         )
     finally:
         server.stop()
