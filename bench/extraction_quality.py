@@ -201,6 +201,7 @@ def llm_config(args: argparse.Namespace, proxy_url: str | None) -> str:
 
 def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     import locomo_recall as locomo
+    from pymongo.errors import PyMongoError
 
     from mongomem.client import MemoryClient
     from mongomem.local.stack import LocalStack
@@ -261,9 +262,14 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
                     states: dict[str, Any] = {}
                     deadline = time.monotonic() + args.snapshot_timeout
                     while time.monotonic() < deadline:
-                        doc = db["snapshots"].find_one({"_id": snap_id}) or db["snapshots"].find_one(
-                            {"snapshot_id": snap_id}
-                        )
+                        try:
+                            doc = db["snapshots"].find_one({"_id": snap_id})
+                        except (
+                            PyMongoError
+                        ) as exc:  # the stack restarts a database child that stopped answering
+                            log(f"reading the snapshot failed ({type(exc).__name__}), reading again")
+                            time.sleep(1.0)
+                            continue
                         states = dict((doc or {}).get("extraction") or {})
                         if set(states) >= set(args.kinds) and all(
                             s.get("status") in TERMINAL for s in states.values()
