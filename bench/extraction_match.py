@@ -43,7 +43,7 @@ like lot lots thing things stuff something anything everything someone anyone ev
 way ways time times day days today recently currently still always often really actually definitely
 user users person people new good nice amazing
 say says saying tell tells telling mention mentions mentioned around ago last next since soon later week weeks
-go goes going went gone month months year years yesterday tomorrow tonight likes love loves loved enjoy enjoys enjoyed prefer prefers
+unknown none unspecified specified n/a go goes going went gone month months year years yesterday tomorrow tonight likes love loves loved enjoy enjoys enjoyed prefer prefers
 """.split()
 )
 IRREGULAR = {
@@ -231,13 +231,18 @@ class Overlap:
         return loose and memory_words <= 3 and self.head_all
 
 
+def anchor_in(anchor: str, said: frozenset[str]) -> bool:
+    """An anchor is said as itself or as the start of a longer word of 4 letters or more (LGBT, LGBTQ)."""
+    return anchor in said or (len(anchor) >= 4 and any(w.startswith(anchor) for w in said))
+
+
 def overlap(
     memory: Words, source: Words, head: frozenset[str] = frozenset(), own: Words | None = None
 ) -> Overlap:
     """`source`: the words a source offers (a turn's with its previous turn's); `own`: the source's own
     words, where the head must be (the previous turn may ask, the turn must say it)."""
     shared = len(memory.content & source.content)
-    missing = tuple(sorted(a for a in memory.anchors if a not in source.every))
+    missing = tuple(sorted(a for a in memory.anchors if not anchor_in(a, source.every)))
     shorter = min(len(memory.content), len(source.content)) or 1
     said = own or source
     found = len(head & said.content)
@@ -530,7 +535,7 @@ class Conversation:
         names = frozenset(name_forms(self.speakers))
         said = words("\n".join(t.text for t in self.turns), names)
         value = words(memory.value(), names)
-        if any(a not in said.every for a in value.anchors):
+        if any(not anchor_in(a, said.every) for a in value.anchors):
             return True
         if not value.content:
             return False
