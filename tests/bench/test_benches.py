@@ -87,6 +87,24 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ["--users", "1", "--embedder", "hashing", "--path", "rules"],
         ["duplicate_rate", "reinforced_share", "wrong_merges"],
     ),
+    "extraction_quality.py": (
+        [MINI, "--sessions", "1"],
+        [
+            "recall",
+            "recall_other_speaker",
+            "precision",
+            "wrong_subject_rate",
+            "invented_rate",
+            "empty_answer_share",
+            "org_items",
+            "org_precision",
+            "memories_per_snapshot",
+            "seconds_per_snapshot",
+            "llm_tokens_per_snapshot",
+            "share_outside_llm",
+            "per_kind",
+        ],
+    ),
     "extraction.py": (
         ["--snapshots", "2", "--slow-snapshots", "1", "--rounds", "1", "--embedder", "hashing"],
         ["zero_latency_median_ms_per_snapshot", "share_outside_llm"],
@@ -132,6 +150,8 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
         ["embedded", "opensearch"],
     ),
 }
+# modules of the benches that are not benches themselves
+HELPERS = {"harness.py", "extraction_match.py"}
 # benches whose small run is a test of its own (it needs more than a subprocess and its JSON line)
 ELSEWHERE = {"locomo_context.py": "tests/e2e/test_bench_locomo_context.py"}
 # benches that search through OpenSearch take the session's node instead of starting their own
@@ -157,7 +177,7 @@ def run_bench(name: str, args: list[str], timeout: float = 240) -> dict[str, Any
 
 
 def test_every_bench_has_a_small_run() -> None:
-    benches = {p.name for p in BENCH.glob("*.py") if p.name != "harness.py"}
+    benches = {p.name for p in BENCH.glob("*.py") if p.name not in HELPERS}
     assert all((ROOT / test).exists() for test in ELSEWHERE.values())
     assert benches == set(SMALL) | set(ELSEWHERE), (
         "give every bench a small run in SMALL (and drop removed ones)"
@@ -203,6 +223,81 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
             fan_out["in_sequence (after)"]["billed_input_vs_floor"]
             < fan_out["at_once (before)"]["billed_input_vs_floor"]
         )
+    if name == "extraction_quality.py":  # the offline rules on session 1 of the written conversation
+        assert result["snapshots"] == 1 and result["observations"] == 5
+        assert set(result["per_kind"]) == {"semantic", "episodic", "preference", "taxonomic", "procedural"}
+        # they state some of Ines's facts (her move to Porto, her job), nothing made up or misattributed
+        assert 0.2 <= result["recall"] <= 1 and result["precision"] >= 0.6
+        assert result["invented_rate"] == 0 and result["wrong_subject_rate"] == 0
+        assert 0 <= result["empty_answer_share"] < 1 and result["memories_per_snapshot"] > 0
+        assert result["share_outside_llm"] is None and result["llm_tokens_per_snapshot"] == 0  # no LLM
     if name == "llm_models.py":  # the floor: the offline rules find facts of the contract conversation
         [floor] = result["results"]
         assert 0 < floor["facts_found"] <= result["facts_in_conversation"]
+
+
+@pytest.mark.timeout(300)
+def test_extraction_quality_scores_what_an_openai_compatible_server_answered() -> None:
+    """The issue 31 case on the wire: a llama.cpp-like server answering `{"items": []}` for every kind but
+    one, and for that one a made-up fact and the friend's fact credited to the user. The bench counts the
+    empty answers, the calls and their tokens, and scores what was stored as not right."""
+    from llm_servers import ChatServer
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if "Memory kind: semantic" not in json.dumps(body):
+            return {"items": []}
+        return {
+            "items": [
+                {"subject": "user", "attribute": "favourite sport", "value": "curling", "evidence_seqs": [1]},
+                {
+                    "subject": "user",
+                    "attribute": "dog",
+                    "value": "a greyhound named Luna",
+                    "evidence_seqs": [6],
+                },
+            ]
+        }
+
+    server = ChatServer("llama_cpp", model="local", answer=answer).start()
+    try:
+        args = [MINI, "--sessions", "1", "--kinds", "semantic,episodic,preference,taxonomic,procedural"]
+        result = run_bench(
+            "extraction_quality.py",
+            [*args, "--provider", "openai-compatible", "--base-url", server.url, "--model", "local"],
+        )
+    finally:
+        server.stop()
+    # the calls reached the server's own path, and it accepted every one
+    assert {seen.path for seen in server.chats()} == {"/v1/chat/completions"}
+    assert result["llm_calls_refused_by_server"] == 0 and result["kinds_not_done"] == {}
+    assert result["provider"] == "openai-compatible" and result["snapshots"] == 1
+    # five kinds, one call each (and the writer's reconciliation calls, if any): four answered no item
+    assert result["llm_calls_per_snapshot"] >= 5 and result["empty_answer_share"] == 0.8
+    assert result["llm_tokens_per_snapshot"] > 0 and 0 <= result["share_outside_llm"] <= 1
+    # whatever of the two answers was stored is not right: made up, or Marco's dog credited to Ines
+    assert result["recall"] == 0 and result["memories"] <= 2
+    if result["memories"]:
+        assert result["precision"] == 0
+        assert result["invented_rate"] + result["wrong_subject_rate"] == 1
+
+
+@pytest.mark.timeout(300)
+def test_extraction_quality_can_try_a_prompt_without_a_sentence() -> None:
+    """`--strip TEXT` cuts TEXT out of every prompt on its way to the server: a prompt trial on the bench
+    without a code change (issue 31: the same request without one sentence answered differently)."""
+    from llm_servers import ChatServer
+
+    server = ChatServer("llama_cpp", model="local").start()
+    try:
+        run_bench(
+            "extraction_quality.py",
+            [
+                *[MINI, "--sessions", "1", "--kinds", "semantic", "--provider", "openai-compatible"],
+                *["--base-url", server.url, "--model", "local", "--strip", "Memory kind: semantic"],
+            ],
+        )
+    finally:
+        server.stop()
+    bodies = [json.dumps(seen.body) for seen in server.chats()]
+    assert bodies and not any("Memory kind: semantic" in body for body in bodies)
+    assert all("Ines" in body for body in bodies)  # the rest of the prompt went through
