@@ -130,3 +130,12 @@ def test_a_model_citing_every_turn_gets_the_turn_that_states_the_item() -> None:
     assert verdict("semantic", airport) is None
     assert 1 in airport["evidence_seqs"] and len(airport["evidence_seqs"]) <= 3  # narrowed to its turns
     assert verdict("semantic", friends_job) == "wrong_subject"  # said by the friend, whatever was cited
+
+
+def test_a_number_written_inside_a_word_grounds_the_same_number_in_a_value() -> None:
+    # a summary copying the turn's "1h52" is stated by it; a time the turn does not give is invented
+    turns = [TurnView(1, "user", "I ran the Porto half marathon in 1h52, a personal best.", WHEN, "Ana")]
+    said = {"evidence_seqs": [1], "title": "Half marathon", "summary": "Ran the Porto half marathon in 1h52"}
+    made = {"evidence_seqs": [1], "title": "Half marathon", "summary": "Ran the Porto half marathon in 1h47"}
+    assert check(KINDS["episodic"], said, Conversation(turns, ["ana"])) is None
+    assert check(KINDS["episodic"], made, Conversation(turns, ["ana"])) == "invented"

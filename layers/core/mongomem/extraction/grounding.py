@@ -103,6 +103,8 @@ class Conversation:
         names = " ".join(t.name or "" for t in turns)
         self.all_text = f" {norm(text)} {norm(names)} "
         self.user_names = {norm(n) for n in user_names if n} | {"user", "the user"}
+        # the numbers the turns say, read as a value's are ("1h52" says 1 and 52)
+        self.numbers = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(text)}
 
     def cited(self, seqs: Iterable[Any]) -> list[int]:
         return [s for s in dict.fromkeys(seqs) if isinstance(s, int) and s in self.turns]
@@ -132,7 +134,7 @@ class Conversation:
 
     def says(self, anchor: str) -> bool:
         """Whether any turn (or a speaker's name) says the anchor, as written or in another form."""
-        return f" {anchor} " in self.all_text or stem(anchor) in self.all_words
+        return f" {anchor} " in self.all_text or stem(anchor) in self.all_words or anchor in self.numbers
 
 
 def check(
