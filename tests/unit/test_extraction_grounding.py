@@ -47,6 +47,8 @@ def fact(seqs: list[int], value: str, subject: str = "user", attribute: str = "x
         ("semantic", fact([5], "contemporary dance", attribute="favourite dance style"), None),
         # the other speaker's own fact, under their name: kept
         ("semantic", fact([2], "lost job at Door Dash", subject="Gina", attribute="job"), None),
+        # a name said, written possessive in the value ("Maria's"): the same name
+        ("semantic", fact([6], "Maria's conference in Berlin", attribute="last trip"), None),
         # a name nobody said: invented (the example airport of a model that had no airport to name)
         ("semantic", fact([1], "Los Angeles", attribute="home airport"), "invented"),
         ("semantic", fact([1], "Los Angeles International Airport", attribute="home airport"), "ungrounded"),

@@ -56,6 +56,7 @@ _NUMBER_WORDS = {
 _ISO_DATE = re.compile(r"\b(?:1[89]|2[01])\d{2}(?:-\d{2}(?:-\d{2})?(?:T[\d:.+Z-]+)?)?\b")
 _ANCHOR_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_POSSESSIVE = re.compile(r"'s?$")
 
 
 def words(text: str) -> set[str]:
@@ -71,7 +72,7 @@ def anchors(text: str) -> set[str]:
     plain = _ISO_DATE.sub(" ", text)
     found = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
     for sentence in re.split(r"(?<=[.!?;:])\s+", plain):
-        tokens = _WORD.findall(sentence)
+        tokens = [_POSSESSIVE.sub("", w) for w in _WORD.findall(sentence)]  # "Ana's" names Ana
         capital = [i for i, w in enumerate(tokens) if w[0].isupper()]
         if len(tokens) <= 3:
             found.update(norm(tokens[i]) for i in capital)
