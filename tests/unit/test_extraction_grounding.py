@@ -141,3 +141,15 @@ def test_a_number_written_inside_a_word_grounds_the_same_number_in_a_value() -> 
     made = {"evidence_seqs": [1], "title": "Half marathon", "summary": "Ran the Porto half marathon in 1h47"}
     assert check(KINDS["episodic"], said, Conversation(turns, ["ana"])) is None
     assert check(KINDS["episodic"], made, Conversation(turns, ["ana"])) == "invented"
+
+
+def test_a_category_the_instructions_offer_is_a_label_to_pick_not_an_example_copy() -> None:
+    # the preference instructions say "a category such as travel, food ...": a seat preference filed
+    # under travel is kept though no turn says "travel"; a domain copied from an example is still refused
+    turns = [TurnView(1, "user", "I prefer window seats.", WHEN, "Ana")]
+    seats = {"evidence_seqs": [1], "category": "travel", "preference": "window seats"}
+    kept = guards.screen(KINDS["preference"], [seats], turns, "ana", org=False)
+    assert kept.items == [seats] and not kept.refused
+    said = [TurnView(1, "user", "MTTR means mean time to recovery.", WHEN, "Ana")]
+    term = {"evidence_seqs": [1], "term": "MTTR", "definition": "mean time to recovery", "domain": "aviation"}
+    assert guards.screen(KINDS["taxonomic"], [term], said, "ana", org=True).refused == {"example_copy": 1}
