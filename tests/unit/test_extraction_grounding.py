@@ -153,3 +153,13 @@ def test_a_category_the_instructions_offer_is_a_label_to_pick_not_an_example_cop
     said = [TurnView(1, "user", "MTTR means mean time to recovery.", WHEN, "Ana")]
     term = {"evidence_seqs": [1], "term": "MTTR", "definition": "mean time to recovery", "domain": "aviation"}
     assert guards.screen(KINDS["taxonomic"], [term], said, "ana", org=True).refused == {"example_copy": 1}
+
+
+def test_a_code_of_letters_and_digits_is_one_name_said_as_the_turn_writes_it() -> None:
+    # a term such as "QA1B2C3" or "A320" copied from the turn is said there, not a run of letters and
+    # digits no turn says alone; a code the turns do not give is invented
+    turns = [TurnView(1, "user", "QA1B2C3 means quarterly review of the budget, at 3 pm.", WHEN, "Ana")]
+    said = {"evidence_seqs": [1], "term": "QA1B2C3", "definition": "quarterly review of the budget at 3pm"}
+    made = {"evidence_seqs": [1], "term": "QA1B2C4", "definition": "quarterly review of the budget"}
+    assert check(KINDS["taxonomic"], said, Conversation(turns, ["ana"])) is None
+    assert check(KINDS["taxonomic"], made, Conversation(turns, ["ana"])) == "invented"

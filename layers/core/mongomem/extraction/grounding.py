@@ -56,6 +56,9 @@ _NUMBER_WORDS = {
 _ISO_DATE = re.compile(r"\b(?:1[89]|2[01])\d{2}(?:-\d{2}(?:-\d{2})?(?:T[\d:.+Z-]+)?)?\b")
 _ANCHOR_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# A code mixing letters and digits ("QA1B2C3", "A320", "1h52"): one anchor, as written.
+_CODE = re.compile(r"\b[A-Za-z\d]*(?:\d[A-Za-z]|[A-Za-z]\d)[A-Za-z\d]*\b")
+_CODE_PART = re.compile(r"\d+|[^\W\d_]+")
 _POSSESSIVE = re.compile(r"'s?$")
 
 
@@ -70,7 +73,9 @@ def anchors(text: str) -> set[str]:
     sentence; in a short value (three words or fewer: "LIS", "Los Angeles") every capitalised word is
     one, and a Title Cased text (most words capitalised: an episode's title) has none by case alone."""
     plain = _ISO_DATE.sub(" ", text)
-    found = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
+    codes = {norm(c) for c in _CODE.findall(plain)}
+    plain = _CODE.sub(" ", plain)
+    found = codes | {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
     for sentence in re.split(r"(?<=[.!?;:])\s+", plain):
         tokens = [_POSSESSIVE.sub("", w) for w in _WORD.findall(sentence)]  # "Ana's" names Ana
         capital = [i for i, w in enumerate(tokens) if w[0].isupper()]
@@ -135,7 +140,11 @@ class Conversation:
 
     def says(self, anchor: str) -> bool:
         """Whether any turn (or a speaker's name) says the anchor, as written or in another form."""
-        return f" {anchor} " in self.all_text or stem(anchor) in self.all_words or anchor in self.numbers
+        if f" {anchor} " in self.all_text or stem(anchor) in self.all_words or anchor in self.numbers:
+            return True
+        # a code the turns write otherwise ("3pm" for "3 pm"): each of its parts said
+        parts = _CODE_PART.findall(anchor)
+        return len(parts) > 1 and all(self.says(p) for p in parts)
 
 
 def check(
