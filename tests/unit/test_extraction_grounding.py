@@ -163,3 +163,18 @@ def test_a_code_of_letters_and_digits_is_one_name_said_as_the_turn_writes_it() -
     made = {"evidence_seqs": [1], "term": "QA1B2C4", "definition": "quarterly review of the budget"}
     assert check(KINDS["taxonomic"], said, Conversation(turns, ["ana"])) is None
     assert check(KINDS["taxonomic"], made, Conversation(turns, ["ana"])) == "invented"
+
+
+def test_what_the_user_confirms_when_asked_is_theirs_and_an_unconfirmed_claim_is_not() -> None:
+    # "Your home airport is LIS now?" - "Yes": the user states it, cited by their confirming turn
+    asked = [
+        TurnView(1, "assistant", "Just to confirm, your home airport is LIS now?", WHEN, "Bot"),
+        TurnView(2, "user", "Yes, that's right.", WHEN, "Ana"),
+        TurnView(3, "assistant", "Your seat is 12A.", WHEN, "Bot"),
+        TurnView(4, "user", "What time is my flight?", WHEN, "Ana"),
+    ]
+    conversation = Conversation(asked, ["ana"])
+    confirmed = fact([2], "LIS", attribute="home airport")
+    assert check(KINDS["semantic"], confirmed, conversation) is None and confirmed["evidence_seqs"] == [2]
+    unconfirmed = fact([4], "12A", attribute="seat")
+    assert check(KINDS["semantic"], unconfirmed, conversation) == "wrong_subject"

@@ -59,6 +59,15 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 # A code mixing letters and digits ("QA1B2C3", "A320", "1h52"): one anchor, as written.
 _CODE = re.compile(r"\b[A-Za-z\d]*(?:\d[A-Za-z]|[A-Za-z]\d)[A-Za-z\d]*\b")
 _CODE_PART = re.compile(r"\d+|[^\W\d_]+")
+# A user's reply that only confirms what was just said to them ("Your home airport is LIS now?" - "Yes"):
+# the user states it (the offline rules read confirmations the same way).
+_CONFIRM = re.compile(
+    r"^\s*(yes|yep|yeah|yup|correct|exactly|right|indeed|absolutely|that'?s (right|correct|it)|"
+    r"that is (right|correct)|you'?re right|you are right|confirmed)\b[\s,.!]*"
+    r"((please|thanks|thank you|that'?s (right|correct)|it is|i do|i am|exactly)[\s,.!]*)*$",
+    re.IGNORECASE,
+)
+_TO_USER = re.compile(r"\byou(r|'re|rs)?\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"'s?$")
 
 
@@ -132,11 +141,25 @@ class Conversation:
             key=lambda found: (found[1], found[2]),
         )[:2]
 
-    def stated_by(self, where: int, wanted: set[str]) -> set[str]:
-        """Who said the item: the roles of the window's turns that say most of it themselves."""
+    def stated_by(self, where: int, wanted: set[str], cited: Sequence[int] = ()) -> set[str]:
+        """Who said the item: the roles of the window's turns that say most of it themselves (the user's
+        too when a cited turn of theirs confirms what such a turn just said to them)."""
         shares = {s: self.share([s], wanted) for s in self.window(where)}
         top = max(shares.values())
-        return {self.turns[s].role for s, got in shares.items() if got == top}
+        stating = [s for s, got in shares.items() if got == top]
+        roles = {self.turns[s].role for s in stating}
+        for s in cited:
+            i = self.order.index(s)
+            before = self.turns[self.order[i - 1]] if i else None
+            if (
+                self.turns[s].role == "user"
+                and _CONFIRM.match(self.turns[s].content)
+                and before is not None
+                and before.seq in stating
+                and _TO_USER.search(before.content)
+            ):
+                roles.add("user")
+        return roles
 
     def says(self, anchor: str) -> bool:
         """Whether any turn (or a speaker's name) says the anchor, as written or in another form."""
@@ -175,7 +198,8 @@ def check(
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"
-    if _told_as_users(kind, payload, conversation) and "user" not in conversation.stated_by(where, wanted):
+    told_as_users = _told_as_users(kind, payload, conversation)
+    if told_as_users and "user" not in conversation.stated_by(where, wanted, seqs):
         return "wrong_subject"
     # the item's evidence is the turns that state it, not every turn a model listed
     item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]
