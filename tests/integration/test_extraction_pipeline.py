@@ -221,7 +221,12 @@ def test_changed_fact_writes_a_new_version_and_keeps_the_chain(
     old = {"items": [{"subject": "user", "attribute": "home airport", "value": "OPO", "evidence_seqs": [1]}]}
     new = {"items": [{"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]}]}
     svc = pipeline({"semantic": [old, new]}, enabled=["semantic"])
-    run(extract_fn, ctx, promote(svc, ANA, "s1", [("user", "I fly out of Porto.")]), "semantic")
+    run(
+        extract_fn,
+        ctx,
+        promote(svc, ANA, "s1", [("user", "My home airport is OPO, I fly out of Porto.")]),
+        "semantic",
+    )
     run(
         extract_fn,
         ctx,
@@ -261,12 +266,33 @@ def test_unrelated_fact_is_added_and_other_users_are_never_compared(
 
 def test_taxonomic_restatement_merges_aliases(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
     first = {
-        "items": [{"term": "PIR", "definition": "Post-incident review.", "aliases": ["post-incident review"]}]
+        "items": [
+            {
+                "term": "PIR",
+                "definition": "Post-incident review.",
+                "aliases": ["post-incident review"],
+                "evidence_seqs": [1],
+            }
+        ]
     }
-    again = {"items": [{"term": "PIR", "definition": "post incident review", "aliases": ["postmortem"]}]}
+    again = {
+        "items": [
+            {
+                "term": "PIR",
+                "definition": "post incident review",
+                "aliases": ["postmortem"],
+                "evidence_seqs": [1],
+            }
+        ]
+    }
     svc = pipeline({"taxonomic": [first, again]}, enabled=["taxonomic"])
     run(extract_fn, ctx, promote(svc, ANA, "s1", [("user", "PIR means post-incident review.")]), "taxonomic")
-    run(extract_fn, ctx, promote(svc, ANA, "s2", [("user", "A PIR, i.e. a postmortem.")]), "taxonomic")
+    run(
+        extract_fn,
+        ctx,
+        promote(svc, ANA, "s2", [("user", "A PIR, a post incident review, i.e. a postmortem.")]),
+        "taxonomic",
+    )
     docs = list(svc.memory_store.coll.find({"type": "taxonomic"}))
     assert len(docs) == 1 and docs[0]["reinforcement_count"] == 2
     assert docs[0]["payload"]["aliases"] == ["post-incident review", "postmortem"]
@@ -274,13 +300,34 @@ def test_taxonomic_restatement_merges_aliases(pipeline: Any, extract_fn: Any, ct
 
 
 def test_ambiguous_match_is_decided_by_the_llm(pipeline: Any, extract_fn: Any, ctx: Any) -> None:
-    a = {"items": [{"subject": "user", "attribute": "favourite food", "value": "pizza margherita"}]}
+    a = {
+        "items": [
+            {
+                "subject": "user",
+                "attribute": "favourite food",
+                "value": "pizza margherita",
+                "evidence_seqs": [1],
+            }
+        ]
+    }
     b = {
         # another key ("preferred food" is "favourite food" now: the same key, decided by rule)
-        "items": [{"subject": "user", "attribute": "favourite dish", "value": "pizza margherita with basil"}]
+        "items": [
+            {
+                "subject": "user",
+                "attribute": "favourite dish",
+                "value": "pizza margherita with basil",
+                "evidence_seqs": [1],
+            }
+        ]
     }
     svc = pipeline({"semantic": [a, b], "reconcile": []}, enabled=["semantic"])
-    run(extract_fn, ctx, promote(svc, ANA, "s1", [("user", "I love pizza margherita.")]), "semantic")
+    run(
+        extract_fn,
+        ctx,
+        promote(svc, ANA, "s1", [("user", "My favourite food? I love pizza margherita.")]),
+        "semantic",
+    )
     target = active(svc, ANA, "semantic")[0]["_id"]
     svc.llm.script["reconcile"] = [
         json.dumps(
@@ -364,7 +411,8 @@ def test_every_item_refused_is_told_apart_from_nothing_found(
     pipeline: Any, extract_fn: Any, ctx: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given one snapshot whose answer is an empty list and one whose every item is malformed
-    renamed = {"preferences": [{"subject": "user"}]}  # a weak model's own key and fields
+    # a weak model's own key and fields (it cites the turn: the item is refused as malformed)
+    renamed = {"preferences": [{"subject": "user", "evidence_seqs": [3]}]}
     svc = pipeline({"semantic": [{"items": []}, renamed]}, enabled=["semantic"])
     empty = promote(svc, ANA, "s1", CONVERSATIONS["semantic"])
     refused = promote(svc, ANA, "s2", CONVERSATIONS["semantic"])
@@ -384,10 +432,16 @@ def test_an_invalid_item_is_refused_and_counted_and_the_valid_ones_are_kept(
 ) -> None:
     answer = {
         "items": [
-            {"subject": "user", "attribute": "diet"},  # no value
+            {"subject": "user", "attribute": "diet", "evidence_seqs": [3]},  # no value
             "vegetarian",  # not an object
-            {"subject": "user", "attribute": "diet", "value": "unknown"},  # a placeholder
-            {"subject": "user", "attribute": "question", "value": "Where should I fly from?"},  # a question
+            {
+                "subject": "user",
+                "attribute": "diet",
+                "value": "unknown",
+                "evidence_seqs": [3],
+            },  # a placeholder
+            # a question
+            {"subject": "user", "attribute": "question", "value": "Book from LIS?", "evidence_seqs": [1]},
             {"subject": "user", "attribute": "home airport", "value": "LIS", "evidence_seqs": [1]},
         ]
     }
@@ -476,7 +530,11 @@ def test_an_org_kinds_item_naming_the_user_stays_private(pipeline: Any, extract_
     }
     svc = pipeline({"procedural": [{"items": [named, plain]}]}, enabled=["procedural"])
     turns = [
-        ("user", "My name is Ana. To file an expense I export the receipt as PDF and upload it to Concur.")
+        (
+            "user",
+            "My name is Ana. To file an expense I export the receipt as PDF and upload it to Concur. "
+            "After a business trip I also tag the trip code.",
+        )
     ]
     snap = promote(svc, ANA, "s1", turns)
     assert run(extract_fn, ctx, snap, "procedural") == {"batchItemFailures": []}

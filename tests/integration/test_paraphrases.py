@@ -167,18 +167,33 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_reinforces_on
 ) -> None:
     svc = build(
         answers(
-            [item("favourite colour", "green"), item("languages", "Spanish", cardinality="many")],
-            [item("the user's favorite color", "Green", "User"), item("languages spoken", "spanish")],
-            [item("Preferred Colour", "the colour green", "the user"), item("Language", "Spanish language")],
-            [item("favorite colour", "blue"), item("spoken languages", "French")],
+            [
+                item("favourite colour", "green"),
+                item("languages", "Spanish", cardinality="many", evidence_seqs=[3]),
+            ],
+            [
+                item("the user's favorite color", "Green", "User"),
+                item("languages spoken", "spanish", evidence_seqs=[3]),
+            ],
+            [
+                item("Preferred Colour", "the colour green", "the user"),
+                item("Language", "Spanish language", evidence_seqs=[3]),
+            ],
+            [item("favorite colour", "blue"), item("spoken languages", "French", evidence_seqs=[3])],
         )
     )
-    for n in range(3):
-        say(svc, extract_fn, ctx, f"s{n}", "I said something about colours and languages.")
+    # (each conversation says the items of its round: the user's turns are seqs 1 and 3)
+    said = [
+        ("My favourite colour is green.", "I speak Spanish."),
+        ("My favorite color is green.", "I speak Spanish."),
+        ("The colour I prefer is green.", "Spanish is my language."),
+    ]
+    for n, turns in enumerate(said):
+        say(svc, extract_fn, ctx, f"s{n}", *turns)
     # Then the restatements reinforced one memory each, however they were labelled
     assert facts(svc) == [("favourite colour", "green", 3), ("languages", "Spanish", 3)]
     # When the colour changes and another language is named: the colour is updated, the language added
-    say(svc, extract_fn, ctx, "s3", "More about colours and languages.")
+    say(svc, extract_fn, ctx, "s3", "My favourite colour is blue now.", "I also speak French.")
     assert facts(svc) == [
         ("favorite colour", "blue", 1),  # the new version, labelled as the LLM labelled it
         ("languages", "Spanish", 3),
@@ -190,16 +205,37 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_reinforces_on
 def test_an_llm_naming_two_different_facts_alike_keeps_both(build: Any, extract_fn: Any, ctx: Any) -> None:
     svc = build(
         answers(
-            [item("home city", "Porto"), item("hometown", "Lisbon"), item("birthday", "March 3")],
+            [
+                item("home city", "Porto"),
+                item("hometown", "Lisbon", evidence_seqs=[3]),
+                item("birthday", "March 3", evidence_seqs=[5]),
+            ],
             [
                 item("city of residence", "Porto"),
-                item("home town", "Lisbon"),
-                item("birth date", "1990-03-03"),
+                item("home town", "Lisbon", evidence_seqs=[3]),
+                item("birth date", "1990-03-03", evidence_seqs=[5]),
             ],
         )
     )
-    say(svc, extract_fn, ctx, "s1", "Where I live and where I am from.")
-    say(svc, extract_fn, ctx, "s2", "The same again, and when I was born.")
+    # (the user's turns are seqs 1, 3 and 5: each acknowledged)
+    say(
+        svc,
+        extract_fn,
+        ctx,
+        "s1",
+        "I live in Porto.",
+        "I'm from Lisbon, my hometown.",
+        "My birthday is March 3.",
+    )
+    say(
+        svc,
+        extract_fn,
+        ctx,
+        "s2",
+        "I still live in Porto.",
+        "My home town is Lisbon.",
+        "My birth date is 3 March 1990.",
+    )
     assert facts(svc) == [
         ("birth date", "1990-03-03", 1),
         ("birthday", "March 3", 1),

@@ -140,7 +140,10 @@ def test_status_shows_each_kinds_failures_refusals_and_last_error_of_the_last_ho
     from mongomem.offline.llm_scripted import ScriptedLLM
 
     # Given a model whose semantic answer is unusable twice (final) and whose episodic items are all invalid
-    answers = {"semantic": ["not json", "still not json"], "episodic": [json.dumps({"items": [{"when": 3}]})]}
+    answers = {
+        "semantic": ["not json", "still not json"],
+        "episodic": [json.dumps({"items": [{"when": 3, "evidence_seqs": [1]}]})],
+    }
     cfg = parse_project_config(
         {"memory": {"extraction": {"enabled": ["semantic", "episodic"]}, **HASHING["memory"]}}
     )

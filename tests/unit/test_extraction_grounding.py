@@ -47,6 +47,8 @@ def fact(seqs: list[int], value: str, subject: str = "user", attribute: str = "x
         ("semantic", fact([5], "contemporary dance", attribute="favourite dance style"), None),
         # the other speaker's own fact, under their name: kept
         ("semantic", fact([2], "lost job at Door Dash", subject="Gina", attribute="job"), None),
+        # a name said, written possessive in the value ("Maria's"): the same name
+        ("semantic", fact([6], "Maria's conference in Berlin", attribute="last trip"), None),
         # a name nobody said: invented (the example airport of a model that had no airport to name)
         ("semantic", fact([1], "Los Angeles", attribute="home airport"), "invented"),
         ("semantic", fact([1], "Los Angeles International Airport", attribute="home airport"), "ungrounded"),
@@ -130,3 +132,49 @@ def test_a_model_citing_every_turn_gets_the_turn_that_states_the_item() -> None:
     assert verdict("semantic", airport) is None
     assert 1 in airport["evidence_seqs"] and len(airport["evidence_seqs"]) <= 3  # narrowed to its turns
     assert verdict("semantic", friends_job) == "wrong_subject"  # said by the friend, whatever was cited
+
+
+def test_a_number_written_inside_a_word_grounds_the_same_number_in_a_value() -> None:
+    # a summary copying the turn's "1h52" is stated by it; a time the turn does not give is invented
+    turns = [TurnView(1, "user", "I ran the Porto half marathon in 1h52, a personal best.", WHEN, "Ana")]
+    said = {"evidence_seqs": [1], "title": "Half marathon", "summary": "Ran the Porto half marathon in 1h52"}
+    made = {"evidence_seqs": [1], "title": "Half marathon", "summary": "Ran the Porto half marathon in 1h47"}
+    assert check(KINDS["episodic"], said, Conversation(turns, ["ana"])) is None
+    assert check(KINDS["episodic"], made, Conversation(turns, ["ana"])) == "invented"
+
+
+def test_a_category_the_instructions_offer_is_a_label_to_pick_not_an_example_copy() -> None:
+    # the preference instructions say "a category such as travel, food ...": a seat preference filed
+    # under travel is kept though no turn says "travel"; a domain copied from an example is still refused
+    turns = [TurnView(1, "user", "I prefer window seats.", WHEN, "Ana")]
+    seats = {"evidence_seqs": [1], "category": "travel", "preference": "window seats"}
+    kept = guards.screen(KINDS["preference"], [seats], turns, "ana", org=False)
+    assert kept.items == [seats] and not kept.refused
+    said = [TurnView(1, "user", "MTTR means mean time to recovery.", WHEN, "Ana")]
+    term = {"evidence_seqs": [1], "term": "MTTR", "definition": "mean time to recovery", "domain": "aviation"}
+    assert guards.screen(KINDS["taxonomic"], [term], said, "ana", org=True).refused == {"example_copy": 1}
+
+
+def test_a_code_of_letters_and_digits_is_one_name_said_as_the_turn_writes_it() -> None:
+    # a term such as "QA1B2C3" or "A320" copied from the turn is said there, not a run of letters and
+    # digits no turn says alone; a code the turns do not give is invented
+    turns = [TurnView(1, "user", "QA1B2C3 means quarterly review of the budget, at 3 pm.", WHEN, "Ana")]
+    said = {"evidence_seqs": [1], "term": "QA1B2C3", "definition": "quarterly review of the budget at 3pm"}
+    made = {"evidence_seqs": [1], "term": "QA1B2C4", "definition": "quarterly review of the budget"}
+    assert check(KINDS["taxonomic"], said, Conversation(turns, ["ana"])) is None
+    assert check(KINDS["taxonomic"], made, Conversation(turns, ["ana"])) == "invented"
+
+
+def test_what_the_user_confirms_when_asked_is_theirs_and_an_unconfirmed_claim_is_not() -> None:
+    # "Your home airport is LIS now?" - "Yes": the user states it, cited by their confirming turn
+    asked = [
+        TurnView(1, "assistant", "Just to confirm, your home airport is LIS now?", WHEN, "Bot"),
+        TurnView(2, "user", "Yes, that's right.", WHEN, "Ana"),
+        TurnView(3, "assistant", "Your seat is 12A.", WHEN, "Bot"),
+        TurnView(4, "user", "What time is my flight?", WHEN, "Ana"),
+    ]
+    conversation = Conversation(asked, ["ana"])
+    confirmed = fact([2], "LIS", attribute="home airport")
+    assert check(KINDS["semantic"], confirmed, conversation) is None and confirmed["evidence_seqs"] == [2]
+    unconfirmed = fact([4], "12A", attribute="seat")
+    assert check(KINDS["semantic"], unconfirmed, conversation) == "wrong_subject"

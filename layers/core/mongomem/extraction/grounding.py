@@ -56,6 +56,19 @@ _NUMBER_WORDS = {
 _ISO_DATE = re.compile(r"\b(?:1[89]|2[01])\d{2}(?:-\d{2}(?:-\d{2})?(?:T[\d:.+Z-]+)?)?\b")
 _ANCHOR_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# A code mixing letters and digits ("QA1B2C3", "A320", "1h52"): one anchor, as written.
+_CODE = re.compile(r"\b[A-Za-z\d]*(?:\d[A-Za-z]|[A-Za-z]\d)[A-Za-z\d]*\b")
+_CODE_PART = re.compile(r"\d+|[^\W\d_]+")
+# A user's reply that only confirms what was just said to them ("Your home airport is LIS now?" - "Yes"):
+# the user states it (the offline rules read confirmations the same way).
+_CONFIRM = re.compile(
+    r"^\s*(yes|yep|yeah|yup|correct|exactly|right|indeed|absolutely|that'?s (right|correct|it)|"
+    r"that is (right|correct)|you'?re right|you are right|confirmed)\b[\s,.!]*"
+    r"((please|thanks|thank you|that'?s (right|correct)|it is|i do|i am|exactly)[\s,.!]*)*$",
+    re.IGNORECASE,
+)
+_TO_USER = re.compile(r"\byou(r|'re|rs)?\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"'s?$")
 
 
 def words(text: str) -> set[str]:
@@ -69,9 +82,11 @@ def anchors(text: str) -> set[str]:
     sentence; in a short value (three words or fewer: "LIS", "Los Angeles") every capitalised word is
     one, and a Title Cased text (most words capitalised: an episode's title) has none by case alone."""
     plain = _ISO_DATE.sub(" ", text)
-    found = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
+    codes = {norm(c) for c in _CODE.findall(plain)}
+    plain = _CODE.sub(" ", plain)
+    found = codes | {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(plain)}
     for sentence in re.split(r"(?<=[.!?;:])\s+", plain):
-        tokens = _WORD.findall(sentence)
+        tokens = [_POSSESSIVE.sub("", w) for w in _WORD.findall(sentence)]  # "Ana's" names Ana
         capital = [i for i, w in enumerate(tokens) if w[0].isupper()]
         if len(tokens) <= 3:
             found.update(norm(tokens[i]) for i in capital)
@@ -103,6 +118,8 @@ class Conversation:
         names = " ".join(t.name or "" for t in turns)
         self.all_text = f" {norm(text)} {norm(names)} "
         self.user_names = {norm(n) for n in user_names if n} | {"user", "the user"}
+        # the numbers the turns say, read as a value's are ("1h52" says 1 and 52)
+        self.numbers = {n.replace(",", "").replace(".", "") for n in _ANCHOR_NUMBER.findall(text)}
 
     def cited(self, seqs: Iterable[Any]) -> list[int]:
         return [s for s in dict.fromkeys(seqs) if isinstance(s, int) and s in self.turns]
@@ -124,15 +141,33 @@ class Conversation:
             key=lambda found: (found[1], found[2]),
         )[:2]
 
-    def stated_by(self, where: int, wanted: set[str]) -> set[str]:
-        """Who said the item: the roles of the window's turns that say most of it themselves."""
+    def stated_by(self, where: int, wanted: set[str], cited: Sequence[int] = ()) -> set[str]:
+        """Who said the item: the roles of the window's turns that say most of it themselves (the user's
+        too when a cited turn of theirs confirms what such a turn just said to them)."""
         shares = {s: self.share([s], wanted) for s in self.window(where)}
         top = max(shares.values())
-        return {self.turns[s].role for s, got in shares.items() if got == top}
+        stating = [s for s, got in shares.items() if got == top]
+        roles = {self.turns[s].role for s in stating}
+        for s in cited:
+            i = self.order.index(s)
+            before = self.turns[self.order[i - 1]] if i else None
+            if (
+                self.turns[s].role == "user"
+                and _CONFIRM.match(self.turns[s].content)
+                and before is not None
+                and before.seq in stating
+                and _TO_USER.search(before.content)
+            ):
+                roles.add("user")
+        return roles
 
     def says(self, anchor: str) -> bool:
         """Whether any turn (or a speaker's name) says the anchor, as written or in another form."""
-        return f" {anchor} " in self.all_text or stem(anchor) in self.all_words
+        if f" {anchor} " in self.all_text or stem(anchor) in self.all_words or anchor in self.numbers:
+            return True
+        # a code the turns write otherwise ("3pm" for "3 pm"): each of its parts said
+        parts = _CODE_PART.findall(anchor)
+        return len(parts) > 1 and all(self.says(p) for p in parts)
 
 
 def check(
@@ -164,7 +199,8 @@ def check(
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"
-    if _told_as_users(kind, payload, conversation) and "user" not in conversation.stated_by(where, wanted):
+    told_as_users = _told_as_users(kind, payload, conversation)
+    if told_as_users and "user" not in conversation.stated_by(where, wanted, seqs):
         return "wrong_subject"
     # the item's evidence is the turns that state it, not every turn a model listed
     item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]

@@ -86,9 +86,11 @@ def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transc
             return text
     # any other field (a fact's attribute, a term's domain) that is an example the conversation never says
     fixed = grounding.enum_values(kind)  # a schema's own choices ('one', 'many') are never copies
+    # nor are the labels the instructions offer to pick from ("a category such as travel, food ...")
+    offered = norm(_QUOTED.sub(" ", kind.instructions))
     for text in strings(payload):
         plain = norm(text)
-        if text in fixed:
+        if text in fixed or _contains(offered, plain):
             continue
         if plain in examples and plain not in SELF and not _contains(transcript, plain):
             return text
