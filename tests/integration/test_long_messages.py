@@ -51,9 +51,14 @@ def make(make_settings: Any, index: Any, **memory: Any) -> Services:
     )
 
 
+# A project that searches long pastes whole raises the chunk cap (docs/recall.md "Long turns": by default a
+# long turn is embedded by its head and tail, 16 chunks).
+WHOLE = {"recall": {"max_chunks": 1024}}
+
+
 @pytest.fixture
 def svc(make_settings: Any, tmp_path: Path) -> Iterator[Services]:
-    services = make(make_settings, EmbeddedIndex(tmp_path / "vectors"))
+    services = make(make_settings, EmbeddedIndex(tmp_path / "vectors"), **WHOLE)
     configure(services)
     yield services
     configure(None)
@@ -148,7 +153,7 @@ def test_long_turns_are_chunked_on_opensearch_too(
     index = OpenSearchIndex(
         opensearch_node.url, f"t-long-{uuid.uuid4().hex[:8]}", engine="lucene", refresh=True
     )
-    services = make(make_settings, index)
+    services = make(make_settings, index, **WHOLE)
     configure(services)
     try:
         long_text = _long_turn_session(fns, ctx)
