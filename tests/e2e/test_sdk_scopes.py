@@ -63,7 +63,7 @@ def say(client: MemoryClient, user: str, text: str, agent_id: str | None = None)
 
 
 def test_two_users_conversations_make_one_org_term_every_user_finds(client: MemoryClient) -> None:
-    term = f"Q{uuid.uuid4().hex[:6].upper()}"
+    term = f"QR{uuid.uuid4().hex[:6].upper()}"  # letters first: "Q" + six digits reads as no term
     ana, bob, carol = uid("ana"), uid("bob"), uid("carol")
     # Given two users who say what the same term means, in their own conversations
     say(client, ana, f"{term} means quarterly review of the budget.")
