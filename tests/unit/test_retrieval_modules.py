@@ -8,14 +8,15 @@ import ast
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.source import parse_python
 
 PACKAGE = ROOT / "layers" / "core" / "mongomem" / "retrieval"
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, tree: ast.AST) -> set[str]:
     """The retrieval modules a module imports, at any depth and under any guard (TYPE_CHECKING too)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
         elif isinstance(node, ast.Import):
@@ -27,7 +28,7 @@ def imports_of(path: Path) -> set[str]:
 
 
 def test_no_retrieval_module_imports_one_that_imports_it_back() -> None:
-    graph = {p.stem: imports_of(p) for p in PACKAGE.glob("*.py")}
+    graph = {p.stem: imports_of(p, tree) for p, tree in parse_python(sorted(PACKAGE.glob("*.py"))).items()}
     graph = {m: {d for d in deps if d in graph} for m, deps in graph.items()}
     cycles = []
 
@@ -54,7 +55,7 @@ def private_names(tree: ast.AST) -> set[str]:
 
 
 def test_no_retrieval_module_calls_another_modules_private_method() -> None:
-    trees = {p.name: ast.parse(p.read_text()) for p in sorted(PACKAGE.glob("*.py"))}
+    trees = {p.name: tree for p, tree in parse_python(sorted(PACKAGE.glob("*.py"))).items()}
     owned = {name: private_names(tree) for name, tree in trees.items()}
     found = []
     for name, tree in trees.items():

@@ -5,10 +5,10 @@ here before it reaches review."""
 from __future__ import annotations
 
 import ast
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.source import parse_python
 
 PACKAGE = ROOT / "layers" / "core" / "mongomem"
 WRITE = "mongomem.longterm.write"
@@ -23,20 +23,12 @@ ALLOWED = {
 
 
 def modules(root: Path = PACKAGE) -> dict[str, ast.AST]:
-    # Parsed in a fresh thread: CPython 3.11.7's AST recursion-depth check can raise "SystemError: AST
-    # constructor recursion depth mismatch" in a thread whose depth bookkeeping earlier deep-nesting tests
-    # skewed (fixed in 3.11.8); a new thread starts with a clean count.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(_parse_all, root).result()
-
-
-def _parse_all(root: Path) -> dict[str, ast.AST]:
     found: dict[str, ast.AST] = {}
-    for path in sorted(root.rglob("*.py")):
+    for path, tree in parse_python(sorted(root.rglob("*.py"))).items():
         parts = ["mongomem", *path.relative_to(root).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
-        found[".".join(parts)] = ast.parse(path.read_text(), str(path))
+        found[".".join(parts)] = tree
     return found
 
 
