@@ -61,6 +61,11 @@ class Every:
             try:
                 self.fn()
             except Exception:
+                if self.stopped.is_set():
+                    # stop() came while this tick ran: the stack is closing its database and queues under
+                    # it, so the failure says nothing about the work (a later run's logs must not show it)
+                    logger.info("local %s tick ended by stop", self.thread.name)
+                    return
                 # keep the schedule running, but never hide why a tick failed (make dev's console)
                 self.errors += 1
                 logger.exception("local %s tick failed", self.thread.name)
