@@ -7,6 +7,7 @@ import logging
 import threading
 
 import pytest
+
 from mongomem.local.worker import Every
 
 
@@ -22,7 +23,9 @@ def test_a_failing_tick_is_logged_and_the_schedule_goes_on(caplog: pytest.LogCap
         assert calls.acquire(timeout=5) and calls.acquire(timeout=5)  # it ran again after failing
         every.stop()
     assert every.errors >= 2
-    assert any(r.levelno == logging.ERROR and "local scan tick failed" in r.getMessage() for r in caplog.records)
+    assert any(
+        r.levelno == logging.ERROR and "local scan tick failed" in r.getMessage() for r in caplog.records
+    )
 
 
 def test_a_tick_failing_while_the_stack_stops_is_no_error(caplog: pytest.LogCaptureFixture) -> None:
