@@ -1,5 +1,7 @@
 """The house in figures, before and after: modules and lines, import cycles, largest files and functions,
-the lines of the long-term write path, and (with --unit-runs) the wall time of the database-free tests.
+the lines of the long-term write path, code-health counts (functions' own lines and positional
+parameters, asserts, `Any`, `type: ignore`, settings declared twice) and (with --unit-runs) the wall time
+of the database-free tests.
 
     python tools/house_figures.py BEFORE_CHECKOUT AFTER_CHECKOUT [--unit-runs 3]
 
@@ -59,6 +61,30 @@ class Function:
     lines: int
 
 
+# Issue 36's limits: a function's own lines (nested defs counted on their own) and positional parameters
+OWN_LINES_LIMIT = 60
+POSITIONAL_LIMIT = 7
+# where the project's settings are declared: the models of project-config.yaml and the deployment's
+# settings (`Settings`), and the environment's overrides (`EnvironmentSettings`)
+CONFIG_PATHS = ("layers/core/mongomem/config.py", "layers/core/mongomem/config")
+ENVIRONMENT_CLASS = "EnvironmentSettings"
+_TYPE_IGNORE = re.compile(r"#\s*type:\s*ignore")
+
+
+@dataclass(frozen=True)
+class Health:
+    """Counts over layers/ and sdk/ (what issue 36 asks to bring down)."""
+
+    largest_own: Function  # the function with the most lines of its own
+    over_own_limit: int  # functions of OWN_LINES_LIMIT own lines or more
+    most_positional: tuple[str, str, int]  # (path, function, positional parameters besides self/cls)
+    over_positional_limit: int
+    asserts: int
+    any_uses: int  # the name `Any` (typing.Any) used anywhere
+    type_ignores: int
+    settings_declared_twice: list[str]  # fields of EnvironmentSettings another settings class declares
+
+
 @dataclass(frozen=True)
 class Figures:
     label: str
@@ -70,6 +96,7 @@ class Figures:
     write_path: list[tuple[str, int]]
     unit_seconds: dict[str, list[float]]  # command shown -> wall time of each run
     unit_passed: dict[str, int]
+    health: Health | None = None
 
 
 def python_files(root: Path, area: str) -> Iterator[Path]:
@@ -94,6 +121,84 @@ def functions_of(path: Path, rel: str) -> Iterator[Function]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
             yield Function(rel, node.name, node.end_lineno - node.lineno + 1)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """def to last line, less the functions nested in it (each of those counts on its own)."""
+    assert node.end_lineno is not None
+    total = node.end_lineno - node.lineno + 1
+    stack: list[ast.AST] = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, _DEFS) and child.end_lineno is not None:
+            total -= child.end_lineno - child.lineno + 1  # its own nested defs are inside that span
+        else:
+            stack.extend(ast.iter_child_nodes(child))
+    return total
+
+
+def positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    names = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+    return len([n for n in names if n not in ("self", "cls")])
+
+
+def class_fields(tree: ast.AST) -> dict[str, set[str]]:
+    """class name -> the names its body declares with an annotation (pydantic fields)."""
+    out: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out.setdefault(node.name, set()).update(
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            )
+    return out
+
+
+def health(root: Path, files: Sequence[Path]) -> Health:
+    largest: Function | None = None
+    over_own = over_pos = asserts = anys = ignores = 0
+    most: tuple[str, str, int] = ("", "", -1)
+    classes: dict[str, set[str]] = {}
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text, filename=str(path))
+        ignores += len(_TYPE_IGNORE.findall(text))
+        if any(rel == c or rel.startswith(c + "/") for c in CONFIG_PATHS):
+            for name, fields in class_fields(tree).items():
+                classes.setdefault(name, set()).update(fields)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert):
+                asserts += 1
+            elif (
+                isinstance(node, ast.Name | ast.Attribute)
+                and (node.id if isinstance(node, ast.Name) else node.attr) == "Any"
+            ):
+                anys += 1
+            elif isinstance(node, _DEFS):
+                own, pos = own_lines(node), positional(node)
+                if largest is None or own > largest.lines:
+                    largest = Function(rel, node.name, own)
+                over_own += own >= OWN_LINES_LIMIT
+                over_pos += pos > POSITIONAL_LIMIT
+                if pos > most[2]:
+                    most = (rel, node.name, pos)
+    environment = classes.pop(ENVIRONMENT_CLASS, set())
+    others = set().union(*classes.values()) if classes else set()
+    return Health(
+        largest_own=largest or Function("", "", 0),
+        over_own_limit=over_own,
+        most_positional=most,
+        over_positional_limit=over_pos,
+        asserts=asserts,
+        any_uses=anys,
+        type_ignores=ignores,
+        settings_declared_twice=sorted(environment & others),
+    )
 
 
 def import_graph(root: Path) -> dict[str, list[str]]:
@@ -195,11 +300,13 @@ def measure(root: Path, label: str, top: int = 10) -> Figures:
     lines: dict[str, int] = {}
     sizes: list[tuple[str, int]] = []
     funcs: list[Function] = []
+    product: list[Path] = []
     for area in AREAS:
         files = list(python_files(root, area))
         counts = [line_count(p) for p in files]
         modules[area], lines[area] = len(files), sum(counts)
         if area in PRODUCT:
+            product += files
             for path, n in zip(files, counts, strict=True):
                 rel = path.relative_to(root).as_posix()
                 sizes.append((rel, n))
@@ -214,6 +321,7 @@ def measure(root: Path, label: str, top: int = 10) -> Figures:
         write_path=write_path(root),
         unit_seconds={},
         unit_passed={},
+        health=health(root, product),
     )
 
 
@@ -256,6 +364,8 @@ def render(before: Figures, after: Figures) -> str:
             *(f"{sum(n for _, n in f.write_path)} ({len(f.write_path)})" for f in (before, after)),
         ],
     ]
+    if before.health is not None and after.health is not None:
+        rows += health_rows(before.health, after.health)
     for shown in dict.fromkeys([*before.unit_seconds, *after.unit_seconds]):
         cells = [
             f"{statistics.median(f.unit_seconds[shown]):.1f} s, {f.unit_passed[shown]} passed "
@@ -302,6 +412,32 @@ def render(before: Figures, after: Figures) -> str:
         _pairs([f"{p} ({n})" for p, n in before.write_path], [f"{p} ({n})" for p, n in after.write_path]),
     )
     return "\n".join(out) + "\n"
+
+
+def health_rows(before: Health, after: Health) -> list[list[object]]:
+    pair = (before, after)
+    return [
+        [
+            "largest function, own lines (nested defs count on their own)",
+            *(f"`{h.largest_own.name}` in {h.largest_own.path} ({h.largest_own.lines})" for h in pair),
+        ],
+        [f"functions of {OWN_LINES_LIMIT}+ own lines", *(h.over_own_limit for h in pair)],
+        [
+            "most positional parameters (self/cls not counted)",
+            *(f"`{h.most_positional[1]}` in {h.most_positional[0]} ({h.most_positional[2]})" for h in pair),
+        ],
+        [
+            f"functions with more than {POSITIONAL_LIMIT} positional parameters",
+            *(h.over_positional_limit for h in pair),
+        ],
+        ["`assert` statements", *(h.asserts for h in pair)],
+        ["`Any` uses", *(h.any_uses for h in pair)],
+        ["`type: ignore` comments", *(h.type_ignores for h in pair)],
+        [
+            f"settings declared twice (in `{ENVIRONMENT_CLASS}` and another settings model)",
+            *(len(h.settings_declared_twice) for h in pair),
+        ],
+    ]
 
 
 def _label(root: Path) -> str:

@@ -104,3 +104,35 @@ def test_unit_times_show_their_median_and_runs() -> None:
         "| `make unit`: wall time, median | (no such target) | 4.5 s, 5 passed (runs 4.0, 4.5, 5.0) |" in text
     )
     assert "| `pytest tests/unit`: wall time, median | 2.0 s, 5 passed (runs 3.0, 1.0, 2.0) |" in text
+
+
+HEALTHY = {
+    # `outer` has 4 lines of its own and a nested def of 3, which counts on its own
+    "layers/core/mongomem/a.py": (
+        "from typing import Any\n"
+        "def outer(a, b, c, d, e, f, g, h):\n"
+        "    def inner() -> Any:\n"
+        "        assert a\n"
+        "        return a\n"
+        "    x: Any = inner()  # type: ignore[no-any-return]\n"
+        "    return x\n"
+    ),
+    "layers/core/mongomem/config.py": (
+        "class Settings:\n    db_name: str = 'm'\n    stage: str | None = None\n"
+        "class EnvironmentSettings:\n    db_name: str | None = None\n    region: str | None = None\n"
+    ),
+    "sdk/mongomem/b.py": "class C:\n    def m(self, a, b, c, d, e, f, g):\n        return a\n",
+}
+
+
+def test_health_counts_own_lines_parameters_asserts_any_ignores_and_settings_declared_twice(
+    tmp_path: Path,
+) -> None:
+    h = measure(tree(tmp_path / "t", HEALTHY), "t").health
+    assert h is not None
+    assert (h.largest_own.name, h.largest_own.lines) == ("outer", 3)  # 6 lines, less inner's 3
+    assert h.most_positional == ("layers/core/mongomem/a.py", "outer", 8)
+    assert h.over_positional_limit == 1  # C.m has 7 besides self: within the limit
+    assert (h.asserts, h.any_uses, h.type_ignores) == (1, 2, 1)  # the import is no use of `Any`
+    assert h.settings_declared_twice == ["db_name"]
+    assert h.over_own_limit == 0
