@@ -178,3 +178,29 @@ def test_what_the_user_confirms_when_asked_is_theirs_and_an_unconfirmed_claim_is
     assert check(KINDS["semantic"], confirmed, conversation) is None and confirmed["evidence_seqs"] == [2]
     unconfirmed = fact([4], "12A", attribute="seat")
     assert check(KINDS["semantic"], unconfirmed, conversation) == "wrong_subject"
+
+
+def test_a_definition_that_only_repeats_its_term_is_not_grounded() -> None:
+    # Given a turn that uses a phrase of general knowledge, defining nothing
+    turns = [
+        TurnView(1, "user", "I went to a LGBTQ support group yesterday and it was so powerful.", WHEN, "Ana")
+    ]
+    conversation = Conversation(turns, ["ana"])
+    # Then a "definition" made of the term's own words and one the model added is refused: the turn
+    # states the term, not what it means
+    echo = {
+        "term": "LGBTQ support group",
+        "definition": "A support group for LGBTQ individuals",
+        "evidence_seqs": [1],
+    }
+    assert check(KINDS["taxonomic"], echo, conversation) == "ungrounded"
+    # And a term the turn defines keeps its definition
+    said = [
+        TurnView(1, "user", "At work an SRG is a support review group that meets on Fridays.", WHEN, "Ana")
+    ]
+    defined = {
+        "term": "SRG",
+        "definition": "support review group that meets on Fridays",
+        "evidence_seqs": [1],
+    }
+    assert check(KINDS["taxonomic"], defined, Conversation(said, ["ana"])) is None

@@ -195,7 +195,11 @@ def check(
     # preference's polarity and strength)
     filler = FILLER | {w for e in enum_values(kind) for w in words(e)}
     names = {w for n in free for w in words(n)}
+    # a definition that repeats its term ("LGBTQ support group: a support group for LGBTQ people") is
+    # grounded by what it adds, not by the term the turn used
+    named = words(kind.name_of(payload))
     wanted = _said_of(words(value) - filler, names) or _said_of(words(kind.text(payload)) - filler, names)
+    wanted = wanted - named or wanted
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"

@@ -634,6 +634,11 @@ class MemoryKind:
         """The part of the payload a restatement repeats and an update changes."""
         return self.text(payload)
 
+    def name_of(self, payload: dict[str, Any]) -> str:
+        """What the memory's value describes, when the kind names a thing and then says what it is (a
+        term and its definition); empty otherwise. A value is grounded by what it adds to the name."""
+        return ""
+
     # -- who a memory is about -------------------------------------------------------------------
     # A kind whose payload names a subject (semantic facts) stores the user's own facts under one canonical
     # subject ("user"), whatever name, pronoun or id the text or the caller used (mongomem.longterm.subjects).

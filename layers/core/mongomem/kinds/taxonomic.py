@@ -43,6 +43,9 @@ class Taxonomic(MemoryKind):
     def value(self, payload: dict[str, Any]) -> str:
         return str(payload["definition"])
 
+    def name_of(self, payload: dict[str, Any]) -> str:
+        return str(payload["term"])
+
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
         out = dict(old)
         aliases = list(old.get("aliases") or [])
