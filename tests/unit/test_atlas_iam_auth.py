@@ -13,7 +13,7 @@ IAM_URI = (
 
 
 def test_a_mongodb_aws_uri_needs_no_password_and_the_layer_ships_the_signer() -> None:
-    from mongomem.adapters.mongo.driver import close_clients, get_client
+    from mongomem.adapters.mongo.driver import close_client, get_client
 
     # Given the secret's URI names the MONGODB-AWS mechanism and no user or password
     client = get_client(IAM_URI, connect=False)
@@ -24,7 +24,7 @@ def test_a_mongodb_aws_uri_needs_no_password_and_the_layer_ships_the_signer() ->
         assert credentials is not None and credentials.mechanism == "MONGODB-AWS"
         assert credentials.password is None and credentials.source == "$external"
     finally:
-        close_clients()
+        close_client(IAM_URI)  # only this one: a local stack of another test may share the process
     # and the driver's signer (pymongo-auth-aws) is a runtime dependency the layer installs
     import pymongo_auth_aws  # noqa: F401
 

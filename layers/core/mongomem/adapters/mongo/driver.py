@@ -60,11 +60,21 @@ def get_client(uri: str, **kwargs: Any) -> MongoClient[dict[str, Any]]:
 
 
 def close_clients() -> None:
+    """Close every client of the process (its end); a client another part of the process still uses fails
+    after this, so a caller that made one client closes that one (`close_client`)."""
     with _CLIENTS_LOCK:
         for client in _CLIENTS.values():
             client.close()
         _CLIENTS.clear()
         _INDEXED.clear()
+
+
+def close_client(uri: str) -> None:
+    """Close the process's client of one URI (the next `get_client(uri)` makes a new one)."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(uri, None)
+        if client is not None:
+            client.close()
 
 
 AUTHENTICATION_FAILED = 18
