@@ -253,7 +253,7 @@ class InMemoryMemoryRepository:
                 index_state="pending",
             )
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         with self.lock:

@@ -73,12 +73,12 @@ def test_supersede_keeps_one_active_version_per_lineage(memories: Any) -> None:
     assert memories.lineage(BO, "lin-ana-1") == []  # another user's view of the lineage is empty
 
 
-def test_heal_lineage_supersedes_what_a_crash_left_active(memories: Any) -> None:
+def test_repair_lineage_supersedes_what_a_crash_left_active(memories: Any) -> None:
     old, new = record(ANA, 2), record(ANA, 2, version=2, lineage="lin-ana-2")
     memories.insert(old)
     memories.insert(new)  # crashed before supersede: two active versions
     assert len(memories.active_by_key(ANA, "semantic", old.key)) == 2
-    memories.heal_lineage(ANA, "lin-ana-2", 2, new.memory_id, T0)
+    memories.repair_lineage(ANA, "lin-ana-2", 2, new.memory_id, T0)
     assert [r.version for r in memories.active_by_key(ANA, "semantic", old.key)] == [2]
 
 

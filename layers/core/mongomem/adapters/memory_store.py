@@ -162,7 +162,7 @@ class MemoryStore:
                 },
             )
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         """Supersede older active versions left by a crash between insert and supersede."""

@@ -30,7 +30,7 @@ class MemoryRepository(Protocol):
 
     def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None: ...
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         """Supersede older active versions a crash between insert and supersede left behind."""

@@ -12,13 +12,31 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, assert_never
 
 from mongomem.kinds import KindError, MemoryKind
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.subjects import UserSubjects
 from mongomem.longterm.write.decide import decide, to_judge
-from mongomem.longterm.write.decision import By, Decision, Judge, NewMemory, Step, Thresholds, Verdict
+from mongomem.longterm.write.decision import (
+    BackProposal,
+    By,
+    Decision,
+    Judge,
+    NewLineage,
+    NewMemory,
+    NewVersion,
+    PastVersion,
+    Promote,
+    Propose,
+    Reinforce,
+    RepairLineage,
+    Retract,
+    StatedAgain,
+    Thresholds,
+    Unchanged,
+    Verdict,
+)
 from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.reads import CandidateReader, KeyReads
 from mongomem.longterm.write.records import decision_record, lineage_id, new_version
@@ -186,51 +204,43 @@ class MemoryWriter:
 
     def store_verdict(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
         """Apply a verdict to the repository (and the versions' history)."""
-        step, target = verdict.step, verdict.target
-        if step is Step.NOTHING:
-            return Outcome(verdict.decision, verdict.reason, target)
-        if step is Step.HEAL:
-            assert target is not None
-            self.store.heal_lineage(scope, target.lineage_id, target.version, target.memory_id, now)
-            return Outcome(verdict.decision, verdict.reason, target)
-        if step is Step.NEW_LINEAGE:
-            record = new_version(
-                scope, new, lineage_id(scope, new), 1, decision_record(verdict, new, now), now
-            )
-            self.store.insert(record)
-            return self._outcome(verdict, record, [record.memory_id])
-        if step is Step.REINFORCE:
-            return self._reinforce(scope, new, verdict, now)
-        if step is Step.RETRACT:
-            return self._retract(scope, new, verdict, now)
-        if step is Step.PROPOSE:
-            return self._propose(scope, new, verdict, now)
-        assert target is not None and verdict.version is not None
-        if step is Step.HISTORY:
-            kept = new_version(
-                scope, new, target.lineage_id, verdict.version, decision_record(verdict, new, now), now
-            ).model_copy(update={"status": "superseded", "superseded_by": target.memory_id})
-            self.store.insert(kept)
-            return self._outcome(verdict, kept, [kept.memory_id])
-        # NEW_VERSION. Insert first, then supersede: a crash in between leaves two actives that the
-        # redelivery heals.
-        record = new_version(
-            scope,
-            new,
-            target.lineage_id,
-            verdict.version,
-            decision_record(verdict, new, now),
-            now,
-            supersedes=target.memory_id,
-            payload=verdict.payload,
-        )
-        self.store.insert(record)
-        self.store.supersede(scope, target.memory_id, record.memory_id, now)
-        for other in verdict.settles:
-            self.store.supersede(scope, other.memory_id, record.memory_id, now)
-        return self._outcome(
-            verdict, record, [record.memory_id, target.memory_id, *(o.memory_id for o in verdict.settles)]
-        )
+        match verdict:
+            case Unchanged():
+                return Outcome(verdict.decision, verdict.reason, verdict.target)
+            case RepairLineage(target=target):
+                self.store.repair_lineage(scope, target.lineage_id, target.version, target.memory_id, now)
+                return Outcome(verdict.decision, verdict.reason, target)
+            case NewLineage():
+                note = decision_record(verdict, new, now, None)
+                record = new_version(scope, new, lineage_id(scope, new), 1, note, now)
+                self.store.insert(record)
+                return self._outcome(verdict, record, [record.memory_id])
+            case NewVersion():
+                return self._new_version(scope, new, verdict, now)
+            case PastVersion(target=target):
+                note = decision_record(verdict, new, now, target)
+                kept = new_version(scope, new, target.lineage_id, verdict.version, note, now).model_copy(
+                    update={"status": "superseded", "superseded_by": target.memory_id}
+                )
+                self.store.insert(kept)
+                return self._outcome(verdict, kept, [kept.memory_id])
+            case Reinforce():
+                return self._reinforce(scope, new, verdict, now)
+            case Retract():
+                ended = self._end(scope, new, verdict, now)
+                if ended is None:  # ended meanwhile by another writer
+                    return Outcome(Decision.NOOP, "already ended", verdict.ends[0])
+                return self._outcome(verdict, ended, [r.memory_id for r in verdict.ends])
+            case StatedAgain():  # the earlier versions end; the one stated after the retraction stays
+                self._end(scope, new, verdict, now)
+                touched = [r.memory_id for r in verdict.ends]
+                return Outcome(verdict.decision, verdict.reason, verdict.kept, touched=touched)
+            case Propose() | BackProposal():
+                return self._propose(scope, new, verdict, now)
+            case Promote():
+                return self._promote(scope, new, verdict, now)
+            case _:
+                assert_never(verdict)
 
     def delete_lineage(self, scope: Scope, lineage: str) -> int:
         """Delete every version of a lineage (its vectors go with it) and take them out of the index."""
@@ -242,15 +252,33 @@ class MemoryWriter:
     def _outcome(verdict: Verdict, record: MemoryRecord | None, touched: list[str]) -> Outcome:
         return Outcome(verdict.decision, verdict.reason, record, verdict.by, verdict.score, touched)
 
-    def _reinforce(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+    def _new_version(self, scope: Scope, new: NewMemory, verdict: NewVersion, now: datetime) -> Outcome:
+        """Insert first, then supersede: a crash in between leaves two actives that the redelivery's
+        `RepairLineage` supersedes."""
         target = verdict.target
-        assert target is not None
-        merged = verdict.merged
+        record = new_version(
+            scope,
+            new,
+            target.lineage_id,
+            verdict.version,
+            decision_record(verdict, new, now, target),
+            now,
+            supersedes=target.memory_id,
+            payload=verdict.payload,
+        )
+        self.store.insert(record)
+        superseded = [target, *verdict.also_supersedes]
+        for old in superseded:
+            self.store.supersede(scope, old.memory_id, record.memory_id, now)
+        return self._outcome(verdict, record, [record.memory_id, *(r.memory_id for r in superseded)])
+
+    def _reinforce(self, scope: Scope, new: NewMemory, verdict: Reinforce, now: datetime) -> Outcome:
+        target, merged = verdict.target, verdict.merged
         record = self.store.reinforce(
             scope,
             target.memory_id,
             new.evidence,
-            decision_record(verdict, new, now),
+            decision_record(verdict, new, now, target),
             now,
             merged_payload=merged,
             merged_text=new.kind.text(merged) if merged else None,
@@ -261,53 +289,64 @@ class MemoryWriter:
         # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
         return self._outcome(verdict, record, [record.memory_id])
 
-    def _retract(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+    def _end(
+        self, scope: Scope, new: NewMemory, verdict: Retract | StatedAgain, now: datetime
+    ) -> MemoryRecord | None:
+        """End each version of `verdict.ends`; the last one this writer ended (None: none was active)."""
         ended: MemoryRecord | None = None
-        for target in verdict.settles:
-            note = decision_record(verdict, new, now, decision=Decision.RETRACT.value, target=target)
+        for target in verdict.ends:
+            note = decision_record(verdict, new, now, target, decision=Decision.RETRACT.value)
             ended = self.store.retract(scope, target.memory_id, new.evidence, note, now) or ended
-        touched = [r.memory_id for r in verdict.settles]
-        if verdict.decision is Decision.NOOP:  # stated again after the retraction: that one stays
-            return Outcome(verdict.decision, verdict.reason, verdict.target, touched=touched)
-        if ended is None:  # ended meanwhile by another writer
-            return Outcome(Decision.NOOP, "already ended", verdict.target)
-        return self._outcome(verdict, ended, touched)
+        return ended
 
-    def _propose(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
-        """Store the proposal (or back the pending one), then promote it when the verdict is UPDATE."""
-        current = verdict.target
-        assert current is not None and verdict.note is not None
-        note = decision_record(verdict, new, now, decision=Decision.PROPOSE.value, reason=verdict.note)
-        if verdict.proposal is not None:  # backed as it stands: nothing merges into a proposal
-            proposal = self.store.reinforce(
-                scope, verdict.proposal.memory_id, new.evidence, note, now, status="proposed"
-            )
-            if proposal is None:  # this snapshot already backs it
-                return Outcome(Decision.NOOP, "restatement already counted", verdict.proposal)
-        else:
-            assert verdict.version is not None
-            proposal = new_version(
-                scope, new, current.lineage_id, verdict.version, note, now, payload=verdict.merged
-            ).model_copy(update={"status": "proposed"})
-            self.store.insert(proposal)
-        if verdict.decision is Decision.UPDATE:
-            assert verdict.payload is not None
-            promoted = self.store.activate(
-                scope,
-                proposal.memory_id,
-                current.memory_id,
-                decision_record(verdict, new, now),
-                now,
-                verdict.payload,
-                new.kind.text(verdict.payload),
-            )
-            if promoted is not None:
-                self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
-                return Outcome(
-                    verdict.decision,
-                    verdict.reason,
-                    promoted,
-                    touched=[promoted.memory_id, current.memory_id],
+    def _store_proposal(
+        self, scope: Scope, new: NewMemory, verdict: Propose | BackProposal, now: datetime
+    ) -> MemoryRecord | Outcome:
+        """Insert a new proposal or back the pending one: the proposal, or the NOOP when this snapshot
+        already backs it."""
+        note = decision_record(verdict, new, now, verdict.target, reason=verdict.note)
+        match verdict:
+            case BackProposal(proposal=pending):  # backed as it stands: nothing merges into a proposal
+                backed = self.store.reinforce(
+                    scope, pending.memory_id, new.evidence, note, now, status="proposed"
                 )
-        assert verdict.otherwise is not None
-        return Outcome(Decision.PROPOSE, verdict.otherwise, proposal, touched=[proposal.memory_id])
+                return backed or Outcome(Decision.NOOP, "restatement already counted", pending)
+            case Propose():
+                lineage = verdict.target.lineage_id
+                proposal = new_version(
+                    scope, new, lineage, verdict.version, note, now, payload=verdict.proposed
+                ).model_copy(update={"status": "proposed"})
+                self.store.insert(proposal)
+                return proposal
+            case _:
+                assert_never(verdict)
+
+    def _propose(
+        self, scope: Scope, new: NewMemory, verdict: Propose | BackProposal, now: datetime
+    ) -> Outcome:
+        proposal = self._store_proposal(scope, new, verdict, now)
+        if isinstance(proposal, Outcome):
+            return proposal
+        return Outcome(Decision.PROPOSE, verdict.reason, proposal, touched=[proposal.memory_id])
+
+    def _promote(self, scope: Scope, new: NewMemory, verdict: Promote, now: datetime) -> Outcome:
+        """Store the proposal (or back the pending one), then make it the active version."""
+        proposed = verdict.proposal
+        proposal = self._store_proposal(scope, new, proposed, now)
+        if isinstance(proposal, Outcome):
+            return proposal
+        current = proposed.target
+        promoted = self.store.activate(
+            scope,
+            proposal.memory_id,
+            current.memory_id,
+            decision_record(verdict, new, now, current),
+            now,
+            verdict.payload,
+            new.kind.text(verdict.payload),
+        )
+        if promoted is None:  # another writer changed the lineage meanwhile: it stays a proposal
+            return Outcome(Decision.PROPOSE, proposed.reason, proposal, touched=[proposal.memory_id])
+        self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
+        touched = [promoted.memory_id, current.memory_id]
+        return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
