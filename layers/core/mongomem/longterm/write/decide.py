@@ -49,6 +49,8 @@ JUDGED = 3
 
 def decide(new: NewMemory, found: Candidates, thresholds: Thresholds, now: datetime) -> Verdict:
     """The verdict on `new` given what the store holds for it (`now`: when it is written)."""
+    if meaning_decides(new, found):
+        return _by_meaning(new, found, thresholds)
     if found.prior is not None:
         # a version kept as history never supersedes anything: only an active one repairs its lineage
         reason = "already applied from this snapshot"
@@ -59,19 +61,37 @@ def decide(new: NewMemory, found: Candidates, thresholds: Thresholds, now: datet
         return _retract(new, found.by_key, now)
     if not new.reconcile:
         return _add("reconciliation switched off by the caller", "api")
-    if found.by_key:
-        return _by_key(new, found, now)
-    return _by_meaning(new, found, thresholds)
+    return _by_key(new, found, now)
+
+
+def meaning_decides(new: NewMemory, found: Candidates) -> bool:
+    """Whether the nearest memories by meaning decide (rule 4): not a redelivery, not a retraction,
+    reconciliation on and no version with the key. Only then may a model be asked (`to_judge`)."""
+    return found.prior is None and not new.retraction and new.reconcile and not found.by_key
 
 
 def to_judge(new: NewMemory, found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
     """The candidates a model would be asked about (none when the rules decide without one)."""
-    if found.prior is not None or new.retraction or not new.reconcile or found.by_key or not found.by_meaning:
+    if not meaning_decides(new, found) or _restatement(new, found, thresholds) is not None:
         return []
+    return _ambiguous(found, thresholds)[:JUDGED]
+
+
+def _restatement(
+    new: NewMemory, found: Candidates, thresholds: Thresholds
+) -> tuple[float, MemoryRecord] | None:
+    """The best match by meaning when it is close enough to restate `new` and the kind agrees."""
+    if not found.by_meaning:
+        return None
     best_score, best = found.by_meaning[0]
     if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
-        return []
-    return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from][:JUDGED]
+        return best_score, best
+    return None
+
+
+def _ambiguous(found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
+    """The matches by meaning too close to call unrelated, best first."""
+    return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from]
 
 
 def _add(reason: str, by: By = "rule", score: float | None = None) -> NewLineage:
@@ -224,14 +244,13 @@ def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdi
 
 
 def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Verdict:
-    ranked = found.by_meaning
-    if not ranked:
+    if not found.by_meaning:
         return _add("no memory with this key or meaning")
-    best_score, best = ranked[0]
-    if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
+    best_score = found.by_meaning[0][0]
+    if (restated := _restatement(new, found, thresholds)) is not None:
         reason = f"restates a memory in other words (cosine {best_score:.2f})"
-        return _reinforce(new, best, reason, score=best_score)
-    ambiguous = [(s, c) for s, c in ranked if s >= thresholds.ambiguous_from]
+        return _reinforce(new, restated[1], reason, score=best_score)
+    ambiguous = _ambiguous(found, thresholds)
     if not ambiguous:
         return _add("no memory with this key or meaning", score=best_score)
     if found.judgement is None:
