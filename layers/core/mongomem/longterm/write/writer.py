@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, assert_never
 
@@ -67,6 +67,34 @@ class Written:
         return dict(Counter(o.decision.value for o in self.outcomes))
 
 
+@dataclass(frozen=True)
+class WriteRequest:
+    """One batch of items of one kind to write, and how.
+
+    `scope` is the user who said it. A private memory is written (and reconciled) in the user's scope -
+    in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope, where the same
+    statement by another user reinforces it; the evidence names the user either way. A user's statement
+    that conflicts with an org memory is only a proposal unless `authoritative` (a tenant-wide caller's
+    direct write). A subject naming the user (a stated name, one of `user_names`, the user id) is stored
+    as "user". `turn_times` are the turns evidence may cite (seq -> when it was said): an item's evidence
+    is observed when the latest turn it cites was said."""
+
+    scope: Scope
+    kind: MemoryKind
+    items: list[dict[str, Any]]
+    evidence: EvidenceRef
+    turn_times: Mapping[int, datetime] | None = None
+    _: KW_ONLY
+    reconcile: bool = True  # False: written as it is (an API write with reconcile=false)
+    expires_at: datetime | None = None
+    deadline: float | None = None  # for the judge's model call
+    visibility: Visibility | None = None  # None: the kind's configured visibility
+    agent_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    authoritative: bool = False
+    user_names: Collection[str] = ()
+
+
 class MemoryWriter:
     def __init__(
         self,
@@ -97,84 +125,52 @@ class MemoryWriter:
         kind: MemoryKind,
         items: list[dict[str, Any]],
         evidence: EvidenceRef,
-        turn_times: dict[int, datetime] | None = None,
+        turn_times: Mapping[int, datetime] | None = None,
         *,
         reconcile: bool = True,
         expires_at: datetime | None = None,
         deadline: float | None = None,
         visibility: Visibility | None = None,
         agent_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         authoritative: bool = False,
         user_names: Collection[str] = (),
     ) -> Written:
-        """Write each valid item as ADD / UPDATE / REINFORCE / RETRACT / PROPOSE (or NOOP); `turn_times`
-        are the turns evidence may cite (seq -> when it was said): an item's evidence is observed when
-        the latest turn it cites was said.
+        """`write_request` with the request's fields as arguments (see `WriteRequest`)."""
+        return self.write_request(
+            WriteRequest(
+                scope,
+                kind,
+                items,
+                evidence,
+                turn_times,
+                reconcile=reconcile,
+                expires_at=expires_at,
+                deadline=deadline,
+                visibility=visibility,
+                agent_id=agent_id,
+                metadata=metadata or {},
+                authoritative=authoritative,
+                user_names=user_names,
+            )
+        )
 
-        `scope` is the user who said it. A private memory is written (and reconciled) in the user's
-        scope - in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope,
-        where the same statement by another user reinforces it; the evidence names the user either way.
-        A user's statement that conflicts with an org memory is only a proposal unless `authoritative`
-        (a tenant-wide caller's direct write). A subject naming the user (a stated name, one of
-        `user_names`, the user id) is stored as "user".
-        """
+    def write_request(self, request: WriteRequest) -> Written:
+        """Write each valid item as ADD / UPDATE / REINFORCE / RETRACT / PROPOSE (or NOOP), then index
+        the versions the batch touched."""
         result = Written()
-        visibility = visibility or self.visibility_of(kind)
+        kind, scope = request.kind, request.scope
+        visibility = request.visibility or self.visibility_of(kind)
         home = scope if visibility == "private" else Scope(tenant=scope.tenant, user_id=ORG_OWNER)
-        agent = agent_id if visibility == "private" else None
-        evidence = evidence.model_copy(update={"user_id": scope.user_id})
-        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
-        for raw in items:
-            try:
-                payload, cited = kind.validate(raw)
-            except KindError as exc:
-                result.refused[exc.reason] += 1
-                logger.info(
-                    "proposed item refused",
-                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
-                )
-                continue
-            if visibility == "org" and not authoritative and any(payload.get(g) for g in kind.grants):
-                # a tool grant in shared memory is the tenant's to give: one user's statement carries none
-                logger.info(
-                    "tool grants of a user's statement dropped from shared memory",
-                    extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
-                )
-                payload = kind.without_grants(payload)
-            if turn_times is None:
-                accepted.append((payload, evidence))
-                continue
-            own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
-            observed = max((turn_times[s] for s in own), default=evidence.observed_at)
-            accepted.append((payload, evidence.model_copy(update={"seqs": own, "observed_at": observed})))
+        accepted = self._accept(request, visibility, result.refused)
         if not accepted:
             return result
-        if kind.subject(accepted[0][0]) is not None:
-            subjects = UserSubjects(self.store, scope, kind, [p for p, _ in accepted], user_names)
-            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
-        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
-        batch = (
-            self.reads.batch(home, kind, [kind.key(p) for p, _ in accepted], evidence.snapshot_id)
-            if len(accepted) > 1
-            else None
-        )
+        news = self._new_memories(request, visibility, accepted)
+        keys = [new.key for new in news]
+        batch = self.reads.batch(home, kind, keys, request.evidence.snapshot_id) if len(news) > 1 else None
         touched: list[str] = []
-        for (payload, proof), vector in zip(accepted, vectors, strict=True):
-            new = NewMemory(
-                kind,
-                payload,
-                vector,
-                proof,
-                self.embedder.model,
-                expires_at,
-                visibility=visibility,
-                agent_id=agent,
-                metadata=dict(metadata or {}),
-                authoritative=authoritative,
-                reconcile=reconcile,
-            )
-            outcome = self.apply(home, new, deadline, batch)
+        for new in news:
+            outcome = self.apply(home, new, request.deadline, batch)
             result.outcomes.append(outcome)
             touched.extend(outcome.touched)
             logger.info(
@@ -190,6 +186,64 @@ class MemoryWriter:
         if touched:
             self.indexer.sync(self.store.get_many(home, list(dict.fromkeys(touched))))
         return result
+
+    def _accept(
+        self, request: WriteRequest, visibility: Visibility, refused: Counter[str]
+    ) -> list[tuple[dict[str, Any], EvidenceRef]]:
+        """The items the kind accepts (those it refuses counted in `refused`, by reason), each with its
+        evidence: the user who said it, and the turns it cites."""
+        kind = request.kind
+        evidence = request.evidence.model_copy(update={"user_id": request.scope.user_id})
+        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
+        for raw in request.items:
+            try:
+                payload, cited = kind.validate(raw)
+            except KindError as exc:
+                refused[exc.reason] += 1
+                logger.info(
+                    "proposed item refused",
+                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
+                )
+                continue
+            if visibility == "org" and not request.authoritative and any(payload.get(g) for g in kind.grants):
+                # a tool grant in shared memory is the tenant's to give: one user's statement carries none
+                logger.info(
+                    "tool grants of a user's statement dropped from shared memory",
+                    extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
+                )
+                payload = kind.without_grants(payload)
+            accepted.append((payload, _cited(evidence, cited, request.turn_times)))
+        return accepted
+
+    def _new_memories(
+        self,
+        request: WriteRequest,
+        visibility: Visibility,
+        accepted: list[tuple[dict[str, Any], EvidenceRef]],
+    ) -> list[NewMemory]:
+        """The accepted items as memories to reconcile: a subject naming the user made "user", embedded."""
+        kind = request.kind
+        if kind.subject(accepted[0][0]) is not None:
+            payloads = [p for p, _ in accepted]
+            subjects = UserSubjects(self.store, request.scope, kind, payloads, request.user_names)
+            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
+        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+        return [
+            NewMemory(
+                kind,
+                payload,
+                vector,
+                proof,
+                self.embedder.model,
+                request.expires_at,
+                visibility=visibility,
+                agent_id=request.agent_id if visibility == "private" else None,
+                metadata=dict(request.metadata),
+                authoritative=request.authoritative,
+                reconcile=request.reconcile,
+            )
+            for (payload, proof), vector in zip(accepted, vectors, strict=True)
+        ]
 
     def apply(
         self, scope: Scope, new: NewMemory, deadline: float | None = None, batch: KeyReads | None = None
@@ -350,3 +404,15 @@ class MemoryWriter:
         self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+def _cited(
+    evidence: EvidenceRef, cited: Collection[int], turn_times: Mapping[int, datetime] | None
+) -> EvidenceRef:
+    """An item's evidence: the turns it cites (all of them when it cites none it was given), observed when
+    the latest of them was said."""
+    if turn_times is None:
+        return evidence
+    own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
+    observed = max((turn_times[s] for s in own), default=evidence.observed_at)
+    return evidence.model_copy(update={"seqs": own, "observed_at": observed})
