@@ -106,12 +106,16 @@ def test_pages_filter_by_kind_payload_and_observed_time_newest_first(memories: A
     assert [r.payload["attribute"] for r in page] == ["detail 5", "detail 4", "detail 3"]
     rest = memories.list_page(ANA, "semantic", "active", 3, page[-1].created_at)
     assert [r.payload["attribute"] for r in rest] == ["detail 2", "detail 1"]
-    exact = memories.list_page(ANA, None, None, 10, None, PayloadFilter(exact={"attribute": "detail 2"}))
+    exact = memories.list_page(
+        ANA, None, None, 10, None, payload=PayloadFilter(exact={"attribute": "detail 2"})
+    )
     assert [r.memory_id for r in exact] == ["mem-ana-2-v1"]
-    prefix = memories.list_page(ANA, None, None, 10, None, PayloadFilter(prefix={"attribute": "detail "}))
+    prefix = memories.list_page(
+        ANA, None, None, 10, None, payload=PayloadFilter(prefix={"attribute": "detail "})
+    )
     assert len(prefix) == 5
     observed = ObservedRange(after=T0 + timedelta(days=2), before=T0 + timedelta(days=4))
-    within = memories.list_page(ANA, None, None, 10, None, None, observed)
+    within = memories.list_page(ANA, None, None, 10, None, observed=observed)
     assert sorted(r.payload["attribute"] for r in within) == ["detail 2", "detail 3"]
 
 
