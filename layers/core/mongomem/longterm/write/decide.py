@@ -49,7 +49,7 @@ JUDGED = 3
 
 def decide(new: NewMemory, found: Candidates, thresholds: Thresholds, now: datetime) -> Verdict:
     """The verdict on `new` given what the store holds for it (`now`: when it is written)."""
-    if meaning_decides(new, found):
+    if meaning_decides(new, found):  # none of rules 1-3 applies
         return _by_meaning(new, found, thresholds)
     if found.prior is not None:
         # a version kept as history never supersedes anything: only an active one repairs its lineage
@@ -160,7 +160,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         version=max([target.version, *versions]) + 1,
         payload=new.kind.updated(target.payload, new.payload),
         # a second active value of the key (written with reconcile off, or by an older release that
-        # spelled the subject another way) is a conflict this statement ends
+        # spelled the subject another way) is a conflict: the new version supersedes it too
         also_supersedes=tuple(others),
     )
 
@@ -240,7 +240,8 @@ def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdi
             reason = f"retracts {said!r}, but it was stated again after the retraction: kept"
             return StatedAgain(reason=reason, kept=target, ends=tuple(held[:n]))
     reason = f"the user said {said!r} is not, or no longer, true: ended"
-    return Retract(reason=reason, ends=tuple(held))
+    first, *more = held
+    return Retract(reason=reason, ends=(first, *more))
 
 
 def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Verdict:

@@ -206,7 +206,7 @@ class Retract(_Ruling):
     (superseded with no successor); the first is the one the answer names."""
 
     decision: ClassVar[Decision] = Decision.RETRACT
-    ends: tuple[MemoryRecord, ...]
+    ends: tuple[MemoryRecord, *tuple[MemoryRecord, ...]]  # never empty
 
 
 @dataclass(frozen=True, kw_only=True)
