@@ -253,7 +253,7 @@ class InMemoryMemoryRepository:
                 index_state="pending",
             )
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         with self.lock:
@@ -276,6 +276,7 @@ class InMemoryMemoryRepository:
         evidence: Any,
         decision: Any,
         at: datetime,
+        *,
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
@@ -417,6 +418,7 @@ class InMemoryMemoryRepository:
         status: str | None,
         limit: int,
         before: datetime | None,
+        *,
         payload: Any = None,
         observed: Any = None,
         filters: Any = None,

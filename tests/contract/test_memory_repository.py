@@ -73,12 +73,12 @@ def test_supersede_keeps_one_active_version_per_lineage(memories: Any) -> None:
     assert memories.lineage(BO, "lin-ana-1") == []  # another user's view of the lineage is empty
 
 
-def test_heal_lineage_supersedes_what_a_crash_left_active(memories: Any) -> None:
+def test_repair_lineage_supersedes_what_a_crash_left_active(memories: Any) -> None:
     old, new = record(ANA, 2), record(ANA, 2, version=2, lineage="lin-ana-2")
     memories.insert(old)
     memories.insert(new)  # crashed before supersede: two active versions
     assert len(memories.active_by_key(ANA, "semantic", old.key)) == 2
-    memories.heal_lineage(ANA, "lin-ana-2", 2, new.memory_id, T0)
+    memories.repair_lineage(ANA, "lin-ana-2", 2, new.memory_id, T0)
     assert [r.version for r in memories.active_by_key(ANA, "semantic", old.key)] == [2]
 
 
@@ -106,12 +106,16 @@ def test_pages_filter_by_kind_payload_and_observed_time_newest_first(memories: A
     assert [r.payload["attribute"] for r in page] == ["detail 5", "detail 4", "detail 3"]
     rest = memories.list_page(ANA, "semantic", "active", 3, page[-1].created_at)
     assert [r.payload["attribute"] for r in rest] == ["detail 2", "detail 1"]
-    exact = memories.list_page(ANA, None, None, 10, None, PayloadFilter(exact={"attribute": "detail 2"}))
+    exact = memories.list_page(
+        ANA, None, None, 10, None, payload=PayloadFilter(exact={"attribute": "detail 2"})
+    )
     assert [r.memory_id for r in exact] == ["mem-ana-2-v1"]
-    prefix = memories.list_page(ANA, None, None, 10, None, PayloadFilter(prefix={"attribute": "detail "}))
+    prefix = memories.list_page(
+        ANA, None, None, 10, None, payload=PayloadFilter(prefix={"attribute": "detail "})
+    )
     assert len(prefix) == 5
     observed = ObservedRange(after=T0 + timedelta(days=2), before=T0 + timedelta(days=4))
-    within = memories.list_page(ANA, None, None, 10, None, None, observed)
+    within = memories.list_page(ANA, None, None, 10, None, observed=observed)
     assert sorted(r.payload["attribute"] for r in within) == ["detail 2", "detail 3"]
 
 

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from mongomem.kinds import builtin_registry
-from mongomem.longterm.write.decision import Judgement, NewMemory, Thresholds
+from mongomem.longterm.write.decide import decide
+from mongomem.longterm.write.decision import Decision, Judgement, NewMemory, Thresholds
 from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.writer import MemoryWriter
-from mongomem.models.common import Scope
+from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.port import SearchQuery
@@ -22,6 +23,7 @@ from tests.fakes import InMemoryMemoryRepository
 ANA = Scope(tenant="acme", user_id="ana")
 BO = Scope(tenant="acme", user_id="bo")
 CY = Scope(tenant="acme", user_id="cy")
+DAN = Scope(tenant="acme", user_id="dan")
 ORG = Scope(tenant="acme", user_id=ORG_OWNER)
 KINDS = builtin_registry()
 
@@ -249,3 +251,64 @@ def test_a_service_account_only_proposes_and_never_ends_an_org_term(store: Any, 
     api.delete(ANA, direct.memory.memory_id)
     assert store.active_by_key(ORG, "taxonomic", "eta") == []
     assert indexed(index, ORG, "taxonomic") == {}
+
+
+# -- races and crashes: what a second writer, or a redelivery after a crash, leaves behind
+
+
+def test_a_redelivery_after_a_crash_mid_update_leaves_one_active_version(
+    store: Any, index: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w, semantic = writer(store, index), KINDS["semantic"]
+    w.write(ANA, semantic, [fact("home city", "Lisbon")], snap(1))
+
+    def crash(*_: Any) -> None:
+        raise RuntimeError("the process died between insert and supersede")
+
+    # Given an update that crashed after inserting the next version: two active values of the key
+    monkeypatch.setattr(store, "supersede", crash)
+    with pytest.raises(RuntimeError):
+        w.write(ANA, semantic, [fact("home city", "Porto")], snap(2))
+    monkeypatch.undo()
+    assert len(store.active_by_key(ANA, "semantic", "user|home city")) == 2
+    # When the queue redelivers the snapshot, the lineage is repaired, nothing new is written
+    again = w.write(ANA, semantic, [fact("home city", "Porto")], snap(2))
+    assert again.decisions == {"NOOP": 1}
+    [current] = store.active_by_key(ANA, "semantic", "user|home city")
+    assert current.payload["value"] == "Porto" and current.version == 2
+
+
+def test_a_retraction_another_writer_applied_first_answers_already_ended(store: Any, index: Any) -> None:
+    w, semantic = writer(store, index), KINDS["semantic"]
+    w.write(ANA, semantic, [fact("allergy", "peanuts")], snap(1))
+    payload, _ = semantic.validate(fact("allergy", "peanuts", retracted=True))
+    new = NewMemory(semantic, payload, None, EvidenceRef(snapshot_id="snap-2", user_id="ana"), "words-8")
+    # Given a retraction decided, when another writer ends the fact before it is stored
+    verdict = decide(new, w.reads.read(ANA, new, None), w.thresholds, utcnow())
+    assert w.write(ANA, semantic, [fact("allergy", "peanuts", retracted=True)], snap(3)).decisions == {
+        "RETRACT": 1
+    }
+    late = w.store_verdict(ANA, new, verdict, utcnow())
+    # Then the late one ends nothing twice and says so
+    assert (late.decision, late.reason) == (Decision.NOOP, "already ended")
+
+
+def test_a_proposal_is_backed_once_per_snapshot_when_two_writers_race(store: Any, index: Any) -> None:
+    w, taxonomic = writer(store, index), KINDS["taxonomic"]
+    w.write(BO, taxonomic, [term("ETA", "estimated time of arrival")], snap(1), visibility="org")
+    w.write(DAN, taxonomic, [term("ETA", "estimated time of arrival")], snap(2), visibility="org")
+    w.write(ANA, taxonomic, [term("ETA", "expected time of arrival")], snap(3), visibility="org")
+    # Given cy's statement of ana's pending proposal (two users for it, two behind the term)
+    payload, _ = taxonomic.validate(term("ETA", "expected time of arrival"))
+    proof = EvidenceRef(snapshot_id="snap-4", user_id="cy")
+    new = NewMemory(taxonomic, payload, None, proof, "words-8", visibility="org")
+    verdict = decide(new, w.reads.read(ORG, new, None), w.thresholds, utcnow())
+    # When two writers store it (a redelivery racing the first delivery)
+    first, second = (w.store_verdict(ORG, new, verdict, utcnow()) for _ in range(2))
+    # Then it backs the proposal once, and the term stays what the two users behind it stated
+    assert first.decision is Decision.PROPOSE and first.record is not None
+    assert (second.decision, second.reason) == (Decision.NOOP, "restatement already counted")
+    proposal = store.get(ORG, first.record.memory_id)
+    assert {e.user_id for e in proposal.evidence} == {"ana", "cy"} and proposal.status == "proposed"
+    [current] = store.active_by_key(ORG, "taxonomic", "eta")
+    assert current.payload["definition"] == "estimated time of arrival"

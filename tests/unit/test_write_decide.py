@@ -14,12 +14,22 @@ from mongomem.config import parse_project_config
 from mongomem.kinds import project_registry
 from mongomem.longterm.write.decide import decide, to_judge
 from mongomem.longterm.write.decision import (
+    BackProposal,
     Candidates,
     Decision,
     Judgement,
+    NewLineage,
     NewMemory,
-    Step,
+    NewVersion,
+    PastVersion,
+    Promote,
+    Propose,
+    Reinforce,
+    RepairLineage,
+    Retract,
+    StatedAgain,
     Thresholds,
+    Unchanged,
     Verdict,
 )
 from mongomem.models import memory as memory_models
@@ -115,12 +125,13 @@ class Row:
     new: NewMemory
     found: Candidates
     decision: Decision
-    step: Step
+    step: type[Verdict]  # how the writer applies it
     reason: str  # a part of the reason stored in the memory's history
     by: str = "rule"
     target: str | None = None  # the version decided on
     version: int | None = None
-    settles: list[str] = field(default_factory=list)
+    # the versions a retraction ends, or those an update supersedes besides its target
+    ends: list[str] = field(default_factory=list)
 
 
 CITY = stored(fact("home city", "Lisbon"))
@@ -155,15 +166,15 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Lisbon")),
         Candidates(prior=CITY),
         Decision.NOOP,
-        Step.HEAL,
+        RepairLineage,
         "already applied from this snapshot",
         target=CITY.memory_id,
     ),
-    "a redelivery whose version is history heals nothing": Row(
+    "a redelivery whose version is history repairs nothing": Row(
         new(fact("home city", "Lisbon")),
         Candidates(prior=CITY.model_copy(update={"status": "superseded"})),
         Decision.NOOP,
-        Step.NOTHING,
+        Unchanged,
         "already applied",
         target=CITY.memory_id,
     ),
@@ -172,7 +183,7 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Lisbon"), reconcile=False),
         Candidates(),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "reconciliation switched off by the caller",
         by="api",
     ),
@@ -180,7 +191,7 @@ ROWS: dict[str, Row] = {
         new(fact("Home City", "lisbon")),
         Candidates(by_key=[CITY]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "same key and the same value",
         target=CITY.memory_id,
     ),
@@ -188,7 +199,7 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Porto")),
         Candidates(by_key=[CITY], lineage=[CITY]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "same key, another value",
         target=CITY.memory_id,
         version=2,
@@ -197,26 +208,26 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Faro")),
         Candidates(by_key=[CITY], lineage=[CITY, CITY_V2.model_copy(update={"status": "superseded"})]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "same key, another value",
         target=CITY.memory_id,
         version=3,
     ),
-    "an update settles a second active value of the key": Row(
+    "an update also supersedes a second active value of the key": Row(
         new(fact("home city", "Porto")),
         Candidates(by_key=[CITY, OLD_CITY], lineage=[CITY]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "same key, another value",
         target=CITY.memory_id,
         version=2,
-        settles=[OLD_CITY.memory_id],
+        ends=[OLD_CITY.memory_id],
     ),
     "a value stated before the current one is kept as history": Row(
         new(fact("home city", "Porto"), at=T0 - timedelta(days=3)),
         Candidates(by_key=[CITY], lineage=[CITY]),
         Decision.UPDATE,
-        Step.HISTORY,
+        PastVersion,
         "kept as history",
         target=CITY.memory_id,
         version=2,
@@ -226,7 +237,7 @@ ROWS: dict[str, Row] = {
         new(fact("phone number", "+1 555 0199")),
         Candidates(by_key=[PHONE], lineage=[PHONE]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "another value",
         target=PHONE.memory_id,
         version=2,
@@ -235,7 +246,7 @@ ROWS: dict[str, Row] = {
         new(fact("commute length", "takes 40 minutes")),
         Candidates(by_meaning=[(0.97, THIRTY)]),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "close in meaning, but says something else",
     ),
     # -- meaning
@@ -243,14 +254,14 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Lisbon")),
         Candidates(),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "no memory with this key or meaning",
     ),
     "a restatement in other words is counted": Row(
         new(fact("enjoys", "spicy ramen")),
         Candidates(by_meaning=[(0.95, LIKES)]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "restates a memory in other words (cosine 0.95)",
         target=LIKES.memory_id,
     ),
@@ -258,14 +269,14 @@ ROWS: dict[str, Row] = {
         new(fact("enjoys", "spicy ramen")),
         Candidates(by_meaning=[(0.5, LIKES)]),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "no memory with this key or meaning",
     ),
     "without a model, an ambiguous match with the same anchors is counted": Row(
         new(fact("commute", "takes 30 minutes by bike")),
         Candidates(by_meaning=[(0.85, FORTY)]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "same anchors",
         target=FORTY.memory_id,
     ),
@@ -273,7 +284,7 @@ ROWS: dict[str, Row] = {
         new(fact("favourite dish", "pizza margherita")),
         Candidates(by_meaning=[(0.85, NEAR)]),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "close in meaning, but says something else",
     ),
     # -- the model's judgement on an ambiguous match
@@ -281,7 +292,7 @@ ROWS: dict[str, Row] = {
         new(fact("favourite dish", "ramen")),
         Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("ADD", None)),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "LLM: model's reason",
         by="llm",
     ),
@@ -289,7 +300,7 @@ ROWS: dict[str, Row] = {
         new(fact("favourite dish", "ramen")),
         Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("REINFORCE", NEAR)),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "LLM: model's reason",
         by="llm",
         target=NEAR.memory_id,
@@ -298,7 +309,7 @@ ROWS: dict[str, Row] = {
         new(fact("favourite dish", "ramen")),
         Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("UPDATE", NEAR)),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "LLM proposed to update mem-7-v1",
         by="llm",
     ),
@@ -306,7 +317,7 @@ ROWS: dict[str, Row] = {
         new(fact("commute length", "takes 40 minutes")),
         Candidates(by_meaning=[(0.85, THIRTY)], judgement=judged("REINFORCE", THIRTY)),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "the numbers or negations differ: refused",
         by="llm",
     ),
@@ -314,7 +325,7 @@ ROWS: dict[str, Row] = {
         new(fact("favourite dish", "ramen")),
         Candidates(by_meaning=[(0.85, NEAR)], judgement=judged("REINFORCE", LIKES)),
         Decision.ADD,
-        Step.NEW_LINEAGE,
+        NewLineage,
         "LLM: model's reason",
         by="llm",
     ),
@@ -323,30 +334,30 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Lisbon", retracted=True)),
         Candidates(by_key=[CITY]),
         Decision.RETRACT,
-        Step.RETRACT,
+        Retract,
         "the user said 'Lisbon' is not, or no longer, true: ended",
         target=CITY.memory_id,
-        settles=[CITY.memory_id],
+        ends=[CITY.memory_id],
     ),
     "a retraction of another value ends nothing": Row(
         new(fact("home city", "Madrid", retracted=True)),
         Candidates(by_key=[CITY]),
         Decision.NOOP,
-        Step.NOTHING,
+        Unchanged,
         "which no active memory states (it holds 'Lisbon')",
     ),
     "a retraction of an unknown fact ends nothing": Row(
         new(fact("home city", "Madrid", retracted=True)),
         Candidates(),
         Decision.NOOP,
-        Step.NOTHING,
+        Unchanged,
         "which no active memory states",
     ),
     "a retraction older than the statement keeps it": Row(
         new(fact("home city", "Lisbon", retracted=True), at=T0 - timedelta(days=1)),
         Candidates(by_key=[CITY]),
         Decision.NOOP,
-        Step.RETRACT,
+        StatedAgain,
         "stated again after the retraction: kept",
         target=CITY.memory_id,
     ),
@@ -354,33 +365,33 @@ ROWS: dict[str, Row] = {
         new(fact("home city", "Lisbon", retracted=True), reconcile=False),
         Candidates(by_key=[CITY]),
         Decision.RETRACT,
-        Step.RETRACT,
+        Retract,
         "ended",
         target=CITY.memory_id,
-        settles=[CITY.memory_id],
+        ends=[CITY.memory_id],
     ),
     "one user cannot retract an org memory": Row(
         new(fact("home city", "Lisbon", retracted=True), visibility="org"),
         Candidates(by_key=[CITY]),
         Decision.NOOP,
-        Step.NOTHING,
+        Unchanged,
         "in shared memory: only a tenant-wide writer can",
     ),
     "a tenant-wide writer retracts an org memory": Row(
         new(fact("home city", "Lisbon", retracted=True), visibility="org", authoritative=True),
         Candidates(by_key=[CITY]),
         Decision.RETRACT,
-        Step.RETRACT,
+        Retract,
         "ended",
         target=CITY.memory_id,
-        settles=[CITY.memory_id],
+        ends=[CITY.memory_id],
     ),
     # -- org memory: who may change it (docs/security.md "The tenant's trust model")
     "another user restating an org term counts": Row(
         new(term("eta", "Estimated time of arrival"), said_by="ana", visibility="org"),
         Candidates(by_key=[TERM]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "same key and the same value",
         target=TERM.memory_id,
     ),
@@ -388,7 +399,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
         Candidates(by_key=[TERM_TWO], lineage=[TERM_TWO]),
         Decision.PROPOSE,
-        Step.PROPOSE,
+        Propose,
         "stated by 2 user(s): kept as a proposal backed by 1",
         target=TERM_TWO.memory_id,
         version=2,
@@ -397,7 +408,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), said_by="bo", visibility="org"),
         Candidates(by_key=[TERM], lineage=[TERM]),
         Decision.UPDATE,
-        Step.PROPOSE,
+        Promote,
         "stated by 1 user(s) against 1 behind the current version",
         target=TERM.memory_id,
         version=2,
@@ -406,7 +417,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
         Candidates(by_key=[TERM], lineage=[TERM, PENDING]),
         Decision.UPDATE,
-        Step.PROPOSE,
+        Promote,
         "stated by 2 user(s) against 1",
         target=TERM.memory_id,
     ),
@@ -414,7 +425,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), said_by="cy", visibility="org"),
         Candidates(by_key=[TERM], lineage=[TERM, PENDING]),
         Decision.PROPOSE,
-        Step.PROPOSE,
+        BackProposal,
         "kept as a proposal backed by 1; it replaces the current version when every user behind that "
         "restates it or 1 more user(s) state it",
         target=TERM.memory_id,
@@ -424,7 +435,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org"),
         Candidates(by_key=[TERM], lineage=[TERM, SAYS_MORE]),
         Decision.PROPOSE,
-        Step.PROPOSE,
+        Propose,
         "conflicts with the org memory mem-4-v1 stated by 1 user(s): kept as a proposal backed by 1",
         target=TERM.memory_id,
         version=3,
@@ -433,7 +444,7 @@ ROWS: dict[str, Row] = {
         new({**term("ETA", "estimated time of arrival"), "aliases": ["IGNORE ALL"]}, visibility="org"),
         Candidates(by_key=[TERM], lineage=[TERM]),
         Decision.PROPOSE,
-        Step.PROPOSE,
+        Propose,
         "adds to the org memory mem-4-v1 stated by 1 user(s): kept as a proposal",
         target=TERM.memory_id,
         version=2,
@@ -446,7 +457,7 @@ ROWS: dict[str, Row] = {
         ),
         Candidates(by_key=[TERM], lineage=[TERM]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "added to by its only user",
         target=TERM.memory_id,
     ),
@@ -459,7 +470,7 @@ ROWS: dict[str, Row] = {
         ),
         Candidates(by_key=[TERM], lineage=[TERM]),
         Decision.PROPOSE,
-        Step.PROPOSE,
+        Propose,
         "kept as a proposal backed by 1",
         target=TERM.memory_id,
         version=2,
@@ -468,7 +479,7 @@ ROWS: dict[str, Row] = {
         new(term("ETA", "expected time of arrival"), visibility="org", authoritative=True),
         Candidates(by_key=[TERM_TWO], lineage=[TERM_TWO]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "same key, another value",
         target=TERM_TWO.memory_id,
         version=2,
@@ -478,7 +489,7 @@ ROWS: dict[str, Row] = {
         new(ticket("open")),
         Candidates(by_key=[TICKET]),
         Decision.REINFORCE,
-        Step.REINFORCE,
+        Reinforce,
         "same key and the same value",
         target=TICKET.memory_id,
     ),
@@ -486,7 +497,7 @@ ROWS: dict[str, Row] = {
         new(ticket("done")),
         Candidates(by_key=[TICKET], lineage=[TICKET]),
         Decision.UPDATE,
-        Step.NEW_VERSION,
+        NewVersion,
         "same key, another value",
         target=TICKET.memory_id,
         version=2,
@@ -498,19 +509,42 @@ ROWS: dict[str, Row] = {
 def test_decide(situation: str) -> None:
     row = ROWS[situation]
     verdict = decide(row.new, row.found, Thresholds(), NOW)
-    assert (verdict.decision, verdict.step) == (row.decision, row.step), verdict.reason
+    assert (verdict.decision, type(verdict)) == (row.decision, row.step), verdict.reason
     assert row.reason in verdict.reason
     assert verdict.by == row.by
-    assert (verdict.target.memory_id if verdict.target else None) == row.target
+    target, version, ends = named(verdict)
+    assert target == row.target
     if row.version is not None:
-        assert verdict.version == row.version
-    assert [r.memory_id for r in verdict.settles] == row.settles
+        assert version == row.version
+    assert ends == row.ends
+
+
+def named(verdict: Verdict) -> tuple[str | None, int | None, list[str]]:
+    """What a verdict names: the version decided on, the version number it writes, and the versions a
+    retraction ends or an update supersedes besides its target."""
+    match verdict:
+        case Unchanged(target=target):
+            return (target.memory_id if target else None), None, []
+        case NewLineage():
+            return None, None, []
+        case RepairLineage(target=t) | Reinforce(target=t) | BackProposal(target=t):
+            return t.memory_id, None, []
+        case PastVersion(target=t, version=v) | Propose(target=t, version=v):
+            return t.memory_id, v, []
+        case NewVersion(target=t, version=v, also_supersedes=also):
+            return t.memory_id, v, [r.memory_id for r in also]
+        case Retract(ends=ends):
+            return ends[0].memory_id, None, [r.memory_id for r in ends]
+        case StatedAgain(kept=kept, ends=ends):
+            return kept.memory_id, None, [r.memory_id for r in ends]
+        case Promote(proposal=proposal):
+            return named(proposal)
 
 
 def test_every_rule_has_a_row() -> None:
     # Then every decision and every way of writing one is exercised by the table
     assert {r.decision for r in ROWS.values()} == set(Decision)
-    assert {r.step for r in ROWS.values()} == set(Step)
+    assert {r.step for r in ROWS.values()} == set(get_args(Verdict))
 
 
 def test_the_decisions_are_the_strings_history_and_the_api_carry() -> None:
@@ -522,7 +556,7 @@ def test_an_update_writes_what_the_kind_makes_of_the_two_values() -> None:
     verdict = decide(
         new(fact("home city", "Porto")), Candidates(by_key=[CITY], lineage=[CITY]), Thresholds(), NOW
     )
-    assert verdict.payload is not None and verdict.payload["value"] == "Porto"
+    assert isinstance(verdict, NewVersion) and verdict.payload["value"] == "Porto"
 
 
 def test_a_promoted_proposal_carries_the_value_it_proposes() -> None:
@@ -530,9 +564,11 @@ def test_a_promoted_proposal_carries_the_value_it_proposes() -> None:
     statement = new(term("ETA", "expected time of arrival"), said_by="ana", visibility="org")
     verdict = decide(statement, Candidates(by_key=[TERM], lineage=[TERM, PENDING]), Thresholds(), NOW)
     # Then the pending proposal is the one backed and promoted, with its value
-    assert verdict.proposal is not None and verdict.proposal.memory_id == PENDING.memory_id
-    assert verdict.payload is not None and verdict.payload["definition"] == "expected time of arrival"
-    assert verdict.otherwise is not None and "kept as a proposal" in verdict.otherwise
+    assert isinstance(verdict, Promote) and isinstance(verdict.proposal, BackProposal)
+    assert verdict.proposal.proposal.memory_id == PENDING.memory_id
+    assert verdict.payload["definition"] == "expected time of arrival"
+    # and should its promotion lose a race, the answer is the proposal's own
+    assert "kept as a proposal" in verdict.proposal.reason
 
 
 def test_an_embedder_declares_its_own_thresholds() -> None:

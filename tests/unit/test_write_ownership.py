@@ -14,7 +14,7 @@ PACKAGE = ROOT / "layers" / "core" / "mongomem"
 WRITE = "mongomem.longterm.write"
 # The memory repository's reconciliation writes (longterm.ports.MemoryRepository).
 WRITES = frozenset(
-    {"insert", "supersede", "heal_lineage", "reinforce", "retract", "activate", "delete_lineage"}
+    {"insert", "supersede", "repair_lineage", "reinforce", "retract", "activate", "delete_lineage"}
 )
 # Callers of those names that are not memory writes, or are maintenance outside reconciliation.
 ALLOWED = {

@@ -162,7 +162,7 @@ class MemoryStore:
                 },
             )
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         """Supersede older active versions left by a crash between insert and supersede."""
@@ -191,6 +191,7 @@ class MemoryStore:
         evidence: EvidenceRef,
         decision: DecisionRecord,
         at: datetime,
+        *,
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
@@ -381,6 +382,7 @@ class MemoryStore:
         status: str | None,
         limit: int,
         before: datetime | None,
+        *,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
         filters: MemoryFilter | None = None,

@@ -184,11 +184,11 @@ def routes(svc: MemoryServices, caller: Caller) -> APIGatewayHttpRouter:
             status,
             limit,
             cursor,
-            payload,
-            observed,
-            filters,
-            agent_id,
-            visibility,
+            payload=payload,
+            observed=observed,
+            filters=filters,
+            agent_id=agent_id,
+            visibility=visibility,
         )
 
     @router.get(

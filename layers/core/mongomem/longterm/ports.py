@@ -30,7 +30,7 @@ class MemoryRepository(Protocol):
 
     def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None: ...
 
-    def heal_lineage(
+    def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
     ) -> None:
         """Supersede older active versions a crash between insert and supersede left behind."""
@@ -43,6 +43,7 @@ class MemoryRepository(Protocol):
         evidence: EvidenceRef,
         decision: DecisionRecord,
         at: datetime,
+        *,
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
@@ -128,6 +129,7 @@ class MemoryRepository(Protocol):
         status: str | None,
         limit: int,
         before: datetime | None,
+        *,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
         filters: MemoryFilter | None = None,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
-from mongomem.kinds import KindError, KindRegistry
+from mongomem.kinds import KindError, KindRegistry, MemoryKind
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.writer import MemoryWriter
@@ -105,31 +105,7 @@ class MemoryService:
         kind = self.kinds[request.type]
         visibility = request.visibility or self.writer.visibility_of(kind)
         if visibility == "org" and not tenant_wide:
-            if self.writer.visibility_of(kind) != "org":
-                raise Forbidden(
-                    f"{kind.name} memories are private in this project: a service account (one user) may "
-                    "not share one with the whole tenant; write it with a memory_service key",
-                    {"path": "visibility", "type": kind.name, "visibility": "org"},
-                )
-            if not request.reconcile:
-                raise Forbidden(
-                    "an org memory is reconciled with what the tenant's users stated: only a memory_service "
-                    "key may write one with reconcile=false",
-                    {"path": "reconcile", "visibility": "org"},
-                )
-            granted = [g for g in kind.grants if request.payload.get(g)]
-            if granted:
-                raise Forbidden(
-                    f"{granted[0]} in shared memory grants every user's agent those tools: only a "
-                    "memory_service key may set it on an org memory",
-                    {"path": f"payload.{granted[0]}", "visibility": "org"},
-                )
-            if kind.retraction(request.payload):
-                raise Forbidden(
-                    "ending an org memory changes what every user of the tenant reads: only a "
-                    "memory_service key may retract one (as only it may delete one)",
-                    {"path": "payload.retracted", "visibility": "org"},
-                )
+            self._check_one_users_org_write(kind, request)
         try:
             kind.validate(request.payload)
         except KindError as exc:
@@ -158,6 +134,35 @@ class MemoryService:
             decision=outcome.decision, reason=outcome.reason, memory=memory_out(fresh, scope.user_id)
         )
 
+    def _check_one_users_org_write(self, kind: MemoryKind, request: CreateMemoryRequest) -> None:
+        """Refuse what only a tenant-wide caller may do to org memory (docs/security.md "Who may write
+        org memory"): share a kind configured private, skip reconciliation, grant tools, retract."""
+        if self.writer.visibility_of(kind) != "org":
+            raise Forbidden(
+                f"{kind.name} memories are private in this project: a service account (one user) may "
+                "not share one with the whole tenant; write it with a memory_service key",
+                {"path": "visibility", "type": kind.name, "visibility": "org"},
+            )
+        if not request.reconcile:
+            raise Forbidden(
+                "an org memory is reconciled with what the tenant's users stated: only a memory_service "
+                "key may write one with reconcile=false",
+                {"path": "reconcile", "visibility": "org"},
+            )
+        granted = [g for g in kind.grants if request.payload.get(g)]
+        if granted:
+            raise Forbidden(
+                f"{granted[0]} in shared memory grants every user's agent those tools: only a "
+                "memory_service key may set it on an org memory",
+                {"path": f"payload.{granted[0]}", "visibility": "org"},
+            )
+        if kind.retraction(request.payload):
+            raise Forbidden(
+                "ending an org memory changes what every user of the tenant reads: only a "
+                "memory_service key may retract one (as only it may delete one)",
+                {"path": "payload.retracted", "visibility": "org"},
+            )
+
     def get(self, scope: Scope, memory_id: str, history: bool) -> MemoryWithHistory:
         """One of the user's memories or one of the tenant's org memories."""
         record = self.store.get(MemoryView(scope), memory_id)
@@ -180,6 +185,7 @@ class MemoryService:
         status: str | None,
         limit: int,
         cursor: str | None,
+        *,
         payload: PayloadFilter | None = None,
         observed: ObservedRange | None = None,
         filters: MemoryFilter | None = None,
@@ -204,7 +210,7 @@ class MemoryService:
             check_filters(self.kinds, [memory_type] if memory_type else None, filters, None)
         view = MemoryView(scope, agent_id, visibility)
         records = self.store.list_page(
-            view, memory_type, status, limit + 1, before, payload, observed, filters
+            view, memory_type, status, limit + 1, before, payload=payload, observed=observed, filters=filters
         )
         more = len(records) > limit
         records = records[:limit]

@@ -23,12 +23,21 @@ from typing import Any
 
 from mongomem.kinds.base import hard_anchors
 from mongomem.longterm.write.decision import (
+    BackProposal,
     By,
     Candidates,
-    Decision,
+    NewLineage,
     NewMemory,
-    Step,
+    NewVersion,
+    PastVersion,
+    Promote,
+    Propose,
+    Reinforce,
+    RepairLineage,
+    Retract,
+    StatedAgain,
     Thresholds,
+    Unchanged,
     Verdict,
     contributors,
 )
@@ -40,31 +49,53 @@ JUDGED = 3
 
 def decide(new: NewMemory, found: Candidates, thresholds: Thresholds, now: datetime) -> Verdict:
     """The verdict on `new` given what the store holds for it (`now`: when it is written)."""
+    if meaning_decides(new, found):  # none of rules 1-3 applies
+        return _by_meaning(new, found, thresholds)
     if found.prior is not None:
-        # a version kept as history never supersedes anything: only an active one is healed
-        step = Step.HEAL if found.prior.status == "active" else Step.NOTHING
-        return Verdict(Decision.NOOP, "already applied from this snapshot", step, target=found.prior)
+        # a version kept as history never supersedes anything: only an active one repairs its lineage
+        reason = "already applied from this snapshot"
+        if found.prior.status == "active":
+            return RepairLineage(reason=reason, target=found.prior)
+        return Unchanged(reason=reason, target=found.prior)
     if new.retraction:
         return _retract(new, found.by_key, now)
     if not new.reconcile:
         return _add("reconciliation switched off by the caller", "api")
-    if found.by_key:
-        return _by_key(new, found, now)
-    return _by_meaning(new, found, thresholds)
+    return _by_key(new, found, now)
+
+
+def meaning_decides(new: NewMemory, found: Candidates) -> bool:
+    """Whether the nearest memories by meaning decide (rule 4): not a redelivery, not a retraction,
+    reconciliation on and no version with the key. Only then may a model be asked (`to_judge`)."""
+    return found.prior is None and not new.retraction and new.reconcile and not found.by_key
 
 
 def to_judge(new: NewMemory, found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
     """The candidates a model would be asked about (none when the rules decide without one)."""
-    if found.prior is not None or new.retraction or not new.reconcile or found.by_key or not found.by_meaning:
+    if not meaning_decides(new, found) or _restatement(new, found, thresholds) is not None:
         return []
+    return _ambiguous(found, thresholds)[:JUDGED]
+
+
+def _restatement(
+    new: NewMemory, found: Candidates, thresholds: Thresholds
+) -> tuple[float, MemoryRecord] | None:
+    """The best match by meaning when it is close enough to restate `new` and the kind agrees."""
+    if not found.by_meaning:
+        return None
     best_score, best = found.by_meaning[0]
     if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
-        return []
-    return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from][:JUDGED]
+        return best_score, best
+    return None
 
 
-def _add(reason: str, by: By = "rule", score: float | None = None) -> Verdict:
-    return Verdict(Decision.ADD, reason, Step.NEW_LINEAGE, by, score)
+def _ambiguous(found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
+    """The matches by meaning too close to call unrelated, best first."""
+    return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from]
+
+
+def _add(reason: str, by: By = "rule", score: float | None = None) -> NewLineage:
+    return NewLineage(reason=reason, by=by, score=score)
 
 
 def _reinforce(
@@ -75,12 +106,12 @@ def _reinforce(
     score: float | None = None,
     *,
     own: bool = False,
-) -> Verdict:
+) -> Reinforce:
     # one user's restatement of a shared memory counts as evidence and adds nothing to it: what it would
     # add goes through the proposal rule (_by_key), or nowhere (a memory of another key, found by meaning);
     # `own`: the speaker is the only user behind it, whose additions the rule would accept at once anyway
     merged = None if new.proposes_only and not own else new.kind.merged(target.payload, new.payload)
-    return Verdict(Decision.REINFORCE, reason, Step.REINFORCE, by, score, target, merged=merged)
+    return Reinforce(reason=reason, by=by, score=score, target=target, merged=merged)
 
 
 def additions(new: NewMemory, current: MemoryRecord) -> dict[str, Any] | None:
@@ -119,20 +150,18 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
             f"same key, another value, but stated earlier ({when}) than the current one "
             f"({target.observed_at.date().isoformat()}): kept as history"
         )
-        return Verdict(Decision.UPDATE, reason, Step.HISTORY, target=target, version=max(versions) + 1)
+        return PastVersion(reason=reason, target=target, version=max(versions) + 1)
     if new.proposes_only:
         return _propose(new, target, found.lineage, new.kind.updated(target.payload, new.payload))
     # the next version number (a value kept as history may hold target.version + 1 already)
-    return Verdict(
-        Decision.UPDATE,
-        "same key, another value",
-        Step.NEW_VERSION,
+    return NewVersion(
+        reason="same key, another value",
         target=target,
         version=max([target.version, *versions]) + 1,
         payload=new.kind.updated(target.payload, new.payload),
         # a second active value of the key (written with reconcile off, or by an older release that
-        # spelled the subject another way) is a conflict this statement settles
-        settles=tuple(others),
+        # spelled the subject another way) is a conflict: the new version supersedes it too
+        also_supersedes=tuple(others),
     )
 
 
@@ -143,7 +172,7 @@ def _propose(
     proposed: dict[str, Any],
     *,
     promote: bool = True,
-) -> Verdict:
+) -> Propose | BackProposal | Promote:
     """A user's statement that would change an org memory (another value, or additions to it): a
     proposal of `proposed`, the version it would make, which becomes the new version once the users
     behind it include every user behind the current version (a correction of one's own statement) or
@@ -153,49 +182,44 @@ def _propose(
     letter (`MemoryKind.stated`: every field, every character of every script); the proposal is never
     merged into, so what becomes active is exactly what each of its backers stated. `promote=False`: a
     statement older than the current version, which may start or back a proposal but not carry it."""
-    wanted = new.kind.stated(proposed)
-    pending = [r for r in lineage if r.status == "proposed" and new.kind.stated(r.payload) == wanted]
+    held = _pending(new, lineage, proposed)
     backers = contributors(current)
-    speaker = {new.evidence.user_id} if new.evidence.user_id else set()
-    held: MemoryRecord | None = None
+    proposers = (contributors(held) if held is not None else set()) | _speaker(new)
     what = "adds to" if new.kind.same_content(current.payload, proposed) else "conflicts with"
-    if pending:
-        held = max(pending, key=lambda r: r.version)
-        proposers = contributors(held) | speaker
-        note = "another statement of a pending proposal"
-        version, stored = None, None
-    else:
-        proposers = speaker
-        note = f"{what} org memory {current.memory_id}: proposed as its next version"
-        version, stored = max(r.version for r in lineage) + 1, proposed
     needed = len(backers) + 1 - len(proposers)
     kept = (
         f"{what} the org memory {current.memory_id} stated by {len(backers)} user(s): kept as a "
         f"proposal backed by {len(proposers)}; it replaces the current version when every user behind "
         f"that restates it or {needed} more user(s) state it"
     )
-    if promote and (backers <= proposers or len(proposers) > len(backers)):
-        decision = Decision.UPDATE
-        reason = (
-            f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
-            "behind the current version"
-        )
-        # the current version's aliases stay (a no-op for a proposal made against this version)
-        payload = new.kind.updated(current.payload, held.payload if held is not None else proposed)
+    proposal: Propose | BackProposal
+    if held is not None:
+        note = "another statement of a pending proposal"
+        proposal = BackProposal(reason=kept, target=current, note=note, proposal=held)
     else:
-        decision, reason, payload = Decision.PROPOSE, kept, None
-    return Verdict(
-        decision,
-        reason,
-        Step.PROPOSE,
-        target=current,
-        version=version,
-        payload=payload,
-        merged=stored,
-        proposal=held,
-        note=note,
-        otherwise=kept,
+        note = f"{what} org memory {current.memory_id}: proposed as its next version"
+        version = max(r.version for r in lineage) + 1
+        proposal = Propose(reason=kept, target=current, note=note, version=version, proposed=proposed)
+    if not promote or not (backers <= proposers or len(proposers) > len(backers)):
+        return proposal
+    reason = (
+        f"same key, another value, stated by {len(proposers)} user(s) against {len(backers)} "
+        "behind the current version"
     )
+    # the current version's aliases stay (a no-op for a proposal made against this version)
+    payload = new.kind.updated(current.payload, held.payload if held is not None else proposed)
+    return Promote(reason=reason, proposal=proposal, payload=payload)
+
+
+def _pending(new: NewMemory, lineage: list[MemoryRecord], proposed: dict[str, Any]) -> MemoryRecord | None:
+    """The newest pending proposal of the lineage that is `proposed` to the letter, if any."""
+    wanted = new.kind.stated(proposed)
+    pending = [r for r in lineage if r.status == "proposed" and new.kind.stated(r.payload) == wanted]
+    return max(pending, key=lambda r: r.version) if pending else None
+
+
+def _speaker(new: NewMemory) -> set[str]:
+    return {new.evidence.user_id} if new.evidence.user_id else set()
 
 
 def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdict:
@@ -205,31 +229,29 @@ def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdi
     if new.visibility == "org" and not new.authoritative:
         # one user cannot end what every user of the tenant reads (docs/security.md, trust model)
         reason = f"retracts {said!r} in shared memory: only a tenant-wide writer can"
-        return Verdict(Decision.NOOP, reason, Step.NOTHING)
+        return Unchanged(reason=reason)
     held = [r for r in by_key if new.kind.same_content(r.payload, new.payload)]
     if not held:
         current = f" (it holds {new.kind.value(by_key[0].payload)!r})" if by_key else ""
-        return Verdict(
-            Decision.NOOP, f"retracts {said!r}, which no active memory states{current}", Step.NOTHING
-        )
+        return Unchanged(reason=f"retracts {said!r}, which no active memory states{current}")
     for n, target in enumerate(held):
         if target.observed_at is not None and new.observed(now) < target.observed_at:
             # the versions before it are ended all the same (the order the store returned them in)
             reason = f"retracts {said!r}, but it was stated again after the retraction: kept"
-            return Verdict(Decision.NOOP, reason, Step.RETRACT, target=target, settles=tuple(held[:n]))
+            return StatedAgain(reason=reason, kept=target, ends=tuple(held[:n]))
     reason = f"the user said {said!r} is not, or no longer, true: ended"
-    return Verdict(Decision.RETRACT, reason, Step.RETRACT, target=held[0], settles=tuple(held))
+    first, *more = held
+    return Retract(reason=reason, ends=(first, *more))
 
 
 def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Verdict:
-    ranked = found.by_meaning
-    if not ranked:
+    if not found.by_meaning:
         return _add("no memory with this key or meaning")
-    best_score, best = ranked[0]
-    if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
+    best_score = found.by_meaning[0][0]
+    if (restated := _restatement(new, found, thresholds)) is not None:
         reason = f"restates a memory in other words (cosine {best_score:.2f})"
-        return _reinforce(new, best, reason, score=best_score)
-    ambiguous = [(s, c) for s, c in ranked if s >= thresholds.ambiguous_from]
+        return _reinforce(new, restated[1], reason, score=best_score)
+    ambiguous = _ambiguous(found, thresholds)
     if not ambiguous:
         return _add("no memory with this key or meaning", score=best_score)
     if found.judgement is None:

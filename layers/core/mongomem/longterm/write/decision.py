@@ -2,8 +2,9 @@
 
 `NewMemory` is one validated item about to be written; `Candidates` is what the store and the vector
 index hold for it (read by the writer); `decide` (mongomem.longterm.write.decide) turns the two into a
-`Verdict`: a `Decision` - the string every stored `DecisionRecord` and every API answer carries - and the
-`Step` the writer takes to apply it.
+`Verdict`: one frozen type per way the writer applies it (`NewLineage`, `NewVersion`, `Reinforce`, ...),
+each carrying its `Decision` - the string every stored `DecisionRecord` and every API answer carries -
+and only the versions and values that step needs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from mongomem.kinds import MemoryKind
 from mongomem.models.memory import EvidenceRef, MemoryRecord, Visibility
@@ -35,19 +36,6 @@ class Decision(StrEnum):
     RETRACT = "RETRACT"  # the user said the value is not, or no longer, true: the version ended
     NOOP = "NOOP"  # nothing to write (a redelivery, a retraction of nothing, a refused retraction)
     PROPOSE = "PROPOSE"  # a user's other value for an org memory: a proposal until enough users state it
-
-
-class Step(StrEnum):
-    """How the writer applies a verdict (one decision can be written several ways)."""
-
-    NOTHING = "nothing"
-    HEAL = "heal"  # NOOP of a redelivery: supersede older actives a crash left behind
-    NEW_LINEAGE = "new_lineage"  # ADD
-    NEW_VERSION = "new_version"  # UPDATE: insert the next version, supersede the target and `settles`
-    HISTORY = "history"  # UPDATE: insert an older value as a superseded version of the lineage
-    REINFORCE = "reinforce"
-    RETRACT = "retract"  # end each of `settles`
-    PROPOSE = "propose"  # insert a proposal (or back `proposal`), then promote it when the verdict is UPDATE
 
 
 @dataclass
@@ -141,29 +129,146 @@ class Candidates:
     judgement: Judgement | None = None
 
 
-@dataclass(frozen=True)
-class Verdict:
-    decision: Decision
+@dataclass(frozen=True, kw_only=True)
+class _Ruling:
+    """What every verdict says: why, who decided (a rule, the model, the caller) and the cosine score of
+    a match by meaning. `decision` is a class constant where a step makes only one decision."""
+
     reason: str
-    step: Step
     by: By = "rule"
     score: float | None = None
-    # the version decided on: reinforced, updated, proposed against, kept, ended first
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unchanged(_Ruling):
+    """NOOP, nothing written: a redelivery of a version kept as history, a retraction of nothing, a
+    retraction refused. `target`: the version decided on, when there is one."""
+
+    decision: ClassVar[Decision] = Decision.NOOP
     target: MemoryRecord | None = None
-    # the version number a NEW_VERSION, HISTORY or new proposal writes
-    version: int | None = None
-    # NEW_VERSION, PROPOSE promoted (UPDATE): the payload of the version that becomes active
-    payload: dict[str, Any] | None = None
-    # REINFORCE: what the restatement merges into its target (or None); PROPOSE: the payload of a new
-    # proposal (None when the statement backs a pending one, which stays exactly as its backers stated it)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RepairLineage(_Ruling):
+    """NOOP of a redelivery whose version is active: a crash between inserting a lineage's next version
+    and superseding the one before may have left two actives; repairing the lineage supersedes the older
+    ones. ("Repair": the lineage is brought back to its invariant, one active version; nothing new.)"""
+
+    decision: ClassVar[Decision] = Decision.NOOP
+    target: MemoryRecord  # the version this snapshot already wrote
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewLineage(_Ruling):
+    """ADD: the first version of a new lineage."""
+
+    decision: ClassVar[Decision] = Decision.ADD
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewVersion(_Ruling):
+    """UPDATE: insert `version` (holding `payload`) as the lineage's active one, then supersede `target`
+    and every version of `also_supersedes` with it."""
+
+    decision: ClassVar[Decision] = Decision.UPDATE
+    target: MemoryRecord
+    version: int
+    payload: dict[str, Any]
+    # other active versions of the key (a conflict: written with reconcile off, or by an older release
+    # that spelled the subject another way); "supersede" is the store's own word for ending a version
+    # with a successor, which is what happens to them
+    also_supersedes: tuple[MemoryRecord, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PastVersion(_Ruling):
+    """UPDATE by an older statement than `target`: its value is inserted as `version` of the lineage,
+    superseded by `target` at once (history, never what is read as current)."""
+
+    decision: ClassVar[Decision] = Decision.UPDATE
+    target: MemoryRecord
+    version: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reinforce(_Ruling):
+    """REINFORCE: `target` restated, counted once per snapshot, evidence merged; `merged`: what the
+    restatement adds to its payload (None: nothing)."""
+
+    decision: ClassVar[Decision] = Decision.REINFORCE
+    target: MemoryRecord
     merged: dict[str, Any] | None = None
-    # NEW_VERSION: other active versions of the key it supersedes too; RETRACT: the versions it ends
-    settles: tuple[MemoryRecord, ...] = ()
-    # PROPOSE: the pending proposal this statement backs (None: a new proposal)
-    proposal: MemoryRecord | None = None
-    # PROPOSE: the reason stored on the proposal; and the answer when its promotion loses a race
-    note: str | None = None
-    otherwise: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retract(_Ruling):
+    """RETRACT: the user said a value is not, or no longer, true: every version of `ends` is ended
+    (superseded with no successor); the first is the one the answer names."""
+
+    decision: ClassVar[Decision] = Decision.RETRACT
+    ends: tuple[MemoryRecord, *tuple[MemoryRecord, ...]]  # never empty
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatedAgain(_Ruling):
+    """NOOP of a retraction older than a restatement of the value: `kept` (the restated version) stays,
+    the versions listed before it (`ends`, possibly none) are ended as a RETRACT would."""
+
+    decision: ClassVar[Decision] = Decision.NOOP
+    kept: MemoryRecord
+    ends: tuple[MemoryRecord, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Propose(_Ruling):
+    """PROPOSE: one user's other value for (or additions to) the org version `target`: a new proposal,
+    `version` of the lineage holding `proposed`; `note`: the reason stored on the proposal itself."""
+
+    decision: ClassVar[Decision] = Decision.PROPOSE
+    target: MemoryRecord
+    note: str
+    version: int
+    proposed: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackProposal(_Ruling):
+    """PROPOSE: another statement of the pending `proposal` against the org version `target`; it backs
+    the proposal as it stands (nothing merges into a proposal, so what may become active is exactly what
+    each backer stated); `note`: the reason stored on the proposal."""
+
+    decision: ClassVar[Decision] = Decision.PROPOSE
+    target: MemoryRecord
+    note: str
+    proposal: MemoryRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class Promote(_Ruling):
+    """UPDATE by a proposal enough users stand behind: store `proposal` as its PROPOSE would, then make
+    it the active version holding `payload`; when another writer changed the lineage meanwhile, the
+    answer is the proposal's own (PROPOSE, `proposal.reason`)."""
+
+    decision: ClassVar[Decision] = Decision.UPDATE
+    proposal: Propose | BackProposal
+    payload: dict[str, Any]
+
+
+# The verdict of `decide`: one type per way of writing it, so the writer's `match` is checked for every
+# case by mypy (`assert_never`) and each case carries only what it needs.
+Verdict: TypeAlias = (
+    Unchanged
+    | RepairLineage
+    | NewLineage
+    | NewVersion
+    | PastVersion
+    | Reinforce
+    | Retract
+    | StatedAgain
+    | Propose
+    | BackProposal
+    | Promote
+)
 
 
 def contributors(record: MemoryRecord) -> set[str]:

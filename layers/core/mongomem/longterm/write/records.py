@@ -40,20 +40,21 @@ def decision_record(
     verdict: Verdict,
     new: NewMemory,
     now: datetime,
+    target: MemoryRecord | None,
     *,
     decision: str | None = None,
     reason: str | None = None,
-    target: MemoryRecord | None = None,
 ) -> DecisionRecord:
-    """The history entry a verdict leaves on a version (`decision`, `reason`: a proposal's own note;
-    `target`: the version it names when not the verdict's target, e.g. each version a retraction ends)."""
-    score, named = verdict.score, target or verdict.target
+    """The history entry a verdict leaves on a version; `target`: the version it names (the one updated,
+    reinforced, proposed against, or each version a retraction ends; None for a new lineage);
+    `decision`, `reason`: a proposal's own note."""
+    score = verdict.score
     return DecisionRecord(
         decision=decision or verdict.decision.value,
         reason=reason or verdict.reason,
         by=verdict.by,
         score=round(score, 4) if score is not None else None,
-        candidate_id=named.memory_id if named is not None else None,
+        candidate_id=target.memory_id if target is not None else None,
         snapshot_id=new.snapshot_id,
         at=now,
     )

@@ -71,19 +71,9 @@ def rekey(
             report.complete = False
             break
         report.seen += 1
-        kind = kinds.get(record.type)
-        if kind is None:
-            continue  # a kind this deployment does not know keeps its key
-        try:
-            payload = record.payload
-            subject = kind.subject(payload)
-            if subject is not None and names_user(
-                subject, names.get((record.tenant, record.user_id), set()), record.user_id
-            ):
-                payload = kind.with_subject(payload, "user")
-            key = kind.key(payload)
-        except (KeyError, TypeError, ValueError):
-            continue  # a payload the kind cannot read (written by another version) keeps its key
+        key = _current_key(record, kinds, names)
+        if key is None:
+            continue
         group = (record.tenant, record.user_id, record.type, key)
         if key != record.key:
             pending.append((record.memory_id, key))
@@ -100,17 +90,44 @@ def rekey(
         say(f"memories: stopped for time after {report.seen} versions ({report.rekeyed} re-keyed); run again")
         return report
     for group in changed_groups:
-        members = actives.get(group, [])
-        if len(members) < 2:
-            continue
-        keep = max(members, key=_newest)
-        scope = Scope(tenant=group[0], user_id=group[1])
-        for other in members:
-            if other.memory_id != keep.memory_id:
-                store.supersede(scope, other.memory_id, keep.memory_id, now)
-                report.merged += 1
+        report.merged += _merge(store, group, actives.get(group, []), now)
     say(f"memories: {report.rekeyed} of {report.seen} versions re-keyed, {report.merged} duplicates merged")
     return report
+
+
+def _current_key(
+    record: MemoryRecord, kinds: KindRegistry, names: dict[tuple[str, str], set[str]]
+) -> str | None:
+    """The key the record's kind computes now (a subject naming the user made "user"); None when the
+    kind is unknown to this deployment or cannot read the payload (written by another version): the
+    record keeps its key."""
+    kind = kinds.get(record.type)
+    if kind is None:
+        return None
+    try:
+        payload = record.payload
+        subject = kind.subject(payload)
+        if subject is not None and names_user(
+            subject, names.get((record.tenant, record.user_id), set()), record.user_id
+        ):
+            payload = kind.with_subject(payload, "user")
+        return kind.key(payload)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _merge(
+    store: MemoryRepository, group: tuple[str, str, str, str], members: list[MemoryRecord], now: datetime
+) -> int:
+    """Supersede a group's active versions by its most recently observed one; how many were superseded."""
+    if len(members) < 2:
+        return 0
+    keep = max(members, key=_newest)
+    scope = Scope(tenant=group[0], user_id=group[1])
+    others = [m for m in members if m.memory_id != keep.memory_id]
+    for other in others:
+        store.supersede(scope, other.memory_id, keep.memory_id, now)
+    return len(others)
 
 
 def _user_names(store: MemoryRepository, kinds: KindRegistry) -> dict[tuple[str, str], set[str]]:

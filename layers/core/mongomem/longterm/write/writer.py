@@ -10,15 +10,33 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, assert_never
 
 from mongomem.kinds import KindError, MemoryKind
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.subjects import UserSubjects
 from mongomem.longterm.write.decide import decide, to_judge
-from mongomem.longterm.write.decision import By, Decision, Judge, NewMemory, Step, Thresholds, Verdict
+from mongomem.longterm.write.decision import (
+    BackProposal,
+    By,
+    Decision,
+    Judge,
+    NewLineage,
+    NewMemory,
+    NewVersion,
+    PastVersion,
+    Promote,
+    Propose,
+    Reinforce,
+    RepairLineage,
+    Retract,
+    StatedAgain,
+    Thresholds,
+    Unchanged,
+    Verdict,
+)
 from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.reads import CandidateReader, KeyReads
 from mongomem.longterm.write.records import decision_record, lineage_id, new_version
@@ -47,6 +65,34 @@ class Written:
     @property
     def decisions(self) -> dict[str, int]:
         return dict(Counter(o.decision.value for o in self.outcomes))
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """One batch of items of one kind to write, and how.
+
+    `scope` is the user who said it. A private memory is written (and reconciled) in the user's scope -
+    in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope, where the same
+    statement by another user reinforces it; the evidence names the user either way. A user's statement
+    that conflicts with an org memory is only a proposal unless `authoritative` (a tenant-wide caller's
+    direct write). A subject naming the user (a stated name, one of `user_names`, the user id) is stored
+    as "user". `turn_times` are the turns evidence may cite (seq -> when it was said): an item's evidence
+    is observed when the latest turn it cites was said."""
+
+    scope: Scope
+    kind: MemoryKind
+    items: list[dict[str, Any]]
+    evidence: EvidenceRef
+    turn_times: Mapping[int, datetime] | None = None
+    _: KW_ONLY
+    reconcile: bool = True  # False: written as it is (an API write with reconcile=false)
+    expires_at: datetime | None = None
+    deadline: float | None = None  # for the judge's model call
+    visibility: Visibility | None = None  # None: the kind's configured visibility
+    agent_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    authoritative: bool = False
+    user_names: Collection[str] = ()
 
 
 class MemoryWriter:
@@ -79,84 +125,52 @@ class MemoryWriter:
         kind: MemoryKind,
         items: list[dict[str, Any]],
         evidence: EvidenceRef,
-        turn_times: dict[int, datetime] | None = None,
+        turn_times: Mapping[int, datetime] | None = None,
         *,
         reconcile: bool = True,
         expires_at: datetime | None = None,
         deadline: float | None = None,
         visibility: Visibility | None = None,
         agent_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         authoritative: bool = False,
         user_names: Collection[str] = (),
     ) -> Written:
-        """Write each valid item as ADD / UPDATE / REINFORCE / RETRACT / PROPOSE (or NOOP); `turn_times`
-        are the turns evidence may cite (seq -> when it was said): an item's evidence is observed when
-        the latest turn it cites was said.
+        """`write_request` with the request's fields as arguments (see `WriteRequest`)."""
+        return self.write_request(
+            WriteRequest(
+                scope,
+                kind,
+                items,
+                evidence,
+                turn_times,
+                reconcile=reconcile,
+                expires_at=expires_at,
+                deadline=deadline,
+                visibility=visibility,
+                agent_id=agent_id,
+                metadata=metadata or {},
+                authoritative=authoritative,
+                user_names=user_names,
+            )
+        )
 
-        `scope` is the user who said it. A private memory is written (and reconciled) in the user's
-        scope - in one agent's part of it with `agent_id` -, an org memory in the tenant's org scope,
-        where the same statement by another user reinforces it; the evidence names the user either way.
-        A user's statement that conflicts with an org memory is only a proposal unless `authoritative`
-        (a tenant-wide caller's direct write). A subject naming the user (a stated name, one of
-        `user_names`, the user id) is stored as "user".
-        """
+    def write_request(self, request: WriteRequest) -> Written:
+        """Write each valid item as ADD / UPDATE / REINFORCE / RETRACT / PROPOSE (or NOOP), then index
+        the versions the batch touched."""
         result = Written()
-        visibility = visibility or self.visibility_of(kind)
+        kind, scope = request.kind, request.scope
+        visibility = request.visibility or self.visibility_of(kind)
         home = scope if visibility == "private" else Scope(tenant=scope.tenant, user_id=ORG_OWNER)
-        agent = agent_id if visibility == "private" else None
-        evidence = evidence.model_copy(update={"user_id": scope.user_id})
-        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
-        for raw in items:
-            try:
-                payload, cited = kind.validate(raw)
-            except KindError as exc:
-                result.refused[exc.reason] += 1
-                logger.info(
-                    "proposed item refused",
-                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
-                )
-                continue
-            if visibility == "org" and not authoritative and any(payload.get(g) for g in kind.grants):
-                # a tool grant in shared memory is the tenant's to give: one user's statement carries none
-                logger.info(
-                    "tool grants of a user's statement dropped from shared memory",
-                    extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
-                )
-                payload = kind.without_grants(payload)
-            if turn_times is None:
-                accepted.append((payload, evidence))
-                continue
-            own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
-            observed = max((turn_times[s] for s in own), default=evidence.observed_at)
-            accepted.append((payload, evidence.model_copy(update={"seqs": own, "observed_at": observed})))
+        accepted = self._accept(request, visibility, result.refused)
         if not accepted:
             return result
-        if kind.subject(accepted[0][0]) is not None:
-            subjects = UserSubjects(self.store, scope, kind, [p for p, _ in accepted], user_names)
-            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
-        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
-        batch = (
-            self.reads.batch(home, kind, [kind.key(p) for p, _ in accepted], evidence.snapshot_id)
-            if len(accepted) > 1
-            else None
-        )
+        news = self._new_memories(request, visibility, accepted)
+        keys = [new.key for new in news]
+        batch = self.reads.batch(home, kind, keys, request.evidence.snapshot_id) if len(news) > 1 else None
         touched: list[str] = []
-        for (payload, proof), vector in zip(accepted, vectors, strict=True):
-            new = NewMemory(
-                kind,
-                payload,
-                vector,
-                proof,
-                self.embedder.model,
-                expires_at,
-                visibility=visibility,
-                agent_id=agent,
-                metadata=dict(metadata or {}),
-                authoritative=authoritative,
-                reconcile=reconcile,
-            )
-            outcome = self.apply(home, new, deadline, batch)
+        for new in news:
+            outcome = self.apply(home, new, request.deadline, batch)
             result.outcomes.append(outcome)
             touched.extend(outcome.touched)
             logger.info(
@@ -173,6 +187,64 @@ class MemoryWriter:
             self.indexer.sync(self.store.get_many(home, list(dict.fromkeys(touched))))
         return result
 
+    def _accept(
+        self, request: WriteRequest, visibility: Visibility, refused: Counter[str]
+    ) -> list[tuple[dict[str, Any], EvidenceRef]]:
+        """The items the kind accepts (those it refuses counted in `refused`, by reason), each with its
+        evidence: the user who said it, and the turns it cites."""
+        kind = request.kind
+        evidence = request.evidence.model_copy(update={"user_id": request.scope.user_id})
+        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
+        for raw in request.items:
+            try:
+                payload, cited = kind.validate(raw)
+            except KindError as exc:
+                refused[exc.reason] += 1
+                logger.info(
+                    "proposed item refused",
+                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
+                )
+                continue
+            if visibility == "org" and not request.authoritative and any(payload.get(g) for g in kind.grants):
+                # a tool grant in shared memory is the tenant's to give: one user's statement carries none
+                logger.info(
+                    "tool grants of a user's statement dropped from shared memory",
+                    extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
+                )
+                payload = kind.without_grants(payload)
+            accepted.append((payload, _cited(evidence, cited, request.turn_times)))
+        return accepted
+
+    def _new_memories(
+        self,
+        request: WriteRequest,
+        visibility: Visibility,
+        accepted: list[tuple[dict[str, Any], EvidenceRef]],
+    ) -> list[NewMemory]:
+        """The accepted items as memories to reconcile: a subject naming the user made "user", embedded."""
+        kind = request.kind
+        if kind.subject(accepted[0][0]) is not None:
+            payloads = [p for p, _ in accepted]
+            subjects = UserSubjects(self.store, request.scope, kind, payloads, request.user_names)
+            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
+        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+        return [
+            NewMemory(
+                kind,
+                payload,
+                vector,
+                proof,
+                self.embedder.model,
+                request.expires_at,
+                visibility=visibility,
+                agent_id=request.agent_id if visibility == "private" else None,
+                metadata=dict(request.metadata),
+                authoritative=request.authoritative,
+                reconcile=request.reconcile,
+            )
+            for (payload, proof), vector in zip(accepted, vectors, strict=True)
+        ]
+
     def apply(
         self, scope: Scope, new: NewMemory, deadline: float | None = None, batch: KeyReads | None = None
     ) -> Outcome:
@@ -186,51 +258,43 @@ class MemoryWriter:
 
     def store_verdict(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
         """Apply a verdict to the repository (and the versions' history)."""
-        step, target = verdict.step, verdict.target
-        if step is Step.NOTHING:
-            return Outcome(verdict.decision, verdict.reason, target)
-        if step is Step.HEAL:
-            assert target is not None
-            self.store.heal_lineage(scope, target.lineage_id, target.version, target.memory_id, now)
-            return Outcome(verdict.decision, verdict.reason, target)
-        if step is Step.NEW_LINEAGE:
-            record = new_version(
-                scope, new, lineage_id(scope, new), 1, decision_record(verdict, new, now), now
-            )
-            self.store.insert(record)
-            return self._outcome(verdict, record, [record.memory_id])
-        if step is Step.REINFORCE:
-            return self._reinforce(scope, new, verdict, now)
-        if step is Step.RETRACT:
-            return self._retract(scope, new, verdict, now)
-        if step is Step.PROPOSE:
-            return self._propose(scope, new, verdict, now)
-        assert target is not None and verdict.version is not None
-        if step is Step.HISTORY:
-            kept = new_version(
-                scope, new, target.lineage_id, verdict.version, decision_record(verdict, new, now), now
-            ).model_copy(update={"status": "superseded", "superseded_by": target.memory_id})
-            self.store.insert(kept)
-            return self._outcome(verdict, kept, [kept.memory_id])
-        # NEW_VERSION. Insert first, then supersede: a crash in between leaves two actives that the
-        # redelivery heals.
-        record = new_version(
-            scope,
-            new,
-            target.lineage_id,
-            verdict.version,
-            decision_record(verdict, new, now),
-            now,
-            supersedes=target.memory_id,
-            payload=verdict.payload,
-        )
-        self.store.insert(record)
-        self.store.supersede(scope, target.memory_id, record.memory_id, now)
-        for other in verdict.settles:
-            self.store.supersede(scope, other.memory_id, record.memory_id, now)
-        return self._outcome(
-            verdict, record, [record.memory_id, target.memory_id, *(o.memory_id for o in verdict.settles)]
-        )
+        match verdict:
+            case Unchanged():
+                return Outcome(verdict.decision, verdict.reason, verdict.target)
+            case RepairLineage(target=target):
+                self.store.repair_lineage(scope, target.lineage_id, target.version, target.memory_id, now)
+                return Outcome(verdict.decision, verdict.reason, target)
+            case NewLineage():
+                note = decision_record(verdict, new, now, None)
+                record = new_version(scope, new, lineage_id(scope, new), 1, note, now)
+                self.store.insert(record)
+                return self._outcome(verdict, record, [record.memory_id])
+            case NewVersion():
+                return self._new_version(scope, new, verdict, now)
+            case PastVersion(target=target):
+                note = decision_record(verdict, new, now, target)
+                kept = new_version(scope, new, target.lineage_id, verdict.version, note, now).model_copy(
+                    update={"status": "superseded", "superseded_by": target.memory_id}
+                )
+                self.store.insert(kept)
+                return self._outcome(verdict, kept, [kept.memory_id])
+            case Reinforce():
+                return self._reinforce(scope, new, verdict, now)
+            case Retract():
+                ended = self._end(scope, new, verdict, now)
+                if ended is None:  # ended meanwhile by another writer
+                    return Outcome(Decision.NOOP, "already ended", verdict.ends[0])
+                return self._outcome(verdict, ended, [r.memory_id for r in verdict.ends])
+            case StatedAgain():  # the earlier versions end; the one stated after the retraction stays
+                self._end(scope, new, verdict, now)
+                touched = [r.memory_id for r in verdict.ends]
+                return Outcome(verdict.decision, verdict.reason, verdict.kept, touched=touched)
+            case Propose() | BackProposal():
+                return self._propose(scope, new, verdict, now)
+            case Promote():
+                return self._promote(scope, new, verdict, now)
+            case _:
+                assert_never(verdict)
 
     def delete_lineage(self, scope: Scope, lineage: str) -> int:
         """Delete every version of a lineage (its vectors go with it) and take them out of the index."""
@@ -242,15 +306,33 @@ class MemoryWriter:
     def _outcome(verdict: Verdict, record: MemoryRecord | None, touched: list[str]) -> Outcome:
         return Outcome(verdict.decision, verdict.reason, record, verdict.by, verdict.score, touched)
 
-    def _reinforce(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+    def _new_version(self, scope: Scope, new: NewMemory, verdict: NewVersion, now: datetime) -> Outcome:
+        """Insert first, then supersede: a crash in between leaves two actives that the redelivery's
+        `RepairLineage` supersedes."""
         target = verdict.target
-        assert target is not None
-        merged = verdict.merged
+        record = new_version(
+            scope,
+            new,
+            target.lineage_id,
+            verdict.version,
+            decision_record(verdict, new, now, target),
+            now,
+            supersedes=target.memory_id,
+            payload=verdict.payload,
+        )
+        self.store.insert(record)
+        superseded = [target, *verdict.also_supersedes]
+        for old in superseded:
+            self.store.supersede(scope, old.memory_id, record.memory_id, now)
+        return self._outcome(verdict, record, [record.memory_id, *(r.memory_id for r in superseded)])
+
+    def _reinforce(self, scope: Scope, new: NewMemory, verdict: Reinforce, now: datetime) -> Outcome:
+        target, merged = verdict.target, verdict.merged
         record = self.store.reinforce(
             scope,
             target.memory_id,
             new.evidence,
-            decision_record(verdict, new, now),
+            decision_record(verdict, new, now, target),
             now,
             merged_payload=merged,
             merged_text=new.kind.text(merged) if merged else None,
@@ -261,53 +343,76 @@ class MemoryWriter:
         # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
         return self._outcome(verdict, record, [record.memory_id])
 
-    def _retract(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
+    def _end(
+        self, scope: Scope, new: NewMemory, verdict: Retract | StatedAgain, now: datetime
+    ) -> MemoryRecord | None:
+        """End each version of `verdict.ends`; the last one this writer ended (None: none was active)."""
         ended: MemoryRecord | None = None
-        for target in verdict.settles:
-            note = decision_record(verdict, new, now, decision=Decision.RETRACT.value, target=target)
+        for target in verdict.ends:
+            note = decision_record(verdict, new, now, target, decision=Decision.RETRACT.value)
             ended = self.store.retract(scope, target.memory_id, new.evidence, note, now) or ended
-        touched = [r.memory_id for r in verdict.settles]
-        if verdict.decision is Decision.NOOP:  # stated again after the retraction: that one stays
-            return Outcome(verdict.decision, verdict.reason, verdict.target, touched=touched)
-        if ended is None:  # ended meanwhile by another writer
-            return Outcome(Decision.NOOP, "already ended", verdict.target)
-        return self._outcome(verdict, ended, touched)
+        return ended
 
-    def _propose(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
-        """Store the proposal (or back the pending one), then promote it when the verdict is UPDATE."""
-        current = verdict.target
-        assert current is not None and verdict.note is not None
-        note = decision_record(verdict, new, now, decision=Decision.PROPOSE.value, reason=verdict.note)
-        if verdict.proposal is not None:  # backed as it stands: nothing merges into a proposal
-            proposal = self.store.reinforce(
-                scope, verdict.proposal.memory_id, new.evidence, note, now, status="proposed"
-            )
-            if proposal is None:  # this snapshot already backs it
-                return Outcome(Decision.NOOP, "restatement already counted", verdict.proposal)
-        else:
-            assert verdict.version is not None
-            proposal = new_version(
-                scope, new, current.lineage_id, verdict.version, note, now, payload=verdict.merged
-            ).model_copy(update={"status": "proposed"})
-            self.store.insert(proposal)
-        if verdict.decision is Decision.UPDATE:
-            assert verdict.payload is not None
-            promoted = self.store.activate(
-                scope,
-                proposal.memory_id,
-                current.memory_id,
-                decision_record(verdict, new, now),
-                now,
-                verdict.payload,
-                new.kind.text(verdict.payload),
-            )
-            if promoted is not None:
-                self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
-                return Outcome(
-                    verdict.decision,
-                    verdict.reason,
-                    promoted,
-                    touched=[promoted.memory_id, current.memory_id],
+    def _store_proposal(
+        self, scope: Scope, new: NewMemory, verdict: Propose | BackProposal, now: datetime
+    ) -> MemoryRecord | Outcome:
+        """Insert a new proposal or back the pending one: the proposal, or the NOOP when this snapshot
+        already backs it."""
+        note = decision_record(verdict, new, now, verdict.target, reason=verdict.note)
+        match verdict:
+            case BackProposal(proposal=pending):  # backed as it stands: nothing merges into a proposal
+                backed = self.store.reinforce(
+                    scope, pending.memory_id, new.evidence, note, now, status="proposed"
                 )
-        assert verdict.otherwise is not None
-        return Outcome(Decision.PROPOSE, verdict.otherwise, proposal, touched=[proposal.memory_id])
+                return backed or Outcome(Decision.NOOP, "restatement already counted", pending)
+            case Propose():
+                lineage = verdict.target.lineage_id
+                proposal = new_version(
+                    scope, new, lineage, verdict.version, note, now, payload=verdict.proposed
+                ).model_copy(update={"status": "proposed"})
+                self.store.insert(proposal)
+                return proposal
+            case _:
+                assert_never(verdict)
+
+    def _propose(
+        self, scope: Scope, new: NewMemory, verdict: Propose | BackProposal, now: datetime
+    ) -> Outcome:
+        proposal = self._store_proposal(scope, new, verdict, now)
+        if isinstance(proposal, Outcome):
+            return proposal
+        return Outcome(Decision.PROPOSE, verdict.reason, proposal, touched=[proposal.memory_id])
+
+    def _promote(self, scope: Scope, new: NewMemory, verdict: Promote, now: datetime) -> Outcome:
+        """Store the proposal (or back the pending one), then make it the active version."""
+        proposed = verdict.proposal
+        proposal = self._store_proposal(scope, new, proposed, now)
+        if isinstance(proposal, Outcome):
+            return proposal
+        current = proposed.target
+        promoted = self.store.activate(
+            scope,
+            proposal.memory_id,
+            current.memory_id,
+            decision_record(verdict, new, now, current),
+            now,
+            verdict.payload,
+            new.kind.text(verdict.payload),
+        )
+        if promoted is None:  # another writer changed the lineage meanwhile: it stays a proposal
+            return Outcome(Decision.PROPOSE, proposed.reason, proposal, touched=[proposal.memory_id])
+        self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
+        touched = [promoted.memory_id, current.memory_id]
+        return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+def _cited(
+    evidence: EvidenceRef, cited: Collection[int], turn_times: Mapping[int, datetime] | None
+) -> EvidenceRef:
+    """An item's evidence: the turns it cites (all of them when it cites none it was given), observed when
+    the latest of them was said."""
+    if turn_times is None:
+        return evidence
+    own = sorted({s for s in cited if s in turn_times}) or sorted(turn_times)
+    observed = max((turn_times[s] for s in own), default=evidence.observed_at)
+    return evidence.model_copy(update={"seqs": own, "observed_at": observed})
