@@ -29,10 +29,14 @@ from typing import Any
 HOURS = 730  # a month, as AWS's pricing pages count it
 
 # -- prices ------------------------------------------------------------------------------------------------
-# One dated table per region. `source` is the page; `seen` says where the figure was read: "page" (the AWS
-# or Atlas page itself, in the stored pages this repository's tools search), "copy" (a page quoting it),
-# "repo" (a figure already in docs/operations.md or bench/llm_cost.py, its page not in the stored pages),
-# or "not found" (no stored page gives it for this region: the us-east-1 figure is used; check the page).
+# One dated table per region. `source` is the AWS (or Atlas) pricing page the figure belongs to; `seen` says
+# where it was read, in the stored pages this repository's tools search (AWS's pricing pages mostly render
+# their figures with scripts, so the stored copies of those pages hold the prose, not the figures):
+#   "page"      the AWS or Atlas page itself (`where`: the copy of it that was read, when not `source`);
+#   "copy"      a page quoting the figure for that region (`where`: which page, and what it says of its date);
+#   "repo"      a figure already in this repository (docs/operations.md, bench/llm_cost.py); no stored page
+#               gives it;
+#   "not found" no stored page gives it for this region: another region's figure stands in. Check the page.
 PRICES_DATE = "2026-12-06"
 LAMBDA = "https://aws.amazon.com/lambda/pricing/"
 APIGW = "https://aws.amazon.com/api-gateway/pricing/"
@@ -42,8 +46,30 @@ OPENSEARCH = "https://aws.amazon.com/opensearch-service/pricing/"
 CLOUDWATCH = "https://aws.amazon.com/cloudwatch/pricing/"
 VPC = "https://aws.amazon.com/privatelink/pricing/"
 ATLAS_FLEX = "https://www.mongodb.com/docs/atlas/billing/atlas-flex-costs/"
+ATLAS_BILLING = "https://www.mongodb.com/docs/atlas/billing/billing-breakdown-optimization/"
 ATLAS_INVOICE = "https://www.mongodb.com/docs/atlas/billing/invoice-breakdown/"
 AGENTCORE = "https://aws.amazon.com/bedrock/agentcore/pricing/"
+# the copies the figures were read from (each quotes the AWS page for us-east-1)
+LAMBDA_COPY = "https://cloudchipr.com/blog/aws-lambda-pricing (US East; Arm: first 7.5 billion GB-s)"
+APIGW_COPY = "https://awsforengineers.com/blog/aws-api-gateway-pricing-explained (US East, May 2025)"
+SQS_COPY = "https://cloudburn.io/blog/amazon-sqs-pricing (US East, March 2026)"
+CW_COPY = "https://signoz.io/guides/cloudwatch-pricing (Feb 2026; metrics)"
+CW_COPY_2 = (
+    "https://www.factualminds.com/blog/amazon-cloudwatch-pricing-metrics-logs-alarms-dashboards/ (June 2026)"
+)
+AOSS_COPY = "https://awsnegotiations.com/opensearch-serverless-cost (Feb 2026: 'about 0.24 USD per OCU-hour')"
+AGENTCORE_COPY = (
+    "https://raw.githubusercontent.com/aws/agent-toolkit-for-aws/main/plugins/aws-agents/skills/"
+    "agents-optimize/references/cost.md (AWS's own repository, quoting the page; 'verify for current')"
+)
+ATLAS_MIRROR = (
+    "a mirror of the Atlas page (mongodb.prakticum-team.ru): dedicated clusters 'start at $60 per month'"
+)
+# docs/operations.md's figures, whose pages (or any copy) the stored pages lack
+REPO = "docs/operations.md"
+
+
+SEEN = ("page", "copy", "repo", "not found")
 
 
 @dataclass(frozen=True)
@@ -52,43 +78,45 @@ class Price:
     unit: str
     source: str
     seen: str
+    where: str = ""
 
 
 US_EAST_1: dict[str, Price] = {
-    "lambda_request": Price(0.20 / 1e6, "request", LAMBDA, "copy"),
-    "lambda_gb_s_arm": Price(0.0000133334, "GB-second (arm64)", LAMBDA, "copy"),
-    "apigw_http_request": Price(1.00 / 1e6, "request (HTTP API, first 300M)", APIGW, "not found"),
-    "sqs_request": Price(0.40 / 1e6, "request (standard, after 1M free)", SQS, "not found"),
-    "llm_input_token": Price(0.30 / 1e6, "input token (Nova 2 Lite)", BEDROCK, "repo"),
-    "llm_output_token": Price(2.50 / 1e6, "output token (Nova 2 Lite)", BEDROCK, "repo"),
+    "lambda_request": Price(0.20 / 1e6, "request", LAMBDA, "copy", LAMBDA_COPY),
+    "lambda_gb_s_arm": Price(0.0000133334, "GB-second (arm64)", LAMBDA, "copy", LAMBDA_COPY),
+    "apigw_http_request": Price(1.00 / 1e6, "request (HTTP API, first 300M)", APIGW, "copy", APIGW_COPY),
+    "sqs_request": Price(0.40 / 1e6, "request (standard, after 1M free)", SQS, "copy", SQS_COPY),
+    "llm_input_token": Price(0.30 / 1e6, "input token (Nova 2 Lite)", BEDROCK, "repo", "bench/llm_cost.py"),
+    "llm_output_token": Price(2.50 / 1e6, "output token (Nova 2 Lite)", BEDROCK, "repo", "bench/llm_cost.py"),
     "embed_token": Price(0.02 / 1e6, "token (Titan Text Embeddings V2)", BEDROCK, "not found"),
-    "os_t3_small_hour": Price(0.036, "t3.small.search hour", OPENSEARCH, "repo"),
+    "os_t3_small_hour": Price(0.036, "t3.small.search hour", OPENSEARCH, "repo", REPO),
     "os_r7g_large_hour": Price(0.167, "r7g.large.search hour", OPENSEARCH, "not found"),
-    "os_gp3_gb_month": Price(0.122, "gp3 GB-month", OPENSEARCH, "repo"),
-    "aoss_ocu_hour": Price(0.24, "OCU-hour (Serverless)", OPENSEARCH, "repo"),
-    "cw_metric_month": Price(0.30, "custom metric-month (first 10k)", CLOUDWATCH, "not found"),
+    "os_gp3_gb_month": Price(0.122, "gp3 GB-month", OPENSEARCH, "repo", REPO),
+    "aoss_ocu_hour": Price(0.24, "OCU-hour (Serverless)", OPENSEARCH, "copy", AOSS_COPY),
+    "cw_metric_month": Price(0.30, "custom metric-month (first 10k)", CLOUDWATCH, "copy", CW_COPY),
     "cw_alarm_metric_month": Price(0.10, "standard alarm metric-month", CLOUDWATCH, "not found"),
-    "cw_dashboard_month": Price(3.00, "dashboard-month (beyond 3 free)", CLOUDWATCH, "not found"),
-    "cw_logs_gb": Price(0.50, "GB of logs ingested", CLOUDWATCH, "not found"),
+    "cw_dashboard_month": Price(3.00, "dashboard-month (beyond 3 free)", CLOUDWATCH, "copy", CW_COPY_2),
+    "cw_logs_gb": Price(0.50, "GB of logs ingested", CLOUDWATCH, "copy", CW_COPY_2),
+    # the stored page gives the data-processing price (0.01 USD per GB), not the hourly one
     "vpce_az_hour": Price(0.01, "interface endpoint hour per AZ", VPC, "not found"),
     "atlas_flex_month": Price(8.00, "Flex base month (to 100 ops/s; capped at 30)", ATLAS_FLEX, "page"),
-    "atlas_m10_hour": Price(0.08, "M10 hour (AWS)", ATLAS_INVOICE, "not found"),
-    "atlas_m30_hour": Price(0.54, "M30 hour (AWS, default settings)", ATLAS_INVOICE, "page"),
-    # AgentCore Memory, as issue 34 quotes the page (the stored pages lack it)
-    "agentcore_event": Price(0.25 / 1000, "short-term event", AGENTCORE, "not found"),
-    "agentcore_record_month": Price(
-        0.75 / 1000, "long-term record kept a month (built-in)", AGENTCORE, "not found"
+    "atlas_m10_hour": Price(
+        60.0 / HOURS, "M10 hour (AWS; 60 USD a month)", ATLAS_BILLING, "page", ATLAS_MIRROR
     ),
-    "agentcore_retrieval": Price(0.50 / 1000, "retrieval", AGENTCORE, "not found"),
+    "atlas_m30_hour": Price(0.54, "M30 hour (AWS, default settings)", ATLAS_INVOICE, "page"),
+    # AgentCore Memory: the page is stored (its Chinese and Japanese versions) but not its Memory section's
+    # figures; AWS's own agent toolkit quotes them, as issue 34 does (built-in strategies: 0.75 USD per 1,000
+    # records a month; built-in overrides and self-managed 0.25)
+    "agentcore_event": Price(0.25 / 1000, "short-term event", AGENTCORE, "copy", AGENTCORE_COPY),
+    "agentcore_record_month": Price(
+        0.75 / 1000, "long-term record kept a month (built-in)", AGENTCORE, "copy", AGENTCORE_COPY
+    ),
+    "agentcore_retrieval": Price(0.50 / 1000, "retrieval", AGENTCORE, "copy", AGENTCORE_COPY),
 }
-# eu-west-1: Lambda's arm64 and request prices are the same there (the page's region selector); the rest were
-# not in the stored pages, so the us-east-1 figure stands, marked.
+# eu-west-1: no stored page or copy gives this region's figures (the copies quote US East), so each
+# us-east-1 figure stands in, marked "not found"; Atlas's figures are its pages' (AWS, any region they name).
 EU_WEST_1: dict[str, Price] = {
-    k: (
-        replace(p, seen="not found (us-east-1 figure)")
-        if p.seen != "page" and not k.startswith("lambda")
-        else p
-    )
+    k: p if k.startswith("atlas") else replace(p, seen="not found", where=f"us-east-1 figure ({p.seen})")
     for k, p in US_EAST_1.items()
 }
 PRICES = {"us-east-1": US_EAST_1, "eu-west-1": EU_WEST_1}
@@ -300,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         "ours_vs_agentcore": round(total / total_theirs, 3) if total_theirs else None,
         "fixed_floor_usd": round(sum(floor.values()), 2),
         "break_even_turns": break_even(profile, choose, prices),
-        "prices_not_found": sorted(k for k, v in prices.items() if v.seen.startswith("not found")),
+        "prices_not_found": sorted(k for k, v in prices.items() if v.seen == "not found"),
+        "prices_seen": {s: sum(v.seen == s for v in prices.values()) for s in SEEN},
     }
     print(json.dumps(result))
     if args.table:
@@ -309,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'total':20} {total:12.2f} USD   AgentCore {total_theirs:.2f} USD", file=sys.stderr)
         for key, price in prices.items():
             print(
-                f"{key:24} {price.usd:.10g} USD per {price.unit} ({price.seen}: {price.source})",
+                f"{key:24} {price.usd:.10g} USD per {price.unit} ({price.seen}: {price.source}"
+                f"{'; ' + price.where if price.where else ''})",
                 file=sys.stderr,
             )
     return 0

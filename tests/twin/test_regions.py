@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +112,28 @@ def test_no_mode_puts_a_region_limited_type_in_the_root_template() -> None:
         template = sam_transform(load_template(built), SAM_VENV / "bin" / "python", "il-central-1", params)
         types = {spec["Type"] for spec in template["Resources"].values()}
         assert not types & REGION_LIMITED_TYPES, (mode, types & REGION_LIMITED_TYPES)
+
+
+def test_a_region_without_opensearch_serverless_deploys_the_default_and_refuses_only_serverless(
+    twin: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from twin.stack import REGION_LIMITED_TYPES
+
+    # Given the twin's region lacks OpenSearch Serverless's types, as il-central-1 does (every root template
+    # the twin deploys is checked against them anyway; now nested ones are too)
+    twin.missing_types = REGION_LIMITED_TYPES
+    try:
+        # the default deploy (a domain) goes through, its migration creating the index through the domain
+        params = {"Stage": "ilc", "MongoDbName": "mongomem_ilc", "OpenSearchIndex": "mongomem-ilc"}
+        stack = twin.deploy("mongomem-ilc", params, tmp_path_factory.mktemp("ilc"))
+        assert "SearchDomain" in stack.resources
+        assert not {r.type for r in stack.resources.values()} & REGION_LIMITED_TYPES
+        with urllib.request.urlopen(f"{twin.opensearch_url}/mongomem-ilc/_mapping") as answer:
+            assert "vector" in json.loads(answer.read())["mongomem-ilc"]["mappings"]["properties"]
+        # and serverless, the one mode that needs the service, is refused where CloudFormation would refuse
+        # it: at its nested stack
+        serverless = {"Stage": "ilcs", "MongoDbName": "mongomem_ilcs", "OpenSearchMode": "serverless"}
+        with pytest.raises(RuntimeError, match="Unrecognized resource types"):
+            twin.deploy("mongomem-ilcs", serverless, tmp_path_factory.mktemp("ilcs"))
+    finally:
+        twin.missing_types = frozenset()

@@ -601,7 +601,48 @@ def test_reserved_concurrency_is_off_unless_asked_for() -> None:
         for k, f in functions(resolve(ReserveConcurrency="true")).items()
         if "ReservedConcurrentExecutions" in f
     }
-    assert {k: int(v) for k, v in reserved.items()} == {"ScanSessionsFunction": 2, "IndexSyncFunction": 1}
+    extraction = {
+        k
+        for k, f in functions(resolve()).items()
+        if "MONGOMEM_EXTRACTION_TYPE" in f["Environment"]["Variables"]
+    }
+    assert {k: int(v) for k, v in reserved.items()} == {
+        "ScanSessionsFunction": 2,
+        "IndexSyncFunction": 1,
+        **{k: 2 for k in extraction},
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "concurrency"),
+    [({"ReserveConcurrency": "true"}, 2), ({"ReserveConcurrency": "true", **CUSTOM}, 7)],
+    ids=["defaults", "custom"],
+)
+def test_reserved_extraction_holds_its_queues_maximum_so_it_never_takes_the_apis_share(
+    params: dict[str, str], concurrency: int
+) -> None:
+    stack = resolve(**params)
+    fns = functions(stack)
+    sources: dict[str, int] = {}
+    for m in stack.of_type("AWS::Lambda::EventSourceMapping").values():
+        sources[m["FunctionName"]] = sources.get(m["FunctionName"], 0) + int(
+            m["ScalingConfig"]["MaximumConcurrency"]
+        )
+    assert len(sources) >= 5
+    for name, total in sources.items():
+        # AWS ("Configuring scaling behavior for SQS event source mappings"): a function's reserved
+        # concurrency at least the sum of its SQS sources' maximum concurrency, or Lambda throttles messages
+        # (each throttled batch spends a receive toward the DLQ)
+        assert int(fns[name]["ReservedConcurrentExecutions"]) >= total == concurrency, name
+    # and so extraction runs inside its own reservations: the API function draws on the unreserved pool,
+    # which Lambda keeps at 100 or more ("Configuring reserved concurrency"), whatever the queues hold
+    api = [k for k, f in fns.items() if "ReservedConcurrentExecutions" not in f]
+    assert "MemoryApiFunction" in api, api
+    reserved = sum(
+        int(f["ReservedConcurrentExecutions"]) for f in fns.values() if "ReservedConcurrentExecutions" in f
+    )
+    # the quota ReserveConcurrency's description asks for: 100 unreserved + 3 + 6 x ExtractionMaxConcurrency
+    assert 100 + reserved == 103 + len(sources) * concurrency
 
 
 def test_scheduled_functions_are_not_retried_by_lambda() -> None:
