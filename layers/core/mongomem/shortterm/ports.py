@@ -32,6 +32,16 @@ class Allocated(NamedTuple):
     size_marked: bool  # the session is already marked due by size (`mark_size_due`)
 
 
+class NewBatch(NamedTuple):
+    """A batch of turns about to be recorded in a session: what `SessionRepository.allocate` reserves."""
+
+    size: int  # the turns in the batch: as many consecutive seqs are reserved
+    tokens: int  # their estimated tokens, added to the session's unpromoted_tokens
+    agent_id: str | None  # the agent the batch names (a session belongs to one agent)
+    client_token: str | None  # the client's retry token, remembered among the recent ones
+    idle_due_at: datetime  # when the session becomes due by idleness if no turn follows
+
+
 class TokenSeen(Exception):
     """The client token is among the session's recent tokens: the request is a retry."""
 
@@ -47,23 +57,14 @@ class AgentConflict(Exception):
 class SessionRepository(Protocol):
     """One document per (tenant, user_id, session_id): seq allocation, counters, leases."""
 
-    def allocate(
-        self,
-        scope: Scope,
-        session_id: str,
-        agent_id: str | None,
-        count: int,
-        tokens: int,
-        client_token: str | None,
-        idle_due_at: datetime,
-        now: datetime,
-    ) -> Allocated:
-        """Reserve `count` consecutive seqs in one round trip; returns the last one and the counters.
+    def allocate(self, scope: Scope, session_id: str, batch: NewBatch, now: datetime) -> Allocated:
+        """Reserve `batch.size` consecutive seqs in one round trip; returns the last one and the counters.
 
         Creates the session on its first turn, bumps `pending` and `unpromoted_tokens`, sets
         `last_turn_at` and `idle_due_at`, and remembers the client token (the last TOKEN_WINDOW).
         Raises TokenSeen, allocating nothing, when the token is already remembered, and AgentConflict,
-        allocating nothing, when `agent_id` is given and the session belongs to another agent (or none).
+        allocating nothing, when `batch.agent_id` is given and the session belongs to another agent (or
+        none).
         """
         ...
 
