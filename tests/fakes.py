@@ -799,19 +799,10 @@ class InMemorySessionRepository:
         }
 
     # -- recording
-    def allocate(
-        self,
-        scope: Scope,
-        session_id: str,
-        agent_id: str | None,
-        count: int,
-        tokens: int,
-        client_token: str | None,
-        idle_due_at: datetime,
-        now: datetime,
-    ) -> Any:
+    def allocate(self, scope: Scope, session_id: str, batch: Any, now: datetime) -> Any:
         from mongomem.shortterm.ports import TOKEN_WINDOW, AgentConflict, Allocated, TokenSeen
 
+        agent_id, count, tokens, client_token = batch.agent_id, batch.size, batch.tokens, batch.client_token
         with self.lock:
             doc = self.docs.setdefault(
                 self._key(scope, session_id), self._new(scope, session_id, agent_id, now)
@@ -823,7 +814,7 @@ class InMemorySessionRepository:
             doc["last_seq"] += count
             doc["pending"] += count
             doc["unpromoted_tokens"] += tokens
-            doc["last_turn_at"], doc["idle_due_at"] = _ms(now), _ms(idle_due_at)
+            doc["last_turn_at"], doc["idle_due_at"] = _ms(now), _ms(batch.idle_due_at)
             if client_token:
                 doc["tokens"] = [*doc["tokens"], {"t": client_token, "at": _ms(now)}][-TOKEN_WINDOW:]
             return Allocated(

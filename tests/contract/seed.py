@@ -18,6 +18,7 @@ from mongomem.models.common import Scope, utcnow
 from mongomem.models.sessions import NewSnapshot, StoredSnapshot, TypeStatus
 from mongomem.models.turns import NewTurn
 from mongomem.models.working_memory import WorkingMemoryKey
+from mongomem.shortterm.ports import NewBatch
 
 
 class MongoStore:
@@ -72,9 +73,8 @@ def conversation(
 ) -> None:
     """A session with `turns` recorded turns (queued for recall when `recall`), nothing promoted."""
     now = at or utcnow()
-    last = store.sessions.allocate(
-        scope, session, None, turns, 3 * turns, None, now + timedelta(minutes=15), now
-    ).last_seq
+    batch = NewBatch(turns, 3 * turns, None, None, now + timedelta(minutes=15))
+    last = store.sessions.allocate(scope, session, batch, now).last_seq
     new = [
         NewTurn(
             seq=last - turns + 1 + i,

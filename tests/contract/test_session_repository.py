@@ -9,7 +9,7 @@ import pytest
 
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.sessions import StoredSnapshot
-from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, TokenSeen
+from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, NewBatch, TokenSeen
 
 ANA = Scope(tenant="acme", user_id="ana")
 BO = Scope(tenant="acme", user_id="bo")
@@ -19,9 +19,8 @@ OTHER_TENANT = Scope(tenant="globex", user_id="ana")
 def allocate(sessions: Any, scope: Scope, sid: str, count: int = 1, tokens: int = 5, **kw: Any) -> int:
     now = kw.pop("now", utcnow())
     due = kw.pop("idle_due_at", now + timedelta(seconds=900))
-    allocated = sessions.allocate(
-        scope, sid, kw.pop("agent_id", None), count, tokens, kw.pop("token", None), due, now
-    )
+    batch = NewBatch(count, tokens, kw.pop("agent_id", None), kw.pop("token", None), due)
+    allocated = sessions.allocate(scope, sid, batch, now)
     return int(allocated.last_seq)
 
 
@@ -126,14 +125,14 @@ def test_due_sessions_are_claimed_by_one_owner_until_released_or_expired(session
 def test_a_session_marked_due_by_size_is_claimed_until_promoted_below_the_rules(sessions: Any) -> None:
     now = utcnow()
     far = now + timedelta(hours=1)
-    first = sessions.allocate(ANA, "many", None, 5, 5, None, far, now)
+    first = sessions.allocate(ANA, "many", NewBatch(5, 5, None, None, far), now)
     assert (first.last_seq, first.pending, first.unpromoted_tokens, first.size_marked) == (5, 5, 5, False)
     allocate(sessions, ANA, "quiet", 1, tokens=5, idle_due_at=far)
     assert sessions.claim_due("o", now, 60) is None  # counters alone never make a session due
     sessions.mark_size_due(ANA, "many", now)
     sessions.mark_size_due(ANA, "many", now + timedelta(minutes=5))  # marked once: the first mark stays
     assert sessions.get(ANA, "many").size_due_at == now.replace(microsecond=now.microsecond // 1000 * 1000)
-    assert sessions.allocate(ANA, "many", None, 1, 5, None, far, now).size_marked is True
+    assert sessions.allocate(ANA, "many", NewBatch(1, 5, None, None, far), now).size_marked is True
     claimed = sessions.claim_due("o", now, 60)
     assert claimed is not None and claimed.session_id == "many"
     sessions.release(ANA, "many", "o")

@@ -18,6 +18,7 @@ from mongomem.adapters.mongo.sessions import MongoSessionRepository
 from mongomem.adapters.mongo.turns import MongoTurnRepository
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.turns import NewTurn
+from mongomem.shortterm.ports import NewBatch
 
 
 class Recorder(monitoring.CommandListener):
@@ -87,7 +88,7 @@ def test_claiming_due_sessions_reads_only_due_keys_among_many_idle_sessions(reco
     for i in range(302):
         scope = Scope(tenant="t", user_id=f"u{i}")
         due_at = now - timedelta(hours=1) if i in (7, 250) else now + timedelta(hours=1)
-        sessions.allocate(scope, "s", None, 2, 20, None, due_at, now - timedelta(hours=2))
+        sessions.allocate(scope, "s", NewBatch(2, 20, None, None, due_at), now - timedelta(hours=2))
     # When a scanner claims until nothing is due
     recorder.on = True
     claimed = []

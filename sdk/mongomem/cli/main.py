@@ -20,24 +20,16 @@ def _dev(args: argparse.Namespace) -> int:
     use_local_powertools_defaults(args.log_level)
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
-    from mongomem.config import ConfigError
     from mongomem.local import console
-    from mongomem.local.lock import DataDirBusy
     from mongomem.local.stack import LocalStack
 
     console.install(args.log_level)  # one line per request and per warning; metrics only at DEBUG
 
     data_dir = data_dir_of(args).resolve()
     config = dev_config(args.config, data_dir)
-    if args.port is None:
-        port_text = environment().get("MONGOMEM_PORT") or "3000"
-        if not port_text.isdigit():
-            print(f"mongomem dev: MONGOMEM_PORT must be a port number, not {port_text!r}", file=sys.stderr)
-            return 2
-        args.port = int(port_text)
-    if config is not None and not config.exists():
-        print(f"mongomem dev: config file {config} not found", file=sys.stderr)
-        return 2
+    refused = _refuse_dev_arguments(args, config)
+    if refused is not None:
+        return refused
     # The shell's variables reach the local functions as a deployment's would (provider keys, MONGOMEM_*).
     stack = LocalStack(
         data_dir=data_dir,
@@ -49,37 +41,13 @@ def _dev(args: argparse.Namespace) -> int:
         on_request=lambda *request: print(console.request_line(*request), flush=True),
         on_event=lambda message: print(f"{console.clock()} {message}", flush=True),
     )
-    # SIGTERM, SIGHUP and Ctrl-C all end in the same stop below, even while starting.
-    stopping = threading.Event()
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if sig is not None:
-                signal.signal(sig, lambda *_: stopping.set())
-        # Ctrl-C (SIGINT) stops it even when started from a shell that ignores SIGINT for its background
-        # jobs (`make dev &` in a script, a CI runner): Python keeps an inherited SIG_IGN otherwise.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    stopping = _stop_on_signals()
     print(f"mongomem local stack starting (data in {data_dir}) ...", flush=True)
     control = None
     try:
-        try:
-            stack.start()
-        except ConfigError as exc:
-            print(f"mongomem dev: {exc.one_line()}", file=sys.stderr)
-            return 2
-        except DataDirBusy as exc:
-            print(f"mongomem dev: {exc}", file=sys.stderr)
-            return 1
-        except FileNotFoundError as exc:
-            print(f"mongomem dev: {exc}", file=sys.stderr)
-            return 1
-        except OSError as exc:
-            hint = " (another program uses it: pick another port with --port, e.g. `make dev PORT=3001`)"
-            busy = getattr(exc, "errno", None) in (98, 48)  # EADDRINUSE on Linux, macOS
-            print(
-                f"mongomem dev: cannot serve on {args.host}:{args.port}: {exc}{hint if busy else ''}",
-                file=sys.stderr,
-            )
-            return 1
+        failed = _start(stack, args)
+        if failed is not None:
+            return failed
         _describe(stack, args, data_dir)
         from mongomem.cli.memory_local import LocalControl
 
@@ -98,6 +66,61 @@ def _dev(args: argparse.Namespace) -> int:
         stack.stop()  # idempotent; always stops the SecantusDB child
     print("stopped.", flush=True)
     return 0
+
+
+def _refuse_dev_arguments(args: argparse.Namespace, config: Path | None) -> int | None:
+    """The exit code after saying what is wrong with the port or the config file; None when both are
+    usable (a port left out is taken from MONGOMEM_PORT, else 3000)."""
+    if args.port is None:
+        port_text = environment().get("MONGOMEM_PORT") or "3000"
+        if not port_text.isdigit():
+            print(f"mongomem dev: MONGOMEM_PORT must be a port number, not {port_text!r}", file=sys.stderr)
+            return 2
+        args.port = int(port_text)
+    if config is not None and not config.exists():
+        print(f"mongomem dev: config file {config} not found", file=sys.stderr)
+        return 2
+    return None
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event SIGTERM and SIGHUP set, so they end in the same stop as Ctrl-C, even while starting."""
+    stopping = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None:
+                signal.signal(sig, lambda *_: stopping.set())
+        # Ctrl-C (SIGINT) stops it even when started from a shell that ignores SIGINT for its background
+        # jobs (`make dev &` in a script, a CI runner): Python keeps an inherited SIG_IGN otherwise.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return stopping
+
+
+def _start(stack: Any, args: argparse.Namespace) -> int | None:
+    """Start the stack; the exit code after saying why it could not start, None once it serves."""
+    from mongomem.config import ConfigError
+    from mongomem.local.lock import DataDirBusy
+
+    try:
+        stack.start()
+    except ConfigError as exc:
+        print(f"mongomem dev: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except DataDirBusy as exc:
+        print(f"mongomem dev: {exc}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as exc:
+        print(f"mongomem dev: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        hint = " (another program uses it: pick another port with --port, e.g. `make dev PORT=3001`)"
+        busy = getattr(exc, "errno", None) in (98, 48)  # EADDRINUSE on Linux, macOS
+        print(
+            f"mongomem dev: cannot serve on {args.host}:{args.port}: {exc}{hint if busy else ''}",
+            file=sys.stderr,
+        )
+        return 1
+    return None
 
 
 def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
@@ -226,6 +249,27 @@ def _migrate(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mongomem", description="mongomem: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_dev(sub)
+    from mongomem.cli.ops import register as register_ops
+
+    register_ops(sub)
+    _add_reindex(sub)
+    _add_migrate(sub)
+    from mongomem.cli.memories import register as register_memories
+    from mongomem.cli.memory import register as register_memory
+    from mongomem.cli.memory import register_mcp
+
+    register_memory(sub)
+    register_memories(sub)
+    register_mcp(sub)
+    from mongomem.cli.importing import register as register_import
+
+    register_import(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def _add_dev(sub: Any) -> None:
     dev = sub.add_parser(
         "dev",
         help="run the local memory service (no Docker needed)",
@@ -258,9 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         "log lines; DEBUG adds metrics and full tracebacks",
     )
     dev.set_defaults(func=_dev)
-    from mongomem.cli.ops import register as register_ops
 
-    register_ops(sub)
+
+def _add_reindex(sub: Any) -> None:
     reindex = sub.add_parser(
         "reindex",
         help="rebuild the vector index from MongoDB: the local stack's (--data-dir, stopped) or a "
@@ -279,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
         "model (resumable), then rebuild the index",
     )
     reindex.set_defaults(func=_reindex)
+
+
+def _add_migrate(sub: Any) -> None:
     migrate = sub.add_parser(
         "migrate",
         help="create the MongoDB and search indexes: the local stack's (--data-dir) or a deployed "
@@ -286,18 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_data_dir(migrate)
     migrate.set_defaults(func=_migrate)
-    from mongomem.cli.memories import register as register_memories
-    from mongomem.cli.memory import register as register_memory
-    from mongomem.cli.memory import register_mcp
-
-    register_memory(sub)
-    register_memories(sub)
-    register_mcp(sub)
-    from mongomem.cli.importing import register as register_import
-
-    register_import(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
 
 
 if __name__ == "__main__":

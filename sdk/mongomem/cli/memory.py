@@ -202,8 +202,21 @@ def cmd_status(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def render_status(report: dict[str, Any]) -> str:
-    lines = [f"mongomem memory status: {report['target']}"]
-    config = report.get("config") or {}
+    service = report.get("service") or {}
+    return "\n".join(
+        [
+            f"mongomem memory status: {report['target']}",
+            *_config_lines(report.get("config") or {}),
+            *_service_lines(service),
+            *_backlog_lines(report.get("backlog") or {}, service),
+            *_queue_lines(report.get("queues") or {}),
+        ]
+    )
+
+
+def _config_lines(config: dict[str, Any]) -> list[str]:
+    """The applied config (local stack) or each function's version (deployed stack)."""
+    lines = []
     applied = config.get("applied")
     if isinstance(applied, dict) and "sha256" in applied:
         lines.append(
@@ -222,46 +235,55 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"  {name:<22} runs {runs}, {state}")
     if config.get("pending_apply"):
         lines.append("            the uploaded config is not applied yet: run `mongomem memory apply --wait`")
-    service = report.get("service") or {}
+    return lines
+
+
+def _service_lines(service: dict[str, Any]) -> list[str]:
+    """Readiness, the providers and the extraction kinds."""
     if "error" in service:
-        lines.append(f"service     unavailable: {service['error']}")
-    else:
-        llm, emb = service.get("llm") or {}, service.get("embeddings") or {}
-        lines.append(f"ready       {'yes' if service.get('ready') else 'no'}")
-        for reason in service.get("reasons") or []:
-            lines.append(f"            {reason}")
-        lines.append(
-            f"  llm         {llm.get('name')} ({llm.get('kind')}): {'ready' if llm.get('ready') else llm.get('reason')}"
-        )
-        lines.append(
-            f"  embeddings  {emb.get('model')} dim {emb.get('dim')}: {'ready' if emb.get('ready') else emb.get('reason')}"
-        )
-        lines.append(
-            f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}"
-        )
-        lines.extend(_suspect_empty(service))
-    # every tenant's figures when the CLI could read MongoDB, else what the API shows its caller
-    read = report.get("backlog") or {}
+        return [f"service     unavailable: {service['error']}"]
+    llm, emb = service.get("llm") or {}, service.get("embeddings") or {}
+    lines = [f"ready       {'yes' if service.get('ready') else 'no'}"]
+    for reason in service.get("reasons") or []:
+        lines.append(f"            {reason}")
+    lines.append(
+        f"  llm         {llm.get('name')} ({llm.get('kind')}): {'ready' if llm.get('ready') else llm.get('reason')}"
+    )
+    lines.append(
+        f"  embeddings  {emb.get('model')} dim {emb.get('dim')}: {'ready' if emb.get('ready') else emb.get('reason')}"
+    )
+    lines.append(f"extraction  {', '.join((service.get('extraction') or {}).get('enabled') or []) or 'none'}")
+    lines.extend(_suspect_empty(service))
+    return lines
+
+
+def _backlog_lines(read: dict[str, Any], service: dict[str, Any]) -> list[str]:
+    """Every tenant's figures when the CLI could read MongoDB, else what the API shows its caller."""
     figures = read if read and "error" not in read else service
-    if figures and "error" not in figures:
-        scope = read.get("scope") or service.get("backlog_scope") or "the API key's tenant"
-        lines.append(f"backlog     ({scope})")
-        lines.append(f"sessions pending promotion: {figures.get('sessions_pending_promotion', '?')}")
-        pending = figures.get("snapshots_pending_extraction") or {}
-        text = "; ".join(
-            f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(pending.items())
-        )
-        lines.append(f"snapshots pending extraction: {text or 'none'}")
-    queues = report.get("queues") or {}
+    if not figures or "error" in figures:
+        return []
+    scope = read.get("scope") or service.get("backlog_scope") or "the API key's tenant"
+    pending = figures.get("snapshots_pending_extraction") or {}
+    text = "; ".join(
+        f"{t} " + ", ".join(f"{s} {n}" for s, n in sorted(v.items())) for t, v in sorted(pending.items())
+    )
+    return [
+        f"backlog     ({scope})",
+        f"sessions pending promotion: {figures.get('sessions_pending_promotion', '?')}",
+        f"snapshots pending extraction: {text or 'none'}",
+    ]
+
+
+def _queue_lines(queues: dict[str, Any]) -> list[str]:
+    """Each queue's visible, in-flight and dead-letter depths."""
     if "error" in queues:
-        lines.append(f"queues      unavailable: {queues['error']}")
-    else:
-        lines.append(f"{'queue':<12}{'visible':>9}{'in flight':>11}{'dlq':>7}")
-        for name, row in queues.items():
-            lines.append(
-                f"{name:<12}{row.get('visible', '-'):>9}{row.get('in_flight', '-'):>11}{row.get('dlq', '-'):>7}"
-            )
-    return "\n".join(lines)
+        return [f"queues      unavailable: {queues['error']}"]
+    lines = [f"{'queue':<12}{'visible':>9}{'in flight':>11}{'dlq':>7}"]
+    for name, row in queues.items():
+        lines.append(
+            f"{name:<12}{row.get('visible', '-'):>9}{row.get('in_flight', '-'):>11}{row.get('dlq', '-'):>7}"
+        )
+    return lines
 
 
 def _suspect_empty(service: dict[str, Any]) -> list[str]:

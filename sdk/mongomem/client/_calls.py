@@ -430,10 +430,10 @@ class Methods:
         thread: str | None = None,
         scope: str | None = None,
         top_k: int | None = None,
+        *,
         message_range: int | Mapping[str, int] | None = None,
         min_score: float | None = None,
         order: str | None = None,
-        *,
         exclude_recent: int | Iterable[str] | None = None,
         as_of: datetime | str | None = None,
     ) -> Call[RecallResponse]:

@@ -280,6 +280,24 @@ def _error_code(result: dict[str, Any]) -> str | None:
         return None
 
 
+class FrontServer(ThreadingHTTPServer):
+    """The local front's HTTP server: what its connections share (the front, the read timeout, the log)."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        front: ApiFront,
+        read_timeout: float = READ_TIMEOUT_SECONDS,
+        on_request: RequestLog | None = None,
+    ) -> None:
+        self.front = front
+        self.read_timeout = read_timeout
+        self.on_request = on_request
+        super().__init__(address, FrontHandler)
+
+
 def make_server(
     front: ApiFront,
     host: str,
@@ -287,120 +305,120 @@ def make_server(
     read_timeout: float = READ_TIMEOUT_SECONDS,
     on_request: RequestLog | None = None,
 ) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "mongomem-local"
+    return FrontServer((host, port), front, read_timeout, on_request)
+
+
+class FrontHandler(BaseHTTPRequestHandler):
+    """One connection to the front: each request becomes an API Gateway event for the server's ApiFront."""
+
+    server: FrontServer
+    protocol_version = "HTTP/1.1"
+    server_version = "mongomem-local"
+
+    def setup(self) -> None:
+        super().setup()
         # Every read from the client (request line, headers, body) gives up after this long.
-        timeout = read_timeout
+        self.connection.settimeout(self.server.read_timeout)
 
-        def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol errors (a bad request line, 414, an unknown method ...) in the JSON envelope."""
+        if getattr(self, "request_version", "HTTP/1.1") == "HTTP/0.9":
+            self.request_version = "HTTP/1.1"  # always answer with a status line and headers
+        self.close_connection = True
+        if code == HTTPStatus.NOT_IMPLEMENTED:  # http.server's answer to a method it has no do_ for
+            # A method no route has (BREW, FOO): the route's 405 with its `Allow`, as for a known
+            # method the route lacks; a 404 where no route matches. Never a 5xx for client input.
+            if _TOKEN.fullmatch(getattr(self, "command", "") or ""):
+                self._serve()
+            else:
+                self._send(_not_allowed(getattr(self, "command", "") or ""), close=True)
             return
+        self._send(_envelope(code, message or HTTPStatus(code).phrase), close=True)
 
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            """Protocol errors (a bad request line, 414, an unknown method ...) in the JSON envelope."""
-            if getattr(self, "request_version", "HTTP/1.1") == "HTTP/0.9":
-                self.request_version = "HTTP/1.1"  # always answer with a status line and headers
-            self.close_connection = True
-            if code == HTTPStatus.NOT_IMPLEMENTED:  # http.server's answer to a method it has no do_ for
-                # A method no route has (BREW, FOO): the route's 405 with its `Allow`, as for a known
-                # method the route lacks; a 404 where no route matches. Never a 5xx for client input.
-                if _TOKEN.fullmatch(getattr(self, "command", "") or ""):
-                    self._serve()
-                else:
-                    self._send(_not_allowed(getattr(self, "command", "") or ""), close=True)
-                return
-            self._send(_envelope(code, message or HTTPStatus(code).phrase), close=True)
-
-        def _length(self) -> int | None:
-            """The announced body length, or None after answering a bad or missing one."""
-            values = self.headers.get_all("Content-Length") or []
-            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-                self._send(
-                    _envelope(411, "send the body with a Content-Length (no chunked encoding)"), close=True
-                )
-                return None
-            if not values:
-                return 0
-            text = values[0].strip()
-            if len(set(values)) > 1 or not text.isdigit():
-                self._send(_envelope(400, "Content-Length is not a number of bytes"), close=True)
-                return None
-            return int(text)
-
-        def _serve(self) -> None:
-            if len(self.path.encode("utf-8", "replace")) > MAX_URL_BYTES:
-                self._send(_envelope(414, f"the URL is longer than {MAX_URL_BYTES} bytes"), close=True)
-                return
-            length = self._length()
-            if length is None:
-                return
-            if length > MAX_REQUEST_BYTES:
-                self._send(_envelope(413, "request body over 10 MiB"), close=True)
-                return
-            try:
-                body = self.rfile.read(length) if length else b""
-            except TimeoutError:
-                body = None
-            if body is None or len(body) < length:
-                # The client sent less than it announced (or gave up): nothing of it reaches a function.
-                self._send(
-                    _envelope(
-                        408 if body is None else 400,
-                        "the request body is shorter than its Content-Length",
-                        {"content_length": length, "received": len(body or b"")},
-                    ),
-                    close=True,
-                )
-                return
-            event = to_event(
-                self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+    def _length(self) -> int | None:
+        """The announced body length, or None after answering a bad or missing one."""
+        values = self.headers.get_all("Content-Length") or []
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self._send(
+                _envelope(411, "send the body with a Content-Length (no chunked encoding)"), close=True
             )
-            started = time.perf_counter()
-            try:
-                result = front.invoke(event)
-            except Exception:
-                result = _envelope(
-                    500, "an internal error occurred"
-                )  # as API Gateway answers a crashed function
-            self._send(result)
-            if on_request is not None:
-                took = (time.perf_counter() - started) * 1000
-                on_request(
-                    self.command, self.path, int(result.get("statusCode", 200)), took, _error_code(result)
-                )
+            return None
+        if not values:
+            return 0
+        text = values[0].strip()
+        if len(set(values)) > 1 or not text.isdigit():
+            self._send(_envelope(400, "Content-Length is not a number of bytes"), close=True)
+            return None
+        return int(text)
 
-        def _refuse_method(self) -> None:
-            self._send(_not_allowed(self.command), close=True)
+    def _serve(self) -> None:
+        if len(self.path.encode("utf-8", "replace")) > MAX_URL_BYTES:
+            self._send(_envelope(414, f"the URL is longer than {MAX_URL_BYTES} bytes"), close=True)
+            return
+        length = self._length()
+        if length is None:
+            return
+        if length > MAX_REQUEST_BYTES:
+            self._send(_envelope(413, "request body over 10 MiB"), close=True)
+            return
+        try:
+            body = self.rfile.read(length) if length else b""
+        except TimeoutError:
+            body = None
+        if body is None or len(body) < length:
+            # The client sent less than it announced (or gave up): nothing of it reaches a function.
+            self._send(
+                _envelope(
+                    408 if body is None else 400,
+                    "the request body is shorter than its Content-Length",
+                    {"content_length": length, "received": len(body or b"")},
+                ),
+                close=True,
+            )
+            return
+        event = to_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
+        started = time.perf_counter()
+        try:
+            result = self.server.front.invoke(event)
+        except Exception:
+            result = _envelope(500, "an internal error occurred")  # as API Gateway answers a crashed function
+        self._send(result)
+        on_request = self.server.on_request
+        if on_request is not None:
+            took = (time.perf_counter() - started) * 1000
+            on_request(self.command, self.path, int(result.get("statusCode", 200)), took, _error_code(result))
 
-        def _send(self, result: dict[str, Any], close: bool = False) -> None:
-            body = result.get("body") or ""
-            raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
-            try:
-                self.send_response(int(result.get("statusCode", 200)))
-                headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
-                headers.setdefault("content-type", "application/json")
-                for key, value in headers.items():
-                    if key != "content-length":
-                        self.send_header(key, str(value))
-                for key, values in (result.get("multiValueHeaders") or {}).items():
-                    for value in values:
-                        self.send_header(key, str(value))
-                for cookie in result.get("cookies") or []:
-                    self.send_header("Set-Cookie", cookie)
-                self.send_header("Content-Length", str(len(raw)))
-                if close:
-                    self.send_header("Connection", "close")
-                    self.close_connection = True
-                self.end_headers()
-                if self.command != "HEAD":  # a HEAD answer has the headers of the answer, never a body
-                    self.wfile.write(raw)
-            except OSError:  # the client is gone
+    def _refuse_method(self) -> None:
+        self._send(_not_allowed(self.command), close=True)
+
+    def _send(self, result: dict[str, Any], close: bool = False) -> None:
+        body = result.get("body") or ""
+        raw = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
+        try:
+            self.send_response(int(result.get("statusCode", 200)))
+            headers = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
+            headers.setdefault("content-type", "application/json")
+            for key, value in headers.items():
+                if key != "content-length":
+                    self.send_header(key, str(value))
+            for key, values in (result.get("multiValueHeaders") or {}).items():
+                for value in values:
+                    self.send_header(key, str(value))
+            for cookie in result.get("cookies") or []:
+                self.send_header("Set-Cookie", cookie)
+            self.send_header("Content-Length", str(len(raw)))
+            if close:
+                self.send_header("Connection", "close")
                 self.close_connection = True
+            self.end_headers()
+            if self.command != "HEAD":  # a HEAD answer has the headers of the answer, never a body
+                self.wfile.write(raw)
+        except OSError:  # the client is gone
+            self.close_connection = True
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
-        # Routes answer GET, not HEAD (as an HTTP API without a HEAD route); TRACE and CONNECT never.
-        do_HEAD = do_TRACE = do_CONNECT = _refuse_method
-
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _serve
+    # Routes answer GET, not HEAD (as an HTTP API without a HEAD route); TRACE and CONNECT never.
+    do_HEAD = do_TRACE = do_CONNECT = _refuse_method

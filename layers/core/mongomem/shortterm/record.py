@@ -18,7 +18,7 @@ from mongomem.models.turns import (
     TurnIn,
 )
 from mongomem.shortterm.policy import PromotionPolicy
-from mongomem.shortterm.ports import AgentConflict, SessionRepository, TokenSeen, TurnRepository
+from mongomem.shortterm.ports import AgentConflict, NewBatch, SessionRepository, TokenSeen, TurnRepository
 
 if TYPE_CHECKING:
     from mongomem.config import MemoryConfig
@@ -124,9 +124,8 @@ class TurnRecorder:
         now = utcnow()
         count = len(request.turns)
         try:
-            allocated = self.sessions.allocate(
-                scope, session_id, request.agent_id, count, tokens, token, self.policy.idle_due_at(now), now
-            )
+            batch = NewBatch(count, tokens, request.agent_id, token, self.policy.idle_due_at(now))
+            allocated = self.sessions.allocate(scope, session_id, batch, now)
         except AgentConflict as exc:
             held = exc.session_agent
             raise Conflict(

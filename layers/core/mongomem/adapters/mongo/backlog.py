@@ -124,56 +124,68 @@ class MongoBacklogRepository:
         owner = {"tenant": scope.tenant, "user_id": scope.user_id}
         out = UserBacklog()
         with translate_errors():
-            for session in self.db["sessions"].find(
-                {**owner, "pending": {"$gt": 0}}, {"session_id": 1, "pending": 1, "promoted_through_seq": 1}
-            ):
-                out.unpromoted_turns += int(session.get("pending") or 0)
-                first = self.db["turns"].find_one(
-                    {
-                        **owner,
-                        "session_id": session["session_id"],
-                        "seq": {"$gt": int(session.get("promoted_through_seq") or 0)},
-                    },
-                    {"recorded_at": 1, "timestamp": 1},
-                    sort=[("seq", 1)],
-                )
-                if first is not None:
-                    out.note(as_utc(first.get("recorded_at") or first["timestamp"]))
-            pipeline: list[dict[str, Any]] = [
-                {"$match": owner},
-                {
-                    "$project": {
-                        "created_at": 1,
-                        "turn_count": 1,
-                        "e": {"$objectToArray": {"$ifNull": ["$extraction", {}]}},
-                    }
-                },
-                {"$match": {"e.v.status": {"$in": ["queued", "running"]}}},
-                {
-                    "$group": {
-                        "_id": None,
-                        "n": {"$sum": 1},
-                        "turns": {"$sum": "$turn_count"},
-                        "oldest": {"$min": "$created_at"},
-                    }
-                },
-            ]
-            for row in self.db["snapshots"].aggregate(pipeline):
-                out.extracting_snapshots = int(row["n"])
-                out.extracting_turns = int(row.get("turns") or 0)
-                if isinstance(row.get("oldest"), datetime):
-                    out.note(as_utc(row["oldest"]))
+            self._count_unpromoted(owner, out)
+            self._count_extracting(owner, out)
             if recall:
-                rows = list(
-                    self.db["turns"].aggregate(
-                        [
-                            {"$match": {"recall_indexed": False, **owner}},
-                            {"$group": {"_id": None, "n": {"$sum": 1}, "oldest": {"$min": "$recorded_at"}}},
-                        ]
-                    )
-                )
-                if rows:
-                    out.unindexed_turns = int(rows[0]["n"])
-                    if isinstance(rows[0].get("oldest"), datetime):
-                        out.note(as_utc(rows[0]["oldest"]))
+                self._count_unindexed(owner, out)
         return out
+
+    def _count_unpromoted(self, owner: dict[str, Any], out: UserBacklog) -> None:
+        """The user's sessions' turns not promoted yet, and the oldest of them."""
+        for session in self.db["sessions"].find(
+            {**owner, "pending": {"$gt": 0}}, {"session_id": 1, "pending": 1, "promoted_through_seq": 1}
+        ):
+            out.unpromoted_turns += int(session.get("pending") or 0)
+            first = self.db["turns"].find_one(
+                {
+                    **owner,
+                    "session_id": session["session_id"],
+                    "seq": {"$gt": int(session.get("promoted_through_seq") or 0)},
+                },
+                {"recorded_at": 1, "timestamp": 1},
+                sort=[("seq", 1)],
+            )
+            if first is not None:
+                out.note(as_utc(first.get("recorded_at") or first["timestamp"]))
+
+    def _count_extracting(self, owner: dict[str, Any], out: UserBacklog) -> None:
+        """The user's snapshots some extraction kind still has queued or running, and their turns."""
+        pipeline: list[dict[str, Any]] = [
+            {"$match": owner},
+            {
+                "$project": {
+                    "created_at": 1,
+                    "turn_count": 1,
+                    "e": {"$objectToArray": {"$ifNull": ["$extraction", {}]}},
+                }
+            },
+            {"$match": {"e.v.status": {"$in": ["queued", "running"]}}},
+            {
+                "$group": {
+                    "_id": None,
+                    "n": {"$sum": 1},
+                    "turns": {"$sum": "$turn_count"},
+                    "oldest": {"$min": "$created_at"},
+                }
+            },
+        ]
+        for row in self.db["snapshots"].aggregate(pipeline):
+            out.extracting_snapshots = int(row["n"])
+            out.extracting_turns = int(row.get("turns") or 0)
+            if isinstance(row.get("oldest"), datetime):
+                out.note(as_utc(row["oldest"]))
+
+    def _count_unindexed(self, owner: dict[str, Any], out: UserBacklog) -> None:
+        """The user's turns the recall indexer has not indexed yet."""
+        rows = list(
+            self.db["turns"].aggregate(
+                [
+                    {"$match": {"recall_indexed": False, **owner}},
+                    {"$group": {"_id": None, "n": {"$sum": 1}, "oldest": {"$min": "$recorded_at"}}},
+                ]
+            )
+        )
+        if rows:
+            out.unindexed_turns = int(rows[0]["n"])
+            if isinstance(rows[0].get("oldest"), datetime):
+                out.note(as_utc(rows[0]["oldest"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 
@@ -26,6 +27,28 @@ LOCAL_QUEUE = "local_queue"
 REQUEST_LOGS = "recent_requests"
 # Follow-up index sweeps of erased users (erasure.PendingSweep), run by index_sync when due.
 SWEEPS = "erasure_sweeps"
+
+
+def _without_user(doc: dict[str, Any], user_id: str, at: datetime) -> dict[str, object] | None:
+    """The $set that takes one user's evidence out of an org memory version (with the decisions their
+    snapshots made and the reinforcements they added); None when no other user's evidence is left."""
+    evidence = doc.get("evidence") or []
+    mine = [e for e in evidence if e.get("user_id") == user_id]
+    rest = [e for e in evidence if e.get("user_id") != user_id]
+    if not rest:
+        return None
+    said = {e.get("snapshot_id") for e in mine if e.get("snapshot_id")}
+    update: dict[str, object] = {
+        "evidence": rest,
+        "decisions": [d for d in doc.get("decisions") or [] if d.get("snapshot_id") not in said],
+        "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - len(mine)),
+        "updated_at": at,
+        "index_state": "pending",
+    }
+    seen = [e["observed_at"] for e in rest if e.get("observed_at")]
+    if seen:
+        update["observed_at"] = min(seen)
+    return update
 
 
 class MongoErasureRepository:
@@ -152,58 +175,42 @@ class MongoErasureRepository:
         query = {"tenant": scope.tenant, "user_id": ORG_OWNER, "evidence.user_id": scope.user_id}
         with translate_errors():
             for doc in coll.find(query, {"vector": 0}):
-                evidence = doc.get("evidence") or []
-                mine = [e for e in evidence if e.get("user_id") == scope.user_id]
-                rest = [e for e in evidence if e.get("user_id") != scope.user_id]
-                if not rest:
+                update = _without_user(doc, scope.user_id, at)
+                if update is None:
                     coll.delete_one({"_id": doc["_id"]})
                     deleted.append(doc["_id"])
                     if doc.get("status") == "active":
                         emptied.add(doc["lineage_id"])
                     continue
-                said = {e.get("snapshot_id") for e in mine if e.get("snapshot_id")}
-                update: dict[str, object] = {
-                    "evidence": rest,
-                    "decisions": [d for d in doc.get("decisions") or [] if d.get("snapshot_id") not in said],
-                    "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - len(mine)),
-                    "updated_at": at,
-                    "index_state": "pending",
-                }
-                seen = [e["observed_at"] for e in rest if e.get("observed_at")]
-                if seen:
-                    update["observed_at"] = min(seen)
                 coll.update_one({"_id": doc["_id"]}, {"$set": update})
                 changed.append(doc["_id"])
             for lineage_id in emptied:
-                survivor = coll.find_one(
-                    {
-                        "tenant": scope.tenant,
-                        "user_id": ORG_OWNER,
-                        "lineage_id": lineage_id,
-                        # a proposal never held the value: only a version that was active comes back
-                        "status": "superseded",
-                    },
-                    {"_id": 1},
-                    sort=[("version", -1)],
-                )
-                if survivor is None or coll.count_documents(
-                    {
-                        "tenant": scope.tenant,
-                        "user_id": ORG_OWNER,
-                        "lineage_id": lineage_id,
-                        "status": "active",
-                    }
-                ):
-                    continue
-                coll.update_one(
-                    {"_id": survivor["_id"], "status": "superseded"},
-                    {
-                        "$set": {"status": "active", "updated_at": at, "index_state": "pending"},
-                        "$unset": {"superseded_by": "", "valid_to": ""},
-                    },
-                )
-                changed.append(survivor["_id"])
+                restored = self._restore_lineage(scope.tenant, lineage_id, at)
+                if restored is not None:
+                    changed.append(restored)
         return list(dict.fromkeys(changed)), deleted
+
+    def _restore_lineage(self, tenant: str, lineage_id: str, at: datetime) -> str | None:
+        """Make the newest superseded version of an org lineage left without an active one active again;
+        returns its id (None when the lineage has no such version, or has an active one)."""
+        coll = self.db["memories"]
+        lineage = {"tenant": tenant, "user_id": ORG_OWNER, "lineage_id": lineage_id}
+        survivor = coll.find_one(
+            # a proposal never held the value: only a version that was active comes back
+            {**lineage, "status": "superseded"},
+            {"_id": 1},
+            sort=[("version", -1)],
+        )
+        if survivor is None or coll.count_documents({**lineage, "status": "active"}):
+            return None
+        coll.update_one(
+            {"_id": survivor["_id"], "status": "superseded"},
+            {
+                "$set": {"status": "active", "updated_at": at, "index_state": "pending"},
+                "$unset": {"superseded_by": "", "valid_to": ""},
+            },
+        )
+        return str(survivor["_id"])
 
     def _forget_feedback(self, scope: Scope) -> int:
         """Take the user's procedure feedback back out of the counts it added (org procedures keep the

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument
 from pymongo.collection import Collection
@@ -18,7 +18,14 @@ from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import session_key
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.sessions import Session, StoredSnapshot
-from mongomem.shortterm.ports import DELETED_RANGES, TOKEN_WINDOW, AgentConflict, Allocated, TokenSeen
+from mongomem.shortterm.ports import (
+    DELETED_RANGES,
+    TOKEN_WINDOW,
+    AgentConflict,
+    Allocated,
+    NewBatch,
+    TokenSeen,
+)
 
 COLLECTION = "sessions"
 # Never handed to logic: the token list is the adapter's fast path, the lease the adapter's lock.
@@ -52,6 +59,26 @@ def _lease(owner: str, now: datetime, lease_seconds: int) -> dict[str, Any]:
 def _free(now: datetime) -> dict[str, Any]:
     # no lease, or an expired one ($not matches a missing field): one clause, no $or
     return {"lease_until": {"$not": {"$gt": now}}}
+
+
+def _allocation(skey: str, batch: NewBatch, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The filter and update of one allocation (plain $inc/$set/$push, no pipeline update: cheap on
+    every MongoDB-compatible server)."""
+    update: dict[str, Any] = {
+        "$inc": {"last_seq": batch.size, "pending": batch.size, "unpromoted_tokens": batch.tokens},
+        "$set": {"last_turn_at": now, "idle_due_at": batch.idle_due_at},
+    }
+    query: dict[str, Any] = {"_id": skey}
+    if batch.agent_id is not None:
+        # a session belongs to one agent: a batch naming another is refused, never reassigned
+        query["agent_id"] = batch.agent_id
+    if batch.client_token:
+        update["$push"] = {
+            "tokens": {"$each": [{"t": batch.client_token, "at": now}], "$slice": -TOKEN_WINDOW}
+        }
+        # a quick retry misses the filter and is answered without allocating seqs
+        query["tokens.t"] = {"$ne": batch.client_token}
+    return query, update
 
 
 # Dropped where an earlier version created them: every recorded turn rewrote their entries.
@@ -98,69 +125,54 @@ class MongoSessionRepository:
                 self.coll.drop_index(obsolete)
 
     # -- recording -----------------------------------------------------------------------------
-    def allocate(
-        self,
-        scope: Scope,
-        session_id: str,
-        agent_id: str | None,
-        count: int,
-        tokens: int,
-        client_token: str | None,
-        idle_due_at: datetime,
-        now: datetime,
-    ) -> Allocated:
-        # Plain $inc/$set/$push (no pipeline update): cheap on every MongoDB-compatible server.
+    def allocate(self, scope: Scope, session_id: str, batch: NewBatch, now: datetime) -> Allocated:
         skey = session_key(scope, session_id)
-        update: dict[str, Any] = {
-            "$inc": {"last_seq": count, "pending": count, "unpromoted_tokens": tokens},
-            "$set": {"last_turn_at": now, "idle_due_at": idle_due_at},
-        }
-        query: dict[str, Any] = {"_id": skey}
-        if agent_id is not None:
-            # a session belongs to one agent: a batch naming another is refused, never reassigned
-            query["agent_id"] = agent_id
-        if client_token:
-            update["$push"] = {"tokens": {"$each": [{"t": client_token, "at": now}], "$slice": -TOKEN_WINDOW}}
-            # a quick retry misses the filter and is answered without allocating seqs
-            query["tokens.t"] = {"$ne": client_token}
+        query, update = _allocation(skey, batch, now)
         with translate_errors():
             doc = self._allocate_existing(query, update)
             if doc is None:
                 # First turn of the session (or a token retry): create the session, then allocate.
                 # Not an upsert: an upsert racing another upsert may apply yet return nothing on some
                 # servers, which would lose the seqs it allocated.
-                try:
-                    self.coll.insert_one(
-                        {
-                            "_id": skey,
-                            **scope.filter(),
-                            "session_id": session_id,
-                            "agent_id": agent_id,
-                            "created_at": now,
-                            "last_seq": 0,
-                            "pending": 0,
-                            "promoted_through_seq": 0,
-                            "unpromoted_tokens": 0,
-                        }
-                    )
-                except DuplicateKeyError:
-                    pass
+                self._create(skey, scope, session_id, batch.agent_id, now)
                 doc = self._allocate_existing(query, update)
         if doc is None:
-            # The session exists, so the filter missed because the token is already in the window or
-            # because the session belongs to another agent (a read only on this rare path).
-            if agent_id is not None:
-                with translate_errors():
-                    held = self.coll.find_one({"_id": skey}, {"agent_id": 1})
-                if held is not None and held.get("agent_id") != agent_id:
-                    raise AgentConflict(held.get("agent_id"))
-            raise TokenSeen(client_token)
+            self._refuse(skey, batch)
         return Allocated(
             int(doc["last_seq"]),
             int(doc.get("pending", 0)),
             int(doc.get("unpromoted_tokens", 0)),
             doc.get("size_due_at") is not None,
         )
+
+    def _create(self, skey: str, scope: Scope, session_id: str, agent_id: str | None, now: datetime) -> None:
+        """Insert the session with zero counters, unless a racing first turn inserted it already."""
+        try:
+            self.coll.insert_one(
+                {
+                    "_id": skey,
+                    **scope.filter(),
+                    "session_id": session_id,
+                    "agent_id": agent_id,
+                    "created_at": now,
+                    "last_seq": 0,
+                    "pending": 0,
+                    "promoted_through_seq": 0,
+                    "unpromoted_tokens": 0,
+                }
+            )
+        except DuplicateKeyError:
+            pass
+
+    def _refuse(self, skey: str, batch: NewBatch) -> NoReturn:
+        """The session exists, so the filter missed because the token is already in the window or
+        because the session belongs to another agent (a read only on this rare path)."""
+        if batch.agent_id is not None:
+            with translate_errors():
+                held = self.coll.find_one({"_id": skey}, {"agent_id": 1})
+            if held is not None and held.get("agent_id") != batch.agent_id:
+                raise AgentConflict(held.get("agent_id"))
+        raise TokenSeen(batch.client_token)
 
     def _allocate_existing(self, query: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
         return self.coll.find_one_and_update(
