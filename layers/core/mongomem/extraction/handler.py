@@ -129,7 +129,7 @@ def _apply_policy(svc: ExtractionServices, message: ExtractionMessage, exc: Exce
     reason = policy.reason_of(exc) or "error"
     if policy.log is not None:
         level, text = policy.log
-        say = logger.error if level >= logging.ERROR else logger.warning
+        say = {logging.WARNING: logger.warning, logging.ERROR: logger.error}[level]
         extra = {"snapshot_id": message.snapshot_id, "memory_type": message.type, "reason": reason}
         say(text, extra={**extra, "error": short_error(exc)})
     if policy.metric is not None:
