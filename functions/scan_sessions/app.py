@@ -27,4 +27,4 @@ def lambda_handler(event: dict, context: LambdaContext, svc: Services) -> dict:
         svc.settings.scan_batch,
         deadline_ms=context.get_remaining_time_in_millis,
         follow=follow,
-    )
+    ).as_json()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -30,7 +31,7 @@ class Counting:
         if item.snapshot.session_id in self.fail_for:
             raise RuntimeError("the LLM answer was not valid JSON")
         return ExtractionResult(
-            memories=[{"text": t.content} for t in item.turns], decisions={"ADD": len(item.turns)}
+            memory_ids=[f"m-{t.seq}" for t in item.turns], decisions=Counter({"ADD": len(item.turns)})
         )
 
 

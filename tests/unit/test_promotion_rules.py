@@ -22,7 +22,7 @@ from mongomem.models.sessions import Session, StoredSnapshot
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.promotion import Promoter
-from mongomem.shortterm.scan import run_scan
+from mongomem.shortterm.scan import Follow, run_scan
 from tests.fake_roots import CrashingTurns, InMemoryShortTerm, settings_for
 
 ANA = Scope(tenant="acme", user_id="ana")
@@ -297,7 +297,7 @@ def test_a_session_waiting_on_a_hole_is_set_aside_and_other_due_sessions_are_pro
     assert (report.sessions, report.skipped) == (2, 1)
     assert (cuts(st, "waiting"), cuts(st, "ready")) == ([], [(1, 2, "size")])
     # and the scan job stops after one pass instead of claiming it again until the grace period ends
-    assert run_scan(st.promoter, None, scan_batch=10)["sessions"] == 0
+    assert run_scan(st.promoter, None, scan_batch=10).sessions == 0
     # once the grace period is over it is promoted over its hole
     st.promoter.scan(now=later(61))
     assert [(s.from_seq, s.to_seq, s.missing_seqs) for s in snaps(st, "waiting")] == [(1, 2, [1, 2])]
@@ -361,7 +361,7 @@ def test_the_scan_job_promotes_more_due_sessions_than_one_batch_until_none_is_le
     for i in range(5):
         record(st, f"s{i}", "a", "b")
     totals = run_scan(st.promoter, None, scan_batch=2)
-    assert (totals["sessions"], totals["snapshots"], totals["reasons"]) == (5, 5, {"size": 5})
+    assert (totals.sessions, totals.snapshots, totals.reasons) == (5, 5, {"size": 5})
     assert all(cuts(st, f"s{i}") == [(1, 2, "size")] for i in range(5))
 
 
@@ -375,9 +375,38 @@ def test_the_scan_job_stops_taking_sessions_near_its_deadline_and_survives_a_fai
 
     totals = run_scan(st.promoter, broken, scan_batch=2, deadline_ms=lambda: 5_000)
     # one batch, then out of time; the rest wait for the next run
-    assert (totals["sessions"], totals["snapshots"]) == (2, 2)
-    assert totals["recall"] == {"turns": 0, "reindexed": 0, "failed": 0}
-    assert run_scan(st.promoter, None, scan_batch=2)["snapshots"] == 3
+    assert (totals.sessions, totals.snapshots) == (2, 2)
+    assert totals.as_json()["recall"] == {"turns": 0, "reindexed": 0, "failed": 0}
+    assert run_scan(st.promoter, None, scan_batch=2).snapshots == 3
+
+
+def test_a_scan_that_follows_recording_adds_up_its_passes_in_the_answer() -> None:
+    st = root({"max_messages": 2}, scan_batch=10)
+    record(st, "s1", "a", "b")
+    later_sessions = iter(["s2"])
+    left_ms = iter([60_000, 60_000, 0])  # time for two passes after the first
+
+    class Indexer:
+        def run(self, deadline_ms: Any, safety_ms: int) -> dict[str, int]:
+            return {"turns": 1, "reindexed": 0, "failed": 0}
+
+    def sleep(_seconds: float) -> None:
+        for session in later_sessions:  # recorded while the scan waits for its next pass (once)
+            record(st, session, "c", "d")
+            break
+
+    follow = Follow(poll_seconds=0.001, for_seconds=60)
+    indexer: Any = Indexer  # builds what run_scan uses of a TurnIndexer
+    totals = run_scan(st.promoter, indexer, 10, deadline_ms=lambda: next(left_ms), follow=follow, sleep=sleep)
+    # the scan function's answer: each pass's sessions, snapshots, reasons and recall figures added up
+    assert totals.as_json() == {
+        "sessions": 2,
+        "snapshots": 2,
+        "resent": 0,
+        "reasons": {"size": 2},
+        "recall": {"turns": 3, "reindexed": 0, "failed": 0},
+        "follow_passes": 2,
+    }
 
 
 # -- nothing new -----------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -12,7 +13,7 @@ from mongomem import markers
 from mongomem.extraction import guards
 from mongomem.extraction.proposal import Proposer, TurnView
 from mongomem.kinds import MemoryKind
-from mongomem.longterm.write.writer import MemoryWriter
+from mongomem.longterm.write.writer import MemoryWriter, Written
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import EvidenceRef, Visibility
 from mongomem.models.sessions import ExtractionOutcome, StoredSnapshot
@@ -31,16 +32,24 @@ class SnapshotInput:
 
 @dataclass
 class ExtractionResult:
-    memories: list[dict[str, Any]] = field(default_factory=list)
-    decisions: dict[str, int] = field(default_factory=dict)
+    """What one kind's extraction of a snapshot did: the kind's status figures and the handler's metrics."""
+
+    memory_ids: list[str] = field(default_factory=list)  # the memories written (added or changed)
+    decisions: Counter[str] = field(default_factory=Counter)  # the writer's decisions (ADD, UPDATE ...)
     note: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
-    refused: dict[str, int] = field(default_factory=dict)  # proposed items refused, by reason
+    refused: Counter[str] = field(default_factory=Counter)  # proposed items refused, by reason
     # stored | refused | empty_answer | nothing_found (models.sessions.TypeStatus.outcome)
     outcome: ExtractionOutcome | None = None
     rules_found: int | None = None  # what the offline rules found where the model answered nothing
-    kept_private: dict[str, int] = field(default_factory=dict)  # org-kind items kept private, by reason
+    kept_private: Counter[str] = field(default_factory=Counter)  # org-kind items kept private, by reason
+
+    def add(self, written: Written) -> None:
+        """Count in one batch the writer wrote."""
+        self.memory_ids += [o.record.memory_id for o in written.outcomes if o.record]
+        self.decisions.update(written.decisions)
+        self.refused.update(written.refused)
 
 
 # The offline rules' count of items of a kind in some turns (None: no rules for the kind): the cheap
@@ -102,6 +111,16 @@ def _call(call: dict[str, Any]) -> str:
     return f"{call.get('name')}({arguments[:2000]})"
 
 
+def _llm_deadline(deadline: float | None) -> float | None:
+    """The model's call must leave the commit its time: the budget covers both (docs/operations.md)."""
+    if deadline is None:
+        return None
+    llm_deadline = deadline - COMMIT_SECONDS
+    if llm_deadline - time.monotonic() < MIN_CALL_SECONDS:
+        raise NoTimeLeft(f"{deadline - time.monotonic():.1f}s left: too little to extract and commit")
+    return llm_deadline
+
+
 class KindExtractor:
     def __init__(
         self,
@@ -128,16 +147,11 @@ class KindExtractor:
             return ExtractionResult(
                 note=f"the snapshot holds no {'/'.join(self.roles)} turns to read", outcome="nothing_found"
             )
-        # The model's call must leave the commit its time: the budget covers both (docs/operations.md).
-        llm_deadline = None if item.deadline is None else item.deadline - COMMIT_SECONDS
-        if llm_deadline is not None and llm_deadline - time.monotonic() < MIN_CALL_SECONDS:
-            left = llm_deadline + COMMIT_SECONDS - time.monotonic()
-            raise NoTimeLeft(f"{left:.1f}s left: too little to extract and commit")
         proposal = self.proposer.propose(
             self.kind,
             turns,
             snap.user_id,
-            llm_deadline,
+            _llm_deadline(item.deadline),
             instructions=self.instructions,
             siblings=list(snap.extraction),
         )
@@ -148,40 +162,38 @@ class KindExtractor:
         screened = guards.screen(
             self.kind, proposal.items, turns, snap.user_id, org=org, instructions=self.instructions
         )
-        usage.refused = dict(screened.refused)
-        usage.kept_private = dict(screened.kept_private)
-        # The snapshot's owner scopes every write, never anything a proposer returned.
-        scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
-        evidence = EvidenceRef(snapshot_id=snap.snapshot_id, source="extraction")
+        usage.refused = Counter(screened.refused)
+        usage.kept_private = Counter(screened.kept_private)
         batches: list[tuple[list[Any], Visibility | None]] = [
             (screened.items, None),
             (screened.personal, "private"),  # an org kind's item naming the user stays with the user
         ]
         for items, visibility in batches:
-            if not items:
-                continue
-            written = self.writer.write(
-                scope,
-                self.kind,
-                items,
-                evidence,
-                {t.seq: t.timestamp for t in turns},
-                deadline=item.deadline,
-                agent_id=snap.agent_id,
-                metadata=shared_metadata(item.turns, self.partition_keys),
-                visibility=visibility,
-                user_names={t.name for t in item.turns if t.role == "user" and t.name},
-            )
-            usage.memories += [{"memory_id": o.record.memory_id} for o in written.outcomes if o.record]
-            for decision, n in written.decisions.items():
-                usage.decisions[decision] = usage.decisions.get(decision, 0) + n
-            for reason, n in written.refused.items():
-                usage.refused[reason] = usage.refused.get(reason, 0) + n
+            if items:
+                usage.add(self._write(item, turns, items, visibility))
         usage.outcome = "stored"
-        if not usage.memories and not usage.decisions and usage.refused:
+        if not usage.memory_ids and not usage.decisions and usage.refused:
             usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"
             usage.outcome = "refused"
         return usage
+
+    def _write(
+        self, item: SnapshotInput, turns: Sequence[TurnView], items: list[Any], visibility: Visibility | None
+    ) -> Written:
+        snap = item.snapshot
+        # The snapshot's owner scopes every write, never anything a proposer returned.
+        return self.writer.write(
+            Scope(tenant=snap.tenant, user_id=snap.user_id),
+            self.kind,
+            items,
+            EvidenceRef(snapshot_id=snap.snapshot_id, source="extraction"),
+            {t.seq: t.timestamp for t in turns},
+            deadline=item.deadline,
+            agent_id=snap.agent_id,
+            metadata=shared_metadata(item.turns, self.partition_keys),
+            visibility=visibility,
+            user_names={t.name for t in item.turns if t.role == "user" and t.name},
+        )
 
     def _empty(self, usage: ExtractionResult, turns: Sequence[TurnView]) -> ExtractionResult:
         """An answer without items: `nothing_found` when the offline rules find nothing in the same turns

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -12,12 +14,13 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from mongomem.budget import request_budget
 from mongomem.config import Settings, queue_name
 from mongomem.erasure import ErasureRepository, delete_after_extraction, expire_after_extraction
-from mongomem.extraction.extractor import Extractor, NoTimeLeft
-from mongomem.extraction.runner import ExtractionMessage, FinalFailure, SnapshotGone, run_extraction
+from mongomem.extraction.extractor import ExtractionResult, Extractor, NoTimeLeft
+from mongomem.extraction.failures import Delivery, policy_for, short_error
+from mongomem.extraction.runner import ExtractionMessage, run_extraction
 from mongomem.extraction.watch import SuspectEmpty
 from mongomem.models.turns import Turn
 from mongomem.observability import emit, logger
-from mongomem.ports import LLMConfigError, QueuePort
+from mongomem.ports import QueuePort
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 # Time kept back at the end of an invocation (status writes, the batch response, metrics).
@@ -70,74 +73,96 @@ def record_deadline(lambda_context: Any) -> float | None:
 
 
 def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: ExtractionServices) -> None:
-    """Extract one message; raising marks it failed so only it returns to the queue."""
-    message = ExtractionMessage.model_validate_json(record.body)
-    expected = svc.settings.extraction_type
-    if expected is not None and queue_name(message.type) != expected:
-        raise ValueError(f"message for type {message.type!r} reached the {expected!r} extractor")
-    logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type)
+    """Extract one message; raising marks it failed so only it returns to the queue.
+
+    What a failure does (the kind's status, the message, the next kind, the metric) is the table
+    extraction.failures.FAILURE_POLICY."""
+    message = _read_message(record, svc.settings.extraction_type)
     started = time.perf_counter()
-    try:
+    with _log_keys(message):
         try:
-            deadline = record_deadline(lambda_context)
-            # The record's deadline also holds the commit's own calls (the embedder, the search index):
-            # they cut their timeouts and retries to it as they do inside an API request.
-            with request_budget(deadline - time.monotonic()) if deadline is not None else nullcontext():
-                outcome = run_extraction(
-                    svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline
-                )
-        except NoTimeLeft as exc:
-            _defer(svc, message, str(exc))
+            result = _extract(svc, message, lambda_context)
+        except Exception as exc:
+            if _apply_policy(svc, message, exc) is Delivery.DONE:
+                _start_retention(svc, message)
             return
-        except SnapshotGone:
-            logger.warning("snapshot no longer exists; message dropped")
-            return
-        except LLMConfigError as exc:
-            # The provider refuses this deployment (no model access, bad key): no retry fixes it. Said at once
-            # (an ERROR and the ExtractionConfigErrors alarm), while the message waits for the fix in the queue.
-            logger.error("LLM provider refuses the deployment's requests", extra={"error": str(exc)[:500]})
-            emit("ExtractionConfigErrors", MetricUnit.Count, 1)  # the alarm's dimensions: service only
-            _pass_on(svc, message)
-            raise
-        except Exception:
-            _pass_on(svc, message)  # a failing kind does not hold up the snapshot's other kinds
-            raise
         _pass_on(svc, message)
-    finally:
-        logger.remove_keys(["snapshot_id", "memory_type"])
-    # Retention: the turns' clock starts (delete_promoted: they are deleted) once every type of the
-    # snapshot is extracted (also on a redelivery, in case the first attempt failed after extracting).
-    retention = svc.settings.memory.snapshot
-    if retention.delete_promoted:
-        deleted = delete_after_extraction(svc.snapshots, svc.turns, svc.forget_turns, message.snapshot_id)
-        if deleted:
-            logger.info(
-                "extracted turns deleted", extra={"snapshot_id": message.snapshot_id, "turns": deleted}
-            )
-    else:
-        expire_after_extraction(svc.snapshots, svc.erasure, message.snapshot_id, retention.ttl_days)
-    kind = message.type
-    if outcome is None:
+    _start_retention(svc, message)
+    if result is None:
         logger.info("already extracted; redelivery ignored", extra={"snapshot_id": message.snapshot_id})
         return
-    if isinstance(outcome, FinalFailure):
-        # Asking again would fail the same way: the kind stays failed (status, figures) until a retry.
-        logger.warning(
-            "extraction failed for good: the same request failed the same way twice",
-            extra={
-                "snapshot_id": message.snapshot_id,
-                "memory_type": kind,
-                "reason": outcome.reason,
-                "error": outcome.error,
-            },
-        )
-        emit("ExtractionFailures", MetricUnit.Count, 1, memory_type=kind, reason=outcome.reason)
-        # the ExtractionFailuresAlarm's dimensions, service only: loud though the message is done with
-        emit("ExtractionFailures", MetricUnit.Count, 1)
+    _report(svc, message, result, (time.perf_counter() - started) * 1000)
+
+
+def _read_message(record: SQSRecord, expected: str | None) -> ExtractionMessage:
+    """The queue message, checked against the queue this function serves (`expected`; None: any)."""
+    message = ExtractionMessage.model_validate_json(record.body)
+    if expected is not None and queue_name(message.type) != expected:
+        raise ValueError(f"message for type {message.type!r} reached the {expected!r} extractor")
+    return message
+
+
+@contextmanager
+def _log_keys(message: ExtractionMessage) -> Iterator[None]:
+    logger.append_keys(snapshot_id=message.snapshot_id, memory_type=message.type)
+    try:
+        yield
+    finally:
+        logger.remove_keys(["snapshot_id", "memory_type"])
+
+
+def _extract(
+    svc: ExtractionServices, message: ExtractionMessage, lambda_context: Any
+) -> ExtractionResult | None:
+    """Run the extraction within the record's deadline (None: it was done already)."""
+    deadline = record_deadline(lambda_context)
+    # The record's deadline also holds the commit's own calls (the embedder, the search index): they cut
+    # their timeouts and retries to it as they do inside an API request.
+    with request_budget(deadline - time.monotonic()) if deadline is not None else nullcontext():
+        return run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
+
+
+def _apply_policy(svc: ExtractionServices, message: ExtractionMessage, exc: Exception) -> Delivery:
+    """Do what FAILURE_POLICY says for `exc` (the runner wrote the kind's status); raise it again when the
+    message is to be retried."""
+    policy = policy_for(exc)
+    reason = policy.reason_of(exc) or "error"
+    if policy.log is not None:
+        level, text = policy.log
+        say = {logging.WARNING: logger.warning, logging.ERROR: logger.error}[level]
+        extra = {"snapshot_id": message.snapshot_id, "memory_type": message.type, "reason": reason}
+        say(text, extra={**extra, "error": short_error(exc)})
+    if policy.metric is not None:
+        if policy.metric_by_kind:
+            emit(policy.metric, MetricUnit.Count, 1, memory_type=message.type, reason=reason)
+        emit(policy.metric, MetricUnit.Count, 1)  # an alarm's dimensions: service only
+    if policy.pass_on:
+        _pass_on(svc, message)  # a failing kind does not hold up the snapshot's other kinds
+    if policy.delivery is Delivery.RESEND:
+        _defer(svc, message, str(exc))
+    elif policy.delivery is Delivery.RETRY:
+        raise exc
+    return policy.delivery
+
+
+def _start_retention(svc: ExtractionServices, message: ExtractionMessage) -> None:
+    """The turns' clock starts (delete_promoted: they are deleted) once every type of the snapshot is
+    extracted (also on a redelivery, in case the first attempt failed after extracting)."""
+    retention = svc.settings.memory.snapshot
+    if not retention.delete_promoted:
+        expire_after_extraction(svc.snapshots, svc.erasure, message.snapshot_id, retention.ttl_days)
         return
-    result = outcome
-    elapsed = (time.perf_counter() - started) * 1000
-    emit("ExtractionLatencyMs", MetricUnit.Milliseconds, elapsed, memory_type=kind)
+    deleted = delete_after_extraction(svc.snapshots, svc.turns, svc.forget_turns, message.snapshot_id)
+    if deleted:
+        logger.info("extracted turns deleted", extra={"snapshot_id": message.snapshot_id, "turns": deleted})
+
+
+def _report(
+    svc: ExtractionServices, message: ExtractionMessage, result: ExtractionResult, elapsed_ms: float
+) -> None:
+    """The extraction's figures (latency, tokens, decisions, refusals) and its warnings."""
+    kind = message.type
+    emit("ExtractionLatencyMs", MetricUnit.Milliseconds, elapsed_ms, memory_type=kind)
     emit("ExtractionInputTokens", MetricUnit.Count, result.input_tokens, memory_type=kind)
     emit("ExtractionOutputTokens", MetricUnit.Count, result.output_tokens, memory_type=kind)
     for decision, count in result.decisions.items():
@@ -145,10 +170,10 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
     for reason, count in result.refused.items():
         # proposed items their kind refused (malformed: invalid; placeholder, greeting ...: junk): never stored
         emit("ExtractionItemsRefused", MetricUnit.Count, count, memory_type=kind, reason=reason)
-    if result.refused and not result.memories:
+    if result.refused and not result.memory_ids:
         logger.warning(
             "every item the model proposed was refused",
-            extra={"snapshot_id": message.snapshot_id, "memory_type": kind, "refused": result.refused},
+            extra={"snapshot_id": message.snapshot_id, "memory_type": kind, "refused": dict(result.refused)},
         )
     if result.outcome == "empty_answer" and result.rules_found:
         emit("ExtractionEmptyAnswers", MetricUnit.Count, 1, memory_type=kind)
@@ -159,7 +184,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
             "the extractor answers nothing where the offline rules find facts",
             extra={"memory_type": kind, "hint": warning},
         )
-    logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memories)})
+    logger.info("extracted", extra={"snapshot_id": message.snapshot_id, "memories": len(result.memory_ids)})
 
 
 def _defer(svc: ExtractionServices, message: ExtractionMessage, why: str) -> None:

@@ -13,12 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.errors import ExtractionFailed
-from mongomem.extraction.extractor import ExtractionResult, Extractor, NoTimeLeft, SnapshotInput
+from mongomem.extraction.extractor import ExtractionResult, Extractor, SnapshotInput
+from mongomem.extraction.failures import SnapshotGone, policy_for, short_error
 from mongomem.kindnames import KindName
 from mongomem.models.common import Identifier, Scope, utcnow
 from mongomem.models.sessions import TypeStatusUpdate
-from mongomem.ports import LLMConfigError, LLMError
 from mongomem.shortterm.ports import SnapshotRepository, TurnRepository
 
 
@@ -47,86 +46,42 @@ class ExtractionMessage(BaseModel):
         )
 
 
-class SnapshotGone(Exception):
-    """The snapshot no longer exists (its user was erased): the message is dropped, not retried."""
+@dataclass(frozen=True)
+class KindStatus:
+    """Writes one (snapshot, kind)'s extraction status, stamped with the time of the write."""
 
+    snapshots: SnapshotRepository
+    snapshot_id: str
+    kind: str
 
-@dataclass
-class FinalFailure:
-    """A kind's extraction failed for good (the same request failed the same way twice)."""
+    def skipped(self, why: str) -> None:
+        self._write(TypeStatusUpdate(status="skipped", error=why, updated_at=utcnow()))
 
-    reason: str
-    error: str
+    def running(self) -> None:
+        self._write(TypeStatusUpdate(status="running", updated_at=utcnow()), inc_attempts=True)
 
-
-def run_extraction(
-    snapshots: SnapshotRepository,
-    turns: TurnRepository,
-    extractor: Extractor | None,
-    message: ExtractionMessage,
-    deadline: float | None = None,
-) -> ExtractionResult | FinalFailure | None:
-    """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery), a
-    FinalFailure when asking again would fail the same way; raises what is worth retrying (NoTimeLeft:
-    not started, the kind is queued again)."""
-    snap = snapshots.get(message.snapshot_id)
-    if snap is None:
-        raise SnapshotGone(message.snapshot_id)
-    key = message.type
-    status = snap.extraction.get(key)
-    if status is not None and status.status == "done":
-        return None
-    if extractor is None:
-        snapshots.set_extraction(
-            snap.snapshot_id,
-            key,
-            TypeStatusUpdate(status="skipped", error="no extractor registered", updated_at=utcnow()),
-        )
-        return ExtractionResult(note="no extractor registered for this type")
-    snapshots.set_extraction(
-        snap.snapshot_id, key, TypeStatusUpdate(status="running", updated_at=utcnow()), inc_attempts=True
-    )
-    # The snapshot's owner scopes everything, never the message body or the LLM's answer.
-    scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
-    stored = turns.in_range(scope, snap.session_id, snap.from_seq, snap.to_seq)
-    item = SnapshotInput(snapshot=snap, turns=stored, deadline=deadline)
-    try:
-        result = extractor.extract(item)
-    except NoTimeLeft:
-        snapshots.set_extraction(
-            snap.snapshot_id, key, TypeStatusUpdate(status="queued", updated_at=utcnow())
-        )
-        raise
-    except ExtractionFailed as exc:
+    def failed(self, exc: Exception) -> None:
+        """The status FAILURE_POLICY gives `exc` (`queued` for NoTimeLeft: the kind waits its turn)."""
+        policy = policy_for(exc)
+        if policy.status is None:
+            return
+        if policy.status != "failed":
+            self._write(TypeStatusUpdate(status=policy.status, updated_at=utcnow()))
+            return
         failed = TypeStatusUpdate(
-            status="failed", error=_short(exc), reason=exc.reason, final=exc.final, updated_at=utcnow()
+            status="failed",
+            error=short_error(exc),
+            reason=policy.reason_of(exc),
+            final=bool(policy.final),
+            updated_at=utcnow(),
         )
-        snapshots.set_extraction(snap.snapshot_id, key, failed)
-        if exc.final:
-            return FinalFailure(exc.reason, _short(exc))
-        raise
-    except Exception as exc:
-        reason = (
-            "config"
-            if isinstance(exc, LLMConfigError)
-            else "provider"
-            if isinstance(exc, LLMError)
-            else "error"
-        )
-        snapshots.set_extraction(
-            snap.snapshot_id,
-            key,
-            TypeStatusUpdate(
-                status="failed", error=_short(exc), reason=reason, final=False, updated_at=utcnow()
-            ),
-        )
-        raise
-    snapshots.set_extraction(
-        snap.snapshot_id,
-        key,
-        TypeStatusUpdate(
+        self._write(failed)
+
+    def done(self, result: ExtractionResult) -> None:
+        """The result's figures; the last failure's fields are cleared."""
+        update = TypeStatusUpdate(
             status="done",
-            memories=len(result.memories),
+            memories=len(result.memory_ids),
             refused=dict(result.refused) or None,
             outcome=result.outcome,
             rules_found=result.rules_found,
@@ -135,11 +90,40 @@ def run_extraction(
             reason=None,
             final=None,
             updated_at=utcnow(),
-        ),
-    )
+        )
+        self._write(update)
+
+    def _write(self, update: TypeStatusUpdate, inc_attempts: bool = False) -> None:
+        self.snapshots.set_extraction(self.snapshot_id, self.kind, update, inc_attempts=inc_attempts)
+
+
+def run_extraction(
+    snapshots: SnapshotRepository,
+    turns: TurnRepository,
+    extractor: Extractor | None,
+    message: ExtractionMessage,
+    deadline: float | None = None,
+) -> ExtractionResult | None:
+    """Extract one (snapshot, type). Returns None when it was already done (an SQS redelivery); raises
+    SnapshotGone, and what the extractor raised once the kind's status says so (extraction.failures)."""
+    snap = snapshots.get(message.snapshot_id)
+    if snap is None:
+        raise SnapshotGone(message.snapshot_id)
+    status = snap.extraction.get(message.type)
+    if status is not None and status.status == "done":
+        return None
+    kind = KindStatus(snapshots, snap.snapshot_id, message.type)
+    if extractor is None:
+        kind.skipped("no extractor registered")
+        return ExtractionResult(note="no extractor registered for this type")
+    kind.running()
+    # The snapshot's owner scopes everything, never the message body or the LLM's answer.
+    scope = Scope(tenant=snap.tenant, user_id=snap.user_id)
+    stored = turns.in_range(scope, snap.session_id, snap.from_seq, snap.to_seq)
+    try:
+        result = extractor.extract(SnapshotInput(snapshot=snap, turns=stored, deadline=deadline))
+    except Exception as exc:
+        kind.failed(exc)
+        raise
+    kind.done(result)
     return result
-
-
-def _short(exc: Exception) -> str:
-    text: Any = f"{type(exc).__name__}: {exc}"
-    return str(text)[:500]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 class ScanReport:
     sessions: int = 0
     snapshots: list[str] = field(default_factory=list)
-    reasons: dict[str, int] = field(default_factory=dict)
+    reasons: Counter[str] = field(default_factory=Counter)  # snapshots cut, by reason
     resent: int = 0
     skipped: int = 0
 
@@ -78,7 +79,7 @@ class Promoter:
                 report.skipped += 1
             for snap in cut:
                 report.snapshots.append(snap.snapshot_id)
-                report.reasons[snap.reason] = report.reasons.get(snap.reason, 0) + 1
+                report.reasons[snap.reason] += 1
         report.resent = self.resend_unfanned(now or utcnow())
         return report
 

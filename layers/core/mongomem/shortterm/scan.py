@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.observability import emit, logger, metrics
-from mongomem.shortterm.promotion import Promoter
+from mongomem.shortterm.promotion import Promoter, ScanReport
 
 if TYPE_CHECKING:
     from mongomem.retrieval.turn_indexing import TurnIndexer
@@ -28,6 +29,55 @@ class Follow:
     for_seconds: float
 
 
+@dataclass
+class ScanTotals:
+    """What a scan did: its log lines and, as_json(), the scan function's answer."""
+
+    sessions: int = 0  # sessions claimed
+    snapshots: int = 0  # snapshots cut
+    resent: int = 0  # snapshots whose lost fan-out was sent again
+    reasons: Counter[str] = field(default_factory=Counter)  # snapshots cut, by reason
+    recall: Counter[str] | None = None  # turns indexed for recall, reindexed, failed (None: no recall)
+    follow_passes: int | None = None  # the passes after the first (None: not following recording)
+
+    def __add__(self, other: ScanTotals) -> ScanTotals:
+        recall = None
+        if self.recall is not None or other.recall is not None:
+            recall = Counter(self.recall or {})
+            recall.update(other.recall or {})  # update, not +: a count of 0 is kept
+        reasons = Counter(self.reasons)
+        reasons.update(other.reasons)
+        return ScanTotals(
+            sessions=self.sessions + other.sessions,
+            snapshots=self.snapshots + other.snapshots,
+            resent=self.resent + other.resent,
+            reasons=reasons,
+            recall=recall,
+            follow_passes=_plus(self.follow_passes, other.follow_passes),
+        )
+
+    @classmethod
+    def of(cls, report: ScanReport) -> ScanTotals:
+        return cls(report.sessions, len(report.snapshots), report.resent, Counter(report.reasons))
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sessions": self.sessions,
+            "snapshots": self.snapshots,
+            "resent": self.resent,
+            "reasons": dict(self.reasons),
+        }
+        if self.recall is not None:
+            out["recall"] = dict(self.recall)
+        if self.follow_passes is not None:
+            out["follow_passes"] = self.follow_passes
+        return out
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
 def run_scan(
     promoter: Promoter,
     turn_indexer: Callable[[], TurnIndexer] | None,
@@ -35,7 +85,7 @@ def run_scan(
     deadline_ms: Callable[[], int] | None = None,
     follow: Follow | None = None,
     sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, Any]:
+) -> ScanTotals:
     """Promote due sessions in batches until none is due or the invocation is nearly out of time.
 
     Then, with `turn_indexer` (recall enabled), embed the recorded turns for semantic recall. It is
@@ -50,16 +100,10 @@ def run_scan(
             if deadline_ms is not None and deadline_ms() < SAFETY_MS + follow.poll_seconds * 1000:
                 break
             sleep(follow.poll_seconds)
-            more = _one_pass(promoter, turn_indexer, scan_batch, deadline_ms, quiet=True)
+            totals += _one_pass(promoter, turn_indexer, scan_batch, deadline_ms, quiet=True)
             passes += 1
-            for key in ("sessions", "snapshots", "resent"):
-                totals[key] += more[key]
-            for reason, count in more["reasons"].items():
-                totals["reasons"][reason] = totals["reasons"].get(reason, 0) + count
-            for key, value in more.get("recall", {}).items():
-                totals["recall"][key] = totals["recall"].get(key, 0) + value
-        totals["follow_passes"] = passes
-        logger.info("scan followed recording", extra=totals)
+        totals.follow_passes = passes
+        logger.info("scan followed recording", extra=totals.as_json())
     return totals
 
 
@@ -69,43 +113,32 @@ def _one_pass(
     scan_batch: int,
     deadline_ms: Callable[[], int] | None,
     quiet: bool = False,
-) -> dict[str, Any]:
-    sessions = snapshots = resent = 0
-    reasons: dict[str, int] = {}
+) -> ScanTotals:
+    totals = ScanTotals()
     while True:
         report = promoter.scan()
-        sessions += report.sessions
-        snapshots += len(report.snapshots)
-        resent += report.resent
-        for reason, count in report.reasons.items():
-            reasons[reason] = reasons.get(reason, 0) + count
+        totals += ScanTotals.of(report)
         if report.sessions < scan_batch:
             break
         if deadline_ms is not None and deadline_ms() < SAFETY_MS:
             logger.warning("scan stopped early: the invocation is nearly out of time")
             break
-    for reason, count in reasons.items():
+    for reason, count in totals.reasons.items():
         emit("SnapshotsPromoted", MetricUnit.Count, count, reason=reason)
-    totals: dict[str, Any] = {
-        "sessions": sessions,
-        "snapshots": snapshots,
-        "resent": resent,
-        "reasons": reasons,
-    }
     if turn_indexer is not None:
-        totals["recall"] = _index_turns(turn_indexer, deadline_ms)
-    if not quiet or snapshots or totals.get("recall", {}).get("turns"):
-        logger.info("scan finished", extra=totals)
+        totals.recall = _index_turns(turn_indexer, deadline_ms)
+    if not quiet or totals.snapshots or (totals.recall is not None and totals.recall["turns"]):
+        logger.info("scan finished", extra=totals.as_json())
     return totals
 
 
-def _index_turns(indexer: Callable[[], TurnIndexer], deadline_ms: Callable[[], int] | None) -> dict[str, int]:
+def _index_turns(indexer: Callable[[], TurnIndexer], deadline_ms: Callable[[], int] | None) -> Counter[str]:
     """Embed recorded turns for semantic recall; a failure here never fails promotion."""
     try:
         report = indexer().run(deadline_ms, SAFETY_MS)
     except Exception:
         logger.exception("recall indexing failed; the turns stay queued for the next scan")
-        return {"turns": 0, "reindexed": 0, "failed": 0}
+        return Counter({"turns": 0, "reindexed": 0, "failed": 0})
     if report["turns"]:
         metrics.add_metric(name="RecallTurnsIndexed", unit=MetricUnit.Count, value=report["turns"])
-    return dict(report)
+    return Counter(report)
