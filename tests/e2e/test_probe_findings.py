@@ -1,5 +1,7 @@
 """Issue 33's independent probe: the same classes as its findings, with other payloads, over HTTP on a running
-local stack (API keys on). Each test here is a MED finding of that probe and failed on b510120.
+local stack (API keys on). Each test here is a MED finding of that probe and failed on b510120 (the
+marker and expiry findings are fixed on this branch, in markers.py and adapters/memory_store.py; the
+changed-value cases are left to the lead: kinds/base.py's comparison).
 
 - a correction of a number's sign or decimal point, its currency, a date's day and month, the order of two
   numbers, a negation said by a prefix or in another Latin-script language, a condition or a clock time
