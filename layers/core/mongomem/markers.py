@@ -108,6 +108,17 @@ OWN_TOOLS = frozenset(
 )
 
 
+# Characters a reader does not see that are no format (Cf) characters: the Hangul fillers and the braille
+# blank are letters or symbols drawn as nothing (variation selectors and the combining grapheme joiner are
+# marks, dropped as marks whatever their combining class).
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _unseen(char: str) -> bool:
+    """Whether a reader sees nothing of `char`: a format character or one of `_INVISIBLE`."""
+    return unicodedata.category(char) == "Cf" or char in _INVISIBLE
+
+
 def reader_forms(text: str) -> str:
     """What a reader may turn the text into: entities and JSON escapes decoded (up to three levels),
     compatibility forms folded (full-width letters), invisible format characters removed."""
@@ -119,7 +130,7 @@ def reader_forms(text: str) -> str:
         out = decoded
     out = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), out)
     out = unicodedata.normalize("NFKC", out)
-    return "".join(c for c in out if unicodedata.category(c) != "Cf")
+    return "".join(c for c in out if not _unseen(c))
 
 
 def _skeleton_map(text: str) -> tuple[str, list[int]]:
@@ -136,7 +147,7 @@ def _skeleton_map(text: str) -> tuple[str, list[int]]:
                 or "".join(
                     _FOLD.get(c, c)
                     for c in unicodedata.normalize("NFKD", char)
-                    if not unicodedata.combining(c) and unicodedata.category(c) != "Cf"
+                    if unicodedata.category(c)[0] != "M" and not _unseen(c)
                 ).casefold()
             )
         out.append(folded)
@@ -161,7 +172,7 @@ def _rewrite_lookalikes(text: str) -> str:
     folded, origin = _skeleton_map(text)
     spans = [(origin[m.start()], origin[m.end() - 1] + 1) for m in _SKELETON_NAME.finditer(folded)]
     for start, end in reversed(spans):
-        while end < len(text) and unicodedata.combining(text[end]):
+        while end < len(text) and (unicodedata.category(text[end])[0] == "M" or _unseen(text[end])):
             end += 1
         text = text[:start] + _NEUTRAL + text[end:]
     return text

@@ -427,6 +427,7 @@ class MemoryStore:
                     "type": "taxonomic",
                     "status": "active",
                     "payload.domain": {"$type": "string"},
+                    **unexpired(),
                 }
             },
             {"$group": {"_id": "$payload.domain", "n": {"$sum": 1}}},
@@ -484,7 +485,7 @@ class MemoryStore:
 
     def shared_keys(self, tenant: str, user_id: str | None, limit: int) -> list[list[MemoryRecord]]:
         """Groups of active versions that share one owner, kind and key (at most `limit` groups)."""
-        match: dict[str, Any] = {"tenant": tenant, "status": "active"}
+        match: dict[str, Any] = {"tenant": tenant, "status": "active", **unexpired()}
         if user_id is not None:
             match["user_id"] = user_id
         pipeline: list[dict[str, Any]] = [
