@@ -99,6 +99,41 @@ def test_a_synonym_from_the_table_keeps_the_anchors(data: st.DataObject) -> None
         ("contractors can badge in at the gate", "contractors can't badge in at the gate"),
         ("contractors badge in before the shift", "contractors badge in after the shift"),
         ("the review covers all invoices of the vendor", "the review covers some invoices of the vendor"),
+        # what normalisation drops, and what a word's prefix or a clock phrase says (issue 33's probe)
+        ("the parking fee for staff is $500 per month", "the parking fee for staff is €500 per month"),
+        (
+            "the freezer in the cold room is kept at -18 degrees",
+            "the freezer in the cold room is kept at 18 degrees",
+        ),
+        (
+            "the maximum load per shelf is 1.5 tonnes in the cold room",
+            "the maximum load per shelf is 15 tonnes in the cold room",
+        ),
+        (
+            "the invoice audit is due on 1/12 at the finance office",
+            "the invoice audit is due on 11/2 at the finance office",
+        ),
+        (
+            "the dock receives 3 trucks and 5 vans each morning",
+            "the dock receives 5 trucks and 3 vans each morning",
+        ),
+        (
+            "the fire door stays unlocked during the night shift",
+            "the fire door stays locked during the night shift",
+        ),
+        (
+            "the visitor badge is valid for the whole building",
+            "the visitor badge is invalid for the whole building",
+        ),
+        (
+            "the gate is opened if a guard is present at the bay",
+            "the gate is opened unless a guard is present at the bay",
+        ),
+        ("die tür im lager ist nachts nicht verschlossen", "die tür im lager ist nachts verschlossen"),
+        (
+            "the loading bay doors close at ten to nine each evening",
+            "the loading bay doors close at ten past nine each evening",
+        ),
         # other scripts are compared, not dropped
         ("我住在北京市的朝阳区", "我住在上海市的浦东新区"),
         ("склад на северной пристани открыт до девяти", "склад на южной пристани открыт до девяти"),
@@ -117,6 +152,12 @@ def test_corrections_are_new_values(before: str, after: str) -> None:
         ("the gate isn't open on sundays", "the gate is not open on Sundays"),
         ("Café Zoë opens at 9", "Cafe Zoe opens at 9"),
         ("the count is due within 4 hours", "the count is due within 4 ho\u200burs"),  # invisible character
+        ("the fee is 1,000 dollars a year for staff", "the fee is 1000 dollars a year for staff"),
+        (
+            "the dock receives 5 vans and 3 trucks each morning",
+            "the dock receives 3 trucks and 5 vans each morning",
+        ),
+        ("the parking fee is $500 per month for staff", "the parking fee is 500 dollars per month for staff"),
     ],
 )
 def test_restatements_stay_restatements(one: str, other: str) -> None:

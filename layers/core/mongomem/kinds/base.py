@@ -206,7 +206,13 @@ _MEANING_TABLE: dict[str, str] = {
     "late": "late later latest",
     "previous": "previous previously former",
     # whether: negation, modality and polarity
-    "not": "no not none nothing nobody nowhere neither nor without non",
+    # ... and in the Latin-script languages most often met (German, French, Spanish, Italian, Portuguese)
+    "not": "no not none nothing nobody nowhere neither nor without non "
+    "nicht kein keine keinen keinem keiner nie niemals ne pas jamais aucun aucune "
+    "nunca nada nadie ninguno ninguna ningun nessuno niente mai nao nem",
+    "if": "if provided",
+    "unless": "unless",
+    "except": "except",
     "must": "must required mandatory obligatory",
     "shall": "shall",
     "should": "should ought",
@@ -335,10 +341,14 @@ def anchors(text: str) -> frozenset[str]:
     versions, amounts, ids), the meanings of the table's words (how often, how many, when, whether:
     `MEANINGS`; a meaning said twice counts twice) and proper nouns."""
     text = _visible(text)
-    found: set[str] = set()
-    for token in re.findall(r"[+$€£#]?\d[\w.:,/+-]*", text):
-        found.add(re.sub(r"[^0-9a-z]", "", token.lower()))
+    found: set[str] = set(_number_pairs(text))
     said: list[str] = []
+    for m in _NUMBER.finditer(text):
+        found.add(_number(m.group("n"), m.group("sign")))
+        if m.group("cur"):
+            said.append(_CURRENCY[m.group("cur")])  # "$500" is 500 dollars, "€500" 500 euros
+    for m in _CLOCK.finditer(text):
+        said.append("past" if m.group("rel").lower() in ("past", "after") else "to")  # "ten to nine"
     for m in _PERIOD.finditer(text):
         said.append(_PERIODS[m.group("unit").lower()])
         freq, nth = (m.group("freq") or "").lower(), (m.group("nth") or "").lower()
@@ -369,6 +379,65 @@ def anchors(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# A number as written: its sign ("-18" is not "18"), its currency ("$" "€" "£") and its decimal point and
+# date or time separators ("1.5" is not "15", "1/12" is not "11/2"); a thousands comma is no separator.
+_NUMBER = re.compile(
+    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212+])|(?P<cur>[$€£¥]))?(?P<n>\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
+)
+_CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
+_CLOCK = re.compile(
+    r"\b(?:\d{1,2}|five|ten|twenty|twenty-five|quarter|half)\s+(?P<rel>to|till|past|after)\s+"
+    r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\b",
+    re.IGNORECASE,
+)
+# words a number is not said of ("3 of the", "5 per month")
+_NOT_COUNTED = frozenset("and the per for of at in on to or a an by with from each every".split())
+
+
+def _number(token: str, sign: str | None) -> str:
+    plain = re.sub(r",(?=\d{3}(?!\d))", "", token.lower()).rstrip(".,:/+-")
+    plain = re.sub(r"[^0-9a-z.:/]", "", plain)
+    return f"-{plain}" if sign in ("-", "\u2212") else plain
+
+
+def _number_pairs(text: str) -> set[str]:
+    """With two numbers or more, each number with the word it counts ("3 trucks and 5 vans" is not "5
+    trucks and 3 vans"); one number alone needs no pair."""
+    tokens = re.findall(r"\d[\w.:,/+-]*|[A-Za-z][A-Za-z'-]*", text)
+    values = [t if t[0].isdigit() else MEANINGS.get(t.lower(), "") for t in tokens]
+    numbers = {v for v in values if v[:1].isdigit()}
+    if len(numbers) < 2:
+        return set()
+    pairs: set[str] = set()
+    for i, value in enumerate(values):
+        if not value[:1].isdigit():
+            continue
+        for token, after in zip(tokens[i + 1 : i + 4], values[i + 1 : i + 4], strict=False):
+            if after[:1].isdigit():
+                break
+            word = token.lower()
+            if word not in _NOT_COUNTED and len(word) > 2:
+                pairs.add(f"{_number(value, None)}>{word.removesuffix('s')}")
+                break
+    return pairs
+
+
+# Prefixes that turn a word into its opposite ("unlocked", "invalid", "disagree", "nonstop").
+_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
+
+
+def negates_by_prefix(old: str, new: str) -> bool:
+    """Whether one text says a word the other says with a negating prefix ("locked" / "unlocked")."""
+    a, b = set(norm(old).split()), set(norm(new).split())
+    for mine, theirs in ((a - b, b - a), (b - a, a - b)):
+        for word in mine:
+            for prefix in _NEGATING_PREFIXES:
+                rest = word[len(prefix) :]
+                if word.startswith(prefix) and len(rest) > 2 and rest in theirs:
+                    return True
+    return False
+
+
 _MEANING_NAMES = frozenset(MEANINGS.values())
 
 
@@ -394,10 +463,11 @@ def same_value(old: str, new: str) -> bool:
     embedding score alone."""
     a, b = norm(old), norm(new)
     if a == b:
-        return True
+        # what normalisation drops may be the value: a sign ("-18"), a currency ("$500" / "€500")
+        return hard_anchors(old) == hard_anchors(new)
     if len(a.split()) <= SHORT_WORDS or len(b.split()) <= SHORT_WORDS or _unread(old) or _unread(new):
         return False
-    if anchors(old) != anchors(new):
+    if anchors(old) != anchors(new) or negates_by_prefix(old, new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
@@ -408,7 +478,7 @@ def restates(old: str, new: str) -> bool:
     match that brought the two together says they mean alike)."""
     if same_value(old, new):
         return True
-    if anchors(old) != anchors(new) or _unread(old) or _unread(new):
+    if anchors(old) != anchors(new) or negates_by_prefix(old, new) or _unread(old) or _unread(new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
