@@ -39,6 +39,7 @@ def pipeline_health(
     memories: IndexBacklog,
     index: VectorIndex | None,
     settings: Settings,
+    *,
     tenant: str,
     user_id: str | None,
     now: datetime | None = None,

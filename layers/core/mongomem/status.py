@@ -78,6 +78,7 @@ def service_status(
     store_up: bool,
     store: BacklogRepository,
     tenant: str | None,
+    *,
     drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
     conflicts: Callable[[str | None], list[Conflict]] | None = None,
     now: datetime | None = None,

@@ -69,7 +69,7 @@ def routes(svc: AdminServices, caller: Caller) -> APIGatewayHttpRouter:
             svc.store_reachable(),
             svc.backlog,
             None,
-            svc.embedding_drift,
+            drift=svc.embedding_drift,
         )
 
     @router.post("/v1/admin/keys", summary="Create an API key; the key is shown once (operators)")

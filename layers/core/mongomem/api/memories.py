@@ -37,6 +37,52 @@ if TYPE_CHECKING:
 
 
 MemoryId = Annotated[str, Path(pattern=r"^mem-[a-f0-9]{24}$", description="A memory version's id")]
+# the list's query parameters
+KindQuery = Annotated[
+    str | None, Query(pattern=KIND_NAME_PATTERN, description="a memory kind (built-in or custom)")
+]
+StatusQuery = Annotated[
+    Literal["active", "superseded", "deleted", "proposed"] | None,
+    Query(description="only this status (default: active and superseded; proposals only when asked)"),
+]
+SubjectQuery = Annotated[
+    str | None, Query(min_length=1, max_length=512, description="semantic: exact subject")
+]
+AttributeQuery = Annotated[
+    str | None, Query(min_length=1, max_length=512, description="semantic: exact attribute")
+]
+SubjectPrefixQuery = Annotated[
+    str | None,
+    Query(min_length=1, max_length=512, description="semantic: subjects starting with this"),
+]
+ObservedAfterQuery = Annotated[
+    str | None, Query(max_length=64, description="ISO date-time: first stated at or after it")
+]
+ObservedBeforeQuery = Annotated[
+    str | None, Query(max_length=64, description="ISO date-time: first stated before it")
+]
+AgentQuery = Annotated[
+    str | None,
+    Query(pattern=ID_PATTERN, description="as this agent: its memories, the shared ones and the org's"),
+]
+VisibilityQuery = Annotated[
+    Literal["private", "org"] | None, Query(description="only the user's, or only the org's")
+]
+TagsQuery = Annotated[
+    str | None, Query(min_length=1, max_length=2000, description="comma-separated: any of these tags")
+]
+DomainQuery = Annotated[str | None, Query(min_length=1, max_length=300, description="taxonomic domain")]
+MetadataQuery = Annotated[
+    str | None,
+    Query(min_length=2, max_length=2000, description='JSON object of exact values: {"k": "v"}'),
+]
+SnapshotQuery = Annotated[
+    str | None,
+    Query(
+        pattern=r"^snap-[a-f0-9]{24}$",
+        description="memories with evidence from this snapshot: what its extraction wrote or reinforced",
+    ),
+]
 
 
 def _metadata(text: str | None) -> dict[str, Any]:
@@ -58,6 +104,20 @@ def _when(name: str, value: str | None) -> datetime | None:
         return parse_utc_datetime(value)
     except (ValueError, OverflowError) as exc:
         raise InvalidInput(f"{name} is not an ISO 8601 date-time", {"path": name}) from exc
+
+
+def _payload_filter(subject: str | None, attribute: str | None, subject_prefix: str | None) -> PayloadFilter:
+    """The semantic payload filter: an exact subject and attribute, a subject prefix."""
+    exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
+    return PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
+
+
+def _observed(after: str | None, before: str | None) -> ObservedRange:
+    """The observed-time range, its ends parsed; a range that ends before it starts is refused."""
+    observed = ObservedRange(_when("observed_after", after), _when("observed_before", before))
+    if observed.after and observed.before and observed.after >= observed.before:
+        raise InvalidInput("observed_after must be earlier than observed_before", {"path": "observed_after"})
+    return observed
 
 
 class MemoryServices(Protocol):
@@ -111,67 +171,24 @@ def routes(svc: MemoryServices, caller: Caller) -> APIGatewayHttpRouter:
     @router.get("/v1/memories", summary="List a user's memories by type and status, newest first")
     def list_memories(
         user_id: UserQuery = None,
-        type: Annotated[
-            str | None, Query(pattern=KIND_NAME_PATTERN, description="a memory kind (built-in or custom)")
-        ] = None,
-        status: Annotated[
-            Literal["active", "superseded", "deleted", "proposed"] | None,
-            Query(description="only this status (default: active and superseded; proposals only when asked)"),
-        ] = None,
+        type: KindQuery = None,
+        status: StatusQuery = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Query(max_length=64)] = None,
-        subject: Annotated[
-            str | None, Query(min_length=1, max_length=512, description="semantic: exact subject")
-        ] = None,
-        attribute: Annotated[
-            str | None, Query(min_length=1, max_length=512, description="semantic: exact attribute")
-        ] = None,
-        subject_prefix: Annotated[
-            str | None,
-            Query(min_length=1, max_length=512, description="semantic: subjects starting with this"),
-        ] = None,
-        observed_after: Annotated[
-            str | None, Query(max_length=64, description="ISO date-time: first stated at or after it")
-        ] = None,
-        observed_before: Annotated[
-            str | None, Query(max_length=64, description="ISO date-time: first stated before it")
-        ] = None,
-        agent_id: Annotated[
-            str | None,
-            Query(
-                pattern=ID_PATTERN, description="as this agent: its memories, the shared ones and the org's"
-            ),
-        ] = None,
-        visibility: Annotated[
-            Literal["private", "org"] | None, Query(description="only the user's, or only the org's")
-        ] = None,
-        tags: Annotated[
-            str | None, Query(min_length=1, max_length=2000, description="comma-separated: any of these tags")
-        ] = None,
-        domain: Annotated[
-            str | None, Query(min_length=1, max_length=300, description="taxonomic domain")
-        ] = None,
-        metadata: Annotated[
-            str | None,
-            Query(min_length=2, max_length=2000, description='JSON object of exact values: {"k": "v"}'),
-        ] = None,
-        snapshot_id: Annotated[
-            str | None,
-            Query(
-                pattern=r"^snap-[a-f0-9]{24}$",
-                description="memories with evidence from this snapshot: what its extraction wrote or reinforced",
-            ),
-        ] = None,
+        subject: SubjectQuery = None,
+        attribute: AttributeQuery = None,
+        subject_prefix: SubjectPrefixQuery = None,
+        observed_after: ObservedAfterQuery = None,
+        observed_before: ObservedBeforeQuery = None,
+        agent_id: AgentQuery = None,
+        visibility: VisibilityQuery = None,
+        tags: TagsQuery = None,
+        domain: DomainQuery = None,
+        metadata: MetadataQuery = None,
+        snapshot_id: SnapshotQuery = None,
     ) -> MemoryPage:
-        exact = {k: v for k, v in (("subject", subject), ("attribute", attribute)) if v is not None}
-        payload = PayloadFilter(exact=exact, prefix={"subject": subject_prefix} if subject_prefix else {})
-        observed = ObservedRange(
-            _when("observed_after", observed_after), _when("observed_before", observed_before)
-        )
-        if observed.after and observed.before and observed.after >= observed.before:
-            raise InvalidInput(
-                "observed_after must be earlier than observed_before", {"path": "observed_after"}
-            )
+        payload = _payload_filter(subject, attribute, subject_prefix)
+        observed = _observed(observed_after, observed_before)
         filters = MemoryFilter(
             tags=tuple(t.strip() for t in (tags or "").split(",") if t.strip()),
             domain=domain,

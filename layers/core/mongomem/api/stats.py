@@ -61,8 +61,8 @@ def routes(svc: StatsServices, caller: Caller) -> APIGatewayHttpRouter:
             svc.memory_store,
             svc.vector_index,
             svc.settings,
-            principal.tenant,
-            caller.listing_user(user_id),
+            tenant=principal.tenant,
+            user_id=caller.listing_user(user_id),
         )
 
     return router

@@ -51,8 +51,8 @@ def routes(svc: StatusServices, caller: Caller) -> APIGatewayHttpRouter:
             svc.store_reachable(),
             svc.backlog,
             caller.principal().tenant,
-            svc.embedding_drift,
-            lambda tenant: conflicts(svc.memory_store, svc.kinds, tenant or "", None),
+            drift=svc.embedding_drift,
+            conflicts=lambda tenant: conflicts(svc.memory_store, svc.kinds, tenant or "", None),
         )
 
     return router

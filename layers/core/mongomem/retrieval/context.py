@@ -30,7 +30,7 @@ from mongomem.models.recall import ContextRequest, ContextResponse
 from mongomem.observability import logger
 from mongomem.retrieval.background import in_background
 from mongomem.retrieval.block.items import MARKER_TOKENS, Tuning, estimate_tokens, relevance_floor
-from mongomem.retrieval.block.pack import Section, pack
+from mongomem.retrieval.block.pack import Packed, Section, pack
 from mongomem.retrieval.block.plan import TITLES, plan
 from mongomem.retrieval.block.render import bullet, measure, respond
 from mongomem.retrieval.block.sources import Ask, Gathered, Reach, RecentTurns, Use
@@ -57,6 +57,7 @@ class ContextBuilder:
         search: MemorySearch,
         recall: Recall,
         kinds: KindRegistry | None = None,
+        *,
         pending: Pending | None = None,
         tuning: Tuning | None = None,
     ) -> None:
@@ -71,40 +72,12 @@ class ContextBuilder:
         turns are read beside them, or first when the query is the latest user turn), pack, render."""
         started = time.perf_counter()
         uses = plan(request, self.reach.kinds)
-        embedder = OnceEmbedder(self.reach.search.embedder)  # every search shares one embedding of the query
-        windows = tuple(RecentTurns.size(request, u) for u in uses if isinstance(u.source, RecentTurns))
-        ask = Ask(
-            principal,
-            scope,
-            request,
-            request.query,
-            embedder,
-            relevance_floor(embedder),
-            self.tuning,
-            windows,
-        )
+        ask = self._ask(principal, scope, request, uses)
         pending = in_background(self.pending.of, scope) if self.pending is not None else None
-        lookback = max([*windows, QUERY_LOOKBACK])
-        if request.query and request.query.strip():
-            ask.reading = in_background(self.reach.turns.latest, scope, request.session_id, lookback)
-        else:  # the query is the session's latest user turn: read first
-            ask.reading = Future()
-            ask.reading.set_result(self.reach.turns.latest(scope, request.session_id, lookback))
-            ask.query = query_of(request, ask.latest())
-        last = max(uses, key=lambda u: u.source.layout == "threads")  # recall, when there is one
-        running = {u.slot: in_background(self._gather, u, ask) for u in uses if u is not last}
-        done = {last.slot: self._gather(last, ask)}
-        gathered = [done[u.slot] if u.slot in done else running[u.slot].result() for u in uses]
+        self._read_latest(ask)
+        gathered = self._gather_all(uses, ask)
         fetched = time.perf_counter()
-        sections = [Section(u.section, u.title, u.source.layout) for u in uses]
-        packed = pack(
-            (c for g in gathered for c in g.candidates),
-            request.token_budget - MARKER_TOKENS,  # the block goes out inside mongomem's marker
-            sections,
-            self.tuning,
-            measure(request.format),
-            bullet(request.format),
-        )
+        packed = self._pack(request, uses, gathered)
         fitted = time.perf_counter()
         response = respond(
             uses,
@@ -123,19 +96,54 @@ class ContextBuilder:
             "render": round((ended - fitted) * 1000, 2),
             "total": round((ended - started) * 1000, 2),
         }
-        logger.info(
-            "context built",
-            extra={
-                "user_id": scope.user_id,
-                "session_id": request.session_id,
-                "token_budget": request.token_budget,
-                "tokens": response.tokens,
-                "ids": response.ids,
-                "left_out": response.left_out,
-                "timings_ms": response.timings_ms,
-            },
-        )
+        _log_built(scope, request, response)
         return response
+
+    def _ask(self, principal: Principal, scope: Scope, request: ContextRequest, uses: list[Use]) -> Ask:
+        """The request as every source sees it; every search shares one embedding of the query."""
+        embedder = OnceEmbedder(self.reach.search.embedder)
+        windows = tuple(RecentTurns.size(request, u) for u in uses if isinstance(u.source, RecentTurns))
+        return Ask(
+            principal,
+            scope,
+            request,
+            request.query,
+            embedder,
+            relevance_floor(embedder),
+            self.tuning,
+            windows,
+        )
+
+    def _read_latest(self, ask: Ask) -> None:
+        """Start reading the session's latest turns beside the sources; read them first when the query
+        is the session's latest user turn."""
+        request, scope = ask.request, ask.scope
+        lookback = max([*ask.windows, QUERY_LOOKBACK])
+        if request.query and request.query.strip():
+            ask.reading = in_background(self.reach.turns.latest, scope, request.session_id, lookback)
+        else:
+            ask.reading = Future()
+            ask.reading.set_result(self.reach.turns.latest(scope, request.session_id, lookback))
+            ask.query = query_of(request, ask.latest())
+
+    def _gather_all(self, uses: list[Use], ask: Ask) -> list[Gathered]:
+        """Every source's candidates, in the order of `uses`: recall (when there is one) on this thread,
+        the others on the pool at once."""
+        last = max(uses, key=lambda u: u.source.layout == "threads")
+        running = {u.slot: in_background(self._gather, u, ask) for u in uses if u is not last}
+        done = {last.slot: self._gather(last, ask)}
+        return [done[u.slot] if u.slot in done else running[u.slot].result() for u in uses]
+
+    def _pack(self, request: ContextRequest, uses: list[Use], gathered: list[Gathered]) -> Packed:
+        sections = [Section(u.section, u.title, u.source.layout) for u in uses]
+        return pack(
+            (c for g in gathered for c in g.candidates),
+            request.token_budget - MARKER_TOKENS,  # the block goes out inside mongomem's marker
+            sections,
+            self.tuning,
+            measure(request.format),
+            bullet(request.format),
+        )
 
     def _gather(self, use: Use, ask: Ask) -> Gathered:
         started = time.perf_counter()
@@ -145,3 +153,18 @@ class ContextBuilder:
             gathered = Gathered(note=f"{use.section} unavailable: {exc.message}")
         gathered.ms = (time.perf_counter() - started) * 1000
         return gathered
+
+
+def _log_built(scope: Scope, request: ContextRequest, response: ContextResponse) -> None:
+    logger.info(
+        "context built",
+        extra={
+            "user_id": scope.user_id,
+            "session_id": request.session_id,
+            "token_budget": request.token_budget,
+            "tokens": response.tokens,
+            "ids": response.ids,
+            "left_out": response.left_out,
+            "timings_ms": response.timings_ms,
+        },
+    )

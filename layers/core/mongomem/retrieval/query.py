@@ -68,6 +68,15 @@ class WorkingNotes:
     scope: str
 
 
+@dataclass(frozen=True)
+class WorkingRead:
+    """What reading the working memory gave: its notes (None when there are none) and a note for the
+    response (None, or why there is none: working memory disabled)."""
+
+    notes: WorkingNotes | None = None
+    note: str | None = None
+
+
 class WorkingMemoryReader:
     """The working memory of a request's thread, user or agent (as the project's scope says)."""
 
@@ -75,23 +84,21 @@ class WorkingMemoryReader:
         self.working = working
         self.working_scope = working_scope
 
-    def read(
-        self, principal: Principal, scope: Scope, request: ContextRequest
-    ) -> tuple[WorkingNotes | None, str | None]:
-        """The notes (None when there are none) and a note for the response (working memory disabled)."""
+    def read(self, principal: Principal, scope: Scope, request: ContextRequest) -> WorkingRead:
+        """The notes of the request's working memory, or why there are none."""
         if self.working is None:
-            return None, None
+            return WorkingRead()
         from mongomem.workingmemory.service import resolve_key
 
         key = resolve_key(principal, self.working_scope, scope.user_id, request.session_id, request.agent_id)
         try:
             state = self.working.get(key)
         except NotFound as exc:  # working memory is disabled for the project
-            return None, exc.message
+            return WorkingRead(note=exc.message)
         text = state.content
         if state.data is not None:
             text = json.dumps(state.data, indent=2, ensure_ascii=False)
         if not text or not text.strip():
-            return None, None
+            return WorkingRead()
         ref = f"working-memory:{key.scope}:{key.thread_id or key.user_id}@v{state.version}"
-        return WorkingNotes(ref, text.strip(), key.scope), None
+        return WorkingRead(WorkingNotes(ref, text.strip(), key.scope))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from mongomem import markers
 from mongomem.config import RecallConfig
@@ -42,6 +44,32 @@ MAX_CANDIDATES = 2000
 # the others is fused with all of its ranks (dev split: R@10 0.791 at a depth of 100, 0.797 at 200,
 # 0.802 at 400; bench/studies/context/RESULTS.md).
 FUSION_DEPTH = 400
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The index's answer for a query: the fused ranking of turn keys (best first, with their fused
+    score), each turn's rank in every ranking it appeared in (1 = best), and the query's cosine
+    similarity to each turn the dense rankings found (its best chunk, own text)."""
+
+    fused: list[tuple[str, float]]
+    ranks: dict[str, dict[str, int]]
+    similarity: dict[str, float]
+
+
+class Match(NamedTuple):
+    """A matching turn as MongoDB holds it, with its fused score."""
+
+    turn: Turn
+    score: float
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The turns that fit the response budget, and how many were left out for it."""
+
+    turns: dict[str, RecalledTurn]
+    omitted: int
 
 
 class RecallDisabled(Conflict):
@@ -101,14 +129,14 @@ class Recall:
         started = time.perf_counter()
         self._check(request)
         excluded = self._excluded(scope, request)
-        ranked, ranks, similarity = self._rank(scope, request, len(excluded), embedder or self.embedder)
-        matches = self._matches(scope, request, ranked, excluded, enough, read)
-        turns = self._with_neighbours(scope, request, matches, excluded, ranks, similarity)
+        ranking = self._rank(scope, request, len(excluded), embedder or self.embedder)
+        matches = self._matches(scope, request, ranking.fused, excluded, enough, read)
+        turns = self._with_neighbours(scope, request, matches, excluded, ranking)
         # each message's content is in the answer twice (its turn and `text`), thrice with order time;
         # an in-process caller (text=False) sends none of it as it is
         copies = 3 if request.order == "time" else 2
-        turns, omitted = _within(turns, self.max_response_bytes if text else None, copies)
-        response = _response(turns, matches, started, request.order, omitted, text)
+        fitted = _within(turns, self.max_response_bytes if text else None, copies)
+        response = _response(fitted.turns, matches, started, request.order, fitted.omitted, text)
         logger.info(
             "recall",
             extra={
@@ -154,9 +182,8 @@ class Recall:
 
     def _rank(
         self, scope: Scope, request: RecallRequest, n_excluded: int, embedder: EmbeddingProvider
-    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, int]], dict[str, float]]:
-        """The fused ranking, each turn's rank in every ranking it appeared in (1 = best), and the cosine
-        similarity of the query to each turn the dense rankings found (its best chunk, own text)."""
+    ) -> Ranking:
+        """The fused ranking of the turns matching the query, with each turn's ranks and similarity."""
         assert self.index is not None
         vector = embedder.embed([request.query], "query")[0]
         window = min(
@@ -202,7 +229,7 @@ class Recall:
             name = mode if channel == "own" else f"{mode}_context"
             for position, key in enumerate(ranking, start=1):
                 ranks.setdefault(key, {}).setdefault(name, position)
-        return rrf_fuse(rankings, k=self.config.rrf_k), ranks, similarity
+        return Ranking(rrf_fuse(rankings, k=self.config.rrf_k), ranks, similarity)
 
     def _matches(
         self,
@@ -212,12 +239,12 @@ class Recall:
         excluded: set[str],
         enough: Callable[[list[Turn]], bool] | None = None,
         read: int | None = None,
-    ) -> list[tuple[Turn, float]]:
-        found: list[tuple[Turn, float]] = []
+    ) -> list[Match]:
+        found: list[Match] = []
         # the first read takes the page and a few more (stale index hits are rare): fewer ids to read
         step = request.top_k + 10 if enough is None else max(1, read or request.top_k)
         for start in range(0, len(ranked), step):
-            if enough is not None and found and enough([t for t, _ in found]):
+            if enough is not None and found and enough([m.turn for m in found]):
                 return found
             chunk = ranked[start : start + step]
             turns = {t.id: t for t in self.turns.by_ids(scope, [k for k, _ in chunk])}
@@ -228,7 +255,7 @@ class Recall:
                     continue
                 if turn.public_id in excluded or not said_by(turn, request.as_of):
                     continue
-                found.append((turn, score))
+                found.append(Match(turn, score))
                 if len(found) == request.top_k:
                     return found
         return found
@@ -237,17 +264,19 @@ class Recall:
         self,
         scope: Scope,
         request: RecallRequest,
-        matches: list[tuple[Turn, float]],
+        matches: list[Match],
         excluded: set[str],
-        ranks: dict[str, dict[str, int]],
-        similarity: dict[str, float],
+        ranking: Ranking,
     ) -> dict[str, RecalledTurn]:
         before, after = request.span()
         turns: dict[str, RecalledTurn] = {}
-        for rank, (turn, score) in enumerate(matches, start=1):
-            turns[turn.id] = _turn(turn, rank, score, ranks.get(turn.id), similarity.get(turn.id))
+        for rank, match in enumerate(matches, start=1):
+            key = match.turn.id
+            turns[key] = _turn(
+                match.turn, rank, match.score, ranking.ranks.get(key), ranking.similarity.get(key)
+            )
         if before or after:
-            ranges = [(t.session_id, max(1, t.seq - before), t.seq + after) for t, _ in matches]
+            ranges = [(m.turn.session_id, max(1, m.turn.seq - before), m.turn.seq + after) for m in matches]
             for turn in self.turns.in_ranges(scope, ranges):
                 if turn.id not in turns and turn.public_id not in excluded and said_by(turn, request.as_of):
                     turns[turn.id] = _turn(turn, None, None)
@@ -268,12 +297,10 @@ def said_by(turn: Turn, as_of: datetime | None) -> bool:
     return as_of is None or as_utc(turn.timestamp) <= as_utc(as_of)
 
 
-def _within(
-    turns: dict[str, RecalledTurn], budget: int | None, copies: int = 2
-) -> tuple[dict[str, RecalledTurn], int]:
+def _within(turns: dict[str, RecalledTurn], budget: int | None, copies: int = 2) -> Fitted:
     """The turns whose content fits the response budget: matches by rank first, then neighbours."""
     if budget is None:
-        return turns, 0
+        return Fitted(turns, 0)
     ordered = sorted(turns.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0))
     kept: dict[str, RecalledTurn] = {}
     used = omitted = 0
@@ -284,7 +311,7 @@ def _within(
             continue
         used += size
         kept[key] = turn
-    return kept, omitted
+    return Fitted(kept, omitted)
 
 
 def _turn(
@@ -313,7 +340,7 @@ def _turn(
 
 def _response(
     turns: dict[str, RecalledTurn],
-    matches: list[tuple[Turn, float]],
+    matches: list[Match],
     started: float,
     order: str = "thread",
     omitted: int = 0,
@@ -337,7 +364,7 @@ def _response(
         messages=messages,
         omitted=omitted,
         text=("" if not text else recall_text(threads) if messages is None else timeline_text(messages)),
-        matched=[turn.public_id for turn, _ in matches if turn.public_id in kept],
+        matched=[m.turn.public_id for m in matches if m.turn.public_id in kept],
         turn_ids=[t.turn_id for t in messages] if messages else [t.turn_id for g in threads for t in g.turns],
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -86,12 +87,8 @@ class MemorySearch:
         searches of one request embeds it once); `pending=False` leaves out the "not yet" figures (a
         context block counts them once for the whole block)."""
         started = time.perf_counter()
-        statuses = ["active", "superseded"] if request.include_superseded else ["active"]
-        types = [str(t) for t in request.types] if request.types else None
-        wanted = MemoryFilter(
-            tags=tuple(request.tags or ()), domain=request.domain, metadata=dict(request.metadata or {})
-        )
-        check_filters(self.kinds, types, wanted, self.partition_keys)
+        wanted = _Wanted.of(request)
+        check_filters(self.kinds, wanted.types, wanted.filter, self.partition_keys)
         if self.index is None:
             raise IndexUnavailable(
                 "no vector index is configured (set MONGOMEM_OPENSEARCH_ENDPOINT or MONGOMEM_VECTOR_INDEX_PATH)"
@@ -99,55 +96,45 @@ class MemorySearch:
         # the "not yet" figures are counted while the index answers
         waiting = in_background(self.pending.of, scope) if self.pending is not None and pending else None
         view = MemoryView(scope, request.agent_id, request.visibility)
-        filters: dict[str, FilterValue] = {"status": statuses}
-        if types:
-            filters["type"] = types
-        if request.agent_id is not None:
-            filters["agent_id"] = [request.agent_id, None]  # the agent's own and those shared by agents
-        if wanted.tags:
-            filters["tags"] = list(wanted.tags)
-        if wanted.domain is not None:
-            filters["domain"] = wanted.domain
-        for key, value in wanted.metadata.items():
-            filters[f"metadata.{key}"] = term_of(value)
-        vector = (
-            None if request.mode == "bm25" else (embedder or self.embedder).embed([request.query], "query")[0]
+        query = self._query(view, request, wanted, embedder or self.embedder)
+        hits = _ask(self.index, query)
+        ranked = self._hydrate(view, _by_indexed_rank(hits), request, wanted)
+        # ties by meaning, then by id: a rebuilt index ranks identically
+        ranked.sort(key=lambda r: (-r.score, -(r.signals.knn_score or -2.0), r.memory_id))
+        return SearchResponse(
+            results=ranked[: request.top_k],
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+            pending=waiting.result() if waiting is not None else None,
         )
+
+    def _query(
+        self, view: MemoryView, request: SearchRequest, wanted: _Wanted, embedder: EmbeddingProvider
+    ) -> SearchQuery:
+        """The index query: both owners of the view, the request's filters, the query's vector unless BM25."""
+        vector = None if request.mode == "bm25" else embedder.embed([request.query], "query")[0]
         owners = view.owners()
-        query = SearchQuery(
-            tenant=scope.tenant,
+        return SearchQuery(
+            tenant=view.tenant,
             user_id=owners[0],
             also_user_ids=tuple(owners[1:]),
             kind="memory",
             text=request.query,
             vector=vector,
             top_k=min(request.top_k * OVERFETCH, MAX_FETCH),
-            filters=filters,
+            filters=wanted.index_filters(request.agent_id),
             ranges=observed_range(request.observed_after, request.observed_before),
             min_score=request.min_score,
             mode=request.mode,
         )
-        try:
-            hits = self.index.search(query)
-        except DimensionMismatch as exc:
-            raise IndexUnavailable(
-                "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
-                {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
-            ) from exc
-        # Ranked by the index's copy of each memory's reinforcement count (every reinforcement re-indexes
-        # the memory), so only the page is read from MongoDB; hits hydration drops (an index lagging
-        # behind MongoDB) are replaced by the next ones. The page is then ordered by MongoDB's figures.
-        # equal fused scores (RRF ties are common) go to the closer meaning, then by id
-        ordered = sorted(
-            hits,
-            key=lambda h: (
-                -_boosted(h.score, _indexed_count(h)),
-                -float(h.signals.get("knn_score") or -2.0),
-                h.id,
-            ),
-        )
+
+    def _hydrate(
+        self, view: MemoryView, ordered: list[Hit], request: SearchRequest, wanted: _Wanted
+    ) -> list[SearchResult]:
+        """Read the hits from MongoDB in index order until the page is full, keeping those still shown.
+
+        Hits hydration drops (an index lagging behind MongoDB) are replaced by the next ones."""
         now = utcnow()
-        ranked: list[tuple[float, str, SearchResult]] = []
+        ranked: list[SearchResult] = []
         read = 0
         while read < len(ordered) and len(ranked) < request.top_k:
             batch = ordered[read : read + request.top_k - len(ranked)]
@@ -155,24 +142,82 @@ class MemorySearch:
             records = {r.memory_id: r for r in self.store.get_many(view, [h.id for h in batch])}
             for hit in batch:
                 record = records.get(hit.id)
-                if record is None or record.status not in statuses or (types and record.type not in types):
+                if record is None or not wanted.admits(record, now):
                     continue
-                if record.expires_at is not None and record.expires_at <= now:
-                    continue
-                if wanted and not passes(record, wanted):
-                    continue
-                result = _result(record, hit, request.mode == "hybrid")
-                ranked.append((result.score, record.memory_id, result))
+                ranked.append(_result(record, hit, request.mode == "hybrid"))
         if len(ranked) < read:
             # The index lags MongoDB (a write-through failed); index_sync will catch up.
             logger.info("search dropped stale index hits", extra={"stale": read - len(ranked)})
-        # ties by meaning, then by id: a rebuilt index ranks identically
-        ranked.sort(key=lambda item: (-item[0], -(item[2].signals.knn_score or -2.0), item[1]))
-        return SearchResponse(
-            results=[result for _, _, result in ranked[: request.top_k]],
-            took_ms=round((time.perf_counter() - started) * 1000, 3),
-            pending=waiting.result() if waiting is not None else None,
+        return ranked
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """What a memory must be to be shown: one of the statuses, one of the types (None: any), the filters."""
+
+    statuses: list[str]
+    types: list[str] | None
+    filter: MemoryFilter
+
+    @classmethod
+    def of(cls, request: SearchRequest) -> _Wanted:
+        return cls(
+            statuses=["active", "superseded"] if request.include_superseded else ["active"],
+            types=[str(t) for t in request.types] if request.types else None,
+            filter=MemoryFilter(
+                tags=tuple(request.tags or ()), domain=request.domain, metadata=dict(request.metadata or {})
+            ),
         )
+
+    def index_filters(self, agent_id: str | None) -> dict[str, FilterValue]:
+        """The same criteria as the index's filters (MongoDB checks them again on hydration)."""
+        filters: dict[str, FilterValue] = {"status": self.statuses}
+        if self.types:
+            filters["type"] = self.types
+        if agent_id is not None:
+            filters["agent_id"] = [agent_id, None]  # the agent's own and those shared by agents
+        if self.filter.tags:
+            filters["tags"] = list(self.filter.tags)
+        if self.filter.domain is not None:
+            filters["domain"] = self.filter.domain
+        for key, value in self.filter.metadata.items():
+            filters[f"metadata.{key}"] = term_of(value)
+        return filters
+
+    def admits(self, record: MemoryRecord, now: datetime) -> bool:
+        """MongoDB's copy decides: a record the index still holds may have changed or expired since."""
+        if record.status not in self.statuses or (self.types and record.type not in self.types):
+            return False
+        if record.expires_at is not None and record.expires_at <= now:
+            return False
+        return not (self.filter and not passes(record, self.filter))
+
+
+def _ask(index: VectorIndex, query: SearchQuery) -> list[Hit]:
+    """The index's hits, a dimension mismatch told as the fix it needs."""
+    try:
+        return index.search(query)
+    except DimensionMismatch as exc:
+        raise IndexUnavailable(
+            "the search index was built with another embedding model; run `mongomem reindex --re-embed`",
+            {"index_dim": exc.index_dim, "query_dim": exc.got_dim},
+        ) from exc
+
+
+def _by_indexed_rank(hits: list[Hit]) -> list[Hit]:
+    """Hits ranked by the index's copy of each memory's reinforcement count.
+
+    Every reinforcement re-indexes the memory, so only the page is read from MongoDB; the page is
+    then ordered by MongoDB's figures. Equal fused scores (RRF ties are common) go to the closer
+    meaning, then by id."""
+    return sorted(
+        hits,
+        key=lambda h: (
+            -_boosted(h.score, _indexed_count(h)),
+            -float(h.signals.get("knn_score") or -2.0),
+            h.id,
+        ),
+    )
 
 
 def _boosted(score: float, count: int) -> float:

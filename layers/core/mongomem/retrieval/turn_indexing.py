@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -233,6 +234,52 @@ class Lanes:
         return queued
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One turn's documents to write, with its neighbours; `with_own` False: its context text only."""
+
+    turn: Turn
+    prev: Turn | None
+    next: Turn | None
+    with_own: bool
+
+
+@dataclass
+class _Plan:
+    """A batch's jobs, and the turn ids whose recall state they change."""
+
+    jobs: list[_Job] = field(default_factory=list)
+    complete: list[str] = field(default_factory=list)  # indexed with their next turn
+    partial: list[str] = field(default_factory=list)  # indexed before their next turn exists
+    reindexed: list[str] = field(default_factory=list)  # earlier turns whose context now has its next
+
+
+@dataclass(frozen=True)
+class _Documents:
+    """A batch's index documents and the turn ids whose recall state they change (see `_Plan`)."""
+
+    docs: list[IndexDoc]
+    complete: list[str]
+    partial: list[str]
+    reindexed: list[str]
+
+
+def _neighbour_ranges(batch: list[Turn]) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    """By (tenant, user): each session's (session, first seq, last seq) the batch spans, widened by
+    NEIGHBOUR_WINDOW on each side so its turns' neighbours are read with them."""
+    spans: dict[tuple[str, str, str], list[int]] = {}
+    for t in batch:
+        key = (t.tenant, t.user_id, t.session_id)
+        lo_hi = spans.setdefault(key, [t.seq, t.seq])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], t.seq), max(lo_hi[1], t.seq)
+    by_user: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+    for (tenant, user, session), (lo, hi) in spans.items():
+        by_user.setdefault((tenant, user), []).append(
+            (session, max(1, lo - NEIGHBOUR_WINDOW), hi + NEIGHBOUR_WINDOW)
+        )
+    return by_user
+
+
 class TurnIndexer:
     """Embeds turns whose `recall_indexed` is false, a bounded batch at a time, every user in turn."""
 
@@ -309,39 +356,33 @@ class TurnIndexer:
         """Index one batch; returns how many earlier turns got their context rewritten (None: failed)."""
         ids = [t.id for t in batch]
         try:
-            docs, complete, partial, reindexed = self._documents(batch)
-            if docs:
+            written = self._documents(batch)
+            if written.docs:
                 assert self.index is not None
-                self.index.upsert(docs)
+                self.index.upsert(written.docs)
         except (EmbeddingError, IndexUnavailable) as exc:
             self._failed(batch, exc)
             return None
         # Turns that are no longer recallable (content edited away) simply leave the queue.
-        self.turns.set_recall_state(complete, indexed=True, ctx_next=True)
-        self.turns.set_recall_state(partial, indexed=True, ctx_next=False)
-        self.turns.set_recall_state(reindexed, ctx_next=True)
-        skipped = set(ids) - set(complete) - set(partial)
+        self.turns.set_recall_state(written.complete, indexed=True, ctx_next=True)
+        self.turns.set_recall_state(written.partial, indexed=True, ctx_next=False)
+        self.turns.set_recall_state(written.reindexed, ctx_next=True)
+        skipped = set(ids) - set(written.complete) - set(written.partial)
         self.turns.set_recall_state(sorted(skipped), indexed=True)
-        return len(reindexed)
+        return len(written.reindexed)
 
-    def _documents(self, batch: list[Turn]) -> tuple[list[IndexDoc], list[str], list[str], list[str]]:
+    def _documents(self, batch: list[Turn]) -> _Documents:
+        """The batch's index documents, with which turns they complete, leave waiting for their next
+        turn, or rewrite (an earlier turn whose next turn is in the batch)."""
+        plan = self._plan(batch)
+        return _Documents(self._embed(plan.jobs), plan.complete, plan.partial, plan.reindexed)
+
+    def _plan(self, batch: list[Turn]) -> _Plan:
+        """Every document to write: the batch's recallable turns, and the earlier turns whose context
+        waits for a next turn the batch holds (neighbours read from the same session)."""
         in_batch = {t.id for t in batch}
-        spans: dict[tuple[str, str, str], list[int]] = {}
-        for t in batch:
-            key = (t.tenant, t.user_id, t.session_id)
-            lo_hi = spans.setdefault(key, [t.seq, t.seq])
-            lo_hi[0], lo_hi[1] = min(lo_hi[0], t.seq), max(lo_hi[1], t.seq)
-        by_user: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-        for (tenant, user, session), (lo, hi) in spans.items():
-            by_user.setdefault((tenant, user), []).append(
-                (session, max(1, lo - NEIGHBOUR_WINDOW), hi + NEIGHBOUR_WINDOW)
-            )
-        # (turn, prev, next, write own text?) for every document to write
-        jobs: list[tuple[Turn, Turn | None, Turn | None, bool]] = []
-        complete: list[str] = []
-        partial: list[str] = []
-        reindexed: list[str] = []
-        for (tenant, user), ranges in by_user.items():
+        plan = _Plan()
+        for (tenant, user), ranges in _neighbour_ranges(batch).items():
             window = self.turns.in_ranges(Scope(tenant=tenant, user_id=user), ranges)
             sessions: dict[str, list[Turn]] = {}
             for t in window:
@@ -352,32 +393,36 @@ class TurnIndexer:
                     prev = turns[i - 1] if i > 0 else None
                     nxt = turns[i + 1] if i + 1 < len(turns) else None
                     if t.id in in_batch:
-                        jobs.append((t, prev, nxt, True))
-                        (complete if nxt is not None else partial).append(t.id)
+                        plan.jobs.append(_Job(t, prev, nxt, with_own=True))
+                        (plan.complete if nxt is not None else plan.partial).append(t.id)
                     elif (
                         nxt is not None
                         and nxt.id in in_batch
                         and t.recall_indexed is True
                         and not t.recall_ctx_next
                     ):
-                        jobs.append((t, prev, nxt, False))
-                        reindexed.append(t.id)
+                        plan.jobs.append(_Job(t, prev, nxt, with_own=False))
+                        plan.reindexed.append(t.id)
+        return plan
+
+    def _embed(self, jobs: list[_Job]) -> list[IndexDoc]:
+        """The jobs' documents, embedded in one model call (`last_texts`: how many texts it embedded)."""
         texts: list[str] = []
-        slots: list[tuple[Turn, str, int]] = []
+        slots: list[tuple[Turn, str, int]] = []  # (turn, channel, chunk) of each text
         size = self.config.chunk_chars
-        for t, prev, nxt, with_own in jobs:
-            if with_own:
+        for job in jobs:
+            t = job.turn
+            if job.with_own:
                 for i, piece in enumerate(own_chunks(t, self.config)):
                     texts.append(own_text(t, piece))
                     slots.append((t, "own", i))
-            texts.append(context_text(t, prev, nxt, size))
+            texts.append(context_text(t, job.prev, job.next, size))
             slots.append((t, "ctx", 0))
-        if not texts:
-            self.last_texts = 0
-            return [], complete, partial, reindexed
         self.last_texts = len(texts)
+        if not texts:
+            return []
         vectors = self.embedder.embed(texts, "document")  # one model call per batch
-        docs = [
+        return [
             IndexDoc(
                 id=doc_id(t.id, channel, chunk),
                 tenant=t.tenant,
@@ -389,7 +434,6 @@ class TurnIndexer:
             )
             for (t, channel, chunk), text, vector in zip(slots, texts, vectors, strict=True)
         ]
-        return docs, complete, partial, reindexed
 
     def _failed(self, batch: list[Turn], exc: Exception) -> None:
         ids = [t.id for t in batch]

@@ -29,6 +29,7 @@ from mongomem.models.recall import (
     ContextSource,
     RecalledTurn,
     RecallRequest,
+    RecallResponse,
     SourceMode,
     span_of,
 )
@@ -158,9 +159,9 @@ class WorkingMemory:
     layout = "pinned"
 
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
-        notes, note = reach.working.read(ask.principal, ask.scope, ask.request)
-        out = Gathered(note=note)
-        if notes is not None:
+        read = reach.working.read(ask.principal, ask.scope, ask.request)
+        out = Gathered(note=read.note)
+        if (notes := read.notes) is not None:
             reason = f"the {notes.scope} working memory (the agent's scratchpad)"
             out.candidates.append(use.offer([notes.ref], notes.text, 1.0, reason, truncatable=True))
             out.found = 1
@@ -251,10 +252,11 @@ class Memories:
                 ask.embedder,
                 pending=False,  # the block counts them once (ContextResponse.pending)
             )
-            results, since = _versions(reach, ask, found.results)
+            versions = _versions(reach, ask, found.results)
         except MongomemError as exc:
             out.note = f"{use.section} unavailable: {exc.message}"
             return out
+        results, since = versions.results, versions.since
         about = about_user(reach, ask.scope, ask.query, results)
         out.found = len(results)
         rank = 0
@@ -288,9 +290,16 @@ def _before(before: datetime | None, as_of: datetime | None) -> datetime | None:
     return bound if before is None else min(before, bound)
 
 
-def _versions(
-    reach: Reach, ask: Ask, results: Sequence[SearchResult]
-) -> tuple[list[SearchResult], dict[str, datetime]]:
+@dataclass(frozen=True)
+class Versions:
+    """Search results as of the question: `results` kept, `since` the time each older version kept was
+    superseded (by memory id)."""
+
+    results: list[SearchResult]
+    since: dict[str, datetime]
+
+
+def _versions(reach: Reach, ask: Ask, results: Sequence[SearchResult]) -> Versions:
     """The results with every superseded version that is not current as of the question left out,
     unless a newer version of its fact is among them: then it stays, with the time it was superseded
     (`since`, by memory id). As of a date (`as_of`), a version superseded only after it is current."""
@@ -318,7 +327,7 @@ def _versions(
         for r in kept
         if newest[r.lineage_id] is not r
     }
-    return kept, since
+    return Versions(kept, since)
 
 
 def _memory(use: Use, ask: Ask, r: SearchResult, rank: int, superseded: datetime | None = None) -> Candidate:
@@ -374,40 +383,15 @@ class Recalled:
     def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
         out = Gathered()
         request, tuning = ask.request, ask.tuning
-        budget = request.token_budget
         asked = use.top_k if use.top_k is not None else request.recall_top_k
-        pool = tuning.recall_pool(budget, asked)
+        pool = tuning.recall_pool(request.token_budget, asked)
         if not ask.query:
             out.note = NO_QUERY
             return out
         if pool == 0:
             return out
-
-        def enough(found: list[Turn]) -> bool:  # the matches read so far could fill the budget alone
-            return sum(line_tokens(t) for t in found) >= budget
-
-        # while the session's latest turns are still being read, recall runs beside them and asks for as
-        # many more as they may take of its matches
-        known = ask.reading is None or ask.reading.done()
-        extra = 0 if known else max(ask.windows, default=0)
         try:
-            found = reach.recall.recall(
-                ask.scope,
-                RecallRequest(
-                    query=ask.query[:2000],
-                    thread=request.session_id,
-                    scope="resource",
-                    top_k=min(use.fetch(pool, MAX_TOP_K, tuning) + extra, MAX_TOP_K),
-                    message_range=0,
-                    exclude_recent=ask.recent_ids() if known else None,
-                    as_of=request.as_of,
-                ),
-                ask.embedder,
-                # what the caller asked for is read whole; the default reads what the budget holds
-                enough=enough if asked is None else None,
-                read=tuning.recall_read(budget),
-                text=False,
-            )
+            found = self._recall(reach, ask, use, ask.query, pool, whole=asked is not None)
         except RecallDisabled:
             out.note = "recall is disabled (memory.recall.enabled: false)"
             return out
@@ -416,11 +400,53 @@ class Recalled:
             return out
         turns = {t.turn_id: t for g in found.threads for t in g.turns}
         recent = set(ask.recent_ids())
-        matched = [m for m in found.matched if m not in recent]
+        kept = self._keep(ask, use, [turns[m] for m in found.matched if m not in recent], pool, out)
+        span = span_of(request.message_range)
+        around = [t for g in found.threads for t in g.turns if not t.matched and t.turn_id not in recent]
+        around += self._neighbours(reach, ask, kept, set(turns), span)
+        out.candidates = _recalled(use, tuning, kept, around, span)
+        return out
+
+    @staticmethod
+    def _recall(reach: Reach, ask: Ask, use: Use, query: str, pool: int, *, whole: bool) -> RecallResponse:
+        """Recall's matches for the query (`whole`: what the caller asked for is read whole; else what
+        the budget holds)."""
+        request, tuning = ask.request, ask.tuning
+        budget = request.token_budget
+
+        def enough(found: list[Turn]) -> bool:  # the matches read so far could fill the budget alone
+            return sum(line_tokens(t) for t in found) >= budget
+
+        # while the session's latest turns are still being read, recall runs beside them and asks for as
+        # many more as they may take of its matches
+        known = ask.reading is None or ask.reading.done()
+        extra = 0 if known else max(ask.windows, default=0)
+        return reach.recall.recall(
+            ask.scope,
+            RecallRequest(
+                query=query[:2000],
+                thread=request.session_id,
+                scope="resource",
+                top_k=min(use.fetch(pool, MAX_TOP_K, tuning) + extra, MAX_TOP_K),
+                message_range=0,
+                exclude_recent=ask.recent_ids() if known else None,
+                as_of=request.as_of,
+            ),
+            ask.embedder,
+            enough=None if whole else enough,
+            read=tuning.recall_read(budget),
+            text=False,
+        )
+
+    @staticmethod
+    def _keep(
+        ask: Ask, use: Use, matched: list[RecalledTurn], pool: int, out: Gathered
+    ) -> list[RecalledTurn]:
+        """The matches above the source's limits and the relevance floor, at most `pool`; `out` counts
+        what was found and left out."""
         out.found = len(matched)
         kept: list[RecalledTurn] = []
-        for match_id in matched:
-            match = turns[match_id]
+        for match in matched:
             signals = match.signals or {}
             lexical = "bm25" in signals or "bm25_context" in signals
             if use.min_score is not None and (match.score or 0.0) < use.min_score:
@@ -433,11 +459,7 @@ class Recalled:
                 out.dropped["score"] += 1
             else:
                 kept.append(match)
-        span = span_of(request.message_range)
-        around = [t for g in found.threads for t in g.turns if not t.matched and t.turn_id not in recent]
-        around += self._neighbours(reach, ask, kept, set(turns), span)
-        out.candidates = _recalled(use, tuning, kept, around, span)
-        return out
+        return kept
 
     @staticmethod
     def _neighbours(
