@@ -61,12 +61,14 @@ def files_holding(root: Path, needle: str) -> list[str]:
 
 
 def outside_tables(files: list[str]) -> list[str]:
-    """The files that are not WiredTiger's document and index tables (`secantus_<table>.wt`); the oplog's
-    tables are kept in (`secantus_oplog*.wt`): no oplog may hold the user."""
+    """The files that are not WiredTiger's document and index tables (`secantus_<table>.wt`) or its history
+    store (`WiredTigerHS.wt`, older versions of updated rows: a table file like the others, docs/security.md);
+    the oplog's tables are kept in (`secantus_oplog*.wt`): no oplog may hold the user."""
     return [
         f
         for f in files
         if not (f.startswith("mongo/db/secantus_") and f.endswith(".wt") and "oplog" not in f)
+        and f != "mongo/db/WiredTigerHS.wt"
     ]
 
 
