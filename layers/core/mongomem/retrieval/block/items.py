@@ -36,7 +36,7 @@ MARKER_TOKENS = estimate_tokens(markers.wrap(".", "context")) - estimate_tokens(
 
 
 def relevance_floor(embedder: Any) -> float:
-    return float(getattr(embedder, "relevance_floor", DEFAULT_RELEVANCE_FLOOR))
+    return DEFAULT_RELEVANCE_FLOOR if embedder.relevance_floor is None else float(embedder.relevance_floor)
 
 
 @dataclass(frozen=True)
