@@ -101,16 +101,17 @@ def _unset(field: str) -> Any:
     return (kind | None, None)
 
 
-# Every environment variable the runtime reads, one field each: the Settings fields FROM_ENVIRONMENT names
-# (declared there once, with their one default) and _Variables' own. None is unset: Settings' default
-# applies. Read with `from_mapping`, from the mapping the entry point hands in. docs/operations.md
-# "Environment variables" lists them (a test keeps both equal);
+# docs/operations.md "Environment variables" lists the variables (a test keeps both equal);
 # docs/adr/0038-environment-settings-one-pydantic-model.md says why not pydantic-settings and
 # docs/adr/0058-one-declaration-per-setting.md why the fields are Settings' own.
 EnvironmentSettings = create_model(
     "EnvironmentSettings",
     __base__=_Variables,
     __module__=__name__,
+    __doc__="""Every environment variable the runtime reads, one field each: the Settings fields
+    FROM_ENVIRONMENT names (declared there once, with their one default), and the deployment's providers and
+    queue URL template. None is unset: Settings' default applies. Read with `from_mapping`, from the mapping
+    the entry point hands in.""",
     **{field: _unset(field) for field in FROM_ENVIRONMENT},
 )
 
