@@ -13,6 +13,7 @@ from mongomem.models.common import Scope
 from mongomem.models.turns import NewTurn
 from mongomem.ports import EmbeddingProvider
 from mongomem.runtime.shortterm import ShortTermRoot
+from mongomem.shortterm.ports import SessionRepository, SnapshotRepository, TurnRepository
 from tests.fakes import (
     InMemoryQueue,
     InMemorySessionRepository,
@@ -46,11 +47,19 @@ class InMemoryShortTerm(ShortTermRoot):
         self.memory_sessions = sessions or InMemorySessionRepository()
         self.memory_turns = turns or InMemoryTurnRepository()
         self.memory_snapshots = InMemorySnapshotRepository()
-        # the root's repositories are cached properties: what is in the instance's __dict__ is what the
-        # recorder, the promoter and the rest are built over
-        vars(self).update(
-            sessions=self.memory_sessions, turns=self.memory_turns, snapshots=self.memory_snapshots
-        )
+
+    # what the recorder, the promoter and the rest are built over
+    @cached_property
+    def sessions(self) -> SessionRepository:
+        return self.memory_sessions
+
+    @cached_property
+    def turns(self) -> TurnRepository:
+        return self.memory_turns
+
+    @cached_property
+    def snapshots(self) -> SnapshotRepository:
+        return self.memory_snapshots
 
     @cached_property
     def database(self) -> MongoDatabase:

@@ -38,6 +38,7 @@ cached_tokens  # variable, layers/core/mongomem/ports.py
 __getattr__  # function, layers/core/mongomem/providers/__init__.py
 elapsed_ms  # variable, layers/core/mongomem/providers/http.py
 _.redirect_request  # method, layers/core/mongomem/providers/http.py
+queue_factory  # variable, layers/core/mongomem/runtime/infra.py (Parts: a keyword of Services(), read with .get)
 _.turns_left_for_scan  # attribute, layers/core/mongomem/shortterm/importing.py
 _.batch_index  # attribute, layers/core/mongomem/shortterm/record.py
 _._last  # attribute, sdk/mongomem/cli/progress.py

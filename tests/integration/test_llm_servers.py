@@ -177,9 +177,10 @@ def test_an_unknown_model_is_a_configuration_error_said_at_once() -> None:
 
 
 def test_readiness_asks_the_server_and_remembers_the_answer() -> None:
+    from mongomem.ports import EmbeddingProvider
     from mongomem.providers.factory import readiness
 
-    class Embedder:
+    class Embedder(EmbeddingProvider):
         model, dim = "e", 8
 
         def embed(self, texts: list[str], purpose: str = "document") -> list[list[float]]:

@@ -291,14 +291,17 @@ def test_when_off_or_on_a_manual_flush_a_session_is_one_snapshot(
 def test_an_embedder_that_fails_never_stops_promotion(
     make_settings: Any, fns: dict[str, Any], ctx: Any
 ) -> None:
-    from mongomem.ports import EmbeddingError
+    from mongomem.ports import EmbeddingError, EmbeddingProvider
 
-    class Broken:
+    class Broken(EmbeddingProvider):
         dim = 8
         model = "broken"
 
         def embed(self, texts: list[str], purpose: str = "document") -> list[list[float]]:
             raise EmbeddingError("the provider is down")
+
+        def ready(self) -> tuple[bool, str]:
+            return True, "ok"  # it fails when it embeds
 
     _, texts, _ = SHIFTS[0]
     with helpers.installed(services(make_settings, Broken())) as svc:

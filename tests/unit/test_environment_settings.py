@@ -61,7 +61,7 @@ def read_directly(*folders: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for folder in folders:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path.name == "config.py" and path.parent.name == "mongomem":
+            if path.parent.name == "config" and path.parent.parent.name == "mongomem":
                 continue  # mongomem.config: EnvironmentSettings itself, and the per-queue URLs
             for name in set(DIRECT_READ.findall(path.read_text(encoding="utf-8"))) - CLIENTS - TOOLS:
                 found.setdefault(name, []).append(str(path.relative_to(ROOT)))

@@ -16,6 +16,7 @@ from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord
+from mongomem.ports import EmbeddingProvider
 from mongomem.vectors.embedded import EmbeddedIndex
 from mongomem.vectors.port import SearchQuery
 from tests.fakes import InMemoryMemoryRepository
@@ -28,7 +29,7 @@ ORG = Scope(tenant="acme", user_id=ORG_OWNER)
 KINDS = builtin_registry()
 
 
-class WordEmbedder:
+class WordEmbedder(EmbeddingProvider):
     """Unit vectors over the words of a text: texts sharing words are close (no model to load)."""
 
     model = "words-8"

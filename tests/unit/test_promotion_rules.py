@@ -20,6 +20,7 @@ from mongomem.errors import StoreUnavailable
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.sessions import Session, StoredSnapshot
 from mongomem.models.turns import RecordTurnsRequest
+from mongomem.ports import EmbeddingProvider
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.promotion import Promoter
 from mongomem.shortterm.scan import Follow, run_scan
@@ -428,7 +429,7 @@ def test_a_session_with_nothing_new_is_left_alone_and_the_next_turn_starts_the_n
 TOPICS = ("recipe", "football", "weather")
 
 
-class TopicEmbedder:
+class TopicEmbedder(EmbeddingProvider):
     """One axis per topic word: turns about one topic are identical, about two orthogonal."""
 
     model = "topics-3"

@@ -34,6 +34,7 @@ from mongomem.longterm.write.decision import (
 )
 from mongomem.models import memory as memory_models
 from mongomem.models.memory import EvidenceRef, MemoryRecord
+from mongomem.offline.embed_hashing import HashingEmbedder
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=30)
@@ -572,11 +573,11 @@ def test_a_promoted_proposal_carries_the_value_it_proposes() -> None:
 
 
 def test_an_embedder_declares_its_own_thresholds() -> None:
-    class E5:
+    class E5(HashingEmbedder):
         similarity_thresholds = (0.96, 0.9)
 
     assert Thresholds.for_embedder(E5()) == Thresholds(0.96, 0.9)
-    assert Thresholds.for_embedder(object()) == Thresholds()
+    assert Thresholds.for_embedder(HashingEmbedder()) == Thresholds()
     # a score restating under the default profile is only ambiguous under E5's
     statement, found = new(fact("enjoys", "spicy ramen")), Candidates(by_meaning=[(0.94, LIKES)])
     assert decide(statement, found, Thresholds(), NOW).decision is Decision.REINFORCE

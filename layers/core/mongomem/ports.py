@@ -101,8 +101,17 @@ class EmbeddingError(Exception):
 
 
 class EmbeddingProvider(Protocol):
+    """An embedding model. Providers subclass it, so they have the similarity profile below unless they
+    declare their own."""
+
     model: str  # e.g. "amazon.titan-embed-text-v2:0", "local:all-MiniLM-L6-v2"
     dim: int
+    # The model's similarity profile: cosine scores measured for it where they differ from the defaults each
+    # use keeps (None: that default). Reconciliation's (reinforce at, ambiguous from) (longterm.write); where
+    # a topic changes (shortterm.topics); under which a match by meaning alone is not relevant (retrieval).
+    similarity_thresholds: tuple[float, float] | None = None
+    topic_shift_threshold: float | None = None
+    relevance_floor: float | None = None
 
     def embed(self, texts: list[str], purpose: Purpose = "document") -> list[list[float]]:
         """L2-normalised vectors, one per text, in order."""

@@ -13,6 +13,7 @@ from mongomem.extraction import prompts
 from mongomem.extraction.answers import NoJSON, first_json, items_of
 from mongomem.extraction.proposal import Proposal, TurnView
 from mongomem.kinds import KindRegistry, MemoryKind
+from mongomem.kinds.base import MAX_ANSWER_LIST
 from mongomem.ports import LLMAnswerError, LLMProvider, LLMRequest
 
 # Items one answer may hold. A grammar-held small model that starts repeating itself ("the same fact, the
@@ -235,6 +236,8 @@ def answer_items(kind: str, text: str) -> list[Any]:
     items = items_of(value)
     if items is None:
         raise AnswerInvalid(f"the {kind} answer is JSON but not an items list", "not_items")
-    if len(items) > 200:
-        raise AnswerInvalid(f"the {kind} answer has {len(items)} items (at most 200)", "too_many")
+    if len(items) > MAX_ANSWER_LIST:
+        raise AnswerInvalid(
+            f"the {kind} answer has {len(items)} items (at most {MAX_ANSWER_LIST})", "too_many"
+        )
     return items

@@ -600,13 +600,20 @@ def junk_reason(text: str, *, value: bool = True) -> str | None:
     return None
 
 
+# The longest list a model's answer may hold (its items; an item's evidence seqs): more is a runaway
+# answer (a model repeating itself to its output limit), refused rather than written.
+MAX_ANSWER_LIST = 200
+
+
 class Item(BaseModel):
     """What a proposer emits for a kind: the payload fields plus the turns they come from."""
 
     model_config = ConfigDict(extra="ignore")
 
     evidence_seqs: list[int] = Field(
-        default_factory=list, description="seq numbers of the turns this item comes from", max_length=200
+        default_factory=list,
+        description="seq numbers of the turns this item comes from",
+        max_length=MAX_ANSWER_LIST,
     )
 
 

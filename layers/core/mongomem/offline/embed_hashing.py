@@ -12,14 +12,14 @@ import itertools
 import math
 import re
 
-from mongomem.ports import Purpose
+from mongomem.ports import EmbeddingProvider, Purpose
 from mongomem.providers import check_texts
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _BIGRAM_WEIGHT = 0.5
 
 
-class HashingEmbedder:
+class HashingEmbedder(EmbeddingProvider):
     model = "hashing-v1"
 
     def __init__(self, dim: int = 256) -> None:

@@ -8,6 +8,7 @@ factory reaches them.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -90,7 +91,9 @@ def checked_vectors(model: str, dim: int, vectors: Sequence[Any], expected: int)
 
 
 def record_llm_metrics(result: LLMResult) -> None:
-    """Token usage and latency as Powertools metrics; a metrics problem never fails a request."""
+    """Token usage and latency as Powertools metrics. A metrics problem never fails the call it measures,
+    and is not silent either: a WARNING names what failed (else the dashboard's token figures would just
+    stop, with nothing in the logs to say why)."""
     try:
         from aws_lambda_powertools.metrics import MetricUnit
 
@@ -99,5 +102,7 @@ def record_llm_metrics(result: LLMResult) -> None:
         metrics.add_metric(name="LLMInputTokens", unit=MetricUnit.Count, value=result.input_tokens)
         metrics.add_metric(name="LLMOutputTokens", unit=MetricUnit.Count, value=result.output_tokens)
         metrics.add_metric(name="LLMLatencyMs", unit=MetricUnit.Milliseconds, value=result.latency_ms)
-    except Exception:
-        pass
+    except Exception as exc:  # Powertools' metric errors (value, unit, schema) or its import
+        logging.getLogger(__name__).warning(
+            "LLM usage metrics not recorded (%s: %s)", type(exc).__name__, exc, extra={"model": result.model}
+        )

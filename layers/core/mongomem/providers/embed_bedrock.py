@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from mongomem.budget import request_deadline
-from mongomem.ports import EmbeddingError, LLMError, Purpose
+from mongomem.ports import EmbeddingError, EmbeddingProvider, LLMError, Purpose
 from mongomem.providers import check_texts, checked_vectors
 from mongomem.providers.llm_bedrock import (
     attempts_made,
@@ -22,7 +22,7 @@ TITAN_V2_DIMS = (256, 512, 1024)
 MAX_CHARS = 50_000  # Titan v2 rejects longer input; the tail of such a text adds little to its vector
 
 
-class BedrockTitanEmbedder:
+class BedrockTitanEmbedder(EmbeddingProvider):
     model = TITAN_V2
 
     def __init__(

@@ -13,14 +13,14 @@ import inspect
 import threading
 from typing import Any
 
-from mongomem.ports import EmbeddingError, Purpose
+from mongomem.ports import EmbeddingError, EmbeddingProvider, Purpose
 from mongomem.providers import check_texts, checked_vectors
 
 LOCAL_MODULE = "mongomem.adapters.e5_model"
 NOT_INSTALLED = "local model package not installed"
 
 
-class LocalEmbedderProvider:
+class LocalEmbedderProvider(EmbeddingProvider):
     # e5 scores unrelated short facts at 0.85-0.92 and restatements at 0.96-0.99 (measured on memory
     # texts, docs/embeddings.md), so reconciliation needs higher cut-offs than the defaults.
     similarity_thresholds = (0.975, 0.95)

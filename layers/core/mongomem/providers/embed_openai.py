@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mongomem.ports import EmbeddingError, Purpose
+from mongomem.ports import EmbeddingError, EmbeddingProvider, Purpose
 from mongomem.providers import check_texts, checked_vectors
 from mongomem.providers.http import HTTPError, check_url, post_json
 from mongomem.retrying import RetriesExhausted, RetryPolicy
@@ -14,7 +14,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
 
-class HTTPEmbedder:
+class HTTPEmbedder(EmbeddingProvider):
     """POST {base_url}/embeddings in batches; answers {"data": [{"index", "embedding"}], "usage"}."""
 
     provider = "embeddings"

@@ -65,7 +65,7 @@ class RefusedLLM:
         return False, self.reason
 
 
-class RefusedEmbedder:
+class RefusedEmbedder(EmbeddingProvider):
     """The embedding counterpart of RefusedLLM."""
 
     dim = 0

@@ -9,8 +9,8 @@ from mongomem.runtime.infra import Infrastructure
 
 if TYPE_CHECKING:
     from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+    from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog
     from mongomem.directory import DirectoryRepository
-    from mongomem.requestlog import RecentRequestLog
 
 
 class IdentityRoot(Infrastructure):
@@ -29,7 +29,7 @@ class IdentityRoot(Infrastructure):
         return MongoDirectoryRepository(self.database)
 
     @cached_property
-    def recent_requests(self) -> RecentRequestLog:
+    def recent_requests(self) -> MongoRecentRequestLog:
         from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog
 
         return self._indexed(MongoRecentRequestLog(self.database))

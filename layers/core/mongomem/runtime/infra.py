@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 # Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
 # request. Everything else is imported where it is built.
 from mongomem.adapters.mongo.driver import MongoDatabase, get_client, write_concern_for
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from mongomem.adapters.mongo.erasure import MongoErasureRepository
     from mongomem.config import Settings
     from mongomem.extraction.extractor import Extractor
@@ -24,7 +26,13 @@ if TYPE_CHECKING:
     from mongomem.workingmemory.config import WorkingMemoryConfig
 
 
-R = TypeVar("R")
+class Indexed(Protocol):
+    """A repository that creates its collection's indexes (on first use locally; `migrate` when deployed)."""
+
+    def ensure_indexes(self) -> None: ...
+
+
+R = TypeVar("R", bound=Indexed)
 # Builds a memory kind's extractor from the services (Services(extractors=...) replaces the default;
 # None there: the kind has no extractor, its snapshots' status becomes `skipped`). Keys are kind names.
 # (typed Any: the argument is the whole `Services`, which imports this module; naming it here would be an
@@ -32,36 +40,34 @@ R = TypeVar("R")
 ExtractorFactory = Callable[[Any], "Extractor"] | None
 
 
-class Infrastructure:
-    """What every context builds on; the constructor's arguments replace any collaborator (tests)."""
+class Parts(TypedDict, total=False):
+    """What a root is given instead of building it (tests, the local stack); each one not given (or None)
+    is built on first use."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        queue: QueuePort | None = None,
-        queue_factory: Callable[[Any], QueuePort] | None = None,
-        llm: LLMProvider | None = None,
-        embedder: EmbeddingProvider | None = None,
-        vector_index: VectorIndex | None = None,
-        mongodb_uri: str | None = None,
-        extractors: Mapping[str, ExtractorFactory] | None = None,
-        working_memory_config: WorkingMemoryConfig | None = None,
-    ) -> None:
+    queue: QueuePort | None
+    queue_factory: Callable[[Any], QueuePort] | None  # builds the queue from the services (the local stack's)
+    llm: LLMProvider | None
+    embedder: EmbeddingProvider | None
+    vector_index: VectorIndex | None
+    mongodb_uri: str | None
+    # by kind name (a `BuiltinKind` member is one)
+    extractors: Mapping[Any, ExtractorFactory] | None
+    working_memory_config: WorkingMemoryConfig | None
+
+
+class Infrastructure:
+    """What every context builds on; the parts given replace any collaborator (tests)."""
+
+    def __init__(self, settings: Settings, **parts: Unpack[Parts]) -> None:
         self.settings = settings
-        self._queue = queue
-        self._queue_factory = queue_factory
-        self._llm = llm
-        self._embedder = embedder
-        self._vector_index = vector_index
-        self._mongodb_uri = mongodb_uri
-        self._extractors: dict[str, ExtractorFactory] = {str(k): f for k, f in (extractors or {}).items()}
+        self.parts = parts
+        self._extractors = {str(k): f for k, f in (parts.get("extractors") or {}).items()}
         self._built: dict[str, Extractor | None] = {}
-        self._working_memory_config = working_memory_config
 
     @cached_property
     def mongodb_uri(self) -> str:
-        if self._mongodb_uri:
-            return self._mongodb_uri
+        if given := self.parts.get("mongodb_uri"):
+            return given
         if self.settings.mongodb_secret_arn:
             from mongomem.adapters.secrets import mongodb_uri_from_secret
 
@@ -85,7 +91,7 @@ class Infrastructure:
 
     def _indexed(self, repository: R) -> R:
         if self.settings.ensure_indexes:
-            repository.ensure_indexes()  # type: ignore[attr-defined]
+            repository.ensure_indexes()
         return repository
 
     @cached_property
@@ -105,18 +111,18 @@ class Infrastructure:
 
     @cached_property
     def queue(self) -> QueuePort:
-        if self._queue is not None:
-            return self._queue
-        if self._queue_factory is not None:
-            return self._queue_factory(self)
+        if (given := self.parts.get("queue")) is not None:
+            return given
+        if (factory := self.parts.get("queue_factory")) is not None:
+            return factory(self)
         from mongomem.adapters.queues import queue_for
 
         return queue_for(self.settings)
 
     @cached_property
     def llm(self) -> LLMProvider:
-        if self._llm is not None:
-            return self._llm
+        if (given := self.parts.get("llm")) is not None:
+            return given
         from mongomem.providers.factory import llm_from_config
 
         cfg = self.settings.llm_config
@@ -124,8 +130,8 @@ class Infrastructure:
 
     @cached_property
     def embedder(self) -> EmbeddingProvider:
-        if self._embedder is not None:
-            return self._embedder
+        if (given := self.parts.get("embedder")) is not None:
+            return given
         from mongomem.providers.factory import embedder_from_config
 
         cfg = self.settings.embedding_config
@@ -152,8 +158,8 @@ class Infrastructure:
 
     @cached_property
     def vector_index(self) -> VectorIndex | None:
-        if self._vector_index is not None:
-            return self._vector_index
+        if (given := self.parts.get("vector_index")) is not None:
+            return given
         s = self.settings
         if s.opensearch_endpoint:
             from mongomem.vectors.opensearch import OpenSearchIndex, make_client

@@ -8,7 +8,9 @@ from mongomem.runtime.identity import IdentityRoot
 from mongomem.runtime.retrieval import RetrievalRoot
 
 if TYPE_CHECKING:
-    pass
+    from typing import Unpack
+
+    from mongomem.runtime.infra import Parts
 
 
 class Services(RetrievalRoot, IdentityRoot):
@@ -20,21 +22,9 @@ class Services(RetrievalRoot, IdentityRoot):
     collaborator through the constructor.
     """
 
-    def replaced(self, **changes: Any) -> Services:
-        """A new root with the same constructor arguments except `changes` (e.g. other extractors)."""
-        args: dict[str, Any] = {
-            "settings": self.settings,
-            "queue": self._queue,
-            "queue_factory": self._queue_factory,
-            "llm": self._llm,
-            "embedder": self._embedder,
-            "vector_index": self._vector_index,
-            "mongodb_uri": self._mongodb_uri,
-            "extractors": self._extractors,
-            "working_memory_config": self._working_memory_config,
-        }
-        args.update(changes)
-        return Services(**args)
+    def replaced(self, **changes: Unpack[Parts]) -> Services:
+        """A new root with the same settings and parts except `changes` (e.g. other extractors)."""
+        return Services(self.settings, **(self.parts | changes))
 
     def for_migration(self, **changes: Any) -> Services:
         """The same deployment with index creation on (what `migrate` runs with), and `changes` to its
@@ -45,13 +35,17 @@ class Services(RetrievalRoot, IdentityRoot):
 
     def ensure_short_term_indexes(self) -> None:
         """Every index of sessions, turns and snapshots (the migration; `ensure_indexes` does it on use)."""
-        for repository in (self.sessions, self.turns, self.snapshots):
-            repository.ensure_indexes()
+        from mongomem.adapters.mongo.sessions import MongoSessionRepository
+        from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
+        from mongomem.adapters.mongo.turns import MongoTurnRepository
+
+        for repository in (MongoSessionRepository, MongoTurnRepository, MongoSnapshotRepository):
+            repository(self.database).ensure_indexes()
 
     def ensure_other_indexes(self) -> None:
         """Every index of memories, retention, API keys and threads."""
         self.memory_store.ensure_indexes()
-        self.working_memory_store.ensure_indexes()  # type: ignore[attr-defined]
+        self.working_memory_store.ensure_indexes()
         self.erasure.ensure_indexes()
         self.api_keys.ensure_indexes()
-        self.recent_requests.ensure_indexes()  # type: ignore[attr-defined]
+        self.recent_requests.ensure_indexes()

@@ -15,16 +15,16 @@ from mongomem.runtime.infra import Infrastructure
 from mongomem.shortterm.record import TurnRecorder
 
 if TYPE_CHECKING:
-    from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
+    from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
     from mongomem.models.turns import Turn
     from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.history import History
     from mongomem.shortterm.importing import Importer
     from mongomem.shortterm.policy import PromotionPolicy
+    from mongomem.shortterm.ports import SessionRepository, SnapshotRepository, TurnRepository
     from mongomem.shortterm.promotion import Promoter
     from mongomem.shortterm.topics import TopicSegmenter
     from mongomem.workingmemory.config import WorkingMemoryConfig
-    from mongomem.workingmemory.ports import WorkingMemoryPort
     from mongomem.workingmemory.service import WorkingMemoryService
     from mongomem.workingmemory.threads import Threads
 
@@ -33,15 +33,15 @@ class ShortTermRoot(Infrastructure):
     """Short-term memory: what the record, scan and session routes use."""
 
     @cached_property
-    def sessions(self) -> MongoSessionRepository:
+    def sessions(self) -> SessionRepository:
         return self._indexed(MongoSessionRepository(self.database))
 
     @cached_property
-    def turns(self) -> MongoTurnRepository:
+    def turns(self) -> TurnRepository:
         return self._indexed(MongoTurnRepository(self.database))
 
     @cached_property
-    def snapshots(self) -> MongoSnapshotRepository:
+    def snapshots(self) -> SnapshotRepository:
         from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
 
         return self._indexed(MongoSnapshotRepository(self.database))
@@ -103,15 +103,15 @@ class ShortTermRoot(Infrastructure):
         return lambda: self.turn_indexer
 
     @cached_property
-    def working_memory_store(self) -> WorkingMemoryPort:
+    def working_memory_store(self) -> MongoWorkingMemoryRepository:
         from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
 
         return self._indexed(MongoWorkingMemoryRepository(self.database))
 
     @cached_property
     def working_memory_config(self) -> WorkingMemoryConfig:
-        if self._working_memory_config is not None:
-            return self._working_memory_config
+        if (given := self.parts.get("working_memory_config")) is not None:
+            return given
         from mongomem.workingmemory.config import parse_working_memory_config
 
         return parse_working_memory_config(self.settings.memory.working_memory)

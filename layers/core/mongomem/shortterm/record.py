@@ -19,17 +19,18 @@ from mongomem.models.turns import (
 )
 from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.ports import AgentConflict, NewBatch, SessionRepository, TokenSeen, TurnRepository
+from mongomem.tokens import tokens_in
 
 if TYPE_CHECKING:
     from mongomem.config import MemoryConfig
 
 
 def estimate_tokens(turn: TurnIn) -> int:
-    """A cheap token estimate (about 4 characters a token) for the max_tokens promotion rule."""
+    """The turn's tokens (mongomem.tokens), tool calls included, for the max_tokens promotion rule."""
     size = len(turn.content)
     if turn.tool_calls:
         size += sum(len(c.name) + len(json.dumps(c.arguments)) for c in turn.tool_calls)
-    return size // 4 + 1
+    return tokens_in(size)
 
 
 def check_limits(request: RecordTurnsRequest, memory: MemoryConfig) -> None:

@@ -64,7 +64,7 @@ class TopicSegmenter:
     def __init__(self, embedder: EmbeddingProvider, config: TopicShiftConfig) -> None:
         self.embedder = embedder
         self.config = config
-        measured = getattr(embedder, "topic_shift_threshold", None)
+        measured = embedder.topic_shift_threshold
         self.threshold = (
             config.threshold
             if config.threshold is not None

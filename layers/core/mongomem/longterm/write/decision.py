@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from mongomem.kinds import MemoryKind
 from mongomem.models.memory import EvidenceRef, MemoryRecord, Visibility
+from mongomem.ports import EmbeddingProvider
 
 # Cosine similarity above which a memory found by meaning may restate the new one, and below which it
 # is unrelated. These suit embedders whose unrelated texts score low (Titan, Voyage, OpenAI, hashing); an
@@ -46,8 +47,8 @@ class Thresholds:
     ambiguous_from: float = AMBIGUOUS_FROM
 
     @classmethod
-    def for_embedder(cls, embedder: object) -> Thresholds:
-        declared = getattr(embedder, "similarity_thresholds", None)
+    def for_embedder(cls, embedder: EmbeddingProvider) -> Thresholds:
+        declared = embedder.similarity_thresholds
         return cls(float(declared[0]), float(declared[1])) if declared else cls()
 
 

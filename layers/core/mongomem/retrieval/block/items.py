@@ -22,6 +22,8 @@ from mongomem.models.common import as_utc
 from mongomem.models.recall import RecalledTurn
 from mongomem.models.turns import Turn
 from mongomem.retrieval.when import day_text, resolve_relative, stamp
+from mongomem.tokens import CHARS_PER_TOKEN
+from mongomem.tokens import estimate_tokens as estimate_tokens  # the block's modules take it from here
 
 # Cosine similarity under which a memory or a recalled turn that shares no word with the query is not
 # relevant to it, for embedders that declare no `relevance_floor` of their own (unrelated texts score
@@ -29,17 +31,12 @@ from mongomem.retrieval.when import day_text, resolve_relative, stamp
 DEFAULT_RELEVANCE_FLOOR = 0.3
 
 
-def estimate_tokens(text: str) -> int:
-    """About 4 characters a token, the rule shortterm.record.estimate_tokens uses."""
-    return len(text) // 4 + 1
-
-
 # What the marker around the block costs of the budget.
 MARKER_TOKENS = estimate_tokens(markers.wrap(".", "context")) - estimate_tokens(".")
 
 
 def relevance_floor(embedder: Any) -> float:
-    return float(getattr(embedder, "relevance_floor", DEFAULT_RELEVANCE_FLOOR))
+    return DEFAULT_RELEVANCE_FLOOR if embedder.relevance_floor is None else float(embedder.relevance_floor)
 
 
 @dataclass(frozen=True)
@@ -109,7 +106,7 @@ class Candidate:
 
 def line_tokens(turn: Turn | RecalledTurn) -> int:
     """About what `turn_line` costs, without rendering it (its stamp and speaker: about 8 tokens)."""
-    return (len(turn.content) + len(turn.name or turn.role)) // 4 + 8
+    return (len(turn.content) + len(turn.name or turn.role)) // CHARS_PER_TOKEN + 8
 
 
 def turn_line(

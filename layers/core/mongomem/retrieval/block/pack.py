@@ -14,6 +14,7 @@ from typing import Any
 
 from mongomem.kinds.base import norm
 from mongomem.retrieval.block.items import Candidate, Tuning
+from mongomem.tokens import CHARS_PER_TOKEN, tokens_in
 
 
 @dataclass
@@ -94,10 +95,10 @@ def pack(
         if (c.turns and c.turns & held) or (not c.turns and norm(c.text) in texts):
             left_out["duplicate"] += 1
             continue
-        if (used + cost(c)) // 4 + 1 <= budget:
+        if tokens_in(used + cost(c)) <= budget:
             take(c)
             continue
-        room = budget * 4 - 8 - used - (cost(c) - len(c.text))
+        room = budget * CHARS_PER_TOKEN - 8 - used - (cost(c) - len(c.text))
         if c.truncatable and room > 8:
             c.text = c.text[: room - 2].rstrip() + " …"
             sections[c.slot].truncated = True
