@@ -242,6 +242,6 @@ def memories(request: pytest.FixtureRequest) -> Any:
         from tests.fakes import InMemoryMemoryRepository
 
         return InMemoryMemoryRepository()
-    from mongomem.adapters.memory_store import MemoryStore
+    from mongomem.adapters.mongo.memory_store import MemoryStore
 
     return _indexed(MemoryStore(request.getfixturevalue("database").db))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mongomem.runtime.infra import Infrastructure
 
 if TYPE_CHECKING:
-    from mongomem.adapters.memory_store import MemoryStore
+    from mongomem.adapters.mongo.memory_store import MemoryStore
     from mongomem.extraction.extractor import EmptyCheck, Extractor
     from mongomem.extraction.proposal import Proposer
     from mongomem.extraction.watch import SuspectEmpty
@@ -25,7 +25,7 @@ class LongTermRoot(Infrastructure):
 
     @cached_property
     def memory_store(self) -> MemoryStore:
-        from mongomem.adapters.memory_store import MemoryStore
+        from mongomem.adapters.mongo.memory_store import MemoryStore
 
         store = MemoryStore(self.database.db)
         if self.settings.ensure_indexes:

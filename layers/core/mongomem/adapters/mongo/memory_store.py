@@ -15,7 +15,7 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from mongomem.adapters.mongo import translate_errors, update_and_read
+from mongomem.adapters.mongo.driver import translate_errors, update_and_read
 from mongomem.adapters.mongo.erasure import FEEDBACK_COLLECTION
 from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.memory import (
