@@ -17,9 +17,9 @@ class SnapshotStatuses:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self.coll = db["snapshots"]
 
-    def requeue(self, memory_type: str, snapshot_ids: list[str] | None = None) -> int:
+    def requeue(self, kind: str, snapshot_ids: list[str] | None = None) -> int:
         """Mark the type queued again: for the given snapshots, or else for every failed one."""
-        path = f"extraction.{memory_type}"
+        path = f"extraction.{kind}"
         query: dict[str, Any] = {f"{path}.status": {"$nin": ["done", "queued"]}, path: {"$exists": True}}
         if snapshot_ids is not None:
             if not snapshot_ids:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mongomem.runtime.identity import IdentityRoot
 from mongomem.runtime.retrieval import RetrievalRoot
-
-if TYPE_CHECKING:
-    pass
 
 
 class Services(RetrievalRoot, IdentityRoot):

@@ -377,7 +377,7 @@ class MemoryStore:
     def list_page(
         self,
         scope: Scope | MemoryView,
-        memory_type: str | None,
+        kind: str | None,
         status: str | None,
         limit: int,
         before: datetime | None,
@@ -400,8 +400,8 @@ class MemoryStore:
                 **({"$gte": observed.after} if observed.after else {}),
                 **({"$lt": observed.before} if observed.before else {}),
             }
-        if memory_type:
-            query["type"] = memory_type
+        if kind:
+            query["type"] = kind
         for field, value in (payload.exact if payload else {}).items():
             query[f"payload.{field}"] = value
         for field, prefix in (payload.prefix if payload else {}).items():
