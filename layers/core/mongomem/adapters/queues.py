@@ -24,7 +24,7 @@ class SqsQueue:
     @property
     def client(self) -> Any:
         if self._client is None:
-            import boto3
+            import boto3  # lazy: 126 ms
 
             self._client = boto3.client("sqs")
         return self._client
@@ -34,7 +34,7 @@ class SqsQueue:
         url = self.urls.get(queue)
         if not url:
             raise QueueUnavailable(f"no queue configured for memory type {str(kind)!r} (queue {queue!r})")
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 7.1 ms
 
         try:
             self.client.send_message(QueueUrl=url, MessageBody=json.dumps(body, sort_keys=True))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 # Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
@@ -63,7 +64,7 @@ class Infrastructure:
         if self._mongodb_uri:
             return self._mongodb_uri
         if self.settings.mongodb_secret_arn:
-            from mongomem.adapters.secrets import mongodb_uri_from_secret
+            from mongomem.adapters.secrets import mongodb_uri_from_secret  # lazy: 14 ms
 
             return mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
         return self.settings.mongodb_uri
@@ -90,13 +91,13 @@ class Infrastructure:
 
     @cached_property
     def erasure(self) -> MongoErasureRepository:
-        from mongomem.adapters.mongo.erasure import MongoErasureRepository
+        from mongomem.adapters.mongo.erasure import MongoErasureRepository  # lazy: 32 ms
 
         return self._indexed(MongoErasureRepository(self.database, checkpoint=self.settings.erase_checkpoint))
 
     @cached_property
     def backlog(self) -> BacklogRepository:
-        from mongomem.adapters.mongo.backlog import MongoBacklogRepository
+        from mongomem.adapters.mongo.backlog import MongoBacklogRepository  # lazy: 36 ms
 
         return MongoBacklogRepository(self.database)
 
@@ -109,7 +110,7 @@ class Infrastructure:
             return self._queue
         if self._queue_factory is not None:
             return self._queue_factory(self)
-        from mongomem.adapters.queues import queue_for
+        from mongomem.adapters.queues import queue_for  # lazy: 14 ms
 
         return queue_for(self.settings)
 
@@ -117,7 +118,7 @@ class Infrastructure:
     def llm(self) -> LLMProvider:
         if self._llm is not None:
             return self._llm
-        from mongomem.providers.factory import llm_from_config
+        from mongomem.providers.factory import llm_from_config  # lazy: 23 ms
 
         cfg = self.settings.llm_config
         return llm_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
@@ -126,7 +127,7 @@ class Infrastructure:
     def embedder(self) -> EmbeddingProvider:
         if self._embedder is not None:
             return self._embedder
-        from mongomem.providers.factory import embedder_from_config
+        from mongomem.providers.factory import embedder_from_config  # lazy: 19 ms
 
         cfg = self.settings.embedding_config
         return embedder_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
@@ -136,7 +137,7 @@ class Infrastructure:
         """What the provider factories may read: the named keys (env or provider secret) and the region."""
         env = dict(self.settings.provider_secrets)
         if self.settings.provider_secret_arn:
-            from mongomem.adapters.secrets import provider_keys
+            from mongomem.adapters.secrets import provider_keys  # lazy: 15 ms
 
             env.update(provider_keys(self.settings.provider_secret_arn))
         if self.settings.aws_region:
@@ -146,7 +147,7 @@ class Infrastructure:
     def readiness(self) -> dict[str, Any]:
         """Whether an LLM and an embedding provider are usable, and why not (the LLM server's cached probe
         is the only network call)."""
-        from mongomem.providers.factory import readiness
+        from mongomem.providers.factory import readiness  # lazy: 20 ms
 
         return readiness(self.llm, self.embedder)
 
@@ -156,7 +157,7 @@ class Infrastructure:
             return self._vector_index
         s = self.settings
         if s.opensearch_endpoint:
-            from mongomem.vectors.opensearch import OpenSearchIndex, make_client
+            from mongomem.vectors.opensearch import OpenSearchIndex, make_client  # lazy: 101 ms
 
             client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
             # SigV4 for `aoss` is a Serverless collection: its rules (no custom ids, no refresh) apply
@@ -169,9 +170,7 @@ class Infrastructure:
                 serverless=s.opensearch_auth == "sigv4-aoss",
             )
         if s.vector_index_path:
-            from pathlib import Path
-
-            from mongomem.vectors.embedded import EmbeddedIndex
+            from mongomem.vectors.embedded import EmbeddedIndex  # lazy: 10 ms
 
             return EmbeddedIndex(Path(s.vector_index_path))
         return None
