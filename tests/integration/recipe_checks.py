@@ -26,7 +26,12 @@ def main(recipe: str) -> None:
         "provider": provider,
         "endpoint": endpoint,
     }
-    print(json.dumps(checks[recipe]()))
+    findings = checks[recipe]()
+    # and the code the recipe added keeps the house rules a unit test checks
+    from tests.unit.test_lazy_imports import unmeasured
+
+    findings["unmeasured"] = unmeasured()
+    print(json.dumps(findings))
 
 
 def settings(**overrides: Any) -> Any:

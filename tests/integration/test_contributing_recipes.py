@@ -127,23 +127,32 @@ def follow(recipe: str, root: Path, mongo_uri: str, leave_out: int | None = None
     return findings
 
 
-# What each recipe gives, followed whole (tests/integration/recipe_checks.py finds it out):
+# What each recipe gives, followed whole (tests/integration/recipe_checks.py finds it out); every recipe's
+# added code also names the cost of its imports inside functions (tests/unit/test_lazy_imports.py).
 EXPECTED: dict[str, dict[str, Any]] = {
     # the kind is registered like the built-in ones, and its extraction stores the LLM's item as a memory
     "kind": {
         "registered": True,
         "memories": [{"key": "run a marathon", "text": "user wants to run a marathon by next spring"}],
+        "unmeasured": [],
     },
     # the store passes the ApiKeyRepository suite, the root builds it, and it caches
-    "store": {"contract": "3 passed", "built": "CachedApiKeys", "cached": True},
+    "store": {"contract": "3 passed", "built": "CachedApiKeys", "cached": True, "unmeasured": []},
     # the provider is the one `memory.providers.embeddings.kind` names, and it embeds
-    "provider": {"built": "LettersEmbedder", "model": "letters-v1", "vector": [0.6, 0.8], "ready": True},
+    "provider": {
+        "built": "LettersEmbedder",
+        "model": "letters-v1",
+        "vector": [0.6, 0.8],
+        "ready": True,
+        "unmeasured": [],
+    },
     # the memory API function answers the route, the OpenAPI document has it, the template declares it
     "endpoint": {
         "status": 200,
         "body": {"user_id": "ana", "sessions": 2},
         "documented": True,
         "undeclared": [],
+        "unmeasured": [],
     },
 }
 
