@@ -8,6 +8,7 @@ factory reaches them.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -99,5 +100,5 @@ def record_llm_metrics(result: LLMResult) -> None:
         metrics.add_metric(name="LLMInputTokens", unit=MetricUnit.Count, value=result.input_tokens)
         metrics.add_metric(name="LLMOutputTokens", unit=MetricUnit.Count, value=result.output_tokens)
         metrics.add_metric(name="LLMLatencyMs", unit=MetricUnit.Milliseconds, value=result.latency_ms)
-    except Exception:
-        pass
+    except Exception as exc:  # the answer stands; the lost figures are said
+        logging.getLogger(__name__).warning("LLM metrics not recorded: %s", exc)
