@@ -199,7 +199,7 @@ class World:
         return figures
 
     def _seed_memories(self) -> float:
-        from mongomem.adapters.memory_store import to_record
+        from mongomem.adapters.mongo.memory_store import to_record
         from mongomem.longterm.write.indexing import index_doc
         from mongomem.models.common import Scope
         from mongomem.models.memory import CreateMemoryRequest
@@ -531,7 +531,7 @@ def measure(cases: list[dict[str, Any]], rnd: int) -> tuple[list[float], list[fl
 # -- profile -----------------------------------------------------------------------------------------
 def section_times(cases: list[dict[str, Any]], endpoint: str) -> dict[str, float]:
     """Median ms per step of the handler (each step wrapped with a timer for this pass only)."""
-    from mongomem.adapters.memory_store import MemoryStore
+    from mongomem.adapters.mongo.memory_store import MemoryStore
     from mongomem.adapters.mongo.turns import MongoTurnRepository
     from mongomem.offline.embed_hashing import HashingEmbedder
     from mongomem.retrieval import context as context_module

@@ -1443,17 +1443,15 @@ class InMemoryQueue:
         self.queues: dict[str, list[str]] = {name: [] for name in queues}
         self.lock = threading.Lock()
 
-    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
+    def send_extraction(self, kind: str, body: dict[str, Any]) -> None:
         import json
 
         from mongomem.errors import QueueUnavailable
         from mongomem.kindnames import queue_name
 
-        queue = queue_name(memory_type)
+        queue = queue_name(kind)
         if queue not in self.queues:
-            raise QueueUnavailable(
-                f"no queue configured for memory type {str(memory_type)!r} (queue {queue!r})"
-            )
+            raise QueueUnavailable(f"no queue configured for memory type {str(kind)!r} (queue {queue!r})")
         text = json.dumps(body, sort_keys=True)
         with self.lock:
             self.queues[queue].append(text)

@@ -10,7 +10,10 @@ import hmac
 import json
 import os
 import secrets
+import sys
 from collections.abc import Callable, Mapping
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as installed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +48,6 @@ def _out(value: Any) -> Any:
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
     try:
         return installed("mongomem")
     except PackageNotFoundError:  # a source tree that was not installed
@@ -55,8 +55,8 @@ def version() -> str:
 
 
 def _server_class() -> Any:
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver import MCPServer  # lazy: 461 ms
+    from mcp.server.mcpserver.exceptions import ToolError  # lazy: 438 ms
 
     class MemoryServer(MCPServer):
         """Lists each tool once (aliases are callable, not listed) and refuses a user_id the server's
@@ -85,7 +85,7 @@ def tool_function(
 ) -> Callable[..., Any]:
     """The MCP tool of `spec`: its signature made of the request model's fields (mongomem.tools), each
     call one SDK call whose API errors come back as tool errors. `user_id` fixes the memory user."""
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ToolError  # lazy: 442 ms
 
     params = spec.params(fixed_user=user_id is not None)
 
@@ -129,7 +129,7 @@ def build_server(client: MemoryClient, user_id: str | None = None) -> "MCPServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from mongomem.cli.connection import add_api_options
+    from mongomem.cli.connection import add_api_options  # lazy: 18 ms
 
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     # A server runs for hours: its key never goes on the command line (every user of the machine reads
@@ -221,14 +221,14 @@ class BearerAuth:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or Ctrl-C (http)."""
-    import sys
 
     try:
+        # lazy: 423 ms
         import mcp  # noqa: F401
     except ImportError:
         print("the MCP server needs the `mcp` package: pip install 'mcp>=2.3,<3'", file=sys.stderr)
         return 2
-    from mongomem.cli.connection import connection
+    from mongomem.cli.connection import connection  # lazy: 18 ms
 
     try:
         api_key = upstream_key(args, os.environ)
@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    import uvicorn
+    import uvicorn  # lazy: 11 ms
 
     app = BearerAuth(server.streamable_http_app(host=args.host), token)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

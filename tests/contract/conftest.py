@@ -168,15 +168,21 @@ def snapshots(request: pytest.FixtureRequest) -> Any:
     return _indexed(MongoSnapshotRepository(request.getfixturevalue("database")))
 
 
-@pytest.fixture(params=["mongo", "in-memory"])
+# The ApiKeyRepository implementations the suite runs against (CONTRIBUTING.md's store recipe adds one).
+API_KEYS = ["mongo", "in-memory"]
+
+
+@pytest.fixture(params=API_KEYS)
 def api_keys(request: pytest.FixtureRequest) -> Any:
     if request.param == "in-memory":
         from tests.fakes import InMemoryApiKeyRepository
 
         return InMemoryApiKeyRepository()
-    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+    if request.param == "mongo":
+        from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
 
-    return _indexed(MongoApiKeyRepository(request.getfixturevalue("database")))
+        return _indexed(MongoApiKeyRepository(request.getfixturevalue("database")))
+    raise LookupError(f"no branch of the api_keys fixture builds {request.param!r}")
 
 
 @pytest.fixture(params=["mongo", "in-memory"])
@@ -242,6 +248,6 @@ def memories(request: pytest.FixtureRequest) -> Any:
         from tests.fakes import InMemoryMemoryRepository
 
         return InMemoryMemoryRepository()
-    from mongomem.adapters.memory_store import MemoryStore
+    from mongomem.adapters.mongo.memory_store import MemoryStore
 
     return _indexed(MemoryStore(request.getfixturevalue("database").db))

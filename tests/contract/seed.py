@@ -39,12 +39,12 @@ class MongoStore:
 
     def add_record(self, record: Any) -> None:
         """A long-term memory version written through the memory store (the org evidence contract)."""
-        from mongomem.adapters.memory_store import MemoryStore
+        from mongomem.adapters.mongo.memory_store import MemoryStore
 
         assert MemoryStore(self.database.db).insert(record)
 
     def record(self, scope: Scope, memory_id: str) -> Any:
-        from mongomem.adapters.memory_store import MemoryStore
+        from mongomem.adapters.mongo.memory_store import MemoryStore
 
         return MemoryStore(self.database.db).get(scope, memory_id)
 

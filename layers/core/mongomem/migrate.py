@@ -122,7 +122,7 @@ def migrate_deployed(
 
     The stack's first custom resource migrates MongoDB only (`search=False`), before the search domain
     exists; the second gets the search endpoint the template resolved (`search_endpoint`)."""
-    from mongomem.observability import logger
+    from mongomem.observability import logger  # lazy: 16 ms
 
     services = root.services().for_migration(opensearch_endpoint=search_endpoint if search else None)
     report = migrate(services, progress=progress, deadline=deadline)

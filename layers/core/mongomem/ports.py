@@ -10,7 +10,7 @@ class QueuePort(Protocol):
     """Sends extraction requests {snapshot_id, type} to the queue of each memory type (a built-in kind's
     own; every custom type shares `custom`, the message naming the type)."""
 
-    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None: ...
+    def send_extraction(self, kind: str, body: dict[str, Any]) -> None: ...
 
 
 # --- LLM -----------------------------------------------------------------------------------------

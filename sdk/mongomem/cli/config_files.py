@@ -24,7 +24,7 @@ class CommandError(Exception):
 
 
 def parse_config_text(text: str, source: str) -> ProjectConfig:
-    import yaml
+    import yaml  # lazy: 10 ms
 
     try:
         data = yaml.safe_load(text)

@@ -72,7 +72,7 @@ class Connection:
     data_dir: Path
 
     def client(self, timeout: float = 10.0, **options: Any) -> Any:
-        from mongomem.client import MemoryClient
+        from mongomem.client import MemoryClient  # lazy: 196 ms
 
         return MemoryClient(self.base_url, timeout=timeout, api_key=self.api_key, **options)
 

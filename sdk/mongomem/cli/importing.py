@@ -19,8 +19,8 @@ REQUEST_BYTES = 2 * 1024 * 1024
 
 def read_turns(path: Path, fmt: str) -> list[Any]:
     """The file's turns (mongomem.models.imports.ImportTurn), in the file's order."""
-    from mongomem.models.imports import ImportTurn
-    from mongomem.shortterm.importing import parse_jsonl, parse_locomo
+    from mongomem.models.imports import ImportTurn  # lazy: 11 ms
+    from mongomem.shortterm.importing import parse_jsonl, parse_locomo  # lazy: 29 ms
 
     text = path.read_text(encoding="utf-8")
     if fmt == "auto":
@@ -61,7 +61,7 @@ def requests_of(turns: list[Any]) -> list[list[Any]]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from mongomem.client import MemoryClient, MemoryClientError
+    from mongomem.client import MemoryClient, MemoryClientError  # lazy: 219 ms
 
     try:
         turns = read_turns(Path(args.file), args.format)

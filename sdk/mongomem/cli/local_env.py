@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from mongomem.cli.config_files import dev_config
 from mongomem.cli.connection import data_dir_of, running_stack
 from mongomem.config import EnvironmentSettings, environment, settings_from_env
 
@@ -30,10 +31,9 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     if read.mongodb_uri or read.mongodb_secret_arn:
         yield settings_from_env(env)
         return
-    from mongomem.cli.config_files import dev_config
-    from mongomem.cli.ops import running_database
-    from mongomem.local.mongod import EmbeddedMongo
-    from mongomem.local.stack import local_environment
+    from mongomem.cli.ops import running_database  # lazy: 3.6 ms
+    from mongomem.local.mongod import EmbeddedMongo  # lazy: 100 ms
+    from mongomem.local.stack import local_environment  # lazy: 168 ms
 
     data_dir = data_dir_of(args).resolve()
     if not (data_dir / "mongo").exists():
@@ -52,7 +52,7 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     try:
         yield settings_from_env(env, mongodb_uri=mongo.uri)
     finally:
-        from mongomem.adapters.mongo import close_clients
+        from mongomem.adapters.mongo import close_clients  # lazy: 98 ms
 
         close_clients()
         mongo.stop()

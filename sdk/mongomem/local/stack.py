@@ -12,7 +12,7 @@ from typing import Any
 
 from mongomem.config import CUSTOM_QUEUE, Settings, builtin_names, settings_from_env
 from mongomem.local.http import READ_TIMEOUT_SECONDS, ApiFront, LocalAuthorizer, RequestLog, make_server
-from mongomem.local.lambdas import find_functions_dir, load_handler
+from mongomem.local.lambdas import LocalContext, find_functions_dir, load_handler
 from mongomem.local.mongod import EmbeddedMongo
 from mongomem.local.queue import LocalQueue, QueuePolicy, local_queue_factory
 from mongomem.local.worker import Every, deliver_batch, scheduled_event
@@ -223,6 +223,4 @@ def _loader(functions: Path, name: str) -> Any:
 
 
 def _ctx(name: str, timeout_seconds: float = 60.0) -> Any:
-    from mongomem.local.lambdas import LocalContext
-
     return LocalContext(function_name=name, timeout_seconds=timeout_seconds)

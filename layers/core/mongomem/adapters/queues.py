@@ -24,19 +24,17 @@ class SqsQueue:
     @property
     def client(self) -> Any:
         if self._client is None:
-            import boto3
+            import boto3  # lazy: 126 ms
 
             self._client = boto3.client("sqs")
         return self._client
 
-    def send_extraction(self, memory_type: str, body: dict[str, Any]) -> None:
-        queue = queue_name(memory_type)  # a custom type's messages go to the shared custom queue
+    def send_extraction(self, kind: str, body: dict[str, Any]) -> None:
+        queue = queue_name(kind)  # a custom type's messages go to the shared custom queue
         url = self.urls.get(queue)
         if not url:
-            raise QueueUnavailable(
-                f"no queue configured for memory type {str(memory_type)!r} (queue {queue!r})"
-            )
-        from botocore.exceptions import BotoCoreError, ClientError
+            raise QueueUnavailable(f"no queue configured for memory type {str(kind)!r} (queue {queue!r})")
+        from botocore.exceptions import BotoCoreError, ClientError  # lazy: 7.1 ms
 
         try:
             self.client.send_message(QueueUrl=url, MessageBody=json.dumps(body, sort_keys=True))

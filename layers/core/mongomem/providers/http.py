@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mongomem.retrying import RetryPolicy, TransportFailure, parse_retry_after
+from mongomem.retrying import RetryPolicy as _Policy
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 _SNIPPET = 300
@@ -153,7 +154,7 @@ def post_json(
         return _attempt(url, payload, all_headers, timeout if budget is None else budget, what)
 
     def on_retry(n: int, exc: BaseException, delay: float) -> None:
-        from mongomem.observability import logger
+        from mongomem.observability import logger  # lazy: 17 ms
 
         logger.warning(
             "provider call failed; retrying",
@@ -173,7 +174,6 @@ def post_json(
 
 def get_json(url: str, *, headers: Mapping[str, str] | None = None, timeout: float, what: str = "GET") -> Any:
     """GET `url` once (no retries: a readiness probe reports, it does not wait) and return its JSON."""
-    from mongomem.retrying import RetryPolicy as _Policy
 
     return post_json(
         url, None, headers=headers, timeout=timeout, policy=_Policy(max_retries=0), what=what

@@ -36,7 +36,7 @@ CONFIG_ERRORS = frozenset(
 def client_config(timeout: float, max_retries: int) -> Any:
     """botocore's own retries serve Bedrock: standard mode (throttling, 5xx, ModelNotReady, timeouts and
     dropped connections, exponential backoff with jitter, a retry quota) for 1 + max_retries attempts."""
-    from botocore.config import Config
+    from botocore.config import Config  # lazy: 90 ms
 
     return Config(
         connect_timeout=min(timeout, 10.0),
@@ -51,7 +51,7 @@ def bedrock_runtime_client(region: str | None, timeout: float, max_retries: int 
     with _clients_lock:
         client = _clients.pop(key, None)
         if client is None:
-            import boto3
+            import boto3  # lazy: 138 ms
 
             config = client_config(timeout, max_retries)
             client = boto3.client("bedrock-runtime", region_name=region, config=config)
@@ -92,7 +92,7 @@ def attempts_made(response: Any) -> int:
 
 def aws_error_message(exc: BaseException) -> str:
     """`Code: message`, plus how many attempts botocore made when it retried before giving up."""
-    from botocore.exceptions import ClientError
+    from botocore.exceptions import ClientError  # lazy: 8.3 ms
 
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
@@ -105,7 +105,7 @@ def aws_error_message(exc: BaseException) -> str:
 def aws_credentials_ready(region: str | None) -> tuple[bool, str]:
     """Whether boto3 could sign a call here: a region and credentials resolvable (no AWS API call)."""
     try:
-        import botocore.session
+        import botocore.session  # lazy: 121 ms
 
         session = botocore.session.get_session()
         if not (region or session.get_config_variable("region")):
@@ -213,7 +213,7 @@ class BedrockLLM:
         return params
 
     def _converse(self, request: LLMRequest) -> dict[str, Any]:
-        from botocore.exceptions import ClientError, ParamValidationError
+        from botocore.exceptions import ClientError, ParamValidationError  # lazy: 7.6 ms
 
         while True:
             params = self._request(request)
@@ -313,7 +313,7 @@ class BedrockLLM:
 
 
 def _log_downgrade(name: str, what: str, why: str) -> None:
-    from mongomem.observability import logger
+    from mongomem.observability import logger  # lazy: 26 ms
 
     logger.warning(
         "Bedrock model refused part of the request; asking without it from now on",

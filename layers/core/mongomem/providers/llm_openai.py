@@ -135,7 +135,7 @@ class OpenAICompatibleLLM:
         with _learned_lock:
             if _learned.get((self.base_url, self.model), modes[0]) == mode:
                 _learned[(self.base_url, self.model)] = nxt
-        from mongomem.observability import logger
+        from mongomem.observability import logger  # lazy: 16 ms
 
         logger.warning(
             "LLM server refused a structured-output mode; using the next one from now on",

@@ -18,18 +18,18 @@ class IdentityRoot(Infrastructure):
 
     @cached_property
     def api_keys(self) -> MongoApiKeyRepository:
-        from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository
+        from mongomem.adapters.mongo.api_keys import MongoApiKeyRepository  # lazy: 1.9 ms
 
         return self._indexed(MongoApiKeyRepository(self.database))
 
     @cached_property
     def directory(self) -> DirectoryRepository:
-        from mongomem.adapters.mongo.directory import MongoDirectoryRepository
+        from mongomem.adapters.mongo.directory import MongoDirectoryRepository  # lazy: 8.9 ms
 
         return MongoDirectoryRepository(self.database)
 
     @cached_property
     def recent_requests(self) -> MongoRecentRequestLog:
-        from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog
+        from mongomem.adapters.mongo.recent_requests import MongoRecentRequestLog  # lazy: 9.5 ms
 
         return self._indexed(MongoRecentRequestLog(self.database))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 # Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
@@ -69,7 +70,7 @@ class Infrastructure:
         if given := self.parts.get("mongodb_uri"):
             return given
         if self.settings.mongodb_secret_arn:
-            from mongomem.adapters.secrets import mongodb_uri_from_secret
+            from mongomem.adapters.secrets import mongodb_uri_from_secret  # lazy: 14 ms
 
             return mongodb_uri_from_secret(self.settings.mongodb_secret_arn)
         return self.settings.mongodb_uri
@@ -96,13 +97,13 @@ class Infrastructure:
 
     @cached_property
     def erasure(self) -> MongoErasureRepository:
-        from mongomem.adapters.mongo.erasure import MongoErasureRepository
+        from mongomem.adapters.mongo.erasure import MongoErasureRepository  # lazy: 32 ms
 
         return self._indexed(MongoErasureRepository(self.database, checkpoint=self.settings.erase_checkpoint))
 
     @cached_property
     def backlog(self) -> BacklogRepository:
-        from mongomem.adapters.mongo.backlog import MongoBacklogRepository
+        from mongomem.adapters.mongo.backlog import MongoBacklogRepository  # lazy: 36 ms
 
         return MongoBacklogRepository(self.database)
 
@@ -115,7 +116,7 @@ class Infrastructure:
             return given
         if (factory := self.parts.get("queue_factory")) is not None:
             return factory(self)
-        from mongomem.adapters.queues import queue_for
+        from mongomem.adapters.queues import queue_for  # lazy: 14 ms
 
         return queue_for(self.settings)
 
@@ -123,7 +124,7 @@ class Infrastructure:
     def llm(self) -> LLMProvider:
         if (given := self.parts.get("llm")) is not None:
             return given
-        from mongomem.providers.factory import llm_from_config
+        from mongomem.providers.factory import llm_from_config  # lazy: 23 ms
 
         cfg = self.settings.llm_config
         return llm_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
@@ -132,7 +133,7 @@ class Infrastructure:
     def embedder(self) -> EmbeddingProvider:
         if (given := self.parts.get("embedder")) is not None:
             return given
-        from mongomem.providers.factory import embedder_from_config
+        from mongomem.providers.factory import embedder_from_config  # lazy: 19 ms
 
         cfg = self.settings.embedding_config
         return embedder_from_config(cfg, self.provider_env, refused=self.settings.demo_refusal(cfg.kind))
@@ -142,7 +143,7 @@ class Infrastructure:
         """What the provider factories may read: the named keys (env or provider secret) and the region."""
         env = dict(self.settings.provider_secrets)
         if self.settings.provider_secret_arn:
-            from mongomem.adapters.secrets import provider_keys
+            from mongomem.adapters.secrets import provider_keys  # lazy: 15 ms
 
             env.update(provider_keys(self.settings.provider_secret_arn))
         if self.settings.aws_region:
@@ -152,7 +153,7 @@ class Infrastructure:
     def readiness(self) -> dict[str, Any]:
         """Whether an LLM and an embedding provider are usable, and why not (the LLM server's cached probe
         is the only network call)."""
-        from mongomem.providers.factory import readiness
+        from mongomem.providers.factory import readiness  # lazy: 20 ms
 
         return readiness(self.llm, self.embedder)
 
@@ -162,7 +163,7 @@ class Infrastructure:
             return given
         s = self.settings
         if s.opensearch_endpoint:
-            from mongomem.vectors.opensearch import OpenSearchIndex, make_client
+            from mongomem.vectors.opensearch import OpenSearchIndex, make_client  # lazy: 101 ms
 
             client = make_client(s.opensearch_endpoint, auth=s.opensearch_auth, region=s.aws_region)
             # SigV4 for `aoss` is a Serverless collection: its rules (no custom ids, no refresh) apply
@@ -175,9 +176,7 @@ class Infrastructure:
                 serverless=s.opensearch_auth == "sigv4-aoss",
             )
         if s.vector_index_path:
-            from pathlib import Path
-
-            from mongomem.vectors.embedded import EmbeddedIndex
+            from mongomem.vectors.embedded import EmbeddedIndex  # lazy: 10 ms
 
             return EmbeddedIndex(Path(s.vector_index_path))
         return None

@@ -21,7 +21,7 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
 
     @cached_property
     def search(self) -> MemorySearch:
-        from mongomem.retrieval.search import MemorySearch
+        from mongomem.retrieval.search import MemorySearch  # lazy: 71 ms
 
         return MemorySearch(
             self.memory_store,
@@ -34,7 +34,7 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
 
     @cached_property
     def recall(self) -> Recall:
-        from mongomem.retrieval.recall import Recall
+        from mongomem.retrieval.recall import Recall  # lazy: 62 ms
 
         memory = self.settings.memory
         return Recall(
@@ -43,7 +43,7 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
 
     @cached_property
     def context_builder(self) -> ContextBuilder:
-        from mongomem.retrieval.context import ContextBuilder
+        from mongomem.retrieval.context import ContextBuilder  # lazy: 137 ms
 
         wm = self.working_memory_config
         return ContextBuilder(
@@ -59,12 +59,12 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
     @cached_property
     def pending(self) -> Pending:
         """The "not yet" figures search and context answers carry."""
-        from mongomem.retrieval.pending import Pending
+        from mongomem.retrieval.pending import Pending  # lazy: 51 ms
 
         return Pending(self.backlog, self.settings.memory.recall.enabled)
 
     @cached_property
     def procedures(self) -> ProcedureService:
-        from mongomem.longterm.procedures import ProcedureService
+        from mongomem.longterm.procedures import ProcedureService  # lazy: 90 ms
 
         return ProcedureService(self.memory_store, self.search)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from mongomem.adapters.mongo.sessions import MongoSessionRepository
 from mongomem.adapters.mongo.turns import MongoTurnRepository
 from mongomem.runtime.infra import Infrastructure
+from mongomem.shortterm.policy import PromotionPolicy
 from mongomem.shortterm.record import TurnRecorder
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class ShortTermRoot(Infrastructure):
 
     @cached_property
     def snapshots(self) -> SnapshotRepository:
-        from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository
+        from mongomem.adapters.mongo.snapshots import MongoSnapshotRepository  # lazy: 1.4 ms
 
         return self._indexed(MongoSnapshotRepository(self.database))
 
@@ -52,13 +53,11 @@ class ShortTermRoot(Infrastructure):
 
     @cached_property
     def policy(self) -> PromotionPolicy:
-        from mongomem.shortterm.policy import PromotionPolicy
-
         return PromotionPolicy.from_config(self.settings.memory)
 
     @cached_property
     def promoter(self) -> Promoter:
-        from mongomem.shortterm.promotion import Promoter
+        from mongomem.shortterm.promotion import Promoter  # lazy: 18 ms
 
         topics = None
         if self.settings.memory.snapshot.topic_shift.enabled:
@@ -66,19 +65,19 @@ class ShortTermRoot(Infrastructure):
         return Promoter(self.sessions, self.turns, self.snapshots, self.queue, self.settings, topics=topics)
 
     def _topic_segmenter(self) -> TopicSegmenter:
-        from mongomem.shortterm.topics import TopicSegmenter
+        from mongomem.shortterm.topics import TopicSegmenter  # lazy: 18 ms
 
         return TopicSegmenter(self.embedder, self.settings.memory.snapshot.topic_shift)
 
     @cached_property
     def importer(self) -> Importer:
-        from mongomem.shortterm.importing import Importer
+        from mongomem.shortterm.importing import Importer  # lazy: 20 ms
 
         return Importer(self.turns, self.recorder, self.promoter, self.settings.memory)
 
     @cached_property
     def history(self) -> History:
-        from mongomem.shortterm.history import History
+        from mongomem.shortterm.history import History  # lazy: 22 ms
 
         return History(
             self.sessions,
@@ -91,7 +90,7 @@ class ShortTermRoot(Infrastructure):
 
     @cached_property
     def turn_indexer(self) -> TurnIndexer:
-        from mongomem.retrieval.turn_indexing import TurnIndexer
+        from mongomem.retrieval.turn_indexing import TurnIndexer  # lazy: 38 ms
 
         return TurnIndexer(self.turns, self.vector_index, self.embedder, self.settings.memory.recall)
 
@@ -104,7 +103,7 @@ class ShortTermRoot(Infrastructure):
 
     @cached_property
     def working_memory_store(self) -> MongoWorkingMemoryRepository:
-        from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
+        from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository  # lazy: 23 ms
 
         return self._indexed(MongoWorkingMemoryRepository(self.database))
 
@@ -112,13 +111,13 @@ class ShortTermRoot(Infrastructure):
     def working_memory_config(self) -> WorkingMemoryConfig:
         if (given := self.parts.get("working_memory_config")) is not None:
             return given
-        from mongomem.workingmemory.config import parse_working_memory_config
+        from mongomem.workingmemory.config import parse_working_memory_config  # lazy: 21 ms
 
         return parse_working_memory_config(self.settings.memory.working_memory)
 
     @cached_property
     def working_memory(self) -> WorkingMemoryService:
-        from mongomem.workingmemory.service import WorkingMemoryService
+        from mongomem.workingmemory.service import WorkingMemoryService  # lazy: 37 ms
 
         return WorkingMemoryService(self.working_memory_store, self.working_memory_config)
 
@@ -126,12 +125,12 @@ class ShortTermRoot(Infrastructure):
         """Remove deleted turns' recall index entries (no embedder is built for it)."""
         if not turns:
             return 0
-        from mongomem.retrieval.turn_indexing import forget_turns
+        from mongomem.retrieval.turn_indexing import forget_turns  # lazy: 41 ms
 
         return forget_turns(self.vector_index, self.settings.memory.recall, turns)
 
     @cached_property
     def threads(self) -> Threads:
-        from mongomem.workingmemory.threads import Threads
+        from mongomem.workingmemory.threads import Threads  # lazy: 40 ms
 
         return Threads(self.working_memory, self.sessions, self.turns, self.snapshots, self.forget_turns)

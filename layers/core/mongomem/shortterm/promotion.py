@@ -216,7 +216,7 @@ class Promoter:
         try:
             return self.topics().first_topic_end(self.turns.in_range(scope, sid, from_seq, to_seq))
         except Exception:  # an embedder that fails never stops promotion: the cut is the usual one
-            from mongomem.observability import logger
+            from mongomem.observability import logger  # lazy: 18 ms
 
             logger.exception("topic-shift detection failed; the snapshot is cut as usual")
             return None

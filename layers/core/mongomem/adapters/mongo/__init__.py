@@ -4,10 +4,10 @@
 - ids: every document id format (turn, session, snapshot, working memory)
 - sessions, turns, snapshots: short-term memory (shortterm.ports)
 - api_keys (identity.ports), working_memory (workingmemory.ports)
+- memory_store: long-term memories (MemoryRepository), one document per version
 - erasure (retention, erasing a user), backlog (the status figures), directory (the tenant's users)
 
-Long-term memories live in mongomem.adapters.memory_store. The names below stay importable from here
-(other packages and tools import them).
+The names below stay importable from here (other packages and tools import them).
 """
 
 from mongomem.adapters.mongo.driver import (

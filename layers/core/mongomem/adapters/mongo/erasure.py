@@ -15,7 +15,7 @@ from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
 
-# A procedure's success/failure reports (adapters/memory_store.py writes them).
+# A procedure's success/failure reports (adapters/mongo/memory_store.py writes them).
 FEEDBACK_COLLECTION = "procedure_feedback"
 # Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
 USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pymongo.errors import DuplicateKeyError
@@ -45,7 +46,6 @@ class MongoKindSchemaRepository:
 
 def _fields(declared: DeclaredType) -> dict[str, Any]:
     # the schema is stored as JSON text: JSON Schema keywords start with `$`, which a field name may not
-    import json
 
     return {
         "schema_json": json.dumps(declared.json_schema, sort_keys=True),
@@ -57,8 +57,6 @@ def _fields(declared: DeclaredType) -> dict[str, Any]:
 
 
 def _declared(doc: dict[str, Any]) -> DeclaredType:
-    import json
-
     return DeclaredType(
         name=doc["_id"],
         json_schema=json.loads(doc["schema_json"]),

@@ -74,7 +74,7 @@ def assets() -> dict[str, Asset]:
 def asset_response(name: str, if_none_match: str | None = None) -> Response[Any]:
     asset = assets().get(name)
     if asset is None:
-        from mongomem.api.errors import error_response
+        from mongomem.api.errors import error_response  # lazy: 52.3 ms
 
         response = error_response(404, "not_found", "no such console file")
         response.headers.update(SECURITY_HEADERS)

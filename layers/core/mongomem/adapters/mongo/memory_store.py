@@ -15,7 +15,7 @@ from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from mongomem.adapters.mongo import translate_errors, update_and_read
+from mongomem.adapters.mongo.driver import translate_errors, update_and_read
 from mongomem.adapters.mongo.erasure import FEEDBACK_COLLECTION
 from mongomem.models.common import Scope, as_utc, utcnow
 from mongomem.models.memory import (
@@ -378,7 +378,7 @@ class MemoryStore:
     def list_page(
         self,
         scope: Scope | MemoryView,
-        memory_type: str | None,
+        kind: str | None,
         status: str | None,
         limit: int,
         before: datetime | None,
@@ -402,8 +402,8 @@ class MemoryStore:
                 **({"$gte": observed.after} if observed.after else {}),
                 **({"$lt": observed.before} if observed.before else {}),
             }
-        if memory_type:
-            query["type"] = memory_type
+        if kind:
+            query["type"] = kind
         for field, value in (payload.exact if payload else {}).items():
             query[f"payload.{field}"] = value
         for field, prefix in (payload.prefix if payload else {}).items():
