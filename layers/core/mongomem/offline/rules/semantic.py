@@ -14,7 +14,7 @@ from typing import Any
 
 from mongomem.dates import DateMention, find_dates, month_day_text, replace_dates, tense
 from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 from mongomem.offline.rules import speaker
 from mongomem.offline.rules.phrases import is_name_word, split_list, take_name, take_phrase, take_proper
 from mongomem.offline.rules.text import capitalise, clip, hedged, squash, statements, strip_punct
