@@ -44,8 +44,8 @@ _.batch_index  # attribute, layers/core/mongomem/shortterm/record.py
 _._last  # attribute, sdk/mongomem/cli/progress.py
 _._last  # attribute, sdk/mongomem/cli/progress.py
 tb  # variable, sdk/mongomem/cli/progress.py
-is_async  # variable, sdk/mongomem/client/_calls.py
-is_async  # variable, sdk/mongomem/client/_calls.py
+is_async  # variable, sdk/mongomem/client/_call.py
+is_async  # variable, sdk/mongomem/client/_call.py
 is_async  # variable, sdk/mongomem/client/_transport.py
 is_async  # variable, sdk/mongomem/client/_transport.py
 supports_ttl  # variable, sdk/mongomem/integrations/langgraph.py

@@ -53,7 +53,9 @@ def paths() -> dict[str, Any]:
 
 def endpoints() -> dict[str, endpoint[Any, Any]]:
     """Every SDK method that calls one route (`request` calls any)."""
-    return {n: e for n, e in vars(Methods).items() if isinstance(e, endpoint) and n != "request"}
+    # `Methods` joins one class per API area: its endpoints are attributes, not all in its own __dict__
+    found = {n: getattr(Methods, n) for n in dir(Methods)}
+    return {n: e for n, e in found.items() if isinstance(e, endpoint) and n != "request"}
 
 
 def route(name: str) -> tuple[str, dict[str, Any]]:

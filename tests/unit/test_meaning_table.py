@@ -1,4 +1,4 @@
-"""The one table of words whose change changes a statement (mongomem.kinds.base.MEANINGS): swapping one
+"""The one table of words whose change changes a statement (mongomem.kinds.meaning_table.MEANINGS): swapping one
 such word for a word of another meaning is never a restatement, for any sentence around it, through the
 shared rules and every built-in kind's comparison; a synonym is. Plus what `norm` keeps (every script) and
 what `stated` compares (every character)."""
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mongomem.kinds.base import MEANINGS, anchors, hard_anchors, norm, restates, same_value, stated
+from mongomem.kinds.meaning import anchors, hard_anchors, norm, restates, same_value, stated
+from mongomem.kinds.meaning_table import MEANINGS
 from mongomem.kinds.procedural import Procedural
 from mongomem.kinds.semantic import Semantic
 from mongomem.kinds.taxonomic import Taxonomic

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, ValidationError
 
-from mongomem.kinds.base import Item, KindError, MemoryKind, json_schema, norm, same_value
+from mongomem.kinds.base import Item, KindError, MemoryKind, json_schema
+from mongomem.kinds.meaning import norm, same_value
 from mongomem.kindschema import linear_validator, types_of
 
 if TYPE_CHECKING:

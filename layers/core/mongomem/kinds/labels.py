@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 
 _ARTICLES = frozenset({"the", "a", "an"})
 _OWNERS = frozenset({"my", "their", "his", "her", "your", "our"})

@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, norm
+from mongomem.kinds.base import Item, MemoryKind
 from mongomem.kinds.fields import Short
+from mongomem.kinds.meaning import norm
 
 Polarity = Literal["positive", "negative"]
 Strength = Literal["mild", "moderate", "strong"]

@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.kinds.base import Item, MemoryKind, add_unique, norm, same_value
+from mongomem.kinds.base import Item, MemoryKind, add_unique
 from mongomem.kinds.fields import Long, Short
+from mongomem.kinds.meaning import norm, same_value
 
 
 class ProcedureStep(BaseModel):

@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, norm, same_value
+from mongomem.kinds.base import Item, MemoryKind
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
+from mongomem.kinds.meaning import norm, same_value
 
 # Attributes that record what the user asked, not what is true of them.
 QUESTION_ATTRIBUTES = frozenset(

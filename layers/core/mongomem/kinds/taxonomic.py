@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, add_unique, norm
+from mongomem.kinds.base import Item, MemoryKind, add_unique
 from mongomem.kinds.fields import Long, Short
+from mongomem.kinds.meaning import norm
 
 
 class TaxonomicItem(Item):

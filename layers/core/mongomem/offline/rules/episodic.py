@@ -9,7 +9,7 @@ from typing import Any
 
 from mongomem.dates import find_dates, replace_dates
 from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 from mongomem.offline.rules import speaker
 from mongomem.offline.rules.phrases import is_name_word, take_name, take_proper
 from mongomem.offline.rules.text import capitalise, clip, hedged, squash, statements

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 from mongomem.offline.rules.phrases import split_list, take_phrase
 from mongomem.offline.rules.speaker import user_turns
 from mongomem.offline.rules.text import hedged, statements, strip_punct

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 from mongomem.offline.rules.text import capitalise, clip, squash, strip_punct
 from mongomem.offline.rules.words import IMPERATIVES
 

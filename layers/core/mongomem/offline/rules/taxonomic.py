@@ -10,7 +10,7 @@ from typing import Any
 
 from mongomem.extraction.orgscreen import feeling_or_opinion
 from mongomem.extraction.proposal import TurnView
-from mongomem.kinds.base import norm
+from mongomem.kinds.meaning import norm
 from mongomem.offline.rules.phrases import acronym_of, is_acronym
 from mongomem.offline.rules.text import clip, statements, strip_punct
 from mongomem.offline.rules.words import NOT_TERMS

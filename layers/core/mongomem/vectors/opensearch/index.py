@@ -1,18 +1,5 @@
-"""OpenSearch adapter of the VectorIndex port: HNSW k-NN + BM25, fused client-side by RRF.
-
-One `_msearch` round trip carries both legs of a hybrid query. Scope, kind and filters sit
-inside the knn clause (efficient filtering), so a small user among many is never starved.
-
-Two sets of rules (docs/aws-rules.md, "OpenSearch Serverless"):
-- a managed domain or a node: a document's id is its `_id`, a write replaces the document of that id,
-  `_refresh` makes writes visible at once when asked;
-- a Serverless vector search collection (`serverless=True`): the service assigns `_id`s and refuses
-  custom ones and upserts, and has no `_refresh` (writes become visible on its own schedule). A
-  document's id lives in the `id` field; a write inserts the new copy (stamped with a `rev`) and then
-  deletes the older copies it can see; deletes and erasure find documents by field; reads collapse
-  copies of one id to the newest and delete the stale ones they meet; erasure sweeps until a search
-  finds nothing of the user (or its time budget ends).
-"""
+"""OpenSearchIndex: the VectorIndex port on one OpenSearch index (the package docstring gives the two
+sets of rules, a domain's or node's and a Serverless collection's)."""
 
 from __future__ import annotations
 
@@ -24,121 +11,33 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal
 
-from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
-from opensearchpy.exceptions import (
-    ConnectionTimeout,
-    NotFoundError,
-    OpenSearchException,
-    RequestError,
-    TransportError,
-)
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import NotFoundError, OpenSearchException, RequestError, TransportError
 
-from mongomem.budget import request_deadline
 from mongomem.observability import logger
+from mongomem.vectors.opensearch.client import make_client
+from mongomem.vectors.opensearch.mapping import ENGINES, REV, SPACE_TYPES, index_body
+from mongomem.vectors.opensearch.queries import (
+    bulk_chunks,
+    filter_terms,
+    range_terms,
+    read_hits,
+    scope_terms,
+    search_body,
+)
 from mongomem.vectors.port import (
-    RESERVED_FIELDS,
     DimensionMismatch,
-    FieldValue,
     Hit,
     IndexDoc,
     IndexUnavailable,
     SearchQuery,
     candidate_window,
-    fuse,
     normalize,
-    term_of,
 )
 
-__all__ = ["RETRY_ON_STATUS", "Auth", "OpenSearchIndex", "make_client"]
-
-Auth = Literal["none", "sigv4-es", "sigv4-aoss"]
-RETRY_ON_STATUS = (429, 502, 503, 504)
-SPACE_TYPES = ("innerproduct", "cosinesimil")
-ENGINES = ("faiss", "lucene", "nmslib")
-# Returned fields: never the vector (excluded from _source anyway) nor the text (can be long).
-_SOURCE = {"excludes": ["vector", "text"]}
-# Equal scores are ordered by id, as in the embedded index, so a rebuilt index ranks identically.
-_SORT = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
-# Bulk bodies stay well under the 10 MiB request limit of the smallest managed domains.
-_BULK_BYTES = 4_000_000
-
 _NO_INDEX = "index_not_found_exception"
-# The write stamp of a Serverless copy: later writes sort higher (nanoseconds, then a random tail).
-REV = "rev"
 # Hits per page when deletes and erasure look documents up by field.
 _PAGE = 1000
-
-_CLIENTS: dict[tuple[str, str, str | None], OpenSearch] = {}
-_CLIENTS_LOCK = threading.Lock()
-
-
-def make_client(
-    endpoint: str,
-    auth: Auth = "none",
-    region: str | None = None,
-    timeout: float = 10,
-    max_retries: int = 3,
-) -> OpenSearch:
-    """One cached client per (endpoint, auth, region) per process; retries 429/502/503/504."""
-    if "://" not in endpoint:
-        endpoint = f"https://{endpoint}"  # managed endpoints are given as bare host names
-    key = (endpoint.rstrip("/"), auth, region)
-    with _CLIENTS_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            client = _new_client(key[0], auth, region, timeout, max_retries)
-            _within_request_budget(client, timeout, max_retries)
-            _CLIENTS[key] = client
-        return client
-
-
-def _within_request_budget(client: OpenSearch, timeout: float, max_retries: int) -> None:
-    """Cut each request's timeout so that it and its retries end before the current API request's
-    deadline (mongomem.budget): API Gateway stops waiting at 30 s, the client then gets our 503."""
-
-    perform = client.transport.perform_request
-
-    def perform_request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-        deadline = request_deadline()
-        if deadline is not None and not args:
-            left = deadline - time.monotonic()
-            if left < 0.2:
-                raise ConnectionTimeout("TIMEOUT", "the request's time budget ran out", None)
-            params = dict(kwargs.get("params") or {})
-            asked = float(params.get("request_timeout") or timeout)
-            params["request_timeout"] = max(0.1, min(asked, left / (max_retries + 1)))
-            kwargs["params"] = params
-        return perform(method, url, *args, **kwargs)
-
-    client.transport.perform_request = perform_request  # type: ignore[method-assign]
-
-
-def _new_client(
-    endpoint: str, auth: Auth, region: str | None, timeout: float, max_retries: int
-) -> OpenSearch:
-    options: dict[str, Any] = {
-        "hosts": [endpoint],
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "retry_on_status": RETRY_ON_STATUS,
-        "retry_on_timeout": True,
-        "connection_class": Urllib3HttpConnection,
-    }
-    if auth == "none":
-        return OpenSearch(**options)
-    if auth not in ("sigv4-es", "sigv4-aoss"):
-        raise ValueError(f"unknown OpenSearch auth {auth!r}; use none, sigv4-es or sigv4-aoss")
-    import boto3  # only signed (AWS) deployments pay for boto3's import time; lazy: 74 ms
-
-    session = boto3.Session()
-    credentials = session.get_credentials()
-    region = region or session.region_name
-    if credentials is None or not region:
-        raise ValueError("SigV4 auth needs AWS credentials and a region (AWS_REGION)")
-    service = "aoss" if auth == "sigv4-aoss" else "es"
-    options["http_auth"] = Urllib3AWSV4SignerAuth(credentials, region, service)
-    options["verify_certs"] = True
-    return OpenSearch(**options)
 
 
 class OpenSearchIndex:
@@ -199,41 +98,17 @@ class OpenSearchIndex:
     # ------------------------------------------------------------------ schema
     def index_body(self, dim: int) -> dict[str, Any]:
         """Settings and mapping of a new index for `dim`-sized vectors."""
-        index_settings: dict[str, Any] = {"knn": True, "knn.algo_param.ef_search": self.ef_search}
-        # Serverless collections reject shard settings, so they are only sent when configured.
-        if self.shards is not None:
-            index_settings["number_of_shards"] = self.shards
-        if self.replicas is not None:
-            index_settings["number_of_replicas"] = self.replicas
-        method = {
-            "name": "hnsw",
-            "engine": self.engine,
-            "space_type": self.space_type,
-            "parameters": {"m": self.m, "ef_construction": self.ef_construction},
-        }
-        return {
-            "settings": {"index": index_settings},
-            "mappings": {
-                "_meta": {"dim": dim, "engine": self.engine, "space_type": self.space_type},
-                # The index is derived from MongoDB: keeping vectors out of _source halves its size.
-                "_source": {"excludes": ["vector"]},
-                # Filter fields are exact-match keywords; only `text` is analysed (BM25).
-                "date_detection": False,
-                "dynamic_templates": [
-                    {"strings_as_keywords": {"match_mapping_type": "string", "mapping": {"type": "keyword"}}}
-                ],
-                "properties": {
-                    "id": {"type": "keyword"},
-                    REV: {"type": "keyword"},
-                    "tenant": {"type": "keyword"},
-                    "user_id": {"type": "keyword"},
-                    "kind": {"type": "keyword"},
-                    "text": {"type": "text", "analyzer": self.analyzer},
-                    "created_at": {"type": "date"},
-                    "vector": {"type": "knn_vector", "dimension": dim, "method": method},
-                },
-            },
-        }
+        return index_body(
+            dim,
+            engine=self.engine,
+            space_type=self.space_type,
+            m=self.m,
+            ef_construction=self.ef_construction,
+            ef_search=self.ef_search,
+            shards=self.shards,
+            replicas=self.replicas,
+            analyzer=self.analyzer,
+        )
 
     def ensure(self, dim: int) -> None:
         """Create the index if missing (idempotent, race-safe); DimensionMismatch if it differs."""
@@ -348,7 +223,7 @@ class OpenSearchIndex:
         a follow-up sweep keeps what the user wrote since); returns the number deleted."""
         # Paged search + bulk delete rather than _delete_by_query: Serverless collections (and
         # nodes without the reindex module) do not offer it, and an erase must work everywhere.
-        terms = _scope_terms(tenant, user_id, None)
+        terms = scope_terms(tenant, user_id, None)
         if written_before is not None and self.serverless:
             stamp = f"{int(written_before.timestamp() * 1e9):020d}"
             terms = [*terms, {"range": {REV: {"lt": stamp}}}]
@@ -434,7 +309,7 @@ class OpenSearchIndex:
         """Send bulk actions in size-bounded chunks; returns how many documents were deleted."""
         errors: list[dict[str, Any]] = []
         deleted = 0
-        for chunk in _chunks(lines, self._dim or 0):
+        for chunk in bulk_chunks(lines, self._dim or 0):
             with self._errors(action):
                 resp = self.client.bulk(body=chunk, refresh=self.refresh)
             for item in resp["items"]:
@@ -481,53 +356,19 @@ class OpenSearchIndex:
         stale: list[str] = []
         at = 0
         for q, plan in zip(queries, plans, strict=True):
-            out.append(self._hits(q, plan, responses[at : at + len(plan)], stale))
+            hits = read_hits(
+                q,
+                plan,
+                responses[at : at + len(plan)],
+                stale,
+                serverless=self.serverless,
+                space_type=self.space_type,
+            )
+            out.append(hits)
             at += len(plan)
         if stale:
             self._forget_copies(stale)
         return out
-
-    def _hits(
-        self,
-        q: SearchQuery,
-        bodies: list[tuple[str, dict[str, Any]]],
-        responses: list[dict[str, Any]],
-        stale: list[str],
-    ) -> list[Hit]:
-        if not bodies:
-            return []
-        for (leg, _), resp in zip(bodies, responses, strict=True):
-            if "error" in resp:
-                if resp.get("status") == 404:
-                    return []  # index not created yet: nothing has been indexed
-                raise IndexUnavailable(f"OpenSearch search failed ({leg})", details=resp["error"])
-        # Serverless: a replaced version may still have an older copy in the index (written before
-        # search could see it). Only the newest copy of an id counts; the others are deleted below.
-        newest: dict[str, str] = {}
-        if self.serverless:
-            for resp in responses:
-                for h in resp["hits"]["hits"]:
-                    source = h.get("_source", {})
-                    doc_id, rev = str(source.get("id", h["_id"])), str(source.get(REV, ""))
-                    newest[doc_id] = max(rev, newest.get(doc_id, ""))
-        legs: dict[str, list[tuple[str, float]]] = {}
-        fields: dict[str, dict[str, FieldValue]] = {}
-        for (leg, _), resp in zip(bodies, responses, strict=True):
-            ranked = legs[leg] = []
-            shown: set[str] = set()
-            for h in resp["hits"]["hits"]:
-                source = h.get("_source", {})
-                doc_id = str(source.get("id", h["_id"])) if self.serverless else h["_id"]
-                if self.serverless and str(source.get(REV, "")) < newest[doc_id]:
-                    stale.append(h["_id"])
-                    continue
-                if doc_id in shown:
-                    continue
-                shown.add(doc_id)
-                score = self._cosine(h["_score"]) if leg == "knn" else float(h["_score"])
-                ranked.append((doc_id, score))
-                fields.setdefault(doc_id, _fields(source))
-        return fuse(q, legs.get("knn"), legs.get("bm25"), fields)
 
     def _forget_copies(self, stale: list[str]) -> None:
         """Delete older copies a search met (best effort: the next search meets them again)."""
@@ -546,10 +387,10 @@ class OpenSearchIndex:
         users = q.user_ids
         owner = {"term": {"user_id": users[0]}} if len(users) == 1 else {"terms": {"user_id": users}}
         scope = [
-            *_scope_terms(q.tenant, None, q.kind),
+            *scope_terms(q.tenant, None, q.kind),
             owner,
-            *_filter_terms(q.filters),
-            *_range_terms(q.ranges),
+            *filter_terms(q.filters),
+            *range_terms(q.ranges),
         ]
         bodies: list[tuple[str, dict[str, Any]]] = []
         if q.vector is not None and q.mode != "bm25":
@@ -561,21 +402,15 @@ class OpenSearchIndex:
                     raise DimensionMismatch(self._dim, len(q.vector), f"index {self.index_name!r}")
             k = max(window, self.knn_candidates)
             knn = {"vector": normalize(q.vector), "k": k, "filter": {"bool": {"filter": scope}}}
-            bodies.append(("knn", _body(window, {"knn": {"vector": knn}})))
+            bodies.append(("knn", search_body(window, {"knn": {"vector": knn}})))
         if q.mode != "knn" and q.text.strip():
             match = {"match": {"text": {"query": q.text}}}
-            bodies.append(("bm25", _body(window, {"bool": {"must": [match], "filter": scope}})))
+            bodies.append(("bm25", search_body(window, {"bool": {"must": [match], "filter": scope}})))
         return bodies
-
-    def _cosine(self, score: float) -> float:
-        """Undo the engine's score scaling (same formulas for lucene and faiss)."""
-        if self.space_type == "cosinesimil":
-            return 2.0 * score - 1.0
-        return score - 1.0 if score >= 1.0 else 1.0 - 1.0 / score
 
     def count(self, tenant: str | None = None, user_id: str | None = None, kind: str | None = None) -> int:
         """Number of (refreshed) documents in the given scope."""
-        terms = _scope_terms(tenant, user_id, kind)
+        terms = scope_terms(tenant, user_id, kind)
         body = {"query": {"bool": {"filter": terms}}} if terms else {"query": {"match_all": {}}}
         try:
             with self._errors("count"):
@@ -613,50 +448,3 @@ class _Missing(IndexUnavailable):
 
     def __init__(self, action: str) -> None:
         super().__init__(f"OpenSearch {action}: index does not exist")
-
-
-def _body(size: int, query: dict[str, Any]) -> dict[str, Any]:
-    return {"size": size, "_source": _SOURCE, "track_total_hits": False, "sort": _SORT, "query": query}
-
-
-def _scope_terms(tenant: str | None, user_id: str | None, kind: str | None) -> list[dict[str, Any]]:
-    pairs = (("tenant", tenant), ("user_id", user_id), ("kind", kind))
-    return [{"term": {name: value}} for name, value in pairs if value is not None]
-
-
-def _filter_terms(filters: dict[str, Any]) -> list[dict[str, Any]]:
-    clauses: list[dict[str, Any]] = []
-    for name, value in sorted(filters.items()):
-        if isinstance(value, list) and None in value:
-            # None: documents without the field (indexed before it existed) pass too
-            present = [term_of(v) for v in value if v is not None]
-            either: list[dict[str, Any]] = [{"bool": {"must_not": [{"exists": {"field": name}}]}}]
-            if present:
-                either.append({"terms": {name: present}})
-            clauses.append({"bool": {"should": either, "minimum_should_match": 1}})
-        elif isinstance(value, list):
-            clauses.append({"terms": {name: [term_of(v) for v in value]}})
-        else:
-            clauses.append({"term": {name: term_of(value)}})
-    return clauses
-
-
-def _range_terms(ranges: dict[str, tuple[str | None, str | None]]) -> list[dict[str, Any]]:
-    clauses: list[dict[str, Any]] = []
-    for name, (low, high) in sorted(ranges.items()):
-        bounds = {**({"gte": low} if low is not None else {}), **({"lt": high} if high is not None else {})}
-        if bounds:
-            clauses.append({"range": {name: bounds}})
-    return clauses
-
-
-def _fields(source: dict[str, Any]) -> dict[str, FieldValue]:
-    return {k: v for k, v in source.items() if k not in RESERVED_FIELDS and k != REV}
-
-
-def _chunks(lines: list[dict[str, Any]], dim: int) -> Iterator[list[dict[str, Any]]]:
-    # ~12 bytes per serialised float plus room for text and fields; lines come in pairs for index.
-    per_doc = dim * 12 + 2_000
-    step = max(2, (_BULK_BYTES // per_doc) * 2)
-    for start in range(0, len(lines), step):
-        yield lines[start : start + step]

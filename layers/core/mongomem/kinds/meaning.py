@@ -1,0 +1,265 @@
+"""When two texts say the same thing: normalisation (`norm`, `exact`, `stated`), the anchors a change of
+which changes a statement (`anchors`, `hard_anchors`: numbers, clock times, periods, the table's meanings,
+names) and the comparisons every kind uses (`same_value`, `restates`, `negates_by_prefix`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from mongomem.kinds.meaning_table import MEANINGS
+
+# Contractions: "can't" is "can" + "not" (the rest of "n't" words are their stem + "not").
+_CONTRACTED = {"cannot": "can", "can't": "can", "won't": "will", "shan't": "shall", "ain't": ""}
+# "every week" is weekly, "every other week" is alternate + weekly, "twice a week" is twice + weekly.
+_PERIODS = {
+    "hour": "hourly",
+    "day": "daily",
+    "night": "nightly",
+    "week": "weekly",
+    "fortnight": "fortnightly",
+    "month": "monthly",
+    "quarter": "quarterly",
+    "year": "yearly",
+}
+_PERIOD = re.compile(
+    r"\b(?:(?P<freq>once|twice|thrice|times)\s+(?:a|an|per|every|each)|every|each|per)\s+"
+    r"(?:(?P<nth>other|second|third|fourth)\s+)?(?P<unit>hour|day|night|week|fortnight|month|quarter|year)s?\b",
+    re.IGNORECASE,
+)
+_EVERY_OTHER = re.compile(r"\bevery\s+other\b", re.IGNORECASE)
+# A value of at most this many words is compared exactly (after normalisation): "Blue" is not "Blue changed".
+SHORT_WORDS = 4
+
+
+def _visible(text: str) -> str:
+    """The text as a reader sees it: compatibility forms folded (full-width letters), invisible
+    format characters (zero-width spaces and joiners) and accents on Latin letters dropped ("Zoë" = "Zoe")."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        cat = unicodedata.category(ch)
+        if cat == "Cf" or (cat[0] == "M" and out and out[-1].isascii() and out[-1].isalpha()):
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def norm(text: str) -> str:
+    """Case-, accent- and punctuation-insensitive form used for keys and equality. Every script is kept
+    ("北京" is not "上海"); accents on Latin letters, invisible characters, symbols and punctuation go."""
+    out: list[str] = []
+    latin = False
+    for ch in unicodedata.normalize("NFKD", text.casefold()):
+        cat = unicodedata.category(ch)
+        if cat == "Cf":
+            continue  # zero-width and other invisible characters
+        if cat[0] == "M":
+            if not latin:  # an accent on a Latin letter goes (é = e); other scripts' marks are letters
+                out.append(ch)
+            continue
+        if cat == "Nd" and not ch.isascii():
+            out.append(str(unicodedata.digit(ch)))  # other scripts' digits: "٣" = "3"
+            latin = False
+        elif cat[0] in "LN":
+            out.append(ch)
+            latin = ch.isascii()
+        else:
+            out.append(" ")
+            latin = False
+    return " ".join(unicodedata.normalize("NFC", "".join(out)).split())
+
+
+def _word_meanings(word: str) -> list[str] | None:
+    """The meanings a word carries (None: not a word of the table): "isn't" -> [not], "can't" ->
+    [can, not], "bi-weekly" -> [biweekly], "non-smoking" -> [not]."""
+    lower = word.lower().replace("\u2019", "'")
+    if lower in _CONTRACTED:
+        stem = _CONTRACTED[lower]
+        return [m for m in (MEANINGS.get(stem), "not") if m]
+    if lower.endswith("n't"):
+        return [m for m in (MEANINGS.get(lower[:-3]), "not") if m]
+    lower = lower.removesuffix("'s").replace("'", "")
+    joined = MEANINGS.get(lower.replace("-", ""))
+    if joined is not None:
+        return [joined]
+    if "-" in lower:
+        parts = [m for part in lower.split("-") if part and (m := MEANINGS.get(part))]
+        return parts or None
+    return None
+
+
+def anchors(text: str) -> frozenset[str]:
+    """What must be equal for two texts to say the same thing: numbers (phone numbers, times, dates,
+    versions, amounts, ids), the meanings of the table's words (how often, how many, when, whether:
+    `MEANINGS`; a meaning said twice counts twice) and proper nouns."""
+    text = _visible(text)
+    found: set[str] = set(_number_pairs(text))
+    said: list[str] = []
+    for m in _NUMBER.finditer(text):
+        found.add(_number(m.group("n"), m.group("sign")))
+        if m.group("cur"):
+            said.append(_CURRENCY[m.group("cur")])  # "$500" is 500 dollars, "€500" 500 euros
+    for m in _CLOCK.finditer(text):
+        said.append("past" if m.group("rel").lower() in ("past", "after") else "to")  # "ten to nine"
+    for m in _PERIOD.finditer(text):
+        said.append(_PERIODS[m.group("unit").lower()])
+        freq, nth = (m.group("freq") or "").lower(), (m.group("nth") or "").lower()
+        if freq in ("twice", "thrice"):
+            said.append(freq)
+        if nth:
+            said.append("alternate" if nth == "other" else MEANINGS[nth])
+    text = _PERIOD.sub(" ", text)
+    said.extend("alternate" for _ in _EVERY_OTHER.finditer(text))
+    text = _EVERY_OTHER.sub(" ", text)
+    words = re.findall(r"[A-Za-z][A-Za-z'\u2019-]*", text)
+    for i, word in enumerate(words):
+        meanings = _word_meanings(word)
+        if meanings is not None:
+            said.extend(meanings)
+            continue
+        plain = norm(word).replace(" ", "")
+        if word[0].isupper() and (i > 0 or word.isupper()) and len(plain) > 1:
+            found.add(plain)  # a name, place or acronym (a sentence's first word does not count)
+        elif len(word) > 2 and word.isupper():
+            found.add(plain)
+    counted: dict[str, int] = {}
+    for meaning in said:
+        counted[meaning] = counted.get(meaning, 0) + 1
+        # a number's digits are a set like the numbers written as digits; a word said twice counts twice
+        is_number = meaning.isdigit()
+        found.add(meaning if counted[meaning] == 1 or is_number else f"{meaning}#{counted[meaning]}")
+    return frozenset(found)
+
+
+# A number as written: its sign ("-18" is not "18"), its currency ("$" "€" "£") and its decimal point and
+# date or time separators ("1.5" is not "15", "1/12" is not "11/2"); a thousands comma is no separator.
+_NUMBER = re.compile(
+    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212+])|(?P<cur>[$€£¥]))?(?P<n>\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
+)
+_CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
+_CLOCK = re.compile(
+    r"\b(?:\d{1,2}|five|ten|twenty|twenty-five|quarter|half)\s+(?P<rel>to|till|past|after)\s+"
+    r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\b",
+    re.IGNORECASE,
+)
+# words a number is not said of ("3 of the", "5 per month")
+_NOT_COUNTED = frozenset("and the per for of at in on to or a an by with from each every".split())
+
+
+def _number(token: str, sign: str | None) -> str:
+    plain = re.sub(r",(?=\d{3}(?!\d))", "", token.lower()).rstrip(".,:/+-")
+    plain = re.sub(r"[^0-9a-z.:/]", "", plain)
+    return f"-{plain}" if sign in ("-", "\u2212") else plain
+
+
+def _number_pairs(text: str) -> set[str]:
+    """With two numbers or more, each number with the word it counts ("3 trucks and 5 vans" is not "5
+    trucks and 3 vans"); one number alone needs no pair."""
+    tokens = re.findall(r"\d[\w.:,/+-]*|[A-Za-z][A-Za-z'-]*", text)
+    values = [t if t[0].isdigit() else MEANINGS.get(t.lower(), "") for t in tokens]
+    numbers = {v for v in values if v[:1].isdigit()}
+    if len(numbers) < 2:
+        return set()
+    pairs: set[str] = set()
+    for i, value in enumerate(values):
+        if not value[:1].isdigit():
+            continue
+        for token, after in zip(tokens[i + 1 : i + 4], values[i + 1 : i + 4], strict=False):
+            if after[:1].isdigit():
+                break
+            word = token.lower()
+            if word not in _NOT_COUNTED and len(word) > 2:
+                pairs.add(f"{_number(value, None)}>{word.removesuffix('s')}")
+                break
+    return pairs
+
+
+# Prefixes that turn a word into its opposite ("unlocked", "invalid", "disagree", "nonstop").
+_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
+
+
+def negates_by_prefix(old: str, new: str) -> bool:
+    """Whether one text says a word the other says with a negating prefix ("locked" / "unlocked")."""
+    a, b = set(norm(old).split()), set(norm(new).split())
+    for mine, theirs in ((a - b, b - a), (b - a, a - b)):
+        for word in mine:
+            for prefix in _NEGATING_PREFIXES:
+                rest = word[len(prefix) :]
+                if word.startswith(prefix) and len(rest) > 2 and rest in theirs:
+                    return True
+    return False
+
+
+_MEANING_NAMES = frozenset(MEANINGS.values())
+
+
+def hard_anchors(text: str) -> frozenset[str]:
+    """The anchors no paraphrase changes: numbers and the table's meanings (names are left out: "NYC"
+    may restate "New York City")."""
+    return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a.split("#")[0] in _MEANING_NAMES)
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in norm(text).split() if len(w) > 2}
+
+
+def _unread(text: str) -> bool:
+    """Whether the text holds letters of a script the table does not read (all but Latin)."""
+    return any(ch.isalpha() and not ch.isascii() for ch in _visible(text))
+
+
+def same_value(old: str, new: str) -> bool:
+    """The same value after normalisation: exactly, for short values and for text in a script the table
+    does not read (a changed word there may be a changed number or negation); for longer text the same
+    anchors (numbers, names, how often, how many, when, negations ...) and mostly the same words. Never an
+    embedding score alone."""
+    a, b = norm(old), norm(new)
+    if a == b:
+        # what normalisation drops may be the value: a sign ("-18"), a currency ("$500" / "€500")
+        return hard_anchors(old) == hard_anchors(new)
+    if len(a.split()) <= SHORT_WORDS or len(b.split()) <= SHORT_WORDS or _unread(old) or _unread(new):
+        return False
+    if anchors(old) != anchors(new) or negates_by_prefix(old, new):
+        return False
+    wa, wb = content_words(old), content_words(new)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
+
+
+def restates(old: str, new: str) -> bool:
+    """A paraphrase of the same statement: the same anchors and a fair share of the words (the vector
+    match that brought the two together says they mean alike)."""
+    if same_value(old, new):
+        return True
+    if anchors(old) != anchors(new) or negates_by_prefix(old, new) or _unread(old) or _unread(new):
+        return False
+    wa, wb = content_words(old), content_words(new)
+    return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
+
+
+def exact(text: str) -> str:
+    """A text as compared when one user's statement backs another's proposal: every character counts
+    (every script, symbols, invisible ones) except letter case, runs of whitespace and a closing full stop."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split()).rstrip(". ")
+
+
+def stated(payload: Any, unordered: frozenset[str] = frozenset()) -> Any:
+    """A payload as `exact` compares it, field by field: empty fields left out, lists in order (a
+    procedure's steps) except the fields in `unordered` (labels: aliases, tags), which are sets."""
+    if isinstance(payload, dict):
+        return tuple(
+            sorted(
+                (
+                    str(k),
+                    frozenset(stated(x) for x in v) if k in unordered and isinstance(v, list) else stated(v),
+                )
+                for k, v in payload.items()
+                if v not in (None, "", [], {})
+            )
+        )
+    if isinstance(payload, list):
+        return tuple(stated(x) for x in payload)
+    if isinstance(payload, str):
+        return exact(payload)
+    return payload
