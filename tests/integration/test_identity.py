@@ -135,7 +135,8 @@ def test_missing_invalid_and_revoked_keys_get_401_json(svc: Any) -> None:
     key = new_key(svc, "acme", "memory_service")
     path = "/v1/memories"
     assert gw.call("GET", path, key, user_id="u1")[0] == 200
-    for bad in (None, "mm_nope", key[:-1] + "Q"):
+    wrong_last = "Q" if key[-1] != "Q" else "R"  # a key ending in Q would be its own "wrong" key
+    for bad in (None, "mm_nope", key[:-1] + wrong_last):
         status, _, body = gw.call("GET", path, bad, user_id="u1")
         assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
     revoke_key(svc.api_keys, keys.key_id_of(key) or "")
