@@ -60,13 +60,17 @@ def test_no_prompt_holds_an_answer_a_model_could_copy(kind: str, mode: str) -> N
     assert '"items": []' not in prompt
 
 
-def test_the_answer_schema_asks_for_the_citation_first() -> None:
+def test_the_answer_schema_asks_for_the_citation_after_the_memory() -> None:
+    # a grammar-held model writes the properties in order: the memory, then the turns that state it
+    # (cited first, a small model walked the turns by position and wrote beside each what another said)
     registry = builtin_registry()
     for kind in KINDS:
         request = LLMProposer(None, registry).request(registry.get(kind), TURNS)  # type: ignore[arg-type]
         item = request.schema["properties"]["items"]["items"]
-        assert next(iter(item["properties"])) == "evidence_seqs"
-        assert item["required"][0] == "evidence_seqs" and item["properties"]["evidence_seqs"]["minItems"] == 1
+        assert list(item["properties"])[-1] == "evidence_seqs"
+        assert (
+            item["required"][-1] == "evidence_seqs" and item["properties"]["evidence_seqs"]["minItems"] == 1
+        )
 
 
 def test_the_field_list_leaves_the_descriptions_examples_out() -> None:

@@ -62,7 +62,7 @@ def test_an_extraction_call_builds_its_kinds_schema_once() -> None:
     # Then the schema was built once, and every call still carries the kind's fields
     assert builds == ["DishItem"]
     assert all(
-        r.schema["properties"]["items"]["items"]["required"] == ["evidence_seqs", "dish"] for r in requests
+        r.schema["properties"]["items"]["items"]["required"] == ["dish", "evidence_seqs"] for r in requests
     )
     assert all("dish" in r.prompt for r in requests)
     assert "ramen" in examples
@@ -75,7 +75,7 @@ def test_a_caller_changing_its_schema_leaves_the_next_calls_intact() -> None:
     first["required"] = ["nothing"]
 
     assert kind.item_schema() == kind.item.model_json_schema()
-    assert answer_schema(kind)["properties"]["items"]["items"]["required"] == ["evidence_seqs", "dish"]
+    assert answer_schema(kind)["properties"]["items"]["items"]["required"] == ["dish", "evidence_seqs"]
 
 
 def test_a_custom_types_schema_keeps_its_declared_and_shared_fields() -> None:

@@ -32,7 +32,7 @@ def answer_schema(kind: MemoryKind) -> dict[str, Any]:
     """The JSON Schema of a kind's answer: {"items": [<the kind's item>, ...]} (what a grammar-capable
     server holds the model to, and what a tool's input schema says). The item's `$defs` (a nested model:
     a procedure's steps) move to the root, where its `#/$defs/...` references resolve."""
-    item = cited_first(compact(kind.item_schema()))
+    item = cited_last(compact(kind.item_schema()))
     defs = item.pop("$defs", None)
     schema: dict[str, Any] = {
         "type": "object",
@@ -44,15 +44,18 @@ def answer_schema(kind: MemoryKind) -> dict[str, Any]:
     return schema
 
 
-def cited_first(item: dict[str, Any]) -> dict[str, Any]:
-    """An item schema whose evidence_seqs is required, at least one seq, and first: a model held to the
-    schema by a grammar writes the properties in order, so it names the turns before what they say."""
+def cited_last(item: dict[str, Any]) -> dict[str, Any]:
+    """An item schema whose evidence_seqs is required, 1 to MAX_CITED seqs, and last: a model held to the
+    schema by a grammar writes the properties in order, so it says the memory, then names the turns that
+    state it. (First, as until issue 31's second measurement, made a small model walk the turns by
+    position, [1, 2], [3], [4] ..., and write beside each citation an item another turn states, which
+    grounding then refused: docs/providers.md "How small a model is worth running".)"""
     props = dict(item.get("properties") or {})
     cite = dict(props.pop("evidence_seqs", {"type": "array", "items": {"type": "integer"}}))
     cite["minItems"] = 1
     cite["maxItems"] = MAX_CITED  # the turns that state it, not every turn of the snapshot
     required = [r for r in item.get("required") or [] if r != "evidence_seqs"]
-    return {**item, "properties": {"evidence_seqs": cite, **props}, "required": ["evidence_seqs", *required]}
+    return {**item, "properties": {**props, "evidence_seqs": cite}, "required": [*required, "evidence_seqs"]}
 
 
 # What a tool's schema leaves out: a tool's input is not decoded against a grammar (Bedrock, OpenAI with
