@@ -107,10 +107,7 @@ def _start(stack: Any, args: argparse.Namespace) -> int | None:
     except ConfigError as exc:
         print(f"mongomem dev: {exc.one_line()}", file=sys.stderr)
         return 2
-    except DataDirBusy as exc:
-        print(f"mongomem dev: {exc}", file=sys.stderr)
-        return 1
-    except FileNotFoundError as exc:
+    except (DataDirBusy, FileNotFoundError) as exc:
         print(f"mongomem dev: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
