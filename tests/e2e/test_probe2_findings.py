@@ -1,0 +1,180 @@
+"""Issue 33's second independent probe (h-probe2, on main 6f87f26): a changed value is still read as a restatement
+for payloads other than the first probe's. docs/trust.md: "a changed number, quantity, unit, frequency or
+period, time, date, negation or modality is never a restatement". Each case below was a 200 REINFORCE from
+a one-user key (the user's correction silently counted as backing the old org value) and a 200 REINFORCE
+from the tenant key (the tenant's correction lost), over HTTP on a running local stack.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from mongomem.identity.service import create_key
+from mongomem.local.stack import LocalStack
+
+TENANT = "acme"
+USERS = ("alice", "bob", "eve")
+CONFIG = """
+memory:
+  snapshot: {max_messages: 50, idle_seconds: 3600}
+  extraction: {enabled: []}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+"""
+
+
+@dataclass
+class Stack:
+    running: LocalStack
+    tenant: str  # a tenant-wide memory_service key
+    users: dict[str, str]  # a one-user service-account key per user
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    root = tmp_path_factory.mktemp("probe2-findings")
+    (root / "project-config.yaml").write_text(CONFIG)
+    running = LocalStack(
+        data_dir=root / "data",
+        port=0,
+        config_file=root / "project-config.yaml",
+        scan_seconds=60,
+        poll_seconds=0.2,
+    ).start()
+    try:
+        tenant = create_key(running.keys, TENANT, "memory_service")[0]
+        users = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
+        yield Stack(running, tenant, users)
+    finally:
+        running.stop()
+
+
+def api(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json", "x-api-key": key}
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    request = urllib.request.Request(stack.running.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+def seed_term(stack: Stack, term: str, definition: str) -> dict[str, Any]:
+    body = {"user_id": "alice", "type": "taxonomic", "payload": {"term": term, "definition": definition}}
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", {**body, "reconcile": False})
+    assert (status, written["memory"]["visibility"]) == (201, "org"), written
+    return dict(written["memory"])
+
+
+def active_definition(stack: Stack, memory: dict[str, Any]) -> str:
+    status, found = api(stack, stack.users["eve"], "GET", f"/v1/memories/{memory['memory_id']}?history=true")
+    assert status == 200, found
+    live = [v for v in [found["memory"], *found.get("history", [])] if v["status"] == "active"]
+    return str(live[0]["payload"]["definition"])
+
+
+# -- a changed value is never a restatement (payloads unlike the first probe's) ----------------------------
+CORRECTIONS = [
+    # a time: a.m. / p.m. written with full stops
+    (
+        "the cleaners start at 7 a.m. in the packing hall on weekdays",
+        "the cleaners start at 7 p.m. in the packing hall on weekdays",
+    ),
+    # a date: the months of two dates swapped
+    (
+        "the stocktake at the depot is on March 4 and the audit on May 3",
+        "the stocktake at the depot is on May 4 and the audit on March 3",
+    ),
+    # a date: an ordinal day past the tenth
+    (
+        "the payroll cut-off for warehouse staff is the eleventh of each month",
+        "the payroll cut-off for warehouse staff is the twelfth of each month",
+    ),
+    # a unit: currencies the table does not know, as a symbol and as a word
+    (
+        "the courier fee for parcels from the depot is \u20b9300 per delivery",
+        "the courier fee for parcels from the depot is \u20a9300 per delivery",
+    ),
+    (
+        "the courier fee for parcels from the depot is 300 rupees per delivery",
+        "the courier fee for parcels from the depot is 300 yen per delivery",
+    ),
+    # a unit: degrees Celsius / Fahrenheit, per cent / per mille, "min" / "s"
+    (
+        "the cold room thermostat in the depot is set to 5\u00b0C overnight",
+        "the cold room thermostat in the depot is set to 5\u00b0F overnight",
+    ),
+    (
+        "the nightly backup of the billing ledger keeps 50 % of the records",
+        "the nightly backup of the billing ledger keeps 50 \u2030 of the records",
+    ),
+    (
+        "the backup of the billing ledger at the east office runs for 90 min for the auditors",
+        "the backup of the billing ledger at the east office runs for 90 s for the auditors",
+    ),
+    # a quantity: a bound's direction
+    (
+        "pallets are stacked <3 high in the packing hall by pickers on shift",
+        "pallets are stacked >3 high in the packing hall by pickers on shift",
+    ),
+    (
+        "the price of a pallet at the depot rose by 10 dollars this year",
+        "the price of a pallet at the depot fell by 10 dollars this year",
+    ),
+    # a negation: Dutch, French "ne ... plus", Spanish "sin" and accented "jamás", "ceased"
+    (
+        "de back-up van het factuurboek wordt gemaakt voor de auditors",
+        "de back-up van het factuurboek wordt niet gemaakt voor de auditors",
+    ),
+    (
+        "la porte du d\u00e9p\u00f4t est ouverte la nuit pour les livreurs du quai",
+        "la porte du d\u00e9p\u00f4t n'est plus ouverte la nuit pour les livreurs du quai",
+    ),
+    (
+        "el respaldo del libro se hace con los auditores externos",
+        "el respaldo del libro se hace sin los auditores externos",
+    ),
+    (
+        "el respaldo del libro se hace siempre para los auditores externos",
+        "el respaldo del libro se hace jam\u00e1s para los auditores externos",
+    ),
+    (
+        "the packing hall uses shrink wrap for outgoing pallets on the dock",
+        "the packing hall ceased using shrink wrap for outgoing pallets on the dock",
+    ),
+    # a modality: permission / prohibition, obligation / advice
+    (
+        "the depot permits smoking in the yard during breaks for drivers",
+        "the depot forbids smoking in the yard during breaks for drivers",
+    ),
+    (
+        "pickers are obliged to wear gloves when handling chemicals at the depot",
+        "pickers are advised to wear gloves when handling chemicals at the depot",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), CORRECTIONS, ids=[f"c{i}" for i in range(len(CORRECTIONS))])
+def test_a_changed_value_is_an_update_for_the_tenant_and_a_proposal_for_a_user(
+    stack: Stack, before: str, after: str
+) -> None:
+    # a user's correction of an org term is a proposal, never a reinforcement of the old value
+    term = f"PRC{uuid.uuid4().hex[:6].upper()}"
+    original = seed_term(stack, term, before)
+    said = {"type": "taxonomic", "payload": {"term": term, "definition": after}}
+    status, bobs = api(stack, stack.users["bob"], "POST", "/v1/memories", said)
+    assert (status, bobs["decision"]) == (202, "PROPOSE"), bobs
+    # the tenant's key corrects it at once
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", {**said, "user_id": "alice"})
+    assert (status, written["decision"]) == (201, "UPDATE"), written
+    assert active_definition(stack, original) == after
