@@ -271,8 +271,10 @@ def test_the_local_stack_extracts_validated_memories_from_a_real_small_model(
 
 
 def _names(text: str) -> set[str]:
-    """The capitalised words and numbers of a memory's text (dates aside), lower-cased."""
+    """The capitalised words and numbers of a memory's text (dates and a procedure's own scaffold, "Steps:"
+    and the step numbers, aside), lower-cased."""
     text = re.sub(r"\d{4}-\d{2}-\d{2}\S*", " ", text)
+    text = re.sub(r"\bSteps: |(?<=[ :]) ?\d+\. (?=[A-Z])", ". ", text)
     words = re.findall(r"(?<![.:!?] )(?<!^)\b[A-Z][A-Za-z]+|\d+", text)
     return {w.lower() for w in words}
 

@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from mongomem.config import parse_project_config
 from mongomem.kinds import project_registry
@@ -599,3 +601,38 @@ def test_verdicts_are_plain_values() -> None:
     row = ROWS["another value of the key is the next version"]
     first: Verdict = decide(row.new, row.found, Thresholds(), NOW)
     assert decide(row.new, row.found, Thresholds(), NOW) == first
+
+
+# -- issue 33: shared memory is restated only to the letter ------------------------------------------------
+# No table of value words is complete (its second probe found times, dates, units, negations and modals in
+# other forms and languages read as restatements): an org memory's value restated in other words is a change.
+WORDS = st.text(alphabet=st.characters(categories=("L", "N", "S")), min_size=1, max_size=8)
+DEFINITION = st.lists(WORDS, min_size=3, max_size=10)
+
+
+@given(words=DEFINITION, at=st.integers(min_value=0, max_value=9), other=WORDS)
+def test_a_reworded_org_value_is_never_counted_as_its_restatement(
+    words: list[str], at: int, other: str
+) -> None:
+    at %= len(words)
+    assume(other.casefold() != words[at].casefold())
+    said = term("KPI", " ".join(words))
+    changed = term("KPI", " ".join([*words[:at], other, *words[at + 1 :]]))
+    assume(kind_for(changed).text(changed) != kind_for(said).text(said))
+    shared = stored(said, 4, said_by=("bo",)).model_copy(update={"visibility": "org"})
+    found = Candidates(by_key=[shared], lineage=[shared])
+    # the tenant's correction is the next version, a user's a proposal: never a REINFORCE of the old value
+    tenant = decide(
+        new(changed, said_by="ana", visibility="org", authoritative=True), found, Thresholds(), NOW
+    )
+    user = decide(new(changed, said_by="ana", visibility="org"), found, Thresholds(), NOW)
+    assert (tenant.decision, user.decision) == (Decision.UPDATE, Decision.PROPOSE)
+    # the same words with other punctuation around them are a restatement
+    again = term("KPI", " «" + ", ".join(words) + "».")
+    assert decide(new(again, visibility="org"), found, Thresholds(), NOW).decision is Decision.REINFORCE
+
+
+def test_a_private_memory_keeps_its_paraphrase_rules() -> None:
+    # the letter rule is shared memory's: a user's own fact restated with other punctuation is a restatement
+    found = Candidates(by_key=[CITY])
+    assert decide(new(fact("home city", "Lisbon!")), found, Thresholds(), NOW).decision is Decision.REINFORCE

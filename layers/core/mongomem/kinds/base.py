@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
-from mongomem.kinds.meaning import hard_anchors, norm, restates, same_value, stated
+from mongomem.kinds.meaning import hard_anchors, norm, restates, same_value, stated, worded
 
 __all__ = [
     "GREETINGS",
@@ -272,6 +272,11 @@ class MemoryKind:
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """True when `new` says what `old` says (REINFORCE); False when it changes it (UPDATE)."""
         return same_value(self.value(old), self.value(new))
+
+    def states_exactly(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """True when `new` repeats the value of `old` to the letter, its punctuation aside (`worded`):
+        how a restatement of shared memory is recognised."""
+        return worded(self.value(old)) == worded(self.value(new))
 
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """For memories found by meaning (another key): `new` restates `old` in other words."""

@@ -238,6 +238,30 @@ def restates(old: str, new: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
 
 
+# Punctuation that says something: a share, a number sign, an "and", an "or", a footnote mark.
+_MEANT = frozenset("%‰‱#&@/\\*†‡§¶")
+
+
+def worded(text: str) -> str:
+    """A text to the letter, as a restatement of shared memory must repeat it (`exact`), its punctuation
+    aside: "post-incident review." and "post incident review" are worded alike, "50 %" and "50 ‰",
+    "1.5 h" and "15 h", "-5" and "5" are not (a share, a decimal point, a minus sign are kept)."""
+    said = exact(text)
+    out = []
+    for i, ch in enumerate(said):
+        if unicodedata.category(ch).startswith("P") and ch not in _MEANT:
+            after = said[i + 1 : i + 2]
+            if ch in ".," and said[i - 1 : i].isdigit() and after.isdigit():
+                out.append(ch)  # a decimal point or a thousands separator
+            elif ch == "-" and after.isdigit():
+                out.append(ch)  # a minus sign, or a range written 3-5
+            else:
+                out.append(" ")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
 def exact(text: str) -> str:
     """A text as compared when one user's statement backs another's proposal: every character counts
     (every script, symbols, invisible ones) except letter case, runs of whitespace and a closing full stop."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from mongomem.kinds import MemoryKind
 from mongomem.longterm.ports import MemoryRepository
-from mongomem.longterm.write.decide import additions
+from mongomem.longterm.write.decide import additions, restates_by_key
 from mongomem.longterm.write.decision import Candidates, NewMemory
 from mongomem.models.common import Scope
 from mongomem.models.memory import MemoryRecord
@@ -83,13 +83,10 @@ class CandidateReader:
         if (
             found.by_key
             and not new.retraction
-            and (
-                not new.kind.same_content(found.by_key[0].payload, new.payload)
-                or additions(new, found.by_key[0]) is not None
-            )
+            and (not restates_by_key(new, found.by_key[0]) or additions(new, found.by_key[0]) is not None)
         ):
-            # another value for the key, or one user's additions to an org memory: its versions decide
-            # the next number (and hold any proposal)
+            # another value for the key (for an org memory: not repeated to the letter), or one user's
+            # additions to an org memory: its versions decide the next number (and hold any proposal)
             found.lineage = self.store.lineage(scope, found.by_key[0].lineage_id)
         if not found.by_key and not new.retraction:
             found.by_meaning = self.by_meaning(scope, new)
