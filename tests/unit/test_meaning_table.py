@@ -14,6 +14,7 @@ from mongomem.kinds.meaning_table import MEANINGS
 from mongomem.kinds.procedural import Procedural
 from mongomem.kinds.semantic import Semantic
 from mongomem.kinds.taxonomic import Taxonomic
+from tests.corrections import CORRECTIONS
 
 # Words that say nothing the table holds (and form none of its phrases: no "every", "per", "a" ...).
 FILLER = (
@@ -166,6 +167,12 @@ def test_restatements_stay_restatements(one: str, other: str) -> None:
     assert restates(one, other)
 
 
+@pytest.mark.parametrize(("before", "after"), CORRECTIONS, ids=[f"c{i}" for i in range(len(CORRECTIONS))])
+def test_the_second_probes_corrections_are_new_values_in_private_memory_too(before: str, after: str) -> None:
+    # shared memory is restated only to the letter; a user's own facts read the table, which knows these
+    assert not same_value(before, after) and not restates(before, after)
+
+
 def test_norm_keeps_every_script_and_folds_only_what_a_reader_does_not_see() -> None:
     assert norm("Straße Café İstanbul") == "strasse cafe istanbul"
     assert norm("北京 \u0663 wee\u200bkly \uff21\uff22\uff23") == "北京 3 weekly abc"
@@ -191,3 +198,13 @@ def test_stated_compares_every_character_but_case_and_spacing() -> None:
     # empty fields are no fields; a procedure's steps keep their order
     assert stated({"a": "x", "b": []}) == stated({"a": "x"})
     assert stated({"steps": ["a", "b"]}) != stated({"steps": ["b", "a"]})
+
+
+def test_no_word_of_the_table_says_two_meanings() -> None:
+    # a word listed under two meanings would silently mean the last one ("second": the ordinal, not "sec")
+    from collections import Counter
+
+    from mongomem.kinds.meaning_table import _MEANING_TABLE
+
+    said = Counter(word for words in _MEANING_TABLE.values() for word in words.split())
+    assert [w for w, n in said.items() if n > 1] == []

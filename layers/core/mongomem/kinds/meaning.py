@@ -80,6 +80,8 @@ def _word_meanings(word: str) -> list[str] | None:
         return [m for m in (MEANINGS.get(stem), "not") if m]
     if lower.endswith("n't"):
         return [m for m in (MEANINGS.get(lower[:-3]), "not") if m]
+    if lower.startswith("n'") and len(lower) > 2:
+        return ["not"]  # French "n'est", "n'a": the elided "ne" of a negation
     lower = lower.removesuffix("'s").replace("'", "")
     joined = MEANINGS.get(lower.replace("-", ""))
     if joined is not None:
@@ -101,6 +103,9 @@ def anchors(text: str) -> frozenset[str]:
         found.add(_number(m.group("n"), m.group("sign")))
         if m.group("cur"):
             said.append(_CURRENCY[m.group("cur")])  # "$500" is 500 dollars, "€500" 500 euros
+    for m in _SYMBOL.finditer(text):
+        said.append(_SYMBOLS[(m.group("deg") or m.group("sym") or m.group("half")).lower()])
+    text = _SYMBOL.sub(" ", text)
     for m in _CLOCK.finditer(text):
         said.append("past" if m.group("rel").lower() in ("past", "after") else "to")  # "ten to nine"
     for m in _PERIOD.finditer(text):
@@ -136,9 +141,39 @@ def anchors(text: str) -> frozenset[str]:
 # A number as written: its sign ("-18" is not "18"), its currency ("$" "€" "£") and its decimal point and
 # date or time separators ("1.5" is not "15", "1/12" is not "11/2"); a thousands comma is no separator.
 _NUMBER = re.compile(
-    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212+])|(?P<cur>[$€£¥]))?(?P<n>\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
+    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212+])|(?P<cur>[$€£¥₹₩₽₺₪₦฿]))?(?P<n>\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
 )
-_CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
+_CURRENCY = {
+    "$": "dollar",
+    "€": "euro",
+    "£": "pound",
+    "¥": "yen",
+    "₹": "rupee",
+    "₩": "won",
+    "₽": "ruble",
+    "₺": "lira",
+    "₪": "shekel",
+    "₦": "naira",
+    "฿": "baht",
+}
+# Symbols that say a unit or a bound, and the meaning each says ("5 °C", "<3", "50 ‰", "7 a.m.").
+_SYMBOL = re.compile(
+    r"°\s*(?P<deg>[CFK])\b|(?P<sym>[%‰‱<>≤≥])|(?<=\d)\s*(?P<half>[ap])\.?\s?m\b\.?", re.IGNORECASE
+)
+_SYMBOLS = {
+    "c": "celsius",
+    "f": "fahrenheit",
+    "k": "kelvin",
+    "%": "percent",
+    "‰": "permille",
+    "‱": "permyriad",
+    "<": "below",
+    "≤": "below",
+    ">": "above",
+    "≥": "above",
+    "a": "am",
+    "p": "pm",
+}
 _CLOCK = re.compile(
     r"\b(?:\d{1,2}|five|ten|twenty|twenty-five|quarter|half)\s+(?P<rel>to|till|past|after)\s+"
     r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight)\b",
@@ -154,6 +189,11 @@ def _number(token: str, sign: str | None) -> str:
     return f"-{plain}" if sign in ("-", "\u2212") else plain
 
 
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+
+
 def _number_pairs(text: str) -> set[str]:
     """With two numbers or more, each number with the word it counts ("3 trucks and 5 vans" is not "5
     trucks and 3 vans"); one number alone needs no pair."""
@@ -166,6 +206,8 @@ def _number_pairs(text: str) -> set[str]:
     for i, value in enumerate(values):
         if not value[:1].isdigit():
             continue
+        if i and values[i - 1] in _MONTHS:  # "March 4 and May 3" is not "May 4 and March 3"
+            pairs.add(f"{values[i - 1]} {_number(value, None)}")
         for token, after in zip(tokens[i + 1 : i + 4], values[i + 1 : i + 4], strict=False):
             if after[:1].isdigit():
                 break
