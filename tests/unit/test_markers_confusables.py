@@ -18,11 +18,19 @@ NAME = "mongomem"
 def confusables_of(letter: str) -> set[str]:
     """Every single character the Unicode confusables data says reads as `letter`."""
     data = json.loads((Path(confusable_homoglyphs.__file__).parent / "confusables.json").read_text())
+    # right-to-left characters are stored wrapped in direction marks (U+200E/U+200F): unwrapped here
+    bare = {k.strip("\u200e\u200f"): [e["c"].strip("\u200e\u200f") for e in v] for k, v in data.items()}
     return {
         char
-        for char, entries in data.items()
-        if len(char) == 1 and any(e["c"].lower() == letter for e in entries) and char.lower() != letter
+        for char, readings in bare.items()
+        if len(char) == 1 and any(c.lower() == letter for c in readings) and char.lower() != letter
     }
+
+
+def test_a_letter_that_reads_as_the_separator_folds_to_it() -> None:
+    # a hyphen look-alike that is a letter would pass the name's separator class (\W)
+    letters = {c for c in confusables_of("-") if c.isalnum()}
+    assert letters and {c for c in letters if markers.skeleton(c) != "-"} == set()
 
 
 def test_every_confusable_of_the_names_letters_folds_to_it() -> None:

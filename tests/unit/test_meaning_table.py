@@ -181,7 +181,7 @@ def test_norm_keeps_every_script_and_folds_only_what_a_reader_does_not_see() -> 
     assert norm("  The user's Home-City!  ") == "the user s home city"
 
 
-def test_stated_compares_every_character_but_case_and_spacing() -> None:
+def test_stated_compares_every_character_but_spacing_and_the_first_letters_case() -> None:
     term = Taxonomic()
     base = {"term": "PLTZ", "definition": "counted within 4 hours", "aliases": ["P", "Q"]}
     assert term.stated(base) == term.stated(
@@ -193,6 +193,7 @@ def test_stated_compares_every_character_but_case_and_spacing() -> None:
         {**base, "definition": "counted within 4 h\u043eurs"},
         {**base, "aliases": ["P", "Q", "R"]},
         {**base, "domain": "x"},
+        {**base, "definition": "counted within 4 Hours"},  # a unit may be said by case (MW / mW)
     ):
         assert term.stated(base) != term.stated(other), other
     # empty fields are no fields; a procedure's steps keep their order

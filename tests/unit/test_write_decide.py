@@ -627,8 +627,8 @@ def test_a_reworded_org_value_is_never_counted_as_its_restatement(
     )
     user = decide(new(changed, said_by="ana", visibility="org"), found, Thresholds(), NOW)
     assert (tenant.decision, user.decision) == (Decision.UPDATE, Decision.PROPOSE)
-    # the same words with other punctuation around them are a restatement
-    again = term("KPI", " «" + ", ".join(words) + "».")
+    # the same words with other punctuation between them (none touching a digit) are a restatement
+    again = term("KPI", " « " + " - ".join(words) + " » ")
     assert decide(new(again, visibility="org"), found, Thresholds(), NOW).decision is Decision.REINFORCE
 
 
@@ -636,3 +636,18 @@ def test_a_private_memory_keeps_its_paraphrase_rules() -> None:
     # the letter rule is shared memory's: a user's own fact restated with other punctuation is a restatement
     found = Candidates(by_key=[CITY])
     assert decide(new(fact("home city", "Lisbon!")), found, Thresholds(), NOW).decision is Decision.REINFORCE
+
+
+def test_a_statement_backs_a_proposal_only_with_its_letter_case() -> None:
+    # issue 33's third probe: bob proposed "5 MW", carol's "5 mW" made bob's text active
+    shared = stored(term("GEN", "rated at 2 MW"), 4, said_by=("al",)).model_copy(update={"visibility": "org"})
+    pending = stored(term("GEN", "rated at 5 MW"), 4, version=2, status="proposed", said_by=("bob",))
+    found = Candidates(by_key=[shared], lineage=[shared, pending])
+    carol = decide(
+        new(term("GEN", "rated at 5 mW"), said_by="carol", visibility="org"), found, Thresholds(), NOW
+    )
+    assert (carol.decision, type(carol)) == (Decision.PROPOSE, Propose)
+    dave = decide(
+        new(term("GEN", "Rated at 5 MW."), said_by="dave", visibility="org"), found, Thresholds(), NOW
+    )
+    assert type(dave) is Promote  # the same letters back it: 2 users against 1

@@ -58,6 +58,9 @@ _LOOKALIKES = {
         "\U000118d7\U000118e0\U0001d6b6\U0001d6d0\U0001d6d4\U0001d6f0\U0001d70a\U0001d70e"
         "\U0001d72a\U0001d744\U0001d748\U0001d764\U0001d77e\U0001d782\U0001d79e\U0001d7b8"
         "\U0001d7bc\U0001d7ce\U0001d7d8\U0001d7e2\U0001d7ec\U0001d7f6\U0001fbf0"
+        # right-to-left look-alikes (the confusables data wraps them in direction marks)
+        "\u05e1\u0647\u0665\u06be\u06c1\u06d5\u07c0\ufba6\ufba7\ufba8\ufba9\ufbaa\ufbab\ufbac"
+        "\ufbad\ufee9\ufeea\ufeeb\ufeec\U0001ee24\U0001ee64\U0001ee84"
     ),
     "n": ("\u039d\u0578\u057c\u2c9a\ua4e0\U00010513\U0001d6b4\U0001d6ee\U0001d728\U0001d762\U0001d79c"),
     "g": ("\u018d\u0261\u050c\u0581\u13c0\u13f3\u1d83\ua4d6"),
@@ -73,6 +76,8 @@ _LOOKALIKES = {
         "\ua4ec\uab5a\U000102b2\U000118a4\U000118dc\U00016f43\U0001d6bc\U0001d6c4"
         "\U0001d6f6\U0001d6fe\U0001d730\U0001d738\U0001d76a\U0001d772\U0001d7a4\U0001d7ac"
     ),
+    # the separator: a letter that reads as a hyphen (Coptic dialect-p ni), which `\W` would not match
+    "-": "\u2cba",
 }
 _FOLD = {c: letter for letter, chars in _LOOKALIKES.items() for c in chars}
 # The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
-from mongomem.kinds.meaning import hard_anchors, norm, restates, same_value, stated, worded
+from mongomem.kinds.meaning import hard_anchors, norm, restates, same_value, stated, symbols, worded
 
 __all__ = [
     "GREETINGS",
@@ -273,10 +273,26 @@ class MemoryKind:
         """True when `new` says what `old` says (REINFORCE); False when it changes it (UPDATE)."""
         return same_value(self.value(old), self.value(new))
 
+    # The fields that name the memory (its key is made of them): compared by `norm` and `symbols`.
+    named: ClassVar[tuple[str, ...]] = ()
+
+    def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether two payloads of one key name the same thing: the key folds symbols away, so "Q++" and
+        "Q#" share one; their symbols tell them apart."""
+        return all(symbols(str(old.get(f) or "")) == symbols(str(new.get(f) or "")) for f in self.named)
+
     def states_exactly(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """True when `new` repeats the value of `old` to the letter, its punctuation aside (`worded`):
-        how a restatement of shared memory is recognised."""
-        return worded(self.value(old)) == worded(self.value(new))
+        """True when every field `new` gives that `old` holds too repeats it to the letter (`worded`):
+        how a restatement of shared memory is recognised. The naming fields are the key's (compared
+        already); labels (`unordered`) and fields `old` leaves empty only add, which the proposal rule
+        decides (`decide.additions`)."""
+        for field, said in new.items():
+            held = old.get(field)
+            if field in self.named or field in self.unordered or _empty(said) or _empty(held):
+                continue
+            if _letter(held) != _letter(said):
+                return False
+        return True
 
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """For memories found by meaning (another key): `new` restates `old` in other words."""
@@ -313,3 +329,18 @@ def add_unique(have: list[str], extra: list[str]) -> list[str] | None:
     seen = {norm(h) for h in have}
     new = [e for e in dict.fromkeys(extra) if norm(e) not in seen]
     return [*have, *new] if new else None
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _letter(value: Any) -> Any:
+    """A field's value as `worded` compares it, lists in order, mappings by key."""
+    if isinstance(value, str):
+        return worded(value)
+    if isinstance(value, list):
+        return tuple(_letter(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _letter(v)) for k, v in value.items() if not _empty(v)))
+    return value

@@ -28,6 +28,7 @@ class Episodic(MemoryKind):
     name = "episodic"
     item = EpisodicItem
     unordered = frozenset({"participants", "tags"})
+    named = ("title",)
     instructions = (
         "Extract EPISODES only: events that happened (title, short summary, participants, when as an ISO date "
         "or datetime resolved against the time of the turn that tells it, place when known, a few short topic tags)."

@@ -104,7 +104,12 @@ def anchors(text: str) -> frozenset[str]:
         if m.group("cur"):
             said.append(_CURRENCY[m.group("cur")])  # "$500" is 500 dollars, "€500" 500 euros
     for m in _SYMBOL.finditer(text):
-        said.append(_SYMBOLS[(m.group("deg") or m.group("sym") or m.group("half")).lower()])
+        if m.group("dollars"):
+            said.append(_DOLLARS[m.group("dollars").lower()])
+        elif m.group("cur"):
+            said.append(_CURRENCY[m.group("cur")])  # a sign after its number: "50 €"
+        else:
+            said.append(_SYMBOLS[(m.group("deg") or m.group("sym") or m.group("half")).lower()])
     text = _SYMBOL.sub(" ", text)
     for m in _CLOCK.finditer(text):
         said.append("past" if m.group("rel").lower() in ("past", "after") else "to")  # "ten to nine"
@@ -141,7 +146,8 @@ def anchors(text: str) -> frozenset[str]:
 # A number as written: its sign ("-18" is not "18"), its currency ("$" "€" "£") and its decimal point and
 # date or time separators ("1.5" is not "15", "1/12" is not "11/2"); a thousands comma is no separator.
 _NUMBER = re.compile(
-    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212+])|(?P<cur>[$€£¥₹₩₽₺₪₦฿]))?(?P<n>\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
+    r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212\u2013\u2011\ufe63\uff0d+])|(?P<cur>[$€£¥₹₩₽₺₪₦฿₱₴]))?"
+    r"(?P<n>(?<!\d)\.?\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
 )
 _CURRENCY = {
     "$": "dollar",
@@ -155,10 +161,18 @@ _CURRENCY = {
     "₪": "shekel",
     "₦": "naira",
     "฿": "baht",
+    "₱": "peso",
+    "₴": "hryvnia",
 }
+# Minus signs: the hyphen-minus, the minus sign, an en dash, a non-breaking, small or full-width hyphen.
+_MINUS = "-\u2212\u2013\u2011\ufe63\uff0d"
+# Dollars of other countries: "C$50" is not "A$50".
+_DOLLARS = {"c": "cad", "a": "aud", "nz": "nzd", "hk": "hkd", "s": "sgd", "us": "dollar"}
 # Symbols that say a unit or a bound, and the meaning each says ("5 °C", "<3", "50 ‰", "7 a.m.").
 _SYMBOL = re.compile(
-    r"°\s*(?P<deg>[CFK])\b|(?P<sym>[%‰‱<>≤≥])|(?<=\d)\s*(?P<half>[ap])\.?\s?m\b\.?", re.IGNORECASE
+    r"°\s*(?P<deg>[CFK])\b|(?P<sym>[%‰‱<>≤≥])|(?<=\d)\s*(?P<half>[ap])\.?\s?m\b\.?"
+    r"|\b(?P<dollars>C|A|NZ|HK|S|US)\$|(?P<cur>[$€£¥₹₩₽₺₪₦฿₱₴])(?!\s?[\d.])",
+    re.IGNORECASE,
 )
 _SYMBOLS = {
     "c": "celsius",
@@ -185,8 +199,9 @@ _NOT_COUNTED = frozenset("and the per for of at in on to or a an by with from ea
 
 def _number(token: str, sign: str | None) -> str:
     plain = re.sub(r",(?=\d{3}(?!\d))", "", token.lower()).rstrip(".,:/+-")
+    plain = re.sub(r",(?=\d{1,2}(?!\d))", ".", plain)  # a decimal comma: "2,5" is 2.5, not 25
     plain = re.sub(r"[^0-9a-z.:/]", "", plain)
-    return f"-{plain}" if sign in ("-", "\u2212") else plain
+    return f"-{plain}" if sign is not None and sign in _MINUS else plain
 
 
 _MONTHS = frozenset(
@@ -243,6 +258,13 @@ def hard_anchors(text: str) -> frozenset[str]:
     return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a.split("#")[0] in _MEANING_NAMES)
 
 
+def signs_and_money(text: str) -> frozenset[str]:
+    """The negative numbers and the currencies a text says: what a canonical form that keeps only the
+    digits ("-18" -> "18", "$50" -> "50") must not lose."""
+    money = {*_CURRENCY.values(), *_DOLLARS.values()}
+    return frozenset(a for a in anchors(text) if a.startswith("-") or a.split("#")[0] in money)
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in norm(text).split() if len(w) > 2}
 
@@ -280,34 +302,48 @@ def restates(old: str, new: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
 
 
-# Punctuation that says something: a share, a number sign, an "and", an "or", a footnote mark.
-_MEANT = frozenset("%‰‱#&@/\\*†‡§¶")
+# Punctuation that says something wherever it stands: a share, a number sign, an "and", an "or", a mark.
+_MEANT = frozenset("%\u2030\u2031#&@/\\*\u2020\u2021\u00a7\u00b6")
 
 
 def worded(text: str) -> str:
-    """A text to the letter, as a restatement of shared memory must repeat it (`exact`), its punctuation
-    aside: "post-incident review." and "post incident review" are worded alike, "50 %" and "50 ‰",
-    "1.5 h" and "15 h", "-5" and "5" are not (a share, a decimal point, a minus sign are kept)."""
-    said = exact(text)
-    out = []
-    for i, ch in enumerate(said):
+    """A text to the letter, as a restatement of shared memory must repeat it: every character of every
+    script and its letter case count (a unit is said by case: "5 MW" is not "5 mW"), except runs of
+    whitespace, the case of the first letter and the punctuation between words ("post-incident review."
+    and "Post incident review" are worded alike). Punctuation touching a digit is kept ("-18", "\u201318",
+    ".5", "1.5", "7'", "7\u2033"), and so are the signs of `_MEANT` ("50 %" is not "50 \u2030")."""
+    said = " ".join(unicodedata.normalize("NFC", text).split())
+    if said.endswith(".") and not said.endswith(".."):
+        said = said[:-1]  # a closing full stop ends the sentence, whatever stands before it
+    out: list[str] = []
+    run: list[str] = []  # punctuation read but not yet kept or dropped
+    for ch in said + " ":
         if unicodedata.category(ch).startswith("P") and ch not in _MEANT:
-            after = said[i + 1 : i + 2]
-            if ch in ".," and said[i - 1 : i].isdigit() and after.isdigit():
-                out.append(ch)  # a decimal point or a thousands separator
-            elif ch == "-" and after.isdigit():
-                out.append(ch)  # a minus sign, or a range written 3-5
-            else:
-                out.append(" ")
-        else:
-            out.append(ch)
-    return " ".join("".join(out).split())
+            run.append(ch)
+            continue
+        if run:  # a run of punctuation is kept when a digit stands on either side of it
+            touches = ch.isdigit() or (out[-1:] or [""])[0].isdigit()
+            out.append("".join(run) if touches else " ")
+            run = []
+        out.append(ch)
+    words = " ".join("".join(out).split())
+    return words[:1].lower() + words[1:]
+
+
+def symbols(text: str) -> str:
+    """The symbols a name is spelled with, in order ("C++" -> "++", "C#" -> "#", "R&D" -> "&"): two names
+    of one key (`norm` drops symbols) spelled with other symbols are two names."""
+    return "".join(
+        ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch)[0] == "S" or ch in _MEANT
+    )
 
 
 def exact(text: str) -> str:
     """A text as compared when one user's statement backs another's proposal: every character counts
-    (every script, symbols, invisible ones) except letter case, runs of whitespace and a closing full stop."""
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split()).rstrip(". ")
+    (every script, symbols, invisible ones, letter case: "5 MW" is not "5 mW") except runs of whitespace,
+    the case of the first letter and a closing full stop."""
+    said = " ".join(unicodedata.normalize("NFC", text).split()).rstrip(". ")
+    return said[:1].lower() + said[1:]
 
 
 def stated(payload: Any, unordered: frozenset[str] = frozenset()) -> Any:

@@ -9,7 +9,7 @@ from pydantic import Field
 from mongomem.kinds.base import Item, MemoryKind
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
-from mongomem.kinds.meaning import norm, same_value
+from mongomem.kinds.meaning import norm, same_value, signs_and_money
 
 # Attributes that record what the user asked, not what is true of them.
 QUESTION_ATTRIBUTES = frozenset(
@@ -64,6 +64,7 @@ class SemanticItem(Item):
 
 class Semantic(MemoryKind):
     name = "semantic"
+    named = ("subject", "attribute")
     item = SemanticItem
     instructions = (
         "Extract FACTS only: labelled, self-contained facts about the user or the world (subject, attribute, "
@@ -138,8 +139,10 @@ class Semantic(MemoryKind):
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """The same value in its canonical form ("Vegetarian" / "a vegetarian diet", "3 March" / "March 3rd"),
         else by the shared rules (numbers, names and negations compared exactly)."""
-        if value_form(old["attribute"], old["value"]) == value_form(new["attribute"], new["value"]):
-            return True
+        if value_form(old["attribute"], old["value"]) == value_form(new["attribute"], new["value"]) and (
+            signs_and_money(str(old["value"])) == signs_and_money(str(new["value"]))
+        ):
+            return True  # the canonical form drops signs and currencies: compared here
         return same_value(str(old["value"]), str(new["value"]))
 
     def text(self, payload: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ class Taxonomic(MemoryKind):
     item = TaxonomicItem
     visibility = "org"
     unordered = frozenset({"aliases", "related_terms"})
+    named = ("term",)
     instructions = (
         "Extract TERMS only: domain terms with their definitions and aliases (abbreviations, synonyms) as used "
         "in this conversation, the domain they belong to and related terms when stated."

@@ -75,11 +75,13 @@ class CandidateReader:
                 return found
         if not new.reconcile and not new.retraction:
             return found
-        found.by_key = (
+        by_key = (
             batch.active(new.key, new.agent_id)
             if cached and batch is not None
             else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         )
+        # one key, another name ("Q++" and "Q#" share the key "q"): not the same memory
+        found.by_key = [r for r in by_key if new.kind.same_name(r.payload, new.payload)]
         if (
             found.by_key
             and not new.retraction
