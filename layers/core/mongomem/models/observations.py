@@ -38,6 +38,7 @@ class ObservedDay:
     day: date
     text: str
     tokens: int
+    turns: tuple[str, ...] = ()  # the turns its lines come from (session_id:seq)
 
 
 @dataclass(frozen=True)

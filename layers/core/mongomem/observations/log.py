@@ -31,8 +31,10 @@ def days(observations: Iterable[Observation]) -> list[ObservedDay]:
     """The log's days, oldest first: "8 May 2023:" then one "- ..." line per observation."""
     out = []
     for day, group in groupby(ordered(observations), key=day_of):
-        text = "\n".join([f"{day_text(day)}:", *(f"- {o.text}" for o in group)])
-        out.append(ObservedDay(day, text, estimate_tokens(text)))
+        lines = list(group)
+        text = "\n".join([f"{day_text(day)}:", *(f"- {o.text}" for o in lines)])
+        refs = tuple(dict.fromkeys(f"{o.session_id}:{o.seq}" for o in lines))
+        out.append(ObservedDay(day, text, estimate_tokens(text), refs))
     return out
 
 

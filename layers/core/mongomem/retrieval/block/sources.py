@@ -242,9 +242,10 @@ class Observed:
             kept.append(day)
             used += day.tokens + 1
         out.dropped["older_days"] = len(block.days) - len(kept)
-        for day in kept:
-            ref = f"observations:{day.day.isoformat()}"
-            out.candidates.append(use.offer([ref], day.text, 1.0, "the observation log", order=(day.day,)))
+        for day in kept:  # its ids: the turns its lines were observed in
+            ids = list(day.turns) or [f"observations:{day.day.isoformat()}"]
+            reason = f"the observation log of {day.day.isoformat()}"
+            out.candidates.append(use.offer(ids, day.text, 1.0, reason, order=(day.day,)))
         return out
 
 
