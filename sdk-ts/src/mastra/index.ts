@@ -679,7 +679,8 @@ export function refuseUnsupported(options: MemoryConfig, construction = true): v
     if (r.indexName !== undefined) refuse("semanticRecall.indexName", "the recall index is the server's, not the app's vector store");
   }
   const om = options.observationalMemory as unknown;
-  if (om && typeof om === "object") {
+  // (checked at construction only: the constructor's options decide observational memory)
+  if (construction && om && typeof om === "object") {
     for (const key of Object.keys(om)) {
       if (!["enabled", "scope"].includes(key) && (om as Record<string, unknown>)[key] !== undefined) {
         refuse(`observationalMemory.${key}`, "the observer, the reflector, their model and budgets are the server's (memory.observations in project-config.yaml); keep `{ enabled, scope }`");
@@ -687,7 +688,7 @@ export function refuseUnsupported(options: MemoryConfig, construction = true): v
     }
     const scope = (om as { scope?: unknown }).scope;
     if (scope !== undefined && scope !== "thread" && scope !== "resource") refuse(`observationalMemory.scope ${JSON.stringify(scope)}`, "use 'thread' or 'resource'");
-  } else if (om !== undefined && typeof om !== "boolean") {
+  } else if (construction && om !== undefined && typeof om !== "boolean") {
     refuse("observationalMemory", "give true, false or `{ enabled, scope }`");
   }
   if (options.retainFullInput === true) refuse("retainFullInput: true", "the history is loaded before the run's new messages, as by default");
