@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -86,9 +87,7 @@ def observed(body: dict[str, Any]) -> dict[str, Any]:
 def ask(
     base: str, name: str, conv: dict[str, Any], qa: list[dict[str, Any]], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
-    sessions = sorted(
-        {k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit() and len(k.split("_")) == 2}
-    )
+    sessions = sorted({k for k in conv if re.fullmatch(r"session_\d+", k)})
     turns = turn_map(base, name, sessions)
     provenance = Provenance(base, name, turns)
     asked = labelled(qa, set(turns.values()))
@@ -128,7 +127,7 @@ def replay(base: str, name: str, conv: dict[str, Any], sessions: int, timeout: f
     user = f"replay-{name}"
     speaker = None
     calls: list[tuple[str, str]] = []
-    numbers = sorted(int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1)
+    numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
     for number in numbers[:sessions]:
         start = session_time(conv[f"session_{number}_date_time"])
         session = f"replay-{number}"

@@ -213,3 +213,9 @@ def test_erasing_the_user_removes_the_log(svc: Services, fns: dict[str, Any], ct
     assert svc.db["observations"].count_documents({"user_id": "user-7"}) == 0
     assert observed(context(fns, ctx, "user-7", "s1"))["text"] == ""
     assert "pollen" in observed(context(fns, ctx, "neighbour", "s1"))["text"]
+
+
+def test_scope_on_another_source_is_a_clear_error(svc: Services, fns: dict[str, Any], ctx: Any) -> None:
+    body = {"user_id": "ana", "session_id": "s1", "sources": [{"source": "memories", "scope": "thread"}]}
+    status, result = call(fns, ctx, "POST", "/v1/context", body)
+    assert status == 422 and "observations source" in str(result), result

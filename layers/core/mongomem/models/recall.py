@@ -192,6 +192,12 @@ class ContextSource(BaseModel):
         description="observations: the user's log across sessions (resource) or this session's (thread)",
     )
 
+    @model_validator(mode="after")
+    def _scope_of_observations(self) -> ContextSource:
+        if "scope" in self.model_fields_set and self.source != "observations":
+            raise ValueError("scope is the observations source's (the user's log or this session's)")
+        return self
+
 
 class SourceReport(BaseModel):
     """What one source gave the block: how many items it found and chose, and why the others were dropped."""
