@@ -108,3 +108,13 @@ def test_the_reflected_log_fits_its_budget(items: list[tuple[int, str]], budget:
     assert json.dumps([o.model_dump(mode="json") for o in reflect(kept, budget)]) == json.dumps(
         [o.model_dump(mode="json") for o in kept]
     )  # a log within its budget is left as it is
+
+
+def test_a_bad_observations_setting_is_named_with_its_path() -> None:
+    from mongomem.config import parse_project_config
+    from mongomem.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"memory\.observations\.max_tokens"):
+        parse_project_config({"memory": {"observations": {"max_tokens": 5}}})
+    with pytest.raises(ConfigError, match=r"memory\.observations\.observer"):
+        parse_project_config({"memory": {"observations": {"observer": "gpt"}}})
