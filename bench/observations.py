@@ -70,6 +70,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replay-sessions", type=int, default=3, help="sessions replayed per conversation")
     p.add_argument("--embeddings", default="local", choices=["local", "hashing"])
     p.add_argument("--settle-timeout", type=float, default=3600.0)
+    p.add_argument("--max-tokens", type=int, default=2000, help="the stack's memory.observations.max_tokens")
     return p
 
 
@@ -228,6 +229,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         config = Path(home) / "project-config.yaml"
         config.write_text(
             f"memory:\n  providers: {{llm: {{kind: offline}}, embeddings: {{kind: {args.embeddings}}}}}\n"
+            f"  observations: {{max_tokens: {args.max_tokens}}}\n"
         )
         stack = LocalStack(data_dir=Path(home) / "data", port=0, scan_seconds=1.0, config_file=config).start()
         try:
@@ -249,6 +251,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "conversations": len(convs),
         "budgets": args.budget_list,
         "embeddings": args.embeddings,
+        "max_tokens": args.max_tokens,
         "wall_s": round(time.monotonic() - started),
         **summarize(rows, args.budget_list, stability),
     }
