@@ -239,6 +239,7 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
             f"  extraction: {{enabled: [{', '.join(args.kinds)}]}}\n"
             "  snapshot: {max_messages: 1000}\n"  # one LoCoMo session, one snapshot
             "  recall: {enabled: false}\n"
+            "  observations: {enabled: false}\n"  # extraction's calls only (bench/observations.py)
             f"  providers:\n    llm: {llm_config(args, proxy_url)}\n"
             f"    embeddings: {EMBEDDINGS[args.embeddings]}\n"
         )

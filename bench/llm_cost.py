@@ -142,6 +142,7 @@ def run_round(
                 "extraction": {"enabled": args.kinds},
                 "snapshot": {"max_messages": args.max_messages},
                 "recall": {"enabled": False},
+                "observations": {"enabled": False},  # extraction's calls only (bench/observations.py)
                 "providers": {
                     "llm": {"kind": "bedrock", "model": MODEL, "region": "eu-west-1"},
                     "embeddings": {"kind": "bedrock-titan-v2", "region": "eu-west-1"},

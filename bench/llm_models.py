@@ -89,6 +89,7 @@ def run(name: str, path: Path | None) -> dict[str, Any]:
         config.write_text(
             "memory:\n"
             f"  extraction: {{enabled: [{', '.join(KINDS)}]}}\n"
+            "  observations: {enabled: false}\n"  # extraction's calls only (bench/observations.py)
             f"  providers:\n    llm: {llm}\n    embeddings: {{kind: hashing, dim: 256}}\n"
         )
         stack = LocalStack(Path(tmp) / "data", port=0, config_file=config, scan_seconds=1.0, poll_seconds=0.5)

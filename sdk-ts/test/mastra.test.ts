@@ -144,8 +144,9 @@ test("a template or schema in the Mastra options is refused: the project's is th
 
 test("every Mastra memory option is honoured or refused at construction, never ignored", () => {
   const refused: [string, Record<string, unknown>, RegExp][] = [
-    ["observationalMemory", { observationalMemory: true }, /observationalMemory/],
-    ["observationalMemory object", { observationalMemory: { scope: "resource" } }, /observationalMemory/],
+    ["observationalMemory's model", { observationalMemory: { model: "openai/gpt-4o-mini" } }, /observationalMemory.model/],
+    ["observationalMemory's reflection budget", { observationalMemory: { reflection: { observationTokens: 9 } } }, /memory.observations/],
+    ["observationalMemory's scope", { observationalMemory: { scope: "everyone" } }, /observationalMemory.scope/],
     ["useStateSignals", { workingMemory: { enabled: true, useStateSignals: true } }, /useStateSignals/],
     ["semanticRecall.filter", { semanticRecall: { topK: 2, messageRange: 1, filter: { a: 1 } } }, /semanticRecall.filter/],
     ["semanticRecall.indexConfig", { semanticRecall: { topK: 2, messageRange: 1, indexConfig: { type: "hnsw" } } }, /indexConfig/],
@@ -161,7 +162,7 @@ test("every Mastra memory option is honoured or refused at construction, never i
   new MongomemMemory({
     client: client(),
     options: {
-      readOnly: false, lastMessages: 5, messageHistory: { maxTokens: 4000 }, observationalMemory: false, generateTitle: true,
+      readOnly: false, lastMessages: 5, messageHistory: { maxTokens: 4000 }, observationalMemory: { enabled: true, scope: "resource" }, generateTitle: true,
       filterIncompleteToolCalls: true, retainFullInput: false,
       semanticRecall: { topK: 2, messageRange: 1, scope: "thread", threshold: 0.2 }, workingMemory: { enabled: true, scope: "thread", agentManaged: true },
     },
@@ -224,6 +225,33 @@ test("long-term memories reach the agent as context and through the searchMemori
   assert.match(promptText(model.prompts[0]!), /mongomem-memory[\s\S]*bacalhau a bras/);
   const toolResult = promptText(model.prompts[1]!);
   assert.match(toolResult, /tool-result[\s\S]*bacalhau a bras/);
+});
+
+test("observationalMemory: the server's observation log opens the prompt, the same bytes until the log changes", async () => {
+  const user = uid("oli");
+  const first = uid("t");
+  const memory = new MongomemMemory({ client: client(), options: { lastMessages: 4, observationalMemory: { scope: "resource" } } });
+  await talk(memory, user, first, [["I adopted a cat named Luna last week.", "Lovely!"]]);
+  // When the thread is promoted and extracted, the server writes the user's observations
+  await client().flush(first, { user_id: user });
+  const observed = async () => {
+    const { agent, model } = agentWith(memory, [{ text: "ok" }]);
+    await agent.generate("What should I buy?", { memory: { thread: uid("t"), resource: user, options: { readOnly: true } } });
+    const prompt = promptText(model.prompts[0]!);
+    return prompt.includes("## Observations") ? prompt : null;
+  };
+  const prompt = await eventually(observed, "the observation block in the prompt");
+  // Then a new thread's first prompt opens with the dated log (scope resource: across threads)
+  assert.match(prompt, /## Observations\\n\d+ \w+ \d{4}:\\n- User: I adopted a cat named Luna last week/);
+  assert.ok(prompt.indexOf("## Observations") < prompt.indexOf("What should I buy?"));
+  // ... and the block is the same bytes on the next run
+  const block = (p: string) => p.slice(p.indexOf("## Observations"), p.indexOf("</mongomem", p.indexOf("## Observations")));
+  assert.equal(block((await observed())!), block(prompt));
+  // while a thread-scoped memory of another thread sees none of it
+  const threadScoped = new MongomemMemory({ client: client(), options: { lastMessages: 4, observationalMemory: true } });
+  const { agent, model } = agentWith(threadScoped, [{ text: "ok" }]);
+  await agent.generate("Hello", { memory: { thread: uid("t"), resource: user, options: { readOnly: true } } });
+  assert.doesNotMatch(promptText(model.prompts[0]!), /Luna/);
 });
 
 test("readOnly runs read memory but record nothing", async () => {

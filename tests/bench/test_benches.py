@@ -119,6 +119,10 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
     ),
     "llm_models.py": (["--models", "none"], ["facts_in_conversation", "results"]),
     "locomo_recall.py": ([MINI, "--embeddings", "hashing"], ["R@1", "R@5", "R@10", "ratio_R@10"]),
+    "observations.py": (
+        [MINI, "--embeddings", "hashing", "--budgets", "600,1200", "--replay-sessions", "2"],
+        ["600", "1200", "stability"],
+    ),
     "offline_rules.py": ([MINI, "--rounds", "1"], ["propose_turns_per_s", "floor_turns_per_s"]),
     "recall_indexing.py": (
         [MINI, "--embeddings", "hashing", "--rounds", "2", "--turns", "0"],
@@ -231,6 +235,14 @@ def test_bench_runs_at_a_small_size(name: str, request: pytest.FixtureRequest) -
         assert result["invented_rate"] == 0 and result["wrong_subject_rate"] == 0
         assert 0 <= result["empty_answer_share"] < 1 and result["memories_per_snapshot"] > 0
         assert result["share_outside_llm"] is None and result["llm_tokens_per_snapshot"] == 0  # no LLM
+    if name == "observations.py":  # the block costs part of the budget, within it, and is stable
+        for b in ("600", "1200"):
+            assert 0 < result[b]["observation_tokens"] < int(b) and result[b]["tokens_with"] <= int(b)
+            assert 0 <= result[b]["answer_words_with"] <= 1 and 0 <= result[b]["evidence_share_with"] <= 1
+        stable = result["stability"]
+        # the log changes once per observed session, never between the calls of one session
+        assert stable["block_changes"] == 1 and stable["unchanged_share"] > 0.8
+        assert stable["whole_block_unchanged_share"] < stable["unchanged_share"]
     if name == "llm_models.py":  # the floor: the offline rules find facts of the contract conversation
         [floor] = result["results"]
         assert 0 < floor["facts_found"] <= result["facts_in_conversation"]

@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -537,3 +538,27 @@ def test_a_timeout_is_a_clear_error() -> None:
         assert err.value.status is None and err.value.code == "timeout" and "0.3s" in err.value.message
     finally:
         listener.close()
+
+
+def test_the_sdk_asks_for_the_observation_log_and_it_stays_the_same_bytes(client: MemoryClient) -> None:
+    # Given a session whose snapshot the local stack extracted (the offline rules observe it)
+    session, user = uid("chat"), uid("ana")
+    client.record_turns(
+        session,
+        user,
+        [
+            {"role": "user", "content": "I moved to Lisbon and I work at a bakery."},
+            {"role": "assistant", "content": "Noted."},
+        ],
+    )
+    client.flush(session, user)
+    sources = [{"source": "observations"}]
+    deadline = time.monotonic() + 30
+    while "bakery" not in (block := client.build_context(user, session, sources=sources)).context:
+        assert time.monotonic() < deadline, block
+        time.sleep(0.2)
+    # When the agent asks again
+    again = client.build_context(user, session, sources=sources)
+    # Then the block is the same bytes and says the log's version
+    assert again.context == block.context and again.sections[0].version == block.sections[0].version == 1
+    assert again.sections[0].text.endswith("- User: I moved to Lisbon and I work at a bakery.")

@@ -152,6 +152,9 @@ def test_an_llm_never_sees_the_marked_spans(build: Any, fns: dict[str, Any], ctx
     # Then the transcript it was sent holds the agent's own words only
     sent = llm.requests[0].shared
     assert "Rex" in sent and "Shall I book from Porto?" in sent
+    # ... and so does the observer's (observational memory: the user's own words)
+    [observer] = [r.prompt for r in llm.requests if r.task == "observe"]
+    assert "Rex" in observer
     for echoed in (
         "Lisbon",
         "vegetarian",
@@ -161,10 +164,11 @@ def test_an_llm_never_sees_the_marked_spans(build: Any, fns: dict[str, Any], ctx
         "mongomem-memory",
     ):
         assert echoed not in sent, echoed
+        assert echoed not in observer, echoed
     # and a snapshot made only of echoes costs no LLM call at all
     only_echo = converse(svc, "s2", [{"role": "assistant", "content": block}])
     extract(fns, ctx, only_echo)
-    assert len(llm.requests) == 1
+    assert [r.task for r in llm.requests] == ["semantic", "observe"]
 
 
 FORGERIES = [

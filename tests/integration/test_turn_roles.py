@@ -124,8 +124,11 @@ def test_by_default_system_turns_are_never_read_and_only_procedures_read_tools(
     llm = ScriptedLLM({k: [json.dumps({"items": []})] for k in KINDS})
     svc = build(llm)
     run(svc, extract_fn, ctx, CONVERSATION, KINDS)
-    transcripts = sent(llm)
+    transcripts = {task: text for task, text in sent(llm).items() if task != "observe"}
     assert set(transcripts) == set(KINDS)
+    # the observer (observational memory, asked once per snapshot) reads the user's own turns only
+    [observer] = [r.prompt for r in llm.requests if r.task == "observe"]
+    assert "USER-SAYS" in observer and "ASSISTANT-SAYS" not in observer and "SYSTEM-PROMPT" not in observer
     for kind, text in transcripts.items():
         assert "SYSTEM-PROMPT" not in text, kind
         assert "USER-SAYS" in text and "ASSISTANT-SAYS" in text, kind

@@ -167,7 +167,12 @@ def test_journey_record_scan_extract_search_context_erase(
     # type's to the custom queue's)
     per_snapshot = dev.drain_queues()  # one message per enabled kind
     assert per_snapshot == 6
-    asked = [c for c in twin.bedrock.converses() if "home airport is LIS" in c["prompt"]]
+    # (the observer's call, observational memory, reads the same turns: it names no memory kind)
+    asked = [
+        c
+        for c in twin.bedrock.converses()
+        if "home airport is LIS" in c["prompt"] and "Memory kind:" in c["prompt"]
+    ]
     assert sorted(re.search(r"Memory kind: (\w+)", c["prompt"]).group(1) for c in asked) == [  # type: ignore[union-attr]
         "episodic",
         "preference",

@@ -820,6 +820,11 @@ export type components = {
              * @default false
              */
             truncated?: boolean;
+            /**
+             * Version
+             * @description observations: the log's version (the same version: the same block)
+             */
+            version?: number | null;
         };
         /**
          * ContextSource
@@ -846,8 +851,15 @@ export type components = {
              */
             mode?: "text" | "semantic" | "hybrid";
             /**
+             * Scope
+             * @description observations: the user's log across sessions (resource) or this session's (thread)
+             * @default resource
+             * @enum {string}
+             */
+            scope?: "resource" | "thread";
+            /**
              * Source
-             * @description turns, working_memory, memories (every kind, ranked together) or one memory kind (semantic, episodic, procedural, taxonomic, ... or a custom type)
+             * @description turns, working_memory, memories (every kind, ranked together), one memory kind (semantic, episodic, procedural, taxonomic, ... or a custom type) or observations (the user's dated observation log: always first in the block, byte-identical until the log changes)
              */
             source: string;
             /**
@@ -2397,6 +2409,11 @@ export type components = {
             tokens: number;
             /** Top K */
             top_k: number;
+            /**
+             * Version
+             * @description observations: the log's version (the same version: the same block)
+             */
+            version?: number | null;
         };
         /**
          * StateSignal

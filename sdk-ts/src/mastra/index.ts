@@ -36,6 +36,7 @@ import { messageToTurn, sha256, storedId, textOf, toDate, turnToMessage } from "
 import {
   historyLimit,
   MongomemLongTermContext,
+  MongomemObservations,
   MongomemMessageHistory,
   MongomemSemanticRecall,
   MongomemWorkingMemory,
@@ -60,8 +61,10 @@ export interface MongomemMemoryOptions {
   /**
    * Mastra's memory options: `lastMessages`, `messageHistory` ({maxTokens, atMaxRemoveTokens}),
    * `semanticRecall` ({topK, messageRange, scope, threshold}), `workingMemory` ({enabled, scope, agentManaged}),
-   * `readOnly`, `generateTitle`. Anything else, and what cannot be honoured (`observationalMemory`,
-   * `useStateSignals`, recall filters, a template or schema: the project's is used), is refused here.
+   * `readOnly`, `generateTitle`, `observationalMemory` (`true` or `{ enabled, scope }`: the server's
+   * observation log as the first system message). Anything else, and what cannot be honoured
+   * (`useStateSignals`, recall filters, a template or schema: the project's is used; the observer's model
+   * and budgets: the server's), is refused here.
    */
   options?: MemoryConfig;
   /** Recorded on the sessions (the API's `agent_id`). */
@@ -76,6 +79,8 @@ export interface MongomemMemoryOptions {
 }
 
 const MAX_OWNERS = 10_000;
+/** The observation block's budget: the server's log is kept within memory.observations.max_tokens. */
+const OBSERVATION_BUDGET = 8000;
 const PAGE = 100;
 
 /**
@@ -87,6 +92,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   readonly agentId?: string;
   private readonly longTerm: false | { topK: number; tokenBudget: number };
   private readonly searchTool: boolean;
+  private readonly observational: false | { scope: Scope };
   /** Which resource (mongomem user) owns a thread: Mastra asks for threads by id alone. */
   private readonly owners = new Map<string, string>();
   /** Where a saved message is: for deleteMessages (the API deletes a thread's turns from a seq on). */
@@ -98,13 +104,14 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     const options = config.options ?? {};
     refuseUnsupported(options);
     // Mastra's constructor insists on a vector store for semantic recall; ours is the API's.
-    const { semanticRecall: _recall, ...rest } = options;
+    const { semanticRecall: _recall, observationalMemory: _observational, ...rest } = options;
     super({ id: config.id, name: config.name ?? "MongomemMemory", options: rest });
     this.threadConfig = this.getMergedThreadConfig(options as MemoryConfigInternal);
     this.client = config.client ?? new MongomemClient({ ...config.clientOptions, baseUrl: config.baseUrl ?? config.clientOptions?.baseUrl, apiKey: config.apiKey ?? config.clientOptions?.apiKey });
     this.agentId = config.agentId;
     this.longTerm = config.longTermMemory === false ? false : { topK: config.longTermMemory?.topK ?? 5, tokenBudget: config.longTermMemory?.tokenBudget ?? 1000 };
     this.searchTool = config.searchTool ?? true;
+    this.observational = observationalOption(options);
   }
 
   // -- processors: what an Agent runs before and after the model ------------------------------------------
@@ -113,6 +120,8 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     const config = this.config((context?.get("MastraMemory") as { memoryConfig?: MemoryConfigInternal } | undefined)?.memoryConfig);
     const taken = new Set(configured.map((p) => (p as { id?: string }).id));
     const processors: InputProcessor[] = [];
+    // first: the observation log opens the prompt (the prefix a provider's prompt cache keeps)
+    if (this.observational && !taken.has("observational-memory")) processors.push(new MongomemObservations(this));
     if (this.workingMemoryOn(config) && !taken.has("working-memory")) processors.push(new MongomemWorkingMemory(this));
     if (historyLimit(config) !== false && !taken.has("message-history")) processors.push(new MongomemMessageHistory(this));
     if (config.semanticRecall && !taken.has("semantic-recall")) processors.push(new MongomemSemanticRecall(this));
@@ -508,6 +517,18 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     return found ? answer.context : null;
   }
 
+  async observationContext(threadId: string, resourceId: string): Promise<string | null> {
+    if (!this.observational) return null;
+    const answer = await this.client.buildContext({
+      user_id: resourceId,
+      session_id: threadId,
+      token_budget: OBSERVATION_BUDGET,
+      sources: [{ source: "observations", scope: this.observational.scope }],
+    });
+    const found = answer.sections.some((s) => s.name === "observations" && s.ids.length > 0);
+    return found ? answer.context : null;
+  }
+
   log(message: string, error: unknown): void {
     this.logger?.warn?.(`[MongomemMemory] ${message}`, { error: error instanceof Error ? error.message : String(error) });
   }
@@ -657,9 +678,18 @@ export function refuseUnsupported(options: MemoryConfig, construction = true): v
     if (r.indexConfig !== undefined) refuse("semanticRecall.indexConfig", "the recall index is the server's (memory.recall in project-config.yaml), not the app's vector store");
     if (r.indexName !== undefined) refuse("semanticRecall.indexName", "the recall index is the server's, not the app's vector store");
   }
-  const om = options.observationalMemory as boolean | { enabled?: boolean } | undefined;
-  if (om === true || (om && typeof om === "object" && om.enabled !== false)) {
-    refuse("observationalMemory", "this version has no observational memory; remove the option (long-term memories extracted by mongomem reach the agent as context instead)");
+  const om = options.observationalMemory as unknown;
+  // (checked at construction only: the constructor's options decide observational memory)
+  if (construction && om && typeof om === "object") {
+    for (const key of Object.keys(om)) {
+      if (!["enabled", "scope"].includes(key) && (om as Record<string, unknown>)[key] !== undefined) {
+        refuse(`observationalMemory.${key}`, "the observer, the reflector, their model and budgets are the server's (memory.observations in project-config.yaml); keep `{ enabled, scope }`");
+      }
+    }
+    const scope = (om as { scope?: unknown }).scope;
+    if (scope !== undefined && scope !== "thread" && scope !== "resource") refuse(`observationalMemory.scope ${JSON.stringify(scope)}`, "use 'thread' or 'resource'");
+  } else if (construction && om !== undefined && typeof om !== "boolean") {
+    refuse("observationalMemory", "give true, false or `{ enabled, scope }`");
   }
   if (options.retainFullInput === true) refuse("retainFullInput: true", "the history is loaded before the run's new messages, as by default");
   if (options.filterIncompleteToolCalls === false) refuse("filterIncompleteToolCalls: false", "suspended tool calls are not stored as turns");
@@ -667,6 +697,14 @@ export function refuseUnsupported(options: MemoryConfig, construction = true): v
   if (history !== undefined && !(typeof history.maxTokens === "number" && history.maxTokens > 0)) {
     refuse("messageHistory without a positive maxTokens", "give `messageHistory: { maxTokens }`");
   }
+}
+
+/** `observationalMemory` as this class honours it: off, or on with its scope (Mastra's default: thread). */
+export function observationalOption(options: MemoryConfig): false | { scope: Scope } {
+  const om = options.observationalMemory as boolean | { enabled?: boolean; scope?: Scope } | undefined;
+  if (!om) return false;
+  if (om === true) return { scope: "thread" };
+  return om.enabled === false ? false : { scope: om.scope ?? "thread" };
 }
 
 /**

@@ -17,6 +17,7 @@ export interface MemoryBackend {
   workingMemoryInstructions(threadId: string, resourceId: string, config: MemoryConfigInternal): Promise<string | null>;
   semanticMatches(query: string, threadId: string, resourceId: string, config: MemoryConfigInternal, excludeIds: string[]): Promise<MastraDBMessage[]>;
   longTermContext(query: string, threadId: string, resourceId: string): Promise<string | null>;
+  observationContext(threadId: string, resourceId: string): Promise<string | null>;
   log(message: string, error: unknown): void;
 }
 
@@ -182,6 +183,30 @@ export class MongomemLongTermContext implements Processor {
       if (block) messageList.addSystem(block, "memory");
     } catch (error) {
       this.memory.log("long-term memory context failed; the run goes on without it", error);
+    }
+    return messageList;
+  }
+}
+
+/**
+ * Observational memory (Mastra's `observationalMemory`): the server's dated observation log of the user
+ * (or of this thread), as the first system message. The block is byte-identical from run to run until the
+ * log changes, so the model provider's prompt cache keeps it.
+ */
+export class MongomemObservations implements Processor {
+  readonly id = "observational-memory";
+  readonly name = "MongomemObservations";
+
+  constructor(private readonly memory: MemoryBackend) {}
+
+  async processInput({ messageList, requestContext }: ProcessInputArgs) {
+    const found = ids(this.memory, requestContext, messageList);
+    if (!found) return messageList;
+    try {
+      const block = await this.memory.observationContext(found.threadId, found.resourceId);
+      if (block) messageList.addSystem(block, "memory");
+    } catch (error) {
+      this.memory.log("observational memory failed; the run goes on without it", error);
     }
     return messageList;
   }

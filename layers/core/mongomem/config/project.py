@@ -233,6 +233,18 @@ class RecallConfig(Strict):
     embed_on_write_seconds: int = Field(50, ge=1, le=840)
 
 
+class ObservationsConfig(Strict):
+    """`memory.observations`: the per-user log of dated observations (observational memory, ADR 0050),
+    written from each snapshot in the background and read by the context source `observations`."""
+
+    enabled: bool = True
+    # The log's size limit: past it, the reflector merges the oldest days into one line per day, then
+    # drops the oldest days (the newest are kept verbatim).
+    max_tokens: int = Field(2000, ge=100, le=32000)
+    # auto: the configured LLM when it answers, the offline rules otherwise; rules: always the rules.
+    observer: Literal["auto", "rules"] = "auto"
+
+
 class CustomTypeConfig(Strict):
     """`memory.custom_types[]`: a memory type of the project's own (its name is fixed once created)."""
 
@@ -295,6 +307,7 @@ class MemoryConfig(Strict):
     providers: ProvidersConfig = Field(default_factory=ProvidersConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    observations: ObservationsConfig = Field(default_factory=ObservationsConfig)
     metadata: MetadataConfig = Field(default_factory=MetadataConfig)
 
     @field_validator("working_memory")

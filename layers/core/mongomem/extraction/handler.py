@@ -34,6 +34,14 @@ MAX_DEFERRALS = 20
 __all__ = ["NoTimeLeft", "process_record", "record_deadline"]
 
 
+class SnapshotObserver(Protocol):
+    """Observational memory's writer (observations.service.ObservationService)."""
+
+    def observe(self, snapshot_id: str, deadline: float | None = None) -> int | None:
+        """Add the snapshot's observations to its user's log once (None: observed already)."""
+        ...
+
+
 class ExtractionServices(Protocol):
     """What extracting a record needs; the composition root (mongomem.runtime.Services) provides it."""
 
@@ -50,6 +58,11 @@ class ExtractionServices(Protocol):
     @property
     def suspect_empty(self) -> SuspectEmpty:
         """This process's count of empty answers the offline rules contradict."""
+        ...
+
+    @property
+    def observations(self) -> SnapshotObserver | None:
+        """Observational memory (None: turned off)."""
         ...
 
     def forget_turns(self, turns: list[Turn]) -> int:
@@ -86,6 +99,7 @@ def process_record(record: SQSRecord, lambda_context: Any = None, *, svc: Extrac
             if _apply_policy(svc, message, exc) is Delivery.DONE:
                 _start_retention(svc, message)
             return
+        _observe(svc, message)
         _pass_on(svc, message)
     _start_retention(svc, message)
     if result is None:
@@ -120,6 +134,25 @@ def _extract(
     # their timeouts and retries to it as they do inside an API request.
     with request_budget(deadline - time.monotonic()) if deadline is not None else nullcontext():
         return run_extraction(svc.snapshots, svc.turns, svc.extractor(message.type), message, deadline)
+
+
+def _observe(svc: ExtractionServices, message: ExtractionMessage) -> None:
+    """The snapshot's observations, once per snapshot (the first of its kinds to get here writes them;
+    a failure is a WARNING and the ObservationFailures metric, and the snapshot's next kind tries again)."""
+    observations = svc.observations
+    if observations is None:
+        return
+    try:
+        added = observations.observe(message.snapshot_id)
+    except Exception as exc:
+        logger.warning(
+            "the snapshot's observations were not written",
+            extra={"snapshot_id": message.snapshot_id, "error": short_error(exc)},
+        )
+        emit("ObservationFailures", MetricUnit.Count, 1)
+        return
+    if added is not None:
+        logger.info("observed", extra={"snapshot_id": message.snapshot_id, "observations": added})
 
 
 def _apply_policy(svc: ExtractionServices, message: ExtractionMessage, exc: Exception) -> Delivery:

@@ -166,8 +166,9 @@ class ContextSource(BaseModel):
     source: Annotated[
         str, StringConstraints(pattern=r"^(turns|working_memory|memories|[a-z][a-z0-9_]{1,31})$")
     ] = Field(
-        description="turns, working_memory, memories (every kind, ranked together) or one memory kind "
-        "(semantic, episodic, procedural, taxonomic, ... or a custom type)"
+        description="turns, working_memory, memories (every kind, ranked together), one memory kind "
+        "(semantic, episodic, procedural, taxonomic, ... or a custom type) or observations (the user's "
+        "dated observation log: always first in the block, byte-identical until the log changes)"
     )
     mode: SourceMode = Field(
         "hybrid",
@@ -186,6 +187,16 @@ class ContextSource(BaseModel):
         description="exact values of payload fields (memories; a list field matches when it holds the "
         "value) or of turn metadata (turns)",
     )
+    scope: Literal["resource", "thread"] = Field(
+        "resource",
+        description="observations: the user's log across sessions (resource) or this session's (thread)",
+    )
+
+    @model_validator(mode="after")
+    def _scope_of_observations(self) -> ContextSource:
+        if "scope" in self.model_fields_set and self.source != "observations":
+            raise ValueError("scope is the observations source's (the user's log or this session's)")
+        return self
 
 
 class SourceReport(BaseModel):
@@ -203,6 +214,9 @@ class SourceReport(BaseModel):
     ids: list[str]
     ms: float = Field(description="how long the source took (sources run concurrently)")
     note: str | None = None
+    version: int | None = Field(
+        None, description="observations: the log's version (the same version: the same block)"
+    )
 
 
 class ContextRequest(BaseModel):
@@ -280,6 +294,9 @@ class ContextSection(BaseModel):
     dropped: int = Field(default=0, description="items left out to fit the budget")
     truncated: bool = False
     note: str | None = None
+    version: int | None = Field(
+        None, description="observations: the log's version (the same version: the same block)"
+    )
 
 
 class ContextItem(BaseModel):

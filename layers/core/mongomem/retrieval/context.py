@@ -33,7 +33,7 @@ from mongomem.retrieval.block.items import MARKER_TOKENS, Tuning, estimate_token
 from mongomem.retrieval.block.pack import Packed, Section, pack
 from mongomem.retrieval.block.plan import TITLES, plan
 from mongomem.retrieval.block.render import bullet, measure, respond
-from mongomem.retrieval.block.sources import Ask, Gathered, Reach, RecentTurns, Use
+from mongomem.retrieval.block.sources import Ask, Gathered, ObservationReader, Reach, RecentTurns, Use
 from mongomem.retrieval.query import QUERY_LOOKBACK, OnceEmbedder, WorkingMemoryReader, query_of
 from mongomem.retrieval.recall import Recall
 from mongomem.shortterm.ports import TurnRepository
@@ -60,9 +60,15 @@ class ContextBuilder:
         *,
         pending: Pending | None = None,
         tuning: Tuning | None = None,
+        observations: ObservationReader | None = None,
     ) -> None:
         self.reach = Reach(
-            turns, WorkingMemoryReader(working, working_scope), search, recall, kinds or builtin_registry()
+            turns,
+            WorkingMemoryReader(working, working_scope),
+            search,
+            recall,
+            kinds or builtin_registry(),
+            observations,
         )
         self.pending = pending
         self.tuning = tuning or Tuning()

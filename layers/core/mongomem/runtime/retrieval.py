@@ -10,6 +10,7 @@ from mongomem.runtime.shortterm import ShortTermRoot
 
 if TYPE_CHECKING:
     from mongomem.longterm.procedures import ProcedureService
+    from mongomem.observations.service import ObservationService
     from mongomem.retrieval.context import ContextBuilder
     from mongomem.retrieval.pending import Pending
     from mongomem.retrieval.recall import Recall
@@ -42,6 +43,24 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
         )
 
     @cached_property
+    def observations(self) -> ObservationService | None:
+        """Observational memory (memory.observations; None when turned off): the observer is the LLM when
+        it answers, else the offline rules, which also stand in when the model fails."""
+        cfg = self.settings.memory.observations
+        if not cfg.enabled:
+            return None
+        from mongomem.adapters.mongo.observations import MongoObservationRepository  # lazy: 0.5 ms
+        from mongomem.observations.observe import LLMObserver, Observer, RulesObserver  # lazy: 2.5 ms
+        from mongomem.observations.service import ObservationService  # lazy: 4.9 ms
+
+        rules = RulesObserver()
+        observer: Observer = rules
+        if cfg.observer == "auto" and "answers" in self.llm.capabilities:
+            observer = LLMObserver(self.llm)
+        logs = self._indexed(MongoObservationRepository(self.database))
+        return ObservationService(logs, self.snapshots, self.turns, observer, rules, cfg.max_tokens)
+
+    @cached_property
     def context_builder(self) -> ContextBuilder:
         from mongomem.retrieval.context import ContextBuilder  # lazy: 137 ms
 
@@ -54,6 +73,7 @@ class RetrievalRoot(LongTermRoot, ShortTermRoot):
             self.recall,
             self.kinds,
             pending=self.pending,
+            observations=self.observations,
         )
 
     @cached_property

@@ -18,7 +18,7 @@ from mongomem.models.sessions import StoredSnapshot
 # A procedure's success/failure reports (adapters/mongo/memory_store.py writes them).
 FEEDBACK_COLLECTION = "procedure_feedback"
 # Collections erased by name, in this order: sessions first so the scanner cannot promote mid-erasure.
-USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources")
+USER_COLLECTIONS = ("sessions", "snapshots", "turns", "memories", "threads", "resources", "observations")
 # Never swept by scope: keys belong to the tenant, the local queue holds no scope fields.
 NOT_USER_DATA = frozenset({"api_keys", "local_queue"})
 LOCAL_QUEUE = "local_queue"

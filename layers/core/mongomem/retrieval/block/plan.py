@@ -16,6 +16,7 @@ from mongomem.models.recall import ContextRequest, ContextSource
 from mongomem.retrieval.block.sources import (
     AskedOn,
     Memories,
+    Observed,
     Recalled,
     RecentTurns,
     Source,
@@ -26,15 +27,17 @@ from mongomem.retrieval.block.sources import (
 if TYPE_CHECKING:
     from mongomem.kinds import KindRegistry
 
-WORKING, RECENT, RECALLED, MEMORIES, ASKED_ON = (
+WORKING, RECENT, RECALLED, MEMORIES, ASKED_ON, OBSERVED = (
     WorkingMemory(),
     RecentTurns(),
     Recalled(),
     Memories(),
     AskedOn(),
+    Observed(),
 )
 
 TITLES = {
+    "observations": "## Observations",
     "as_of": "## Asked on",
     "working_memory": "## Working memory",
     "recent_turns": "## Recent messages in this session",
@@ -56,6 +59,8 @@ def plan(request: ContextRequest, kinds: KindRegistry) -> list[Use]:
     uses = _named_or_default(request, kinds)
     if request.as_of is not None:
         uses = [Use(ASKED_ON, 0, "as_of", TITLES["as_of"], -1), *uses]
+    # the observation log opens the block wherever it is named: the prefix a prompt cache keeps
+    uses.sort(key=lambda u: u.source is not OBSERVED)
     for slot, use in enumerate(uses):
         use.slot, use.as_of = slot, request.as_of
     return uses
@@ -64,7 +69,7 @@ def plan(request: ContextRequest, kinds: KindRegistry) -> list[Use]:
 def _named_or_default(request: ContextRequest, kinds: KindRegistry) -> list[Use]:
     if not request.sources:
         return [Use(src, i, name, TITLES[name], prio) for i, (name, src, prio) in enumerate(DEFAULT)]
-    allowed = ["turns", "working_memory", "memories", *kinds.names()]
+    allowed = ["turns", "working_memory", "memories", "observations", *kinds.names()]
     unknown = [s.source for s in request.sources if s.source not in allowed]
     if unknown:
         raise UnknownKind(
@@ -82,6 +87,8 @@ def _named(spec: ContextSource, slot: int) -> Use:
         source, name = (RECENT, "turns") if spec.mode == "text" else (RECALLED, "recalled")
     elif spec.source == "memories":
         source, name = MEMORIES, "memories"
+    elif spec.source == "observations":
+        source, name = OBSERVED, "observations"
     else:
         source, name = Memories(spec.source), spec.source
     title = TITLES.get(name) or f"## {name.capitalize()} memories"
@@ -90,7 +97,7 @@ def _named(spec: ContextSource, slot: int) -> Use:
         slot,
         name,
         title,
-        priority=slot,
+        priority=-2 if source is OBSERVED else slot,
         top_k=spec.top_k,
         mode=spec.mode,
         filter=dict(spec.filter),

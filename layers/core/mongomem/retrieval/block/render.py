@@ -81,6 +81,7 @@ def respond(
                 dropped=s.dropped,
                 truncated=s.truncated,
                 note=g.note,
+                version=g.version,
             )
             for s, g, text, n in zip(packed.sections, gathered, texts, tokens, strict=True)
         ],
@@ -93,7 +94,9 @@ def respond(
         pending=pending,
         format=fmt,
         sources=[
-            _report(u, g, s, n) for u, g, s, n in zip(uses, gathered, packed.sections, tokens, strict=True)
+            _report(u, g, s, n)
+            for u, g, s, n in zip(uses, gathered, packed.sections, tokens, strict=True)
+            if u.spec is not None  # the "Asked on" line (as_of) is no source of the caller's
         ]
         if named
         else None,
@@ -124,6 +127,7 @@ def _report(use: Use, g: Gathered, s: Section, tokens: int) -> SourceReport:
         ids=s.ids(),
         ms=round(g.ms, 2),
         note=g.note,
+        version=g.version,
     )
 
 

@@ -23,6 +23,7 @@ from mongomem.kinds.base import norm
 from mongomem.longterm.subjects import stored_names
 from mongomem.models.common import Principal, Scope, as_utc
 from mongomem.models.memory import MemoryView
+from mongomem.models.observations import ObservationBlock
 from mongomem.models.recall import (
     MAX_TOP_K,
     ContextRequest,
@@ -35,7 +36,15 @@ from mongomem.models.recall import (
 )
 from mongomem.models.search import SearchMode, SearchRequest, SearchResult
 from mongomem.models.turns import Turn
-from mongomem.retrieval.block.items import Candidate, Tuning, line_tokens, memory_line, turn_line
+from mongomem.retrieval.block.items import (
+    MARKER_TOKENS,
+    Candidate,
+    Tuning,
+    estimate_tokens,
+    line_tokens,
+    memory_line,
+    turn_line,
+)
 from mongomem.retrieval.recall import RecallDisabled, said_by
 from mongomem.retrieval.when import day_text, stamp
 
@@ -53,6 +62,20 @@ SEARCH_MODES: dict[str, SearchMode] = {"text": "bm25", "semantic": "knn", "hybri
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself)\b", re.IGNORECASE)
 
 
+class ObservationReader(Protocol):
+    """Observational memory's logs (observations.service.ObservationService)."""
+
+    def block(
+        self,
+        scope: Scope,
+        *,
+        session_id: str | None = None,
+        as_of: datetime | None = None,
+        after: datetime | None = None,
+        before: datetime | None = None,
+    ) -> ObservationBlock | None: ...
+
+
 @dataclass(frozen=True)
 class Reach:
     """The services the sources read."""
@@ -62,6 +85,7 @@ class Reach:
     search: MemorySearch
     recall: Recall
     kinds: KindRegistry
+    observations: ObservationReader | None = None  # None: observational memory is turned off
 
 
 @dataclass
@@ -127,6 +151,7 @@ class Gathered:
     below_floor: int = 0
     note: str | None = None
     ms: float = 0.0
+    version: int | None = None  # observations: the log's version
 
 
 class Source(Protocol):
@@ -180,6 +205,47 @@ class AskedOn:
             text = f"{when:%A}, {stamp(when)} (nothing recorded after it is below)"
             out.candidates.append(use.offer(["as_of"], text, 1.0, "the date the question is asked"))
             out.found = 1
+        return out
+
+
+class Observed:
+    """The user's observation log (or this session's: `scope: thread`), one item per day, the whole log
+    or, when the budget is short, its newest days. A pure render of the log: the same log gives the same
+    bytes (no clock, no scores), so the block stays byte-identical until the log changes."""
+
+    layout = "pinned"
+
+    def gather(self, reach: Reach, ask: Ask, use: Use) -> Gathered:
+        out = Gathered()
+        if reach.observations is None:
+            out.note = "observational memory is turned off (memory.observations.enabled: false)"
+            return out
+        request = ask.request
+        thread = use.spec is not None and use.spec.scope == "thread"
+        block = reach.observations.block(
+            ask.scope,
+            session_id=request.session_id if thread else None,
+            as_of=request.as_of,
+            after=request.observed_after,
+            before=request.observed_before,
+        )
+        out.version = block.version if block is not None else 0
+        if block is None or not block.days:
+            out.note = "nothing observed yet"
+            return out
+        out.found = len(block.days)
+        room = request.token_budget - MARKER_TOKENS - estimate_tokens(use.title) - 2
+        kept, used = [], 0
+        for day in reversed(block.days):  # the newest days first, while they fit
+            if used + day.tokens + 1 > room:
+                break
+            kept.append(day)
+            used += day.tokens + 1
+        out.dropped["older_days"] = len(block.days) - len(kept)
+        for day in kept:  # its ids: the turns its lines were observed in
+            ids = list(day.turns) or [f"observations:{day.day.isoformat()}"]
+            reason = f"the observation log of {day.day.isoformat()}"
+            out.candidates.append(use.offer(ids, day.text, 1.0, reason, order=(day.day,)))
         return out
 
 
