@@ -70,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replay-sessions", type=int, default=3, help="sessions replayed per conversation")
     p.add_argument("--embeddings", default="local", choices=["local", "hashing"])
     p.add_argument("--settle-timeout", type=float, default=3600.0)
-    p.add_argument("--max-tokens", type=int, default=2000, help="the stack's memory.observations.max_tokens")
+    p.add_argument("--max-tokens", type=int, default=400, help="the stack's memory.observations.max_tokens")
     return p
 
 

@@ -239,8 +239,9 @@ class ObservationsConfig(Strict):
 
     enabled: bool = True
     # The log's size limit: past it, the reflector merges the oldest days into one line per day, then
-    # drops the oldest days (the newest are kept verbatim).
-    max_tokens: int = Field(2000, ge=100, le=32000)
+    # drops the oldest days (the newest are kept verbatim). 400: about a fifth of a 2,000-token block, the
+    # size that gained answer words on the dev split (docs/benchmarks.md "Observational memory").
+    max_tokens: int = Field(400, ge=100, le=32000)
     # auto: the configured LLM when it answers, the offline rules otherwise; rules: always the rules.
     observer: Literal["auto", "rules"] = "auto"
 
