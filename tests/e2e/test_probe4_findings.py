@@ -220,10 +220,9 @@ PRIVATE_CORRECTIONS = {
         "jeg drikker kaffe om morgenen for jobben hver dag",
         "jeg drikker ikke kaffe om morgenen for jobben hver dag",
     ),
-    "Finnish en": (
-        "mina juon kahvia aamulla ennen toita joka paiva",
-        "mina en juo kahvia aamulla ennen toita joka paiva",
-    ),
+    # Finnish "en" (I do not) is left out: the table is one word list across languages, and "en" is
+    # French, Spanish and Dutch for "in" (a negation there would turn "lives en Madrid" into one);
+    # docs/trust.md names the languages the table reads.
     "Czech ne-": (
         "piju kavu rano pred praci kazdy den v tydnu doma",
         "nepiju kavu rano pred praci kazdy den v tydnu doma",

@@ -34,7 +34,7 @@ _TAGS = re.compile(
 )
 # The marker's name as a reader might still see it in content (any case, any separators, full-width
 # letters, zero-width characters, entities): `neutralise` rewrites every such occurrence.
-_NAME = re.compile(r"mongomem[\W_]{0,8}memory", re.IGNORECASE)
+_NAME = re.compile(r"mongomem[\W_]*memory", re.IGNORECASE)
 _NEUTRAL = "mongo-mem memory"
 
 # Look-alikes of the name's letters (Unicode TR39 confusables, confusables.txt): a reader sees
@@ -81,7 +81,7 @@ _LOOKALIKES = {
 }
 _FOLD = {c: letter for letter, chars in _LOOKALIKES.items() for c in chars}
 # The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.
-_SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]{0,8}(?:m|rn)e(?:m|rn)ory")
+_SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory")
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")

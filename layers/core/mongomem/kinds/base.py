@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
-from mongomem.kinds.meaning import hard_anchors, norm, restates, same_value, stated, symbols, worded
+from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
 
 __all__ = [
     "GREETINGS",
@@ -277,18 +277,23 @@ class MemoryKind:
     named: ClassVar[tuple[str, ...]] = ()
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """Whether two payloads of one key name the same thing: the key folds symbols away, so "Q++" and
-        "Q#" share one; their symbols tell them apart."""
-        return all(symbols(str(old.get(f) or "")) == symbols(str(new.get(f) or "")) for f in self.named)
+        """Whether two payloads of one key name the same thing: the key folds symbols and punctuation
+        away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
+        return all(name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or "")) for f in self.named)
 
-    def states_exactly(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    def states_exactly(self, old: dict[str, Any], new: dict[str, Any], *, whole_lists: bool = False) -> bool:
         """True when every field `new` gives that `old` holds too repeats it to the letter (`worded`):
         how a restatement of shared memory is recognised. The naming fields are the key's (compared
-        already); labels (`unordered`) and fields `old` leaves empty only add, which the proposal rule
-        decides (`decide.additions`)."""
+        already). Fields `old` leaves empty only add, and so do labels (`unordered`: aliases, tool grants)
+        unless `whole_lists` (a tenant-wide writer, who may also remove a label or a grant): the proposal
+        rule decides additions (`decide.additions`)."""
         for field, said in new.items():
             held = old.get(field)
-            if field in self.named or field in self.unordered or _empty(said) or _empty(held):
+            if field in self.named or _empty(said) or _empty(held):
+                continue
+            if field in self.unordered and isinstance(said, list) and isinstance(held, list):
+                if whole_lists and {worded(str(x)) for x in said} != {worded(str(x)) for x in held}:
+                    return False
                 continue
             if _letter(held) != _letter(said):
                 return False

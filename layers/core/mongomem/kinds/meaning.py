@@ -30,6 +30,8 @@ _PERIOD = re.compile(
     re.IGNORECASE,
 )
 _EVERY_OTHER = re.compile(r"\bevery\s+other\b", re.IGNORECASE)
+# "has to" is an obligation ("must"), "gets to" a permission ("allowed").
+_MODAL_PHRASE = re.compile(r"\b(?:(?P<must>has|have|had)|(?P<may>gets?|got))\s+to\b", re.IGNORECASE)
 # A value of at most this many words is compared exactly (after normalisation): "Blue" is not "Blue changed".
 SHORT_WORDS = 4
 
@@ -123,6 +125,9 @@ def anchors(text: str) -> frozenset[str]:
     text = _PERIOD.sub(" ", text)
     said.extend("alternate" for _ in _EVERY_OTHER.finditer(text))
     text = _EVERY_OTHER.sub(" ", text)
+    for m in _MODAL_PHRASE.finditer(text):
+        said.append("must" if m.group("must") else "allowed")
+    text = _MODAL_PHRASE.sub(" ", text)
     words = re.findall(r"[A-Za-z][A-Za-z'\u2019-]*", text)
     for i, word in enumerate(words):
         meanings = _word_meanings(word)
@@ -234,7 +239,7 @@ def _number_pairs(text: str) -> set[str]:
 
 
 # Prefixes that turn a word into its opposite ("unlocked", "invalid", "disagree", "nonstop").
-_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-")
+_NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "non-", "ne")  # "ne": Czech, Slovak
 
 
 def negates_by_prefix(old: str, new: str) -> bool:
@@ -309,9 +314,11 @@ _MEANT = frozenset("%\u2030\u2031#&@/\\*\u2020\u2021\u00a7\u00b6")
 def worded(text: str) -> str:
     """A text to the letter, as a restatement of shared memory must repeat it: every character of every
     script and its letter case count (a unit is said by case: "5 MW" is not "5 mW"), except runs of
-    whitespace, the case of the first letter and the punctuation between words ("post-incident review."
-    and "Post incident review" are worded alike). Punctuation touching a digit is kept ("-18", "\u201318",
-    ".5", "1.5", "7'", "7\u2033"), and so are the signs of `_MEANT` ("50 %" is not "50 \u2030")."""
+    whitespace, a closing full stop, the case of an opening word of three letters or more ("Post" /
+    "post", but "Mm" is not "mm") and punctuation attached to a word ("post-incident review." and "post
+    incident review" are worded alike). Punctuation touching a number is kept ("-18", "\u201318", ".5",
+    "-\u00bd", "7'"), and so is punctuation standing alone ("at - 18") and the signs of `_MEANT` ("50 %" is
+    not "50 \u2030")."""
     said = " ".join(unicodedata.normalize("NFC", text).split())
     if said.endswith(".") and not said.endswith(".."):
         said = said[:-1]  # a closing full stop ends the sentence, whatever stands before it
@@ -321,21 +328,35 @@ def worded(text: str) -> str:
         if unicodedata.category(ch).startswith("P") and ch not in _MEANT:
             run.append(ch)
             continue
-        if run:  # a run of punctuation is kept when a digit stands on either side of it
-            touches = ch.isdigit() or (out[-1:] or [""])[0].isdigit()
-            out.append("".join(run) if touches else " ")
+        if run:
+            before = out[-1] if out else " "
+            numbers = ch.isnumeric() or before.isnumeric()
+            attached = ch.isalpha() or before.isalpha()
+            out.append("".join(run) if numbers or not attached else " ")
             run = []
         out.append(ch)
     words = " ".join("".join(out).split())
-    return words[:1].lower() + words[1:]
+    first = words.split(" ", 1)[0]
+    if len(first) >= 3 and first[1:].islower():
+        words = words[:1].lower() + words[1:]
+    return words
 
 
-def symbols(text: str) -> str:
-    """The symbols a name is spelled with, in order ("C++" -> "++", "C#" -> "#", "R&D" -> "&"): two names
-    of one key (`norm` drops symbols) spelled with other symbols are two names."""
-    return "".join(
-        ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch)[0] == "S" or ch in _MEANT
-    )
+def name_marks(text: str) -> str:
+    """What a name is spelled with besides its letters, digits and spaces, in order: symbols and
+    punctuation ("C++" -> "++", ".NET" -> ".", "X!" -> "!"), except punctuation joining two letters of
+    one word ("post-incident", "O'Brien"). The key (`norm`) folds them all away; two names of one key
+    with other marks are two names."""
+    said = unicodedata.normalize("NFKC", text)
+    marks = []
+    for i, ch in enumerate(said):
+        if ch.isalnum() or ch.isspace():
+            continue
+        joins = 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
+        if unicodedata.category(ch).startswith("P") and ch not in _MEANT and joins:
+            continue
+        marks.append(ch)
+    return "".join(marks)
 
 
 def exact(text: str) -> str:

@@ -133,6 +133,16 @@ _MEANING_TABLE: dict[str, str] = {
     "liter": "liter liters litre litres",
     "ml": "ml milliliter milliliters millilitre millilitres",
     "gallon": "gallon gallons",
+    "teaspoon": "teaspoon teaspoons tsp",
+    "tablespoon": "tablespoon tablespoons tbsp",
+    "cup": "cup cups",
+    "pint": "pint pints",
+    "kcal": "kcal kilocalorie kilocalories",
+    "cal": "cal calorie calories",
+    "acre": "acre acres",
+    "hectare": "hectare hectares ha",
+    "tablet": "tablet tablets pill pills",
+    "capsule": "capsule capsules",
     "degree": "degree degrees",
     "celsius": "celsius centigrade",
     "fahrenheit": "fahrenheit",
@@ -215,9 +225,9 @@ _MEANING_TABLE: dict[str, str] = {
     "november": "november",
     "december": "december",
     "spring": "spring",
-    "summer": "summer",
+    "summer": "summer summertime",
     "autumn": "autumn fall",
-    "winter": "winter",
+    "winter": "winter wintertime",
     "yesterday": "yesterday",
     "today": "today",
     "tomorrow": "tomorrow",
@@ -234,7 +244,8 @@ _MEANING_TABLE: dict[str, str] = {
     "not": "no not none nothing nobody nowhere neither nor without non "
     "nicht kein keine keinen keinem keiner nie niemals ne pas jamais aucun aucune "
     "nunca nada nadie ninguno ninguna ningun nessuno niente mai nao nem sin jamas "
-    "niet geen nooit sans senza sem ohne zonder nenhum nenhuma niemand",
+    "niet geen nooit sans senza sem ohne zonder nenhum nenhuma niemand "
+    "inte ikke ingen aldri aldrig degil",
     "if": "if provided",
     "unless": "unless",
     "except": "except",

@@ -132,7 +132,7 @@ def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
     one-user caller it is a proposal, from the tenant a new version. No table of value words (times, units, dates, negations
     in every language) can be complete; the letter is (docs/security.md "The tenant's trust model")."""
     if "org" in (new.visibility, target.visibility):
-        return new.kind.states_exactly(target.payload, new.payload)
+        return new.kind.states_exactly(target.payload, new.payload, whole_lists=new.authoritative)
     return new.kind.same_content(target.payload, new.payload)
 
 
@@ -169,11 +169,22 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         reason="same key, another value",
         target=target,
         version=max([target.version, *versions]) + 1,
-        payload=new.kind.updated(target.payload, new.payload),
+        payload=_updated(new, target),
         # a second active value of the key (written with reconcile off, or by an older release that
         # spelled the subject another way) is a conflict: the new version supersedes it too
         also_supersedes=tuple(others),
     )
+
+
+def _updated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
+    """The payload of the next version: what the kind makes of the two, and a tenant-wide writer's
+    labels and grants of shared memory as that writer gave them (it may remove an alias or a tool grant,
+    which the kind's merge would keep)."""
+    payload = new.kind.updated(target.payload, new.payload)
+    if new.authoritative and "org" in (new.visibility, target.visibility):
+        given = {f: new.payload[f] for f in new.kind.unordered if new.payload.get(f)}
+        payload = {**payload, **given}
+    return payload
 
 
 def _propose(
