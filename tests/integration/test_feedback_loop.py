@@ -37,7 +37,9 @@ def build(make_settings: Any, tmp_path: Path) -> Iterator[Any]:
     made: list[Services] = []
 
     def make(llm: Any) -> Services:
-        cfg = parse_project_config({"memory": {"extraction": {"enabled": ["semantic"]}}})
+        cfg = parse_project_config(
+            {"memory": {"extraction": {"enabled": ["semantic"]}, "observations": {"observer": "auto"}}}
+        )
         svc = Services(
             make_settings(project=cfg, enabled_extractions=["semantic"]),
             llm=llm,

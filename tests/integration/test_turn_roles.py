@@ -45,7 +45,14 @@ def build(make_settings: Any, tmp_path: Path) -> Iterator[Any]:
     made: list[Services] = []
 
     def make(llm: Any, extraction: dict[str, Any] | None = None) -> Services:
-        cfg = parse_project_config({"memory": {"extraction": {"enabled": KINDS, **(extraction or {})}}})
+        cfg = parse_project_config(
+            {
+                "memory": {
+                    "extraction": {"enabled": KINDS, **(extraction or {})},
+                    "observations": {"observer": "auto"},  # the model observes too: its prompt is checked
+                }
+            }
+        )
         svc = Services(
             make_settings(project=cfg, enabled_extractions=KINDS),
             llm=llm,

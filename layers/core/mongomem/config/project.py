@@ -242,8 +242,9 @@ class ObservationsConfig(Strict):
     # drops the oldest days (the newest are kept verbatim). 400: about a fifth of a 2,000-token block, the
     # size that gained answer words on the dev split (docs/benchmarks.md "Observational memory").
     max_tokens: int = Field(400, ge=100, le=32000)
-    # auto: the configured LLM when it answers, the offline rules otherwise; rules: always the rules.
-    observer: Literal["auto", "rules"] = "auto"
+    # rules (the default): the offline rules, no model call; auto: the configured LLM when it answers (one
+    # more call per snapshot, on top of one per kind: opt in, the bill changes), the rules otherwise.
+    observer: Literal["auto", "rules"] = "rules"
 
 
 class CustomTypeConfig(Strict):
