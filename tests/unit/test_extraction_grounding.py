@@ -204,3 +204,13 @@ def test_a_definition_that_only_repeats_its_term_is_not_grounded() -> None:
         "evidence_seqs": [1],
     }
     assert check(KINDS["taxonomic"], defined, Conversation(said, ["ana"])) is None
+
+
+def test_a_name_the_turns_never_say_is_invented_in_a_sentence_that_opens_capitalised() -> None:
+    # the contract's 1.5B model: "LIS: The airport in Lisbon, Portugal." (no turn says Portugal); the
+    # sentence's capitalised first word made it read as a title, whose capitals are no names
+    turns = [TurnView(1, "user", "I moved to Lisbon, so my home airport is LIS now.", WHEN, "Ana")]
+    gloss = {"term": "LIS", "definition": "The airport in Lisbon, Portugal.", "evidence_seqs": [1]}
+    assert check(KINDS["taxonomic"], gloss, Conversation(turns, ["ana"])) == "invented"
+    said = {"term": "LIS", "definition": "The home airport, in Lisbon.", "evidence_seqs": [1]}
+    assert check(KINDS["taxonomic"], said, Conversation(turns, ["ana"])) is None

@@ -88,10 +88,12 @@ def anchors(text: str) -> set[str]:
     for sentence in re.split(r"(?<=[.!?;:])\s+", plain):
         tokens = [_POSSESSIVE.sub("", w) for w in _WORD.findall(sentence)]  # "Ana's" names Ana
         capital = [i for i, w in enumerate(tokens) if w[0].isupper()]
+        inner = [i for i in capital if i > 0]  # a sentence's first word is capitalised anyway
         if len(tokens) <= 3:
             found.update(norm(tokens[i]) for i in capital)
-        elif len(capital) < 0.6 * len(tokens):
-            found.update(norm(tokens[i]) for i in capital if i > 0)
+        elif len(inner) < 0.6 * (len(tokens) - 1):
+            # "The airport in Lisbon, Portugal.": two names in four words after the first, no title
+            found.update(norm(tokens[i]) for i in inner)
     return {a for a in found if a}
 
 
