@@ -194,7 +194,9 @@ class ContextSource(BaseModel):
 
     @model_validator(mode="after")
     def _scope_of_observations(self) -> ContextSource:
-        if "scope" in self.model_fields_set and self.source != "observations":
+        # "resource" is every source's default (a client that dumps its models sends it); only asking
+        # another source for one session's log is an error
+        if self.scope == "thread" and self.source != "observations":
             raise ValueError("scope is the observations source's (the user's log or this session's)")
         return self
 
