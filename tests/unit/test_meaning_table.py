@@ -209,3 +209,12 @@ def test_no_word_of_the_table_says_two_meanings() -> None:
 
     said = Counter(word for words in _MEANING_TABLE.values() for word in words.split())
     assert [w for w, n in said.items() if n > 1] == []
+
+
+def test_backing_a_proposal_keeps_the_case_a_unit_is_said_in() -> None:
+    # issue 33's fourth probe: "Mm" (megametre) and "mm" opening a definition are two values
+    from mongomem.kinds.meaning import exact, worded
+
+    for fold in (exact, worded):
+        assert fold("Mm is the grid unit") != fold("mm is the grid unit")
+        assert fold("Counted within 4 hours") == fold("counted within 4 hours")

@@ -273,7 +273,7 @@ class MemoryKind:
         """True when `new` says what `old` says (REINFORCE); False when it changes it (UPDATE)."""
         return same_value(self.value(old), self.value(new))
 
-    # The fields that name the memory (its key is made of them): compared by `norm` and `symbols`.
+    # The fields that name the memory (its key is made of them): compared by `norm` and `name_marks`.
     named: ClassVar[tuple[str, ...]] = ()
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:

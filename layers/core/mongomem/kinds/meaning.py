@@ -335,11 +335,7 @@ def worded(text: str) -> str:
             out.append("".join(run) if numbers or not attached else " ")
             run = []
         out.append(ch)
-    words = " ".join("".join(out).split())
-    first = words.split(" ", 1)[0]
-    if len(first) >= 3 and first[1:].islower():
-        words = words[:1].lower() + words[1:]
-    return words
+    return _first_word_folded(" ".join("".join(out).split()))
 
 
 def name_marks(text: str) -> str:
@@ -362,9 +358,19 @@ def name_marks(text: str) -> str:
 def exact(text: str) -> str:
     """A text as compared when one user's statement backs another's proposal: every character counts
     (every script, symbols, invisible ones, letter case: "5 MW" is not "5 mW") except runs of whitespace,
-    the case of the first letter and a closing full stop."""
+    a closing full stop and the case of an opening word as `worded` folds it ("Counted" / "counted", but
+    "Mm" is not "mm")."""
     said = " ".join(unicodedata.normalize("NFC", text).split()).rstrip(". ")
-    return said[:1].lower() + said[1:]
+    return _first_word_folded(said)
+
+
+def _first_word_folded(said: str) -> str:
+    """`said` with its opening word lower-cased when that word is a sentence's capital (three letters or
+    more, the rest lower case), never when case is what it says ("Mm", "MW", "LIS")."""
+    first = said.split(" ", 1)[0]
+    if len(first) >= 3 and first[1:].islower():
+        return said[:1].lower() + said[1:]
+    return said
 
 
 def stated(payload: Any, unordered: frozenset[str] = frozenset()) -> Any:

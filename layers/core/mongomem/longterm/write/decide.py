@@ -127,10 +127,11 @@ def additions(new: NewMemory, current: MemoryRecord) -> dict[str, Any] | None:
 
 def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
     """Whether `new` restates `target` for reconciliation by key: the kind's normalised comparison, or
-    for an org memory its value to the letter, punctuation aside (`MemoryKind.states_exactly`). Shared
-    memory is read by every user, so a restatement in other words is not counted as one: from a
-    one-user caller it is a proposal, from the tenant a new version. No table of value words (times, units, dates, negations
-    in every language) can be complete; the letter is (docs/security.md "The tenant's trust model")."""
+    for an org memory every field to the letter (`MemoryKind.states_exactly`; a tenant-wide writer's
+    labels and grants whole). Shared memory is read by every user, so a restatement in other words is
+    not counted as one: from a one-user caller it is a proposal, from the tenant a new version. No
+    table of value words (times, units, dates, negations in every language) can be complete; the
+    letter is (docs/security.md "The proposal rule")."""
     if "org" in (new.visibility, target.visibility):
         return new.kind.states_exactly(target.payload, new.payload, whole_lists=new.authoritative)
     return new.kind.same_content(target.payload, new.payload)

@@ -80,8 +80,9 @@ class CandidateReader:
             if cached and batch is not None
             else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         )
-        # one key, another name ("Q++" and "Q#" share the key "q"): not the same memory
-        found.by_key = [r for r in by_key if new.kind.same_name(r.payload, new.payload)]
+        # shared memory: one key, another name ("Q++" and "Q#" share the key "q") is not the same memory
+        shared = new.visibility == "org"
+        found.by_key = [r for r in by_key if not shared or new.kind.same_name(r.payload, new.payload)]
         if (
             found.by_key
             and not new.retraction
@@ -91,7 +92,11 @@ class CandidateReader:
             # additions to an org memory: its versions decide the next number (and hold any proposal)
             found.lineage = self.store.lineage(scope, found.by_key[0].lineage_id)
         if not found.by_key and not new.retraction:
-            found.by_meaning = self.by_meaning(scope, new)
+            # a memory of the key under another name is no restatement of this one by meaning either
+            other_names = {r.memory_id for r in by_key}
+            found.by_meaning = [
+                (s, c) for s, c in self.by_meaning(scope, new) if c.memory_id not in other_names
+            ]
         return found
 
     def by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:
