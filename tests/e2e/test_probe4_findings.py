@@ -16,67 +16,21 @@ test_probe3_findings.py, tests/corrections.py). Each test below failed when it w
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from mongomem.identity.service import create_key
-from mongomem.local.stack import LocalStack
+from tests.e2e.probe_stack import Stack, api, running_stack
 
-TENANT = "acme"
 USERS = ("alice", "bob", "carol", "eve")
-CONFIG = """
-memory:
-  snapshot: {max_messages: 50, idle_seconds: 3600}
-  extraction: {enabled: []}
-  providers:
-    llm: {kind: offline}
-    embeddings: {kind: hashing, dim: 64}
-"""
-
-
-@dataclass
-class Stack:
-    running: LocalStack
-    tenant: str  # a tenant-wide memory_service key
-    users: dict[str, str]  # a one-user service-account key per user
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    root = tmp_path_factory.mktemp("probe4-findings")
-    (root / "project-config.yaml").write_text(CONFIG)
-    running = LocalStack(
-        data_dir=root / "data",
-        port=0,
-        config_file=root / "project-config.yaml",
-        scan_seconds=60,
-        poll_seconds=0.2,
-    ).start()
-    try:
-        tenant = create_key(running.keys, TENANT, "memory_service")[0]
-        users = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
-        yield Stack(running, tenant, users)
-    finally:
-        running.stop()
-
-
-def api(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json", "x-api-key": key}
-    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
-    request = urllib.request.Request(stack.running.url + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read() or b"null")
+    yield from running_stack(tmp_path_factory.mktemp("probe4-findings"), USERS)
 
 
 def seed(stack: Stack, kind: str, payload: dict[str, Any]) -> dict[str, Any]:

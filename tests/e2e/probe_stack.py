@@ -1,0 +1,61 @@
+"""The running stack the issue-33 probe tests share: a local stack over HTTP with a tenant-wide
+`memory_service` key and a one-user service-account key per user, and the call they make to it."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mongomem.identity.service import create_key
+from mongomem.local.stack import LocalStack
+
+TENANT = "acme"
+CONFIG = """
+memory:
+  snapshot: {max_messages: 50, idle_seconds: 3600}
+  extraction: {enabled: []}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+"""
+
+
+@dataclass
+class Stack:
+    running: LocalStack
+    tenant: str  # a tenant-wide memory_service key
+    users: dict[str, str]  # a one-user service-account key per user
+
+
+def running_stack(root: Path, users: tuple[str, ...]) -> Iterator[Stack]:
+    """A started stack under `root` with the keys of `users`, stopped when the generator is closed."""
+    (root / "project-config.yaml").write_text(CONFIG)
+    running = LocalStack(
+        data_dir=root / "data",
+        port=0,
+        config_file=root / "project-config.yaml",
+        scan_seconds=60,
+        poll_seconds=0.2,
+    ).start()
+    try:
+        tenant = create_key(running.keys, TENANT, "memory_service")[0]
+        keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in users}
+        yield Stack(running, tenant, keys)
+    finally:
+        running.stop()
+
+
+def api(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json", "x-api-key": key}
+    data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+    request = urllib.request.Request(stack.running.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
