@@ -26,7 +26,7 @@ conversation says about the right person), `wrong_subject_rate`, `invented_rate`
 `org_items`, `org_precision`, `memories_per_snapshot`, `seconds_per_snapshot`, `llm_tokens_per_snapshot`,
 `share_outside_llm` (wall time outside LLM calls over extraction wall time; null with the offline rules).
 
-    .venv/bin/python bench/extraction_quality.py ../shared/data/locomo-dev
+    .venv/bin/python bench/extraction_quality.py DATA_DIR
     .venv/bin/python bench/extraction_quality.py DATA_DIR --sessions 1 --conversations 26 \\
         --provider openai-compatible --base-url http://127.0.0.1:8081/v1 --model local
     .venv/bin/python bench/extraction_quality.py DATA_DIR --dump pairs.jsonl   # the judged pairs

@@ -1,7 +1,7 @@
 """Recall indexing throughput of the local stack's indexer, beside the raw embedder on the same texts.
 
 Each round imports a history (the turns of a LoCoMo-layout conversation, e.g. a LongMemEval-S history in
-../shared/data/lme-dev, or tests/data/locomo-mini) for a fresh user through POST /v1/import (the
+the dev split's lme-dev folder, or tests/data/locomo-mini) for a fresh user through POST /v1/import (the
 memory_api handler), then times the indexer the local stack's scan runs (`Services.turn_indexer`, on
 SecantusDB and the embedded index, the local embedder by default) until nothing is queued:
 
