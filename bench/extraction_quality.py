@@ -236,7 +236,7 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
         config = Path(tmp) / "project-config.yaml"
         config.write_text(
             "memory:\n"
-            f"  extraction: {{enabled: [{', '.join(args.kinds)}]}}\n"
+            f"  extraction: {{enabled: [{', '.join(args.kinds)}], with_rules: {str(args.with_rules).lower()}}}\n"
             "  snapshot: {max_messages: 1000}\n"  # one LoCoMo session, one snapshot
             "  recall: {enabled: false}\n"
             "  observations: {enabled: false}\n"  # extraction's calls only (bench/observations.py)
@@ -374,6 +374,11 @@ def main() -> None:
         help="openai-compatible: cut TEXT out of every prompt on its way to the server (a prompt trial "
         "without a code change; repeatable)",
     )
+    parser.add_argument(
+        "--with-rules",
+        action="store_true",
+        help="memory.extraction.with_rules: the offline rules' items proposed beside the model's",
+    )
     parser.add_argument("--dump", type=Path, help="write every judged (memory, source) pair here (JSONL)")
     args = parser.parse_args()
     args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -450,6 +455,7 @@ def score(
         "model": args.model or None,
         "embeddings": args.embeddings,
         "stripped": args.strip,
+        "with_rules": args.with_rules,
         "conversations": sorted(truth),
         "snapshots": len(snaps),
         **figures,

@@ -67,8 +67,8 @@ REAL = {
 def stack(make_settings: Any, tmp_path: Path) -> Iterator[Any]:
     made: list[Services] = []
 
-    def build(answers: dict[str, Any]) -> Services:
-        cfg = parse_project_config({"memory": {"extraction": {"enabled": KINDS}}})
+    def build(answers: dict[str, Any], with_rules: bool = False) -> Services:
+        cfg = parse_project_config({"memory": {"extraction": {"enabled": KINDS, "with_rules": with_rules}}})
         svc = Services(
             make_settings(project=cfg, enabled_extractions=KINDS),
             llm=ScriptedLLM(
@@ -202,3 +202,41 @@ def test_a_model_that_answers_is_never_suspect(
     figure = status(api, ctx)["extraction"]["suspect_empty"]
     assert figure["suspect"] is False
     assert figure["kinds"]["semantic"]["answered"] == 4
+
+
+def test_with_rules_the_users_statements_are_kept_and_an_empty_model_is_still_told(
+    stack: Any, extract_fn: Any, api: Any, ctx: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given memory.extraction.with_rules and a model that answers nothing for every kind
+    svc = stack({kind: EMPTY for kind in KINDS}, with_rules=True)
+    ids = [extract(svc, extract_fn, ctx, f"s{i}", turns) for i, turns in enumerate(FACTS, 1)]
+    # Then the offline rules' items for the user's own statements are stored beside the empty answer
+    stored = [m["payload"] for m in svc.db["memories"].find({"type": "semantic", "status": "active"})]
+    assert any(p.get("value") == "LIS" for p in stored), stored
+    # ... and the model's silence is still an empty answer: the status, the warning and the figure
+    row = svc.db["snapshots"].find_one(ids[0])["extraction"]["semantic"]
+    assert row["outcome"] == "empty_answer" and row["rules_found"] >= 1 and row["memories"] >= 1
+    assert len(warnings(caplog)) >= 1
+    assert status(api, ctx)["extraction"]["suspect_empty"]["kinds"]["semantic"]["suspect"] is True
+
+
+def test_with_rules_a_model_that_answers_keeps_its_items_and_the_rules_add_theirs(
+    stack: Any, extract_fn: Any, ctx: Any
+) -> None:
+    # Given with_rules and a model that answers a fact of the first session
+    svc = stack(
+        {
+            "semantic": {
+                "items": [
+                    {"subject": "user", "attribute": "lives in", "value": "Lisbon", "evidence_seqs": [1]}
+                ]
+            },
+            "episodic": EMPTY,
+        },
+        with_rules=True,
+    )
+    first = extract(svc, extract_fn, ctx, "s1", FACTS[0])
+    # Then the model's item and the rules' are both kept, and the kind answered
+    values = {m["payload"].get("value") for m in svc.db["memories"].find({"type": "semantic"})}
+    assert {"Lisbon", "LIS"} <= values, values
+    assert svc.db["snapshots"].find_one(first)["extraction"]["semantic"]["outcome"] == "stored"

@@ -214,3 +214,50 @@ def test_a_name_the_turns_never_say_is_invented_in_a_sentence_that_opens_capital
     assert check(KINDS["taxonomic"], gloss, Conversation(turns, ["ana"])) == "invented"
     said = {"term": "LIS", "definition": "The home airport, in Lisbon.", "evidence_seqs": [1]}
     assert check(KINDS["taxonomic"], said, Conversation(turns, ["ana"])) is None
+
+
+CHAT = [
+    TurnView(1, "assistant", "I just signed up for a pottery class yesterday. It's like therapy.", WHEN, "Mel"),
+    TurnView(2, "user", "Wow! I'm getting creative too, learning the piano. What made you try pottery?", WHEN, "Ana"),
+    TurnView(
+        3,
+        "user",
+        "To rotate the API keys, first open the vault console, then revoke the old key, and finally "
+        "restart the workers.",
+        WHEN,
+        "Ana",
+    ),
+    TurnView(4, "user", "Deploys:\n1. run the tests\n2. tag the release\n3. push the tag", WHEN, "Ana"),
+]
+
+
+def procedure(seqs: list[int], name: str, steps: list[str]) -> dict[str, Any]:
+    return {"evidence_seqs": seqs, "name": name, "when_to_use": name, "steps": steps}
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        # a chat about a class: the model's steps are its own, no turn gives them
+        (
+            procedure(
+                [2],
+                "Pottery Class",
+                ["Go to a pottery class", "Learn the basics of pottery", "Try the piano to get creative too"],
+            ),
+            "no_steps",
+        ),
+        # steps in sequence ("first ... then ... finally"), or a numbered list: kept
+        (
+            procedure(
+                [3],
+                "Rotate the API keys",
+                ["Open the vault console", "Revoke the old key", "Restart the workers"],
+            ),
+            None,
+        ),
+        (procedure([4], "Deploy", ["Run the tests", "Tag the release", "Push the tag"]), None),
+    ],
+)
+def test_a_procedure_is_kept_only_where_a_turn_gives_its_steps(item: dict[str, Any], expected: str | None) -> None:
+    assert check(KINDS["procedural"], item, Conversation(CHAT, ["ana"])) == expected

@@ -65,6 +65,9 @@ class KindExtraction(Strict):
     visibility: Literal["private", "org"] | None = None
 
 
+_SETTINGS = frozenset({"enabled", "with_rules"})  # memory.extraction's keys that are not kinds
+
+
 class ExtractionConfig(Strict):
     """`memory.extraction`: which kinds are extracted, and beside `enabled` one `<kind>: {roles, prompt,
     visibility}` entry per built-in kind the project tunes (a mapping from kind name to KindExtraction).
@@ -79,6 +82,11 @@ class ExtractionConfig(Strict):
 
     # Built-in kinds and the custom types of memory.custom_types (checked by MemoryConfig).
     enabled: list[KindName] = Field(default_factory=lambda: builtin_names())
+    # With an LLM provider, also propose the offline rules' items (the user's own first-person
+    # statements, precise and free) beside the model's, for the kinds the rules know: a small local
+    # model misses some of them (docs/providers.md "How small a model is worth running"). Both pass the
+    # same grounding and reconciliation; an empty model answer is still counted as one.
+    with_rules: bool = False
 
     @property
     def kinds(self) -> dict[str, KindExtraction]:
@@ -92,11 +100,11 @@ class ExtractionConfig(Strict):
     @classmethod
     def _known_kinds(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            bad = [str(k) for k in data if k != "enabled" and k not in builtin_names()]
+            bad = [str(k) for k in data if k not in _SETTINGS and k not in builtin_names()]
             if bad:
                 where = ", ".join(f"memory.extraction.{b}" for b in bad)
                 raise ValueError(
-                    f"{where}: not a built-in kind; besides `enabled`, the keys are the built-in kinds "
+                    f"{where}: not a built-in kind; besides `enabled` and `with_rules`, the keys are the built-in kinds "
                     f"({', '.join(builtin_names())}); a custom type's extraction is set on the type "
                     "(memory.custom_types[])"
                 )

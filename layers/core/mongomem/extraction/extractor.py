@@ -158,6 +158,7 @@ class KindExtractor:
         usage = ExtractionResult(input_tokens=proposal.input_tokens, output_tokens=proposal.output_tokens)
         if not proposal.items:
             return self._empty(usage, turns)
+        model_answered = len(proposal.items) > proposal.from_rules
         org = self.writer.visibility_of(self.kind) == "org"
         screened = guards.screen(
             self.kind, proposal.items, turns, snap.user_id, org=org, instructions=self.instructions
@@ -172,7 +173,14 @@ class KindExtractor:
             if items:
                 usage.add(self._write(item, turns, items, visibility))
         usage.outcome = "stored"
-        if not usage.memory_ids and not usage.decisions and usage.refused:
+        if not model_answered:
+            # only the offline rules' items, proposed beside an empty model answer: still an empty answer
+            usage.outcome, usage.rules_found = "empty_answer", proposal.from_rules
+            usage.note = (
+                f"the model proposed nothing; the offline rules found {proposal.from_rules} item(s) "
+                "in the same turns (proposed beside it)"
+            )
+        elif not usage.memory_ids and not usage.decisions and usage.refused:
             usage.note = f"every proposed item was refused ({', '.join(sorted(usage.refused))})"
             usage.outcome = "refused"
         return usage

@@ -12,6 +12,9 @@ tell such an item from a fact, so every item is checked against the conversation
   invented place, a date's day that no turn gives, the example attribute of the prompt).
 - `wrong_subject`: an item about the user (its subject is the user, or an episode told as the user's)
   that cites only turns another speaker said: the friend's activity is not the user's.
+- `no_steps`: a procedure whose stating turn and the two before it give no steps: no list, no sequence
+  ("first ... then ..."), no instruction ("To X, do Y."; "here's how"), no tool call. A chat about a pottery
+  class is not a procedure, whatever steps a model writes around its words.
 
 Words are compared as the lexical index compares them (lower-cased, accents folded, stop words out,
 light stemming), so "hiking" grounds "hikes"; numbers spelled out ground digits. The shares are per
@@ -67,6 +70,30 @@ _CONFIRM = re.compile(
     r"((please|thanks|thank you|that'?s (right|correct)|it is|i do|i am|exactly)[\s,.!]*)*$",
     re.IGNORECASE,
 )
+# Turns that give steps: a list of two lines or more, two sequence words, an instruction, a tool call.
+_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+\S", re.MULTILINE)
+_SEQUENCE = re.compile(
+    r"(?:^|[.!?;:,]\s*|\band\s+)(first(?:ly)?|second(?:ly)?|third(?:ly)?|then|next|after\s+that|afterwards|finally|lastly|"
+    r"step\s+\d+|before\s+(?:that|you)|once\s+(?:that|it|you))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_INSTRUCTION = re.compile(
+    r"(?:(?:^|[.!?:]\s+)to\s+\w+(?:\s+[\w'-]+){0,6},\s*(?:you\s+)?(?:just\s+|simply\s+)?(?!(?:i|we|it|that|this|he|she|they|my|our)\b)[a-z]+|"
+    r"\bhere(?:'s|\s+is)\s+how\b|\bthe\s+steps\s+are\b|"
+    r"\b(?:the\s+)?(?:process|procedure|routine|recipe|checklist|runbook)\s+(?:is|goes)\s*:)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def gives_steps(text: str) -> bool:
+    """Whether a text gives steps: a list, a sequence, an instruction or a tool call."""
+    if "[calls " in text or len(_LIST_LINE.findall(text)) >= 2:
+        return True
+    if len({m.group(1).lower() for m in _SEQUENCE.finditer(text)}) >= 2:
+        return True
+    return _INSTRUCTION.search(text) is not None
+
+
 _TO_USER = re.compile(r"\byou(r|'re|rs)?\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"'s?$")
 
@@ -175,7 +202,7 @@ class Conversation:
 def check(
     kind: MemoryKind, item: Any, conversation: Conversation, *, allowed: Iterable[str] = ()
 ) -> str | None:
-    """Why an item is refused (no_evidence, ungrounded, invented, wrong_subject), or None when the
+    """Why an item is refused (no_evidence, ungrounded, invented, no_steps, wrong_subject), or None when the
     turns it cites state it. `allowed` are words any item may use (the user's names, a kind's enums)."""
     if not isinstance(item, dict):
         return None  # malformed: the commit refuses and counts it
@@ -205,6 +232,10 @@ def check(
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"
+    if kind.name == "procedural" and not gives_steps(
+        "\n".join(conversation.turns[s].content for s in conversation.window(where))
+    ):
+        return "no_steps"
     told_as_users = _told_as_users(kind, payload, conversation)
     if told_as_users and "user" not in conversation.stated_by(where, wanted, seqs):
         return "wrong_subject"

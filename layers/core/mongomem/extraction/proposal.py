@@ -34,6 +34,7 @@ class Proposal:
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+    from_rules: int = 0  # of `items`, the last ones the offline rules proposed beside a model's
 
 
 class Proposer(Protocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from mongomem.errors import ExtractionFailed
 from mongomem.extraction import prompts
@@ -135,11 +135,20 @@ class AnswerInvalid(ValueError):
         self.reason = reason
 
 
+class RuleItems(Protocol):
+    """The offline rules' items of one kind (mongomem.offline.rules.OfflineProposer)."""
+
+    def propose(self, kind: str, turns: Sequence[TurnView], user_id: str) -> list[dict[str, Any]]: ...
+
+
 class LLMProposer:
-    def __init__(self, llm: LLMProvider, kinds: KindRegistry | None = None) -> None:
+    def __init__(
+        self, llm: LLMProvider, kinds: KindRegistry | None = None, rules: RuleItems | None = None
+    ) -> None:
         self.llm = llm
         self.name = str(getattr(llm, "name", "llm"))
         self.kinds = kinds  # the registry siblings are looked up in (the answer tools a call offers)
+        self.rules = rules  # memory.extraction.with_rules: their items proposed beside the model's
 
     def request(
         self,
@@ -193,7 +202,8 @@ class LLMProposer:
                 items = answer_items(kind.name, result.text)
                 # Each item is validated by its kind when it is committed: one bad item is refused and
                 # counted, the others are kept (a retry would ask again for all of them).
-                return Proposal(items, spent[0], spent[1], result.model)
+                extra = self._rule_items(kind, turns, user_id, instructions)
+                return Proposal(items + extra, spent[0], spent[1], result.model, from_rules=len(extra))
             except (LLMAnswerError, AnswerInvalid) as exc:
                 failures.append((exc.reason, str(exc)))
                 cut_text = getattr(exc, "text", "")
@@ -222,6 +232,15 @@ class LLMProposer:
             reason=second,
             final=same,
         )
+
+    def _rule_items(
+        self, kind: MemoryKind, turns: Sequence[TurnView], user_id: str, instructions: str | None
+    ) -> list[dict[str, Any]]:
+        """The offline rules' items beside the model's; none where the project asks the kind for something
+        else (its own instructions: the rules do not know what they ask)."""
+        if self.rules is None or instructions is not None:
+            return []
+        return list(self.rules.propose(kind.name, turns, user_id))
 
 
 def looping(text: str, window: int = 60) -> bool:

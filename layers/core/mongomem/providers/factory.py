@@ -130,12 +130,17 @@ def llm_from_config(
     return llm
 
 
-def proposer_for(llm: LLMProvider, kinds: KindRegistry) -> Proposer:
-    """Extraction's proposer for `llm`: the LLM asked per kind, or the offline rules when the provider
-    declares it answers nothing (the offline setting)."""
+def proposer_for(llm: LLMProvider, kinds: KindRegistry, *, with_rules: bool = False) -> Proposer:
+    """Extraction's proposer for `llm`: the LLM asked per kind (`with_rules`: the offline rules' items
+    proposed beside the model's), or the offline rules when the provider declares it answers nothing
+    (the offline setting)."""
     if "answers" in llm.capabilities:
         from mongomem.extraction.proposers import LLMProposer  # lazy: 66 ms
 
+        if with_rules:
+            from mongomem.offline.rules import OfflineProposer  # lazy: 134 ms
+
+            return LLMProposer(llm, kinds, rules=OfflineProposer())
         return LLMProposer(llm, kinds)
     from mongomem.offline.rules import RulesProposer  # lazy: 126 ms
 

@@ -86,7 +86,7 @@ class LongTermRoot(Infrastructure):
     def proposer(self) -> Proposer:
         from mongomem.providers.factory import proposer_for  # lazy: 21 ms
 
-        return proposer_for(self.llm, self.kinds)
+        return proposer_for(self.llm, self.kinds, with_rules=self.settings.memory.extraction.with_rules)
 
     @cached_property
     def empty_check(self) -> EmptyCheck | None:
