@@ -217,47 +217,60 @@ def test_a_name_the_turns_never_say_is_invented_in_a_sentence_that_opens_capital
 
 
 CHAT = [
-    TurnView(1, "assistant", "I just signed up for a pottery class yesterday. It's like therapy.", WHEN, "Mel"),
-    TurnView(2, "user", "Wow! I'm getting creative too, learning the piano. What made you try pottery?", WHEN, "Ana"),
     TurnView(
-        3,
+        1, "assistant", "I just signed up for a pottery class yesterday. It's like therapy.", WHEN, "Mel"
+    ),
+    TurnView(
+        2,
         "user",
-        "To rotate the API keys, first open the vault console, then revoke the old key, and finally "
-        "restart the workers.",
+        "Wow! I'm getting creative too, learning the piano. What made you try pottery?",
         WHEN,
         "Ana",
     ),
-    TurnView(4, "user", "Deploys:\n1. run the tests\n2. tag the release\n3. push the tag", WHEN, "Ana"),
 ]
+STEPS = "To rotate the API keys, first open the vault console, then revoke the old key, and finally restart."
 
 
-def procedure(seqs: list[int], name: str, steps: list[str]) -> dict[str, Any]:
-    return {"evidence_seqs": seqs, "name": name, "when_to_use": name, "steps": steps}
+def procedure(name: str, steps: list[str]) -> dict[str, Any]:
+    return {"evidence_seqs": [3], "name": name, "when_to_use": name, "steps": steps}
 
 
 @pytest.mark.parametrize(
-    ("item", "expected"),
+    ("said", "item", "expected"),
     [
         # a chat about a class: the model's steps are its own, no turn gives them
         (
-            procedure(
-                [2],
-                "Pottery Class",
-                ["Go to a pottery class", "Learn the basics of pottery", "Try the piano to get creative too"],
-            ),
+            "Pottery is so relaxing, I love it.",
+            procedure("Pottery Class", ["Go to a pottery class", "Learn the basics of pottery"]),
+            "no_steps",
+        ),
+        # an idiom ("To be honest, ...") and one "then" are a story, not steps
+        (
+            "To be honest, I loved the pottery class. Then I made a bowl.",
+            procedure("Pottery class", ["Go to the pottery class", "Made a bowl at the class"]),
             "no_steps",
         ),
         # steps in sequence ("first ... then ... finally"), or a numbered list: kept
         (
-            procedure(
-                [3],
-                "Rotate the API keys",
-                ["Open the vault console", "Revoke the old key", "Restart the workers"],
-            ),
+            STEPS,
+            procedure("Rotate the API keys", ["Open the vault console", "Revoke the old key", "Restart"]),
             None,
         ),
-        (procedure([4], "Deploy", ["Run the tests", "Tag the release", "Push the tag"]), None),
+        (
+            "Deploys:\n1. run the tests\n2. tag the release\n3. push the tag",
+            procedure("Deploy", ["Run the tests", "Tag the release", "Push the tag"]),
+            None,
+        ),
+        # an instruction told in the first person ("To X, I do Y"): kept
+        (
+            "To file an expense, I export the receipt as PDF and upload it to Concur.",
+            procedure("File an expense", ["Export the receipt as PDF", "Upload it to Concur"]),
+            None,
+        ),
     ],
 )
-def test_a_procedure_is_kept_only_where_a_turn_gives_its_steps(item: dict[str, Any], expected: str | None) -> None:
-    assert check(KINDS["procedural"], item, Conversation(CHAT, ["ana"])) == expected
+def test_a_procedure_is_kept_only_where_a_turn_gives_its_steps(
+    said: str, item: dict[str, Any], expected: str | None
+) -> None:
+    turns = [*CHAT, TurnView(3, "user", said, WHEN, "Ana")]
+    assert check(KINDS["procedural"], item, Conversation(turns, ["ana"])) == expected

@@ -71,14 +71,16 @@ _CONFIRM = re.compile(
     re.IGNORECASE,
 )
 # Turns that give steps: a list of two lines or more, two sequence words, an instruction, a tool call.
-_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+\S", re.MULTILINE)
+_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+\S|(?:^|\s)\d{1,2}[.)]\s+[^\W\d]", re.MULTILINE)
 _SEQUENCE = re.compile(
     r"(?:^|[.!?;:,]\s*|\band\s+)(first(?:ly)?|second(?:ly)?|third(?:ly)?|then|next|after\s+that|afterwards|finally|lastly|"
     r"step\s+\d+|before\s+(?:that|you)|once\s+(?:that|it|you))\b",
     re.IGNORECASE | re.MULTILINE,
 )
 _INSTRUCTION = re.compile(
-    r"(?:(?:^|[.!?:]\s+)to\s+\w+(?:\s+[\w'-]+){0,6},\s*(?:you\s+)?(?:just\s+|simply\s+)?(?!(?:i|we|it|that|this|he|she|they|my|our)\b)[a-z]+|"
+    r"(?:(?:^|[.!?:]\s+)to\s+(?!(?:be|me|us|him|her|them|this|that|my|our|your)\b)\w+(?:\s+[\w'-]+){0,6}?"
+    r"(?:,\s*(?:you\s+|we\s+|i\s+)?|\s+(?:you|we|i)\s+)(?:just\s+|simply\s+|always\s+)?"
+    r"(?!(?:it|that|this|he|she|they|there)\b)[a-z]+|"
     r"\bhere(?:'s|\s+is)\s+how\b|\bthe\s+steps\s+are\b|"
     r"\b(?:the\s+)?(?:process|procedure|routine|recipe|checklist|runbook)\s+(?:is|goes)\s*:)",
     re.IGNORECASE | re.MULTILINE,
