@@ -313,3 +313,21 @@ def test_extraction_quality_can_try_a_prompt_without_a_sentence() -> None:
     bodies = [json.dumps(seen.body) for seen in server.chats()]
     assert bodies and not any("Memory kind: semantic" in body for body in bodies)
     assert all("Ines" in body for body in bodies)  # the rest of the prompt went through
+
+
+@pytest.mark.timeout(300)
+def test_extraction_quality_with_rules_keeps_the_rules_items_and_still_counts_the_empty_answers() -> None:
+    """`--with-rules` (memory.extraction.with_rules): beside a model answering no item at all, the offline
+    rules' items are stored and scored, and the model's empty answers are still counted as empty."""
+    from llm_servers import ChatServer
+
+    server = ChatServer("llama_cpp", model="local", answer=lambda body: {"items": []}).start()
+    try:
+        args = [MINI, "--sessions", "1", "--provider", "openai-compatible", "--with-rules"]
+        result = run_bench("extraction_quality.py", [*args, "--base-url", server.url, "--model", "local"])
+    finally:
+        server.stop()
+    assert result["with_rules"] is True and result["empty_answer_share"] == 1.0
+    # the rules' own figures on this session: some of Ines's facts, nothing made up or misattributed
+    assert result["memories"] > 0 and 0.2 <= result["recall"] <= 1 and result["precision"] >= 0.6
+    assert result["invented_rate"] == 0 and result["wrong_subject_rate"] == 0
