@@ -91,3 +91,14 @@ def test_a_config_error_reads_as_one_line() -> None:
         parse_project_config({"memory": {"snapshot": {"max_messages": "lots", "colour": "red"}}})
     line = err.value.one_line()
     assert "\n" not in line and "memory.snapshot.max_messages" in line and "memory.snapshot.colour" in line
+
+
+def test_with_rules_is_a_setting_of_extraction_not_a_kind() -> None:
+    assert parse_project_config({}).memory.extraction.with_rules is False
+    cfg = parse_project_config(
+        {"memory": {"extraction": {"with_rules": True, "semantic": {"roles": ["user"]}}}}
+    )
+    assert cfg.memory.extraction.with_rules is True and list(cfg.memory.extraction.kinds) == ["semantic"]
+    with pytest.raises(ConfigError) as err:
+        parse_project_config({"memory": {"extraction": {"with_rule": True}}})
+    assert "memory.extraction.with_rule" in str(err.value) and "`with_rules`" in str(err.value)
