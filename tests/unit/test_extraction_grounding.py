@@ -261,6 +261,12 @@ def procedure(name: str, steps: list[str]) -> dict[str, Any]:
             procedure("Deploy", ["Run the tests", "Tag the release", "Push the tag"]),
             None,
         ),
+        # "by doing X, then Y": kept
+        (
+            "I deploy by running the tests and then tagging the release.",
+            procedure("Deploy", ["Run the tests", "Tag the release"]),
+            None,
+        ),
         # an instruction told in the first person ("To X, I do Y"): kept
         (
             "To file an expense, I export the receipt as PDF and upload it to Concur.",

@@ -81,7 +81,7 @@ _INSTRUCTION = re.compile(
     r"(?:(?:^|[.!?:]\s+)to\s+(?!(?:be|me|us|him|her|them|this|that|my|our|your)\b)\w+(?:\s+[\w'-]+){0,6}?"
     r"(?:,\s*(?:you\s+|we\s+|i\s+)?|\s+(?:you|we|i)\s+)(?:just\s+|simply\s+|always\s+)?"
     r"(?!(?:it|that|this|he|she|they|there)\b)[a-z]+|"
-    r"\bhere(?:'s|\s+is)\s+how\b|\bthe\s+steps\s+are\b|"
+    r"\bby\s+\w+ing\b[^.!?]{0,200}?\bthen\s+\w+|\bhere(?:'s|\s+is)\s+how\b|\bthe\s+steps\s+are\b|"
     r"\b(?:the\s+)?(?:process|procedure|routine|recipe|checklist|runbook)\s+(?:is|goes)\s*:)",
     re.IGNORECASE | re.MULTILINE,
 )
