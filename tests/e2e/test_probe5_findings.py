@@ -17,14 +17,21 @@ it was written; the attacks that held are kept as passing tests.
   escaped as a surrogate pair (what `json.dumps` writes for "\U0001d426") and an entity hidden behind
   a JSON escape pass; a reader that JSON-decodes the block (docs/trust.md names JSON escaping) sees its
   closing marker.
+- The record route's fast path checks `user_id` with Python's `re.match`, whose `$` also matches before
+  a trailing newline: `POST /v1/sessions/s1/turns?user_id=u%0A` records turns for the user "u\\n" (201),
+  whom `GET /v1/users` lists but no route can address (422): its turns can never be read or erased
+  (`DELETE /v1/users/u%0A` is a 422), and the newline ends the local stack's response headers early.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import time
 import unicodedata
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -229,3 +236,29 @@ def test_a_marker_behind_json_escapes_cannot_end_the_block(stack: Stack) -> None
     assert _json_then_html(block).count("</mongomem-memory>") == 1, [
         name for name, forged in ESCAPED.items() if forged in block
     ]
+
+
+# -- a user id with a trailing newline ------------------------------------------------------------------
+def test_a_user_id_with_a_trailing_newline_is_refused_by_the_record_route(stack: Stack) -> None:
+    """MED. POST /v1/sessions/s1/turns?user_id=nl-XXXX%0A (tenant key) {"turns":[{"role":"user",
+    "content":"my locker code is 5521"}]} answers 201 and records the turns for "nl-XXXX\\n", a user
+    GET /v1/users lists but DELETE /v1/users/nl-XXXX%0A refuses (422): data nobody can erase (expected
+    422, as the same id in the body or on any other route is)."""
+    user = f"nl-{uuid.uuid4().hex[:6]}"
+    body = {"turns": [{"role": "user", "content": "my locker code is 5521 and I park on level 3"}]}
+    request = urllib.request.Request(
+        f"{stack.running.url}/v1/sessions/s1/turns?user_id={user}%0A",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "x-api-key": stack.tenant},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            recorded = resp.status, resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        recorded = err.code, err.read().decode(errors="replace")
+    status, users = api(stack, stack.tenant, "GET", "/v1/users?limit=200")
+    assert status == 200
+    listed = [u["user_id"] for u in users["users"]]
+    assert api(stack, stack.tenant, "DELETE", f"/v1/users/{user}%0A")[0] == 422  # unaddressable
+    assert (recorded[0], f"{user}\n" in listed) == (422, False), (recorded, listed)
