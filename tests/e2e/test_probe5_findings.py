@@ -13,6 +13,9 @@ it was written; the attacks that held are kept as passing tests.
 - Expired memories still decide reconciliation (`by_keys` reads them): a fact stated again after its
   memory expired is a REINFORCE of the expired version and never shows (lost), and a user's new
   definition of an expired org term is a proposal against a version nobody can read.
+- The request log (`GET /v1/users/{u}/requests`, the console's "Agent calls", kept 30 days) serves the
+  text of a memory that expired or was deleted (`DELETE /v1/memories/{id}`) after a search returned it:
+  docs/security.md "Expired means gone from every read".
 - Marker neutralisation decodes JSON escapes one code unit at a time: a look-alike outside the BMP
   escaped as a surrogate pair (what `json.dumps` writes for "\U0001d426") and an entity hidden behind
   a JSON escape pass; a reader that JSON-decodes the block (docs/trust.md names JSON escaping) sees its
@@ -262,3 +265,33 @@ def test_a_user_id_with_a_trailing_newline_is_refused_by_the_record_route(stack:
     listed = [u["user_id"] for u in users["users"]]
     assert api(stack, stack.tenant, "DELETE", f"/v1/users/{user}%0A")[0] == 422  # unaddressable
     assert (recorded[0], f"{user}\n" in listed) == (422, False), (recorded, listed)
+
+
+# -- expired or deleted: also gone from the request log -------------------------------------------------
+@pytest.mark.parametrize("how", ["expired", "deleted"])
+def test_the_request_log_forgets_an_expired_or_deleted_memory(stack: Stack, how: str) -> None:
+    """MED. POST /v1/memories (tenant key) {"user_id":U,"type":"semantic","payload":{"subject":"user",
+    "attribute":"wifi password","value":"the wifi password is MARK..."},"expires_at":now+4s}, POST
+    /v1/memories/search {"user_id":U,"query":"wifi password"}; once it expired (or after DELETE
+    /v1/memories/{id}?user_id=U), GET /v1/users/U/requests still returns "the wifi password is MARK..."."""
+    user = f"rl-{uuid.uuid4().hex[:6]}"
+    marker = f"MARK{uuid.uuid4().hex[:8]}"
+    assert api(stack, stack.tenant, "GET", f"/v1/memories?user_id={user}")[0] == 200  # warm
+    fact = {"subject": "user", "attribute": "wifi password", "value": f"the wifi password is {marker}"}
+    expires_at = utcnow() + timedelta(seconds=4)
+    body: dict[str, Any] = {"user_id": user, "type": "semantic", "payload": fact}
+    if how == "expired":
+        body["expires_at"] = expires_at.isoformat()
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
+    assert status == 201, written
+    query = {"user_id": user, "query": "wifi password"}
+    status, found = api(stack, stack.tenant, "POST", "/v1/memories/search", query)
+    assert status == 200 and marker in str(found), found
+    if how == "deleted":
+        path = f"/v1/memories/{written['memory']['memory_id']}?user_id={user}"
+        assert api(stack, stack.tenant, "DELETE", path)[0] == 200
+    else:
+        time.sleep(max(0.0, (expires_at - utcnow()).total_seconds()) + 1.0)
+    assert marker not in str(api(stack, stack.tenant, "POST", "/v1/memories/search", query)[1])
+    status, logged = api(stack, stack.tenant, "GET", f"/v1/users/{user}/requests")
+    assert status == 200 and marker not in str(logged), logged
