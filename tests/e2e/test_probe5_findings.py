@@ -16,6 +16,10 @@ it was written; the attacks that held are kept as passing tests.
 - The request log (`GET /v1/users/{u}/requests`, the console's "Agent calls", kept 30 days) serves the
   text of a memory that expired or was deleted (`DELETE /v1/memories/{id}`) after a search returned it:
   docs/security.md "Expired means gone from every read".
+- A working-memory schema's `uniqueItems` runs jsonschema's quadratic fallback for items that do not
+  sort (objects, or lists mixing numbers and text): 2,000 small objects (25 KB, under the 64 KB limit)
+  hold the memory API for seconds, 64 KB for tens of seconds (the same class as issue 33's finding 10,
+  which moved patterns to RE2).
 - Marker neutralisation decodes JSON escapes one code unit at a time: a look-alike outside the BMP
   escaped as a surrogate pair (what `json.dumps` writes for "\U0001d426") and an entity hidden behind
   a JSON escape pass; a reader that JSON-decodes the block (docs/trust.md names JSON escaping) sees its
@@ -42,8 +46,10 @@ from typing import Any
 
 import pytest
 
+from mongomem.local.stack import LocalStack
 from mongomem.models.common import utcnow
 from tests.e2e.probe_stack import Stack, api, running_stack
+from tests.helpers import local_stack
 
 USERS = ("alice", "bob", "carol", "eve")
 
@@ -295,3 +301,53 @@ def test_the_request_log_forgets_an_expired_or_deleted_memory(stack: Stack, how:
     assert marker not in str(api(stack, stack.tenant, "POST", "/v1/memories/search", query)[1])
     status, logged = api(stack, stack.tenant, "GET", f"/v1/users/{user}/requests")
     assert status == 200 and marker not in str(logged), logged
+
+
+# -- a working-memory schema's uniqueItems in quadratic time ---------------------------------------------
+UNIQUE_CONFIG = """
+memory:
+  extraction: {enabled: []}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+  working_memory:
+    scope: resource
+    schema:
+      type: object
+      properties:
+        tags: {type: array, items: {type: string}, uniqueItems: true}
+"""
+
+
+@pytest.fixture(scope="module")
+def unique_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    yield from local_stack(
+        tmp_path_factory, "probe5-unique", UNIQUE_CONFIG, scan_seconds=60, poll_seconds=0.2
+    )
+
+
+def test_unique_items_of_a_working_memory_schema_answer_in_linear_time(unique_stack: LocalStack) -> None:
+    """MED. With a working-memory schema holding `{"type":"array","uniqueItems":true}`, PUT
+    /v1/working-memory?user_id=U {"data":{"tags":[{"a":0},{"a":1},...,{"a":1999}]}} (25 KB) takes
+    seconds before its 422 (quadratic: 64 KB takes tens of seconds and holds the API meanwhile);
+    expected: answered as fast as any 25 KB write (well under a second)."""
+
+    def put(data: Any) -> tuple[int, float]:
+        request = urllib.request.Request(
+            f"{unique_stack.url}/v1/working-memory?user_id=uniq",
+            data=json.dumps({"data": data}, separators=(",", ":")).encode(),
+            method="PUT",
+            headers={"Content-Type": "application/json"},
+        )
+        started = time.perf_counter()
+        try:
+            with urllib.request.urlopen(request, timeout=120) as resp:
+                status = resp.status
+        except urllib.error.HTTPError as err:
+            status = err.code
+        return status, time.perf_counter() - started
+
+    assert put({"tags": ["a", "b"]})[0] == 200  # warm, and a valid write
+    status, took = put({"tags": [{"a": i} for i in range(2000)]})
+    assert 400 <= status < 500  # refused: objects are no strings
+    assert took < 1.5, f"a 25 KB write took {took:.1f} s"
