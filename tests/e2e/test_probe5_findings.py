@@ -16,6 +16,8 @@ it was written; the attacks that held are kept as passing tests.
 - The request log (`GET /v1/users/{u}/requests`, the console's "Agent calls", kept 30 days) serves the
   text of a memory that expired or was deleted (`DELETE /v1/memories/{id}`) after a search returned it:
   docs/security.md "Expired means gone from every read".
+- Erasure leaves the erased user's own words in an org memory another user restated: an alias only they
+  gave stays in the version every user reads (`forget_org_evidence` takes out the evidence, not the words).
 - A working-memory schema's `uniqueItems` runs jsonschema's quadratic fallback for items that do not
   sort (objects, or lists mixing numbers and text): 2,000 small objects (25 KB, under the 64 KB limit)
   hold the memory API for seconds, 64 KB for tens of seconds (the same class as issue 33's finding 10,
@@ -351,3 +353,26 @@ def test_unique_items_of_a_working_memory_schema_answer_in_linear_time(unique_st
     status, took = put({"tags": [{"a": i} for i in range(2000)]})
     assert 400 <= status < 500  # refused: objects are no strings
     assert took < 1.5, f"a 25 KB write took {took:.1f} s"
+
+
+# -- erasure: what only the erased user said of an org memory -------------------------------------------
+def test_erasure_takes_the_erased_users_own_words_out_of_an_org_term(stack: Stack) -> None:
+    """MED. POST /v1/memories (tenant key) {"user_id":Z,"type":"taxonomic","payload":{"term":T,"definition":
+    "the pallet ledger of the north dock","aliases":["ZEDS-PRIVATE-NICKNAME"]},"reconcile":false}; bob's
+    one-user key states the definition alone (REINFORCE); DELETE /v1/users/Z answers 200, yet every
+    user's GET /v1/memories/{id} still shows the alias only Z ever said."""
+    zed = f"zed-{uuid.uuid4().hex[:6]}"
+    term = f"ZT{uuid.uuid4().hex[:6].upper()}"
+    nickname = f"ZEDS-NICKNAME-{uuid.uuid4().hex[:6]}"
+    definition = "the pallet ledger of the north dock"
+    payload = {"term": term, "definition": definition, "aliases": [nickname]}
+    body = {"user_id": zed, "type": "taxonomic", "payload": payload, "reconcile": False}
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
+    assert status == 201, written
+    said = {"type": "taxonomic", "payload": {"term": term, "definition": definition}}
+    status, bobs = api(stack, stack.users["bob"], "POST", "/v1/memories", said)
+    assert (status, bobs["decision"]) == (200, "REINFORCE"), bobs
+    assert api(stack, stack.tenant, "DELETE", f"/v1/users/{zed}")[0] == 200
+    status, found = api(stack, stack.users["eve"], "GET", f"/v1/memories/{written['memory']['memory_id']}")
+    assert status in (200, 404), found
+    assert nickname not in str(found), found
