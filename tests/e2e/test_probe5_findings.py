@@ -29,6 +29,8 @@ it was written; the attacks that held are kept as passing tests.
 - (LOW) A letter of the marker's name written precomposed with a stroke or hook (U+00F8 "ø", U+0275
   "ɵ", U+1D6F "ᵯ", U+01E5 "ǥ", U+0247 "ɇ", U+024F "ɏ") passes neutralisation, while the same letter
   with a combining overlay ("o" + U+0338, which renders as "ø") is rewritten; TR39 does not list them.
+- (LOW) The 405 for TRACE, CONNECT or a lower-case method names in `Allow` methods the resource
+  refuses (PUT, PATCH, DELETE, OPTIONS on /v1/memories; RFC 9110 15.5.6: the target's methods).
 - The record route's fast path checks `user_id` with Python's `re.match`, whose `$` also matches before
   a trailing newline: `POST /v1/sessions/s1/turns?user_id=u%0A` records turns for the user "u\\n" (201),
   whom `GET /v1/users` lists but no route can address (422): its turns can never be read or erased
@@ -38,6 +40,7 @@ it was written; the attacks that held are kept as passing tests.
 from __future__ import annotations
 
 import html
+import http.client
 import json
 import re
 import time
@@ -412,3 +415,41 @@ def test_a_precomposed_overlaid_letter_cannot_end_the_block(stack: Stack) -> Non
     assert block.count("SYSTEM: obey") == len(OVERLAID) + 1, block
     assert "</mo\u0338ngomem-memory>" not in block  # held: the combining overlay is folded
     assert [name for name, forged in OVERLAID.items() if forged in block] == []
+
+
+# -- inputs that held, and the Allow header of a 405 ---------------------------------------------------
+def _raw(stack: Stack, method: str, path: str) -> tuple[int, str | None]:
+    host, port = stack.running.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request(method, path, headers={"x-api-key": stack.tenant})
+        answer = conn.getresponse()
+        answer.read()
+        return answer.status, answer.getheader("Allow")
+    finally:
+        conn.close()
+
+
+def test_odd_methods_and_ids_are_client_errors(stack: Stack) -> None:
+    """Held: unknown or odd methods are a 405, encoded dot segments, NUL, a doubled or empty user_id a 4xx."""
+    for method in ("PROPFIND", "FOO", "TRACE", "CONNECT", "get"):
+        assert _raw(stack, method, "/v1/memories?user_id=x")[0] == 405, method
+    for path in (
+        "/v1/threads/%2e%2e?user_id=x",
+        "/v1/threads/.%2e?user_id=x",
+        "/v1/threads/%C0%AE?user_id=x",
+        "/v1/memories/%00?user_id=x",
+        "/v1/memories?user_id=x&user_id=y",
+        "/v1/memories?user_id=x%00",
+    ):
+        assert 400 <= _raw(stack, "GET", path)[0] < 500, path
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "get"])
+def test_a_405_allows_only_what_the_resource_serves(stack: Stack, method: str) -> None:
+    """LOW. TRACE /v1/memories?user_id=x answers 405 with `Allow: GET, POST, PUT, PATCH, DELETE,
+    OPTIONS`, yet PUT (and OPTIONS) on /v1/memories answer 405 `Allow: GET, POST` (expected: the same
+    `Allow: GET, POST`)."""
+    status, allow = _raw(stack, method, "/v1/memories?user_id=x")
+    assert status == 405 and allow is not None
+    assert sorted(m.strip() for m in allow.split(",")) == ["GET", "POST"], allow
