@@ -10,6 +10,9 @@ it was written; the attacks that held are kept as passing tests.
 - The tenant's key cannot empty a list of an org memory: `allowed_tools: []` (every tool grant
   revoked), `tags: []`, `aliases: []` are a REINFORCE, and the exported SKILL.md keeps pre-approving the
   revoked tools (docs/security.md: "A tenant-wide key's labels are compared whole").
+- A tenant-key write names a user (the API requires `user_id`), and the proposal rule counts it as that
+  user's own statement: the user it names alone undoes the tenant's correction of an org term at once
+  ("stated by 1 user(s) against 1", 201 UPDATE), and adds to it at once (their "own" additions).
 - Expired memories still decide reconciliation (`by_keys` reads them): a fact stated again after its
   memory expired is a REINFORCE of the expired version and never shows (lost), and a user's new
   definition of an expired org term is a proposal against a version nobody can read.
@@ -453,3 +456,26 @@ def test_a_405_allows_only_what_the_resource_serves(stack: Stack, method: str) -
     status, allow = _raw(stack, method, "/v1/memories?user_id=x")
     assert status == 405 and allow is not None
     assert sorted(m.strip() for m in allow.split(",")) == ["GET", "POST"], allow
+
+
+# -- the tenant's version is not the named user's own ---------------------------------------------------
+def test_the_tenants_correction_is_not_undone_by_the_user_it_names(stack: Stack) -> None:
+    """MED. bob's one-user key adds the org term T "the pallet ledger lives in sheet B" (201 ADD); the tenant
+    key corrects it, naming bob as the user as the API requires, POST /v1/memories {"user_id":"bob",
+    "type":"taxonomic","payload":{"term":T,"definition":"the pallet ledger lives in sheet A"}} (201
+    UPDATE); bob's key then states "... sheet B" again and it is active at once (201 UPDATE, every user
+    reads it), expected: a proposal (202) the tenant's version outweighs."""
+    term = f"TC{uuid.uuid4().hex[:6].upper()}"
+    wrong = {
+        "type": "taxonomic",
+        "payload": {"term": term, "definition": "the pallet ledger lives in sheet B"},
+    }
+    status, added = api(stack, stack.users["bob"], "POST", "/v1/memories", wrong)
+    assert (status, added["decision"]) == (201, "ADD"), added
+    right = {"term": term, "definition": "the pallet ledger lives in sheet A"}
+    body = {"user_id": "bob", "type": "taxonomic", "payload": right}
+    status, corrected = api(stack, stack.tenant, "POST", "/v1/memories", body)
+    assert (status, corrected["decision"]) == (201, "UPDATE"), corrected
+    status, again = api(stack, stack.users["bob"], "POST", "/v1/memories", wrong)
+    assert (status, again["decision"]) == (202, "PROPOSE"), again
+    assert active_payload(stack, added["memory"])["definition"] == right["definition"]
