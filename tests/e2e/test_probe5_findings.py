@@ -13,6 +13,10 @@ it was written; the attacks that held are kept as passing tests.
 - A tenant-key write names a user (the API requires `user_id`), and the proposal rule counts it as that
   user's own statement: the user it names alone undoes the tenant's correction of an org term at once
   ("stated by 1 user(s) against 1", 201 UPDATE), and adds to it at once (their "own" additions).
+- Private facts: two months, two weekdays or the two sides of "before" swapped between the words they
+  belong to keep the same set of anchors and words: a REINFORCE, the correction lost (the table reads a
+  day with its month, not a month or weekday with its words). (LOW) Weekdays in Spanish and French are
+  not read (docs/trust.md limits the table to English and the listed negations).
 - Expired memories still decide reconciliation (`by_keys` reads them): a fact stated again after its
   memory expired is a REINFORCE of the expired version and never shows (lost), and a user's new
   definition of an expired org term is a proposal against a version nobody can read.
@@ -527,3 +531,56 @@ def test_a_proposal_is_backed_only_by_its_own_words(stack: Stack, extra: str) ->
     status, written = api(stack, stack.users["carol"], "POST", "/v1/memories", carols)
     assert (status, written["decision"]) == (202, "PROPOSE"), written
     assert active_payload(stack, original)["definition"] == before
+
+
+# -- private memory: dates swapped between the words they belong to -------------------------------------
+SWAPPED = {
+    "months swapped": (
+        "I visit my parents in May and my in-laws in June every year",
+        "I visit my parents in June and my in-laws in May every year",
+    ),
+    "weekdays swapped": (
+        "I swim on Monday and run on Friday every week at the club",
+        "I swim on Friday and run on Monday every week at the club",
+    ),
+    "before, sides swapped": (
+        "the backup job runs before the deploy job every night",
+        "the deploy job runs before the backup job every night",
+    ),
+}
+OTHER_LANGUAGES = {
+    "Spanish weekday": (
+        "la reuni\u00f3n del equipo es el lunes a las diez en la oficina",
+        "la reuni\u00f3n del equipo es el martes a las diez en la oficina",
+    ),
+    "French weekday": (
+        "la r\u00e9union de l'\u00e9quipe est le lundi \u00e0 dix heures au bureau",
+        "la r\u00e9union de l'\u00e9quipe est le mardi \u00e0 dix heures au bureau",
+    ),
+}
+
+
+def _private_correction(stack: Stack, before: str, after: str) -> tuple[int, Any]:
+    attribute = f"note {uuid.uuid4().hex[:6]}"
+
+    def fact(value: str) -> dict[str, Any]:
+        return {"type": "semantic", "payload": {"subject": "user", "attribute": attribute, "value": value}}
+
+    assert api(stack, stack.users["carol"], "POST", "/v1/memories", fact(before))[0] == 201
+    status, written = api(stack, stack.users["carol"], "POST", "/v1/memories", fact(after))
+    return status, written.get("decision")
+
+
+@pytest.mark.parametrize(("before", "after"), SWAPPED.values(), ids=SWAPPED.keys())
+def test_a_private_date_swapped_between_its_words_is_an_update(stack: Stack, before: str, after: str) -> None:
+    """MED. POST /v1/memories (carol's key) {"type":"semantic","payload":{"subject":"user","attribute":A,
+    "value":"I visit my parents in May and my in-laws in June every year"}}, then the same with May and
+    June swapped: 200 REINFORCE, the correction lost (expected 201 UPDATE)."""
+    assert _private_correction(stack, before, after) == (201, "UPDATE")
+
+
+@pytest.mark.parametrize(("before", "after"), OTHER_LANGUAGES.values(), ids=OTHER_LANGUAGES.keys())
+def test_a_private_weekday_in_another_language_is_an_update(stack: Stack, before: str, after: str) -> None:
+    """LOW (docs/trust.md: the table reads English). "... el lunes a las diez ..." corrected to "... el
+    martes ..." is 200 REINFORCE (expected 201 UPDATE)."""
+    assert _private_correction(stack, before, after) == (201, "UPDATE")
