@@ -6,7 +6,8 @@ it was written; the attacks that held are kept as passing tests.
 - Shared memory: `worded` (the letter rule of an org restatement) reads punctuation attached to a word
   as a space, so a host name, an e-mail address, a file name or a range that differs only by a dot, a
   dash, an underscore or a comma is "the same value": a user's correction backs the old value (200
-  REINFORCE, not 202 PROPOSE) and the tenant's correction is lost (200, not 201).
+  REINFORCE, not 202 PROPOSE) and the tenant's correction is lost (200, not 201); a tenant's change of
+  a tool grant's host (`WebFetch(domain:docs-acme.io)` -> `docs.acme.io`) is lost the same way.
 - The tenant's key cannot empty a list of an org memory: `allowed_tools: []` (every tool grant
   revoked), `tags: []`, `aliases: []` are a REINFORCE, and the exported SKILL.md keeps pre-approving the
   revoked tools (docs/security.md: "A tenant-wide key's labels are compared whole").
@@ -127,6 +128,25 @@ def test_punctuation_inside_a_name_or_range_is_a_new_org_value(stack: Stack, bef
     status, written = api(stack, stack.tenant, "POST", "/v1/memories", {**said, "user_id": "alice"})
     assert (status, written["decision"]) == (201, "UPDATE"), written
     assert active_payload(stack, original)["definition"] == after
+
+
+def test_the_tenants_change_of_a_tool_grants_host_is_a_new_version(stack: Stack) -> None:
+    """MED. An org procedure granted `WebFetch(domain:docs-acme.io)`; POST /v1/memories (tenant key)
+    with the same procedure and `"allowed_tools": ["WebFetch(domain:docs.acme.io)"]` answers 200
+    REINFORCE (expected 201 UPDATE): GET /v1/memories/{id}/skill keeps pre-approving the old host."""
+    procedure = {
+        "name": f"fetch docs {uuid.uuid4().hex[:6]}",
+        "when_to_use": "when the docs are needed",
+        "steps": ["fetch the page", "read it"],
+        "allowed_tools": ["WebFetch(domain:docs-acme.io)"],
+    }
+    original = seed(stack, "procedural", procedure)
+    granted = {**procedure, "allowed_tools": ["WebFetch(domain:docs.acme.io)"]}
+    body = {"user_id": "alice", "type": "procedural", "payload": granted}
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
+    assert (status, written["decision"]) == (201, "UPDATE"), written
+    status, skill = api(stack, stack.users["eve"], "GET", f"/v1/memories/{original['memory_id']}/skill")
+    assert status == 200 and "docs-acme.io" not in skill["content"], skill
 
 
 # -- shared memory: the tenant's key empties a list -----------------------------------------------------
