@@ -9,7 +9,7 @@ it was written; the attacks that held are kept as passing tests.
   REINFORCE, not 202 PROPOSE) and the tenant's correction is lost (200, not 201); a tenant's change of
   a tool grant's host (`WebFetch(domain:docs-acme.io)` -> `docs.acme.io`) is lost the same way.
 - The tenant's key cannot empty a list of an org memory: `allowed_tools: []` (every tool grant
-  revoked), `tags: []`, `aliases: []` are a REINFORCE, and the exported SKILL.md keeps pre-approving the
+  revoked), `tags: []`, `aliases: []` (and `description: null`, `domain: null`) are a REINFORCE, and the exported SKILL.md keeps pre-approving the
   revoked tools (docs/security.md: "A tenant-wide key's labels are compared whole").
 - A tenant-key write names a user (the API requires `user_id`), and the proposal rule counts it as that
   user's own statement: the user it names alone undoes the tenant's correction of an org term at once
@@ -158,18 +158,25 @@ PROCEDURE = {
     "tags": ["release"],
 }
 TERM = {"definition": "the pallet ledger", "aliases": ["PL"], "related_terms": ["pallet"]}
-EMPTIED = {
-    "revoke every tool grant": ("procedural", PROCEDURE, "allowed_tools"),
-    "drop every trigger": ("procedural", PROCEDURE, "trigger_conditions"),
-    "drop every tag": ("procedural", PROCEDURE, "tags"),
-    "drop every alias": ("taxonomic", TERM, "aliases"),
-    "drop every related term": ("taxonomic", TERM, "related_terms"),
+EMPTIED: dict[str, tuple[str, dict[str, Any], str, Any]] = {
+    "revoke every tool grant": ("procedural", PROCEDURE, "allowed_tools", []),
+    "drop every trigger": ("procedural", PROCEDURE, "trigger_conditions", []),
+    "drop every tag": ("procedural", PROCEDURE, "tags", []),
+    "drop every alias": ("taxonomic", TERM, "aliases", []),
+    "drop every related term": ("taxonomic", TERM, "related_terms", []),
+    "clear the description": (
+        "procedural",
+        {**PROCEDURE, "description": "ships it to prod"},
+        "description",
+        None,
+    ),
+    "clear the domain": ("taxonomic", {**TERM, "domain": "logistics"}, "domain", None),
 }
 
 
-@pytest.mark.parametrize(("kind", "base", "field"), EMPTIED.values(), ids=EMPTIED.keys())
+@pytest.mark.parametrize(("kind", "base", "field", "empty"), EMPTIED.values(), ids=EMPTIED.keys())
 def test_the_tenants_empty_list_is_the_org_memorys_new_version(
-    stack: Stack, kind: str, base: dict[str, Any], field: str
+    stack: Stack, kind: str, base: dict[str, Any], field: str, empty: Any
 ) -> None:
     """MED. POST /v1/memories (tenant key) {"user_id":"alice","type":"procedural","payload":{...the org
     procedure..., "allowed_tools": []}} answers 200 REINFORCE (expected 201 UPDATE) and GET
@@ -178,7 +185,7 @@ def test_the_tenants_empty_list_is_the_org_memorys_new_version(
     tag = uuid.uuid4().hex[:6]
     name = {"name": f"deploy {tag}"} if kind == "procedural" else {"term": f"PE{tag.upper()}"}
     original = seed(stack, kind, {**name, **base})
-    body = {"user_id": "alice", "type": kind, "payload": {**name, **base, field: []}}
+    body = {"user_id": "alice", "type": kind, "payload": {**name, **base, field: empty}}
     status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
     assert (status, written["decision"]) == (201, "UPDATE"), written
     assert not active_payload(stack, original).get(field)
