@@ -74,7 +74,7 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
     if len(props) > MAX_FIELDS:
         problems.append(f"schema.properties has {len(props)} fields; at most {MAX_FIELDS}")
     for name in props:
-        if not FIELD_NAME.match(name) or name in RESERVED_FIELDS:
+        if not FIELD_NAME.fullmatch(name) or name in RESERVED_FIELDS:
             problems.append(
                 f"schema.properties.{name}: a field name is letters, digits and _ (not starting with a digit), "
                 "at most 64 characters, and not evidence_seqs"
