@@ -16,11 +16,12 @@ from mongomem.models.requests import RecentRequests
 from mongomem.models.sessions import SessionPage
 from mongomem.models.users import UserPage
 from mongomem.observability import logger, metrics
-from mongomem.requestlog import KEPT
+from mongomem.requestlog import KEPT, without_gone
 
 if TYPE_CHECKING:
     from mongomem.directory import DirectoryRepository
     from mongomem.erasure import ErasureRepository
+    from mongomem.longterm.ports import MemoryRepository
     from mongomem.longterm.write.indexing import MemoryIndexer
     from mongomem.requestlog import RecentRequestLog
     from mongomem.shortterm.history import History
@@ -40,6 +41,8 @@ class UserServices(Protocol):
     def history(self) -> History: ...
     @property
     def recent_requests(self) -> RecentRequestLog: ...
+    @property
+    def memory_store(self) -> MemoryRepository: ...
     @property
     def erasure(self) -> ErasureRepository: ...
     @property
@@ -79,7 +82,7 @@ def routes(svc: UserServices, caller: Caller) -> APIGatewayHttpRouter:
         user_id: UserId, limit: Annotated[int, Query(ge=1, le=KEPT, description="calls to return")] = KEPT
     ) -> RecentRequests:
         scope = caller.path_scope(user_id)
-        calls = svc.recent_requests.latest(scope, limit)
+        calls = without_gone(svc.recent_requests.latest(scope, limit), svc.memory_store, scope)
         return RecentRequests(user_id=scope.user_id, kept=KEPT, requests=calls)
 
     @router.delete(
