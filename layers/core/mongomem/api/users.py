@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -21,6 +21,7 @@ from mongomem.requestlog import KEPT, without_gone
 if TYPE_CHECKING:
     from mongomem.directory import DirectoryRepository
     from mongomem.erasure import ErasureRepository
+    from mongomem.kinds import KindRegistry
     from mongomem.longterm.ports import MemoryRepository
     from mongomem.longterm.write.indexing import MemoryIndexer
     from mongomem.requestlog import RecentRequestLog
@@ -43,6 +44,8 @@ class UserServices(Protocol):
     def recent_requests(self) -> RecentRequestLog: ...
     @property
     def memory_store(self) -> MemoryRepository: ...
+    @property
+    def kinds(self) -> KindRegistry: ...
     @property
     def erasure(self) -> ErasureRepository: ...
     @property
@@ -92,7 +95,15 @@ def routes(svc: UserServices, caller: Caller) -> APIGatewayHttpRouter:
     def delete_user(user_id: UserId) -> ErasureResult:
         # A service account is one memory user: it may erase itself, never someone it names.
         scope = caller.path_scope(user_id)
-        result = erase_user(svc.erasure, svc.vector_index, scope, svc.indexer.sync_ids)
+        kinds = svc.kinds
+
+        def text_of(name: str, payload: dict[str, Any]) -> str:
+            kind = kinds.get(name)
+            if kind is None:
+                raise KeyError(name)  # a custom type no longer declared: its org memories are kept whole
+            return kind.text(payload)
+
+        result = erase_user(svc.erasure, svc.vector_index, scope, svc.indexer.sync_ids, text_of)
         logger.info("user erased", extra={"erased": result.erased})
         metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
         return result
