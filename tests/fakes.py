@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mongomem.errors import Conflict, InvalidInput
-from mongomem.models.common import Scope
+from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
@@ -396,6 +396,7 @@ class InMemoryMemoryRepository:
             for r in self._in(scope)
             if r.type == kind
             and r.key in wanted
+            and (r.expires_at is None or r.expires_at > utcnow())
             and (r.status == "active" or (snapshot_id is not None and snapshot_id in r.snapshot_ids()))
         ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -28,6 +28,38 @@ class ErasureResult(BaseModel):
     total: int
 
 
+# A kind's text of a payload (`MemoryKind.text`), by the kind's name; KeyError for a kind no longer declared.
+TextOf = Callable[[str, dict[str, Any]], str]
+
+
+def without_erased_words(
+    payload: dict[str, Any],
+    erased: list[dict[str, list[str]] | None],
+    rest: list[dict[str, list[str]] | None],
+) -> dict[str, Any] | None:
+    """An org memory's payload without the words only the erased user said (`erased`: their statements'
+    words; `rest`: the other users'), or None when nothing changes: a list item (an alias, a tag, a tool
+    grant) no other user said, an optional text (a domain) no other user gave at all. Only when every
+    other statement recorded its words (older entries did not: then nothing is taken out)."""
+    if not erased or any(w is None for w in erased) or any(w is None for w in rest):
+        return None
+    theirs = {t.strip().casefold() for w in rest if w for texts in w.values() for t in texts}
+    given = {name for w in rest if w for name in w}
+    mine = {name: {t.strip().casefold() for t in texts} for w in erased if w for name, texts in w.items()}
+    out = dict(payload)
+    for name, value in payload.items():
+        said = mine.get(name)
+        if not said:
+            continue
+        if isinstance(value, list):
+            kept = [v for v in value if not (isinstance(v, str) and v.strip().casefold() in said - theirs)]
+            if len(kept) != len(value):
+                out[name] = kept
+        elif isinstance(value, str) and name not in given and value.strip().casefold() in said:
+            out[name] = None
+    return out if out != payload else None
+
+
 class ErasureRepository(Protocol):
     """Operations across every collection of a user (the adapter knows which collections hold user data)."""
 
@@ -39,9 +71,12 @@ class ErasureRepository(Protocol):
         """Delete every document of the scope, everywhere; how many per place."""
         ...
 
-    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+    def forget_org_evidence(
+        self, scope: Scope, at: datetime, text_of: TextOf | None = None
+    ) -> tuple[list[str], list[str]]:
         """Remove the user's evidence from the tenant's org memories; delete the versions it alone
-        supported. (changed ids, deleted ids)."""
+        supported; take out of the others the words only the user said (`without_erased_words`, the
+        text rewritten by `text_of`; without it the payload is kept). (changed ids, deleted ids)."""
         ...
 
     def forget_in_request_logs(self, tenant: str, memory_ids: list[str]) -> int:
@@ -135,15 +170,17 @@ def erase_user(
     index: VectorIndex | None,
     scope: Scope,
     resync: Callable[[Scope, list[str]], int] | None = None,
+    text_of: TextOf | None = None,
 ) -> ErasureResult:
     """Remove a user's turns, sessions, snapshots, memories (all versions), working memory and index entries,
-    and their evidence from the tenant's org memories (an org memory only they stated goes entirely).
+    and their evidence from the tenant's org memories (an org memory only they stated goes entirely, the
+    words only they said of one others stated go with `text_of`).
 
     Idempotent: run it again after a failure (or concurrent activity) to finish the job. `resync` rewrites
     the index entries of org memories that changed (else index_sync does, they are left pending).
     """
     erased = store.erase(scope)
-    changed, gone = store.forget_org_evidence(scope, utcnow())
+    changed, gone = store.forget_org_evidence(scope, utcnow(), text_of)
     erased["org_memories_deleted"] = len(gone)
     erased["org_memories_updated"] = len(changed)
     # MongoDB first: the index is derived, and index_sync cannot resurrect what MongoDB no longer has.

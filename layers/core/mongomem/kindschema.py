@@ -7,6 +7,7 @@ the one stored when the type was created.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -74,7 +75,7 @@ def schema_problems(schema: Any, match_key: list[str]) -> list[str]:
     if len(props) > MAX_FIELDS:
         problems.append(f"schema.properties has {len(props)} fields; at most {MAX_FIELDS}")
     for name in props:
-        if not FIELD_NAME.match(name) or name in RESERVED_FIELDS:
+        if not FIELD_NAME.fullmatch(name) or name in RESERVED_FIELDS:
             problems.append(
                 f"schema.properties.{name}: a field name is letters, digits and _ (not starting with a digit), "
                 "at most 64 characters, and not evidence_seqs"
@@ -188,15 +189,44 @@ def linear_validator(schema: dict[str, Any]) -> Any:
             listed = ", ".join(repr(n[:80]) for n in sorted(extras)[:20])
             yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
 
+    def unique_items(validator: Any, unique: Any, instance: Any, _schema: Any) -> Any:
+        if unique and validator.is_type(instance, "array"):
+            seen: set[Any] = set()
+            for item in instance:
+                key = _equality_key(item)
+                if key in seen:
+                    yield ValidationError(f"{json.dumps(instance)[:80]} has non-unique elements")
+                    return
+                seen.add(key)
+
     linear = validators.extend(
         Draft202012Validator,
         {
             "pattern": pattern,
             "patternProperties": pattern_properties,
             "additionalProperties": additional_properties,
+            "uniqueItems": unique_items,
         },
     )
     return linear(schema)
+
+
+def _equality_key(value: Any) -> Any:
+    """A hashable key two JSON values share exactly when JSON Schema calls them equal (1 and 1.0 are;
+    true and 1 are not; objects whatever their key order): `uniqueItems` in one pass over the items,
+    where jsonschema compares every pair of items that do not sort (objects), in quadratic time
+    (issue 33). Recursion is bounded by the depth limit every request body passes."""
+    if isinstance(value, bool) or value is None:
+        return ("literal", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, list):
+        return ("array", tuple(_equality_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _equality_key(v)) for k, v in value.items()))
+    return ("other", repr(value))
 
 
 def regex_problems(schema: Any) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from functools import lru_cache
 
 TAG = "mongomem-memory"
 CLOSE = f"</{TAG}>"
@@ -84,7 +85,16 @@ _FOLD = {c: letter for letter, chars in _LOOKALIKES.items() for c in chars}
 _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory")
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
-_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# A JSON string escape: a surrogate pair as one character (what `json.dumps` writes for a character outside
+# the BMP), or one code unit that is no lone surrogate (a reader cannot decode one).
+_JSON_ESCAPE = re.compile(
+    r"\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|\\u(?P<unit>(?![dD][89a-fA-F])[0-9a-fA-F]{4})"
+)
+# A letter a reader sees as a plain Latin one although Unicode gives it no decomposition: the letter with
+# a stroke, a bar, a hook or a middle tilde drawn through it (U+00F8 o with stroke, U+0275 barred o,
+# U+1D6F m with middle tilde ...). TR39 does not list them; their names do.
+_OVERLAID = re.compile(r"LATIN (?:SMALL|CAPITAL) LETTER (?:BARRED )?(?P<letter>[A-Z])(?: WITH .+)?")
 
 
 # The tools mongomem gives agents (MCP server, framework integrations): their results are mongomem's own
@@ -124,18 +134,42 @@ def _unseen(char: str) -> bool:
     return unicodedata.category(char) == "Cf" or char in _INVISIBLE
 
 
+def _json_unescape(found: re.Match[str]) -> str:
+    if found["unit"] is not None:
+        return chr(int(found["unit"], 16))
+    high, low = int(found["high"], 16), int(found["low"], 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
 def reader_forms(text: str) -> str:
-    """What a reader may turn the text into: entities and JSON escapes decoded (up to three levels),
+    """What a reader may turn the text into: entities and JSON escapes decoded, in any order and up to
+    three levels of each (an entity behind a JSON escape, a surrogate pair as its one character),
     compatibility forms folded (full-width letters), invisible format characters removed."""
     out = text
-    for _ in range(3):
-        decoded = html.unescape(out)
+    for _ in range(6):
+        decoded = _JSON_ESCAPE.sub(_json_unescape, html.unescape(out))
         if decoded == out:
             break
         out = decoded
-    out = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), out)
     out = unicodedata.normalize("NFKC", out)
     return "".join(c for c in out if not _unseen(c))
+
+
+@lru_cache(maxsize=4096)
+def _fold(char: str) -> str:
+    """What a reader takes one non-ASCII character for (see `skeleton`)."""
+    if char in _FOLD:
+        return _FOLD[char]
+    folded = "".join(
+        _FOLD.get(c, c)
+        for c in unicodedata.normalize("NFKD", char)
+        if unicodedata.category(c)[0] != "M" and not _unseen(c)
+    ).casefold()
+    if len(folded) == 1 and not folded.isascii():
+        overlaid = _OVERLAID.fullmatch(unicodedata.name(folded, ""))
+        if overlaid:
+            return _FOLD.get(overlaid["letter"].lower(), overlaid["letter"].lower())
+    return folded
 
 
 def _skeleton_map(text: str) -> tuple[str, list[int]]:
@@ -144,17 +178,7 @@ def _skeleton_map(text: str) -> tuple[str, list[int]]:
     out: list[str] = []
     origin: list[int] = []
     for i, char in enumerate(text):
-        if char.isascii():
-            folded = _FOLD.get(char, char.lower())
-        else:
-            folded = (
-                _FOLD.get(char)
-                or "".join(
-                    _FOLD.get(c, c)
-                    for c in unicodedata.normalize("NFKD", char)
-                    if unicodedata.category(c)[0] != "M" and not _unseen(c)
-                ).casefold()
-            )
+        folded = _FOLD.get(char, char.lower()) if char.isascii() else _fold(char)
         out.append(folded)
         origin.extend([i] * len(folded))
     return "".join(out), origin
@@ -163,7 +187,8 @@ def _skeleton_map(text: str) -> tuple[str, list[int]]:
 def skeleton(text: str) -> str:
     """What a reader may take `text` for, in the spirit of Unicode TR39's skeleton: compatibility forms
     decomposed (NFKD), combining marks and invisible format characters dropped, the look-alikes of the
-    marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) replaced by those letters, case folded."""
+    marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) replaced by those letters, a
+    Latin letter with a stroke, bar or hook through it (U+00F8) read as the letter, case folded."""
     return _skeleton_map(text)[0]
 
 

@@ -8,9 +8,11 @@ no round trip (docs/adr/README.md "Recent requests").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from mongomem.models.common import Scope, utcnow
+from mongomem.models.memory import MemoryRecord, MemoryView
 from mongomem.models.recall import ContextRequest, ContextResponse, RecallRequest, RecallResponse
 from mongomem.models.requests import RecentRequest, ReturnedItem
 from mongomem.models.search import SearchRequest, SearchResponse
@@ -29,6 +31,39 @@ class RecentRequestLog(Protocol):
     def latest(self, scope: Scope, limit: int) -> list[RecentRequest]:
         """The user's newest calls, newest first."""
         ...
+
+
+class MemoryReads(Protocol):
+    def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
+        """The versions with these ids the view sees, expired ones left out."""
+        ...
+
+
+GONE = "expired or deleted since"
+
+
+def without_gone(calls: Sequence[RecentRequest], memories: MemoryReads, scope: Scope) -> list[RecentRequest]:
+    """The calls as the log shows them now: a memory that has expired or been deleted since a call
+    returned it keeps its id but loses its text, and a context block that held it is left out (expired
+    or deleted means gone from every read, the log included; docs/security.md)."""
+    ids = sorted({i.id for c in calls for i in c.returned if i.id.startswith("mem-")})
+    live = (
+        {r.memory_id for r in memories.get_many(MemoryView(scope), ids) if r.status != "deleted"}
+        if ids
+        else set()
+    )
+    gone = set(ids) - live
+    shown = []
+    for call in calls:
+        if not any(i.id in gone for i in call.returned):
+            shown.append(call)
+            continue
+        returned = [
+            i.model_copy(update={"text": "", "why": f"{i.why} ({GONE})"}) if i.id in gone else i
+            for i in call.returned
+        ]
+        shown.append(call.model_copy(update={"returned": returned, "block": None}))
+    return shown
 
 
 def remember(log: RecentRequestLog | None, scope: Scope, entry: RecentRequest) -> None:

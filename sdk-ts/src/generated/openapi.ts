@@ -1123,6 +1123,10 @@ export type components = {
         EvidenceRef: {
             /** Observed At */
             observed_at?: string | null;
+            /** Said */
+            said?: {
+                [key: string]: string[];
+            } | null;
             /** Seqs */
             seqs?: number[];
             /** Snapshot Id */

@@ -251,7 +251,8 @@ def _envelope(status: int, message: str, details: Any = None) -> dict[str, Any]:
 
 
 # The methods a route may answer: any other (HEAD, TRACE, CONNECT, an unknown token such as FOO) is a
-# 405 naming these in `Allow` (RFC 9110 15.5.6), never a 5xx for what the client sent.
+# 405 naming those of them the target serves in `Allow` (RFC 9110 15.5.6), never a 5xx for what the
+# client sent; these all, when the target cannot be asked.
 ALLOWED_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 
 
@@ -334,7 +335,7 @@ class FrontHandler(BaseHTTPRequestHandler):
             if _TOKEN.fullmatch(getattr(self, "command", "") or ""):
                 self._serve()
             else:
-                self._send(_not_allowed(getattr(self, "command", "") or ""), close=True)
+                self._refuse_method()
             return
         self._send(_envelope(code, message or HTTPStatus(code).phrase), close=True)
 
@@ -392,7 +393,28 @@ class FrontHandler(BaseHTTPRequestHandler):
             on_request(self.command, self.path, int(result.get("statusCode", 200)), took, _error_code(result))
 
     def _refuse_method(self) -> None:
-        self._send(_not_allowed(self.command), close=True)
+        """A 405 for a method no route may serve (HEAD, TRACE, CONNECT, a lower-case `get`) whose `Allow`
+        names the methods the target serves (RFC 9110 15.5.6): the route's own 405 to a method it has
+        not, asked without the body (TRACE: no route answers it, and the function never sees the real
+        one); its 401 or 404 as it is."""
+        method = getattr(self, "command", "") or ""
+        target = getattr(self, "path", "") or ""
+        result = _not_allowed(method)
+        if target.startswith("/") and len(target.encode("utf-8", "replace")) <= MAX_URL_BYTES:
+            headers = dict(self.headers.items()) if getattr(self, "headers", None) is not None else {}
+            event = to_event("TRACE", target, headers, b"", self.client_address[0])
+            try:
+                answered = self.server.front.invoke(event)
+            except Exception:
+                answered = {}
+            status = int(answered.get("statusCode", 0))
+            allow = {k.lower(): v for k, v in (answered.get("headers") or {}).items()}.get("allow")
+            if status == 405 and allow:
+                result = _envelope(405, f"method {method[:32]} is not allowed", {"allow": allow.split(", ")})
+                result["headers"]["Allow"] = allow
+            elif 400 <= status < 500:
+                result = answered
+        self._send(result, close=True)
 
     def _send(self, result: dict[str, Any], close: bool = False) -> None:
         body = result.get("body") or ""

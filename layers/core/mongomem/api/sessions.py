@@ -58,12 +58,12 @@ def fast_record(svc: SessionServices, caller: Caller) -> Callable[[dict[str, Any
 
     def serve(event: dict[str, Any]) -> tuple[RecordTurnsResponse, int] | None:
         http = (event.get("requestContext") or {}).get("http") or {}
-        found = _TURNS_PATH.match(event.get("rawPath") or "")
-        if http.get("method") != "POST" or found is None or not _ID.match(session_id := found[1]):
+        found = _TURNS_PATH.fullmatch(event.get("rawPath") or "")
+        if http.get("method") != "POST" or found is None or not _ID.fullmatch(session_id := found[1]):
             return None
         query = event.get("queryStringParameters") or {}
         user_id = query.get("user_id")
-        if user_id is not None and not _ID.match(user_id):
+        if user_id is not None and not _ID.fullmatch(user_id):
             return None
         try:
             request = RecordTurnsRequest.model_validate(parse_json(event.get("body") or "null"))

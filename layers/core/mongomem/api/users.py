@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -16,11 +16,13 @@ from mongomem.models.requests import RecentRequests
 from mongomem.models.sessions import SessionPage
 from mongomem.models.users import UserPage
 from mongomem.observability import logger, metrics
-from mongomem.requestlog import KEPT
+from mongomem.requestlog import KEPT, without_gone
 
 if TYPE_CHECKING:
     from mongomem.directory import DirectoryRepository
     from mongomem.erasure import ErasureRepository
+    from mongomem.kinds import KindRegistry
+    from mongomem.longterm.ports import MemoryRepository
     from mongomem.longterm.write.indexing import MemoryIndexer
     from mongomem.requestlog import RecentRequestLog
     from mongomem.shortterm.history import History
@@ -40,6 +42,10 @@ class UserServices(Protocol):
     def history(self) -> History: ...
     @property
     def recent_requests(self) -> RecentRequestLog: ...
+    @property
+    def memory_store(self) -> MemoryRepository: ...
+    @property
+    def kinds(self) -> KindRegistry: ...
     @property
     def erasure(self) -> ErasureRepository: ...
     @property
@@ -79,7 +85,7 @@ def routes(svc: UserServices, caller: Caller) -> APIGatewayHttpRouter:
         user_id: UserId, limit: Annotated[int, Query(ge=1, le=KEPT, description="calls to return")] = KEPT
     ) -> RecentRequests:
         scope = caller.path_scope(user_id)
-        calls = svc.recent_requests.latest(scope, limit)
+        calls = without_gone(svc.recent_requests.latest(scope, limit), svc.memory_store, scope)
         return RecentRequests(user_id=scope.user_id, kept=KEPT, requests=calls)
 
     @router.delete(
@@ -89,7 +95,15 @@ def routes(svc: UserServices, caller: Caller) -> APIGatewayHttpRouter:
     def delete_user(user_id: UserId) -> ErasureResult:
         # A service account is one memory user: it may erase itself, never someone it names.
         scope = caller.path_scope(user_id)
-        result = erase_user(svc.erasure, svc.vector_index, scope, svc.indexer.sync_ids)
+        kinds = svc.kinds
+
+        def text_of(name: str, payload: dict[str, Any]) -> str:
+            kind = kinds.get(name)
+            if kind is None:
+                raise KeyError(name)  # a custom type no longer declared: its org memories are kept whole
+            return kind.text(payload)
+
+        result = erase_user(svc.erasure, svc.vector_index, scope, svc.indexer.sync_ids, text_of)
         logger.info("user erased", extra={"erased": result.erased})
         metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
         return result

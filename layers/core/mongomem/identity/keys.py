@@ -42,7 +42,7 @@ def generate() -> NewKey:
 
 def key_id_of(presented: str) -> str | None:
     """The key id of a well-formed key, or None (anything else is refused without a lookup)."""
-    match = _KEY_RE.match(presented.strip()) if presented else None
+    match = _KEY_RE.fullmatch(presented.strip()) if presented else None
     return match.group("key_id") if match else None
 
 

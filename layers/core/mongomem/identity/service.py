@@ -14,7 +14,7 @@ from mongomem.models.keys import ApiKey
 
 
 def _check_id(name: str, value: str) -> None:
-    if not re.match(ID_PATTERN, value):
+    if not re.fullmatch(ID_PATTERN, value):
         raise InvalidInput(
             f"{name} {value!r} is not a valid identifier ([A-Za-z0-9._:@-], 1-128, not . or ..)"
         )

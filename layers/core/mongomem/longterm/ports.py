@@ -117,7 +117,7 @@ class MemoryRepository(Protocol):
         self, scope: Scope, kind: str, keys: list[str], snapshot_id: str | None
     ) -> list[MemoryRecord]:
         """In one read, for a batch of match keys: their active versions and the versions that already
-        hold this snapshot's evidence (any status)."""
+        hold this snapshot's evidence (any status); never an expired version (expired means gone)."""
         ...
 
     def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]: ...

@@ -169,7 +169,7 @@ def _date_text(value: str) -> str:
     text = value.strip()
     if len(text) > MAX_DATE_TEXT_CHARS:
         raise ValueError(f"a date holds at most {MAX_DATE_TEXT_CHARS} characters; got {len(text)}")
-    reduced = _REDUCED_DATE.match(text)
+    reduced = _REDUCED_DATE.fullmatch(text)
     try:
         if reduced:  # a year or a month (ISO 8601 reduced precision, as "in 2026" is extracted)
             date(int(reduced.group(1)), int(reduced.group(2) or 1), 1)

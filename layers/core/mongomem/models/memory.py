@@ -31,6 +31,22 @@ class EvidenceRef(BaseModel):
     user_id: str | None = None
     # when it was said: the latest of the cited turns' timestamps (an API write: its observed_at, or now)
     observed_at: datetime | None = None
+    # an org statement's own words, per field (`stated_words`): erasing its user takes out of the org
+    # memory what only they said (an alias, a tag); None for a private memory and older entries
+    said: dict[str, list[str]] | None = None
+
+
+def stated_words(payload: dict[str, Any]) -> dict[str, list[str]]:
+    """The texts of a payload, per field: a text field's value, a list field's text items."""
+    words: dict[str, list[str]] = {}
+    for name, value in payload.items():
+        if isinstance(value, str) and value:
+            words[name] = [value]
+        elif isinstance(value, list):
+            texts = [v for v in value if isinstance(v, str)]
+            if texts:
+                words[name] = texts
+    return words
 
 
 class DecisionRecord(BaseModel):

@@ -10,7 +10,7 @@ from pymongo import ASCENDING, IndexModel
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import resource_key
-from mongomem.erasure import PendingSweep
+from mongomem.erasure import PendingSweep, TextOf, without_erased_words
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
@@ -29,9 +29,12 @@ REQUEST_LOGS = "recent_requests"
 SWEEPS = "erasure_sweeps"
 
 
-def _without_user(doc: dict[str, Any], user_id: str, at: datetime) -> dict[str, object] | None:
+def _without_user(
+    doc: dict[str, Any], user_id: str, at: datetime, text_of: TextOf | None
+) -> dict[str, object] | None:
     """The $set that takes one user's evidence out of an org memory version (with the decisions their
-    snapshots made and the reinforcements they added); None when no other user's evidence is left."""
+    snapshots made, the reinforcements they added and, with `text_of`, the words only they said); None
+    when no other user's evidence is left."""
     evidence = doc.get("evidence") or []
     mine = [e for e in evidence if e.get("user_id") == user_id]
     rest = [e for e in evidence if e.get("user_id") != user_id]
@@ -48,6 +51,14 @@ def _without_user(doc: dict[str, Any], user_id: str, at: datetime) -> dict[str, 
     seen = [e["observed_at"] for e in rest if e.get("observed_at")]
     if seen:
         update["observed_at"] = min(seen)
+    payload = without_erased_words(
+        doc.get("payload") or {}, [e.get("said") for e in mine], [e.get("said") for e in rest]
+    )
+    if payload is not None and text_of is not None:
+        try:
+            update.update(payload=payload, text=text_of(str(doc.get("type")), payload))
+        except KeyError:  # a custom type no longer declared: its payload stays as it is
+            pass
     return update
 
 
@@ -164,7 +175,9 @@ class MongoErasureRepository:
             with translate_errors():
                 self.db.client.admin.command("fsync")
 
-    def forget_org_evidence(self, scope: Scope, at: datetime) -> tuple[list[str], list[str]]:
+    def forget_org_evidence(
+        self, scope: Scope, at: datetime, text_of: TextOf | None = None
+    ) -> tuple[list[str], list[str]]:
         """Take the user's evidence out of the tenant's org memories: a version left without evidence is
         deleted, the others lose the user's entries (and the count they added). A lineage whose active
         version went falls back to its newest surviving version. Returns (changed ids, deleted ids)."""
@@ -175,7 +188,7 @@ class MongoErasureRepository:
         query = {"tenant": scope.tenant, "user_id": ORG_OWNER, "evidence.user_id": scope.user_id}
         with translate_errors():
             for doc in coll.find(query, {"vector": 0}):
-                update = _without_user(doc, scope.user_id, at)
+                update = _without_user(doc, scope.user_id, at, text_of)
                 if update is None:
                     coll.delete_one({"_id": doc["_id"]})
                     deleted.append(doc["_id"])

@@ -363,11 +363,15 @@ class MemoryStore:
         with translate_errors():
             # whole documents: SecantusDB spends more on a projection than on returning the vector
             docs = list(self.coll.find(query))
+        now = utcnow()  # an expired version is gone from the writer's reads too (until the TTL monitor runs)
         return [
             r
             for r in map(to_record, docs)
-            if r.status == "active"
-            or (snapshot_id is not None and any(e.snapshot_id == snapshot_id for e in r.evidence))
+            if (r.expires_at is None or r.expires_at > now)
+            and (
+                r.status == "active"
+                or (snapshot_id is not None and any(e.snapshot_id == snapshot_id for e in r.evidence))
+            )
         ]
 
     def lineage(self, scope: Scope, lineage_id: str) -> list[MemoryRecord]:

@@ -41,7 +41,7 @@ from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.reads import CandidateReader, KeyReads
 from mongomem.longterm.write.records import decision_record, lineage_id, new_version
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord, Visibility
+from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord, Visibility, stated_words
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.vectors.port import VectorIndex
@@ -212,7 +212,10 @@ class MemoryWriter:
                     extra={"memory_type": kind.name, "fields": [g for g in kind.grants if payload.get(g)]},
                 )
                 payload = kind.without_grants(payload)
-            accepted.append((payload, _cited(evidence, cited, request.turn_times)))
+            proof = _cited(evidence, cited, request.turn_times)
+            if visibility == "org":  # what this user said, so erasing them can take out what only they said
+                proof = proof.model_copy(update={"said": stated_words(payload)})
+            accepted.append((payload, proof))
         return accepted
 
     def _new_memories(
