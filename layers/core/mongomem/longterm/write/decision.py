@@ -69,6 +69,9 @@ class NewMemory:
     authoritative: bool = False
     # False: the caller asked to write it as it is (an API write with reconcile=false)
     reconcile: bool = True
+    # the fields a tenant-wide caller sent empty (`[]`, null): it clears them in an org memory (every
+    # tool grant revoked, every alias dropped, the description cleared); an omitted field keeps its value
+    cleared: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
