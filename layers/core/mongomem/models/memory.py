@@ -31,6 +31,11 @@ class EvidenceRef(BaseModel):
     user_id: str | None = None
     # when it was said: the latest of the cited turns' timestamps (an API write: its observed_at, or now)
     observed_at: datetime | None = None
+    tenant_wide: bool = Field(
+        False,
+        description="stated with a tenant-wide key (memory_service, operator) about shared memory: backed "
+        "by the tenant, not by the user it names",
+    )
 
 
 class DecisionRecord(BaseModel):

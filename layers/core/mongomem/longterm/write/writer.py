@@ -196,7 +196,11 @@ class MemoryWriter:
         evidence (the user who said it, and the turns it cites) and, from a tenant-wide writer, the
         fields it sent empty (`_cleared`)."""
         kind = request.kind
-        evidence = request.evidence.model_copy(update={"user_id": request.scope.user_id})
+        # a tenant-wide key's statement of shared memory is the tenant's, whichever user it names
+        tenant_wide = request.authoritative and visibility == "org"
+        evidence = request.evidence.model_copy(
+            update={"user_id": request.scope.user_id, "tenant_wide": tenant_wide}
+        )
         accepted: list[Accepted] = []
         for raw in request.items:
             try:
