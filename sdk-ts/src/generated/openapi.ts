@@ -1137,6 +1137,12 @@ export type components = {
              * @enum {string}
              */
             source?: "extraction" | "api" | "import";
+            /**
+             * Tenant Wide
+             * @description stated with a tenant-wide key (memory_service, operator) about shared memory: backed by the tenant, not by the user it names
+             * @default false
+             */
+            tenant_wide?: boolean;
             /** User Id */
             user_id?: string | null;
         };

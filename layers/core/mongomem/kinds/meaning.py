@@ -309,32 +309,27 @@ def restates(old: str, new: str) -> bool:
 
 # Punctuation that says something wherever it stands: a share, a number sign, an "and", an "or", a mark.
 _MEANT = frozenset("%\u2030\u2031#&@/\\*\u2020\u2021\u00a7\u00b6")
+# The hyphens that join the words of a compound ("post-incident"): read as the space they stand for.
+_HYPHENS = frozenset("-\u2010")
 
 
 def worded(text: str) -> str:
     """A text to the letter, as a restatement of shared memory must repeat it: every character of every
-    script and its letter case count (a unit is said by case: "5 MW" is not "5 mW"), except runs of
-    whitespace, a closing full stop, the case of an opening word of three letters or more ("Post" /
-    "post", but "Mm" is not "mm") and punctuation attached to a word ("post-incident review." and "post
-    incident review" are worded alike). Punctuation touching a number is kept ("-18", "\u201318", ".5",
-    "-\u00bd", "7'"), and so is punctuation standing alone ("at - 18") and the signs of `_MEANT` ("50 %" is
-    not "50 \u2030")."""
+    script, its punctuation and its letter case count (a unit is said by case: "5 MW" is not "5 mW"; a
+    host, an address, a file name or a range by its dots, dashes, underscores and commas: "pkg-acme.io"
+    is not "pkg.acme.io", "Monday-Friday" is not "Monday, Friday"), except runs of whitespace, a
+    closing full stop, the case of an opening word of three letters or more ("Post" / "post", but "Mm"
+    is not "mm") and a hyphen joining two letters of a compound, read as a space ("post-incident
+    review." and "post incident review" are worded alike)."""
     said = " ".join(unicodedata.normalize("NFC", text).split())
     if said.endswith(".") and not said.endswith(".."):
         said = said[:-1]  # a closing full stop ends the sentence, whatever stands before it
-    out: list[str] = []
-    run: list[str] = []  # punctuation read but not yet kept or dropped
-    for ch in said + " ":
-        if unicodedata.category(ch).startswith("P") and ch not in _MEANT:
-            run.append(ch)
-            continue
-        if run:
-            before = out[-1] if out else " "
-            numbers = ch.isnumeric() or before.isnumeric()
-            attached = ch.isalpha() or before.isalpha()
-            out.append("".join(run) if numbers or not attached else " ")
-            run = []
-        out.append(ch)
+    out = [
+        " "
+        if ch in _HYPHENS and 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
+        else ch
+        for i, ch in enumerate(said)
+    ]
     return _first_word_folded(" ".join("".join(out).split()))
 
 

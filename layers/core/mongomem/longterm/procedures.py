@@ -64,6 +64,10 @@ class ProcedureService:
 
     def skill(self, scope: Scope, memory_id: str) -> SkillExport:
         record = self._procedure(scope, memory_id)
+        if record.status != "active" and record.payload.get("allowed_tools"):
+            # a version no longer current grants nothing: its tool grants were replaced or revoked
+            payload = {k: v for k, v in record.payload.items() if k != "allowed_tools"}
+            record = record.model_copy(update={"payload": payload})
         name, content = render_skill(record)
         return SkillExport(
             memory_id=record.memory_id,

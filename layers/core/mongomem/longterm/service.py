@@ -36,7 +36,9 @@ def memory_out(record: MemoryRecord, viewer: str | None = None) -> MemoryOut:
     if viewer is not None and record.visibility == "org":
         own = {e.snapshot_id for e in evidence if e.user_id == viewer and e.snapshot_id}
         evidence = [
-            e if e.user_id == viewer else EvidenceRef(source=e.source, observed_at=e.observed_at)
+            e
+            if e.user_id == viewer
+            else EvidenceRef(source=e.source, observed_at=e.observed_at, tenant_wide=e.tenant_wide)
             for e in evidence
         ]
         decisions = [

@@ -34,6 +34,11 @@ class EvidenceRef(BaseModel):
     # an org statement's own words, per field (`stated_words`): erasing its user takes out of the org
     # memory what only they said (an alias, a tag); None for a private memory and older entries
     said: dict[str, list[str]] | None = None
+    tenant_wide: bool = Field(
+        False,
+        description="stated with a tenant-wide key (memory_service, operator) about shared memory: backed "
+        "by the tenant, not by the user it names",
+    )
 
 
 def stated_words(payload: dict[str, Any]) -> dict[str, list[str]]:

@@ -133,6 +133,8 @@ def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
     table of value words (times, units, dates, negations in every language) can be complete; the
     letter is (docs/security.md "The proposal rule")."""
     if "org" in (new.visibility, target.visibility):
+        if new.authoritative and any(target.payload.get(f) for f in new.cleared):
+            return False  # the tenant clears a field the memory holds: a new version without it
         return new.kind.states_exactly(target.payload, new.payload, whole_lists=new.authoritative)
     return new.kind.same_content(target.payload, new.payload)
 
@@ -180,11 +182,11 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
 def _updated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
     """The payload of the next version: what the kind makes of the two, and a tenant-wide writer's
     labels and grants of shared memory as that writer gave them (it may remove an alias or a tool grant,
-    which the kind's merge would keep)."""
+    which the kind's merge would keep, and clear a field by sending it empty)."""
     payload = new.kind.updated(target.payload, new.payload)
     if new.authoritative and "org" in (new.visibility, target.visibility):
         given = {f: new.payload[f] for f in new.kind.unordered if new.payload.get(f)}
-        payload = {**payload, **given}
+        payload = {k: v for k, v in {**payload, **given}.items() if k not in new.cleared}
     return payload
 
 

@@ -69,6 +69,9 @@ class NewMemory:
     authoritative: bool = False
     # False: the caller asked to write it as it is (an API write with reconcile=false)
     reconcile: bool = True
+    # the fields a tenant-wide caller sent empty (`[]`, null): it clears them in an org memory (every
+    # tool grant revoked, every alias dropped, the description cleared); an omitted field keeps its value
+    cleared: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:
@@ -272,6 +275,14 @@ Verdict: TypeAlias = (
 )
 
 
+# The tenant as a version's backer: a tenant-wide key stated it. Never a user id (ids take no parentheses),
+# so no user's statement includes it: the user such a write names cannot undo or extend it alone.
+TENANT = "(tenant)"
+
+
 def contributors(record: MemoryRecord) -> set[str]:
-    """The users whose statements a version's evidence holds."""
-    return {e.user_id for e in record.evidence if e.user_id}
+    """Who stands behind a version: the users whose statements its evidence holds, and `TENANT` for a
+    tenant-wide key's statement (in place of the user that write names)."""
+    return {
+        TENANT if e.tenant_wide else e.user_id or "" for e in record.evidence if e.user_id or e.tenant_wide
+    }

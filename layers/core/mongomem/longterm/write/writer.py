@@ -95,6 +95,10 @@ class WriteRequest:
     user_names: Collection[str] = ()
 
 
+# An accepted item: its payload, its evidence and the fields a tenant-wide writer sent empty.
+Accepted = tuple[dict[str, Any], EvidenceRef, frozenset[str]]
+
+
 class MemoryWriter:
     def __init__(
         self,
@@ -187,14 +191,17 @@ class MemoryWriter:
             self.indexer.sync(self.store.get_many(home, list(dict.fromkeys(touched))))
         return result
 
-    def _accept(
-        self, request: WriteRequest, visibility: Visibility, refused: Counter[str]
-    ) -> list[tuple[dict[str, Any], EvidenceRef]]:
+    def _accept(self, request: WriteRequest, visibility: Visibility, refused: Counter[str]) -> list[Accepted]:
         """The items the kind accepts (those it refuses counted in `refused`, by reason), each with its
-        evidence: the user who said it, and the turns it cites."""
+        evidence (the user who said it, and the turns it cites) and, from a tenant-wide writer, the
+        fields it sent empty (`_cleared`)."""
         kind = request.kind
-        evidence = request.evidence.model_copy(update={"user_id": request.scope.user_id})
-        accepted: list[tuple[dict[str, Any], EvidenceRef]] = []
+        # a tenant-wide key's statement of shared memory is the tenant's, whichever user it names
+        tenant_wide = request.authoritative and visibility == "org"
+        evidence = request.evidence.model_copy(
+            update={"user_id": request.scope.user_id, "tenant_wide": tenant_wide}
+        )
+        accepted: list[Accepted] = []
         for raw in request.items:
             try:
                 payload, cited = kind.validate(raw)
@@ -215,22 +222,23 @@ class MemoryWriter:
             proof = _cited(evidence, cited, request.turn_times)
             if visibility == "org":  # what this user said, so erasing them can take out what only they said
                 proof = proof.model_copy(update={"said": stated_words(payload)})
-            accepted.append((payload, proof))
+            cleared = _cleared(kind, raw) if request.authoritative else frozenset()
+            accepted.append((payload, proof, cleared))
         return accepted
 
     def _new_memories(
         self,
         request: WriteRequest,
         visibility: Visibility,
-        accepted: list[tuple[dict[str, Any], EvidenceRef]],
+        accepted: list[Accepted],
     ) -> list[NewMemory]:
         """The accepted items as memories to reconcile: a subject naming the user made "user", embedded."""
         kind = request.kind
         if kind.subject(accepted[0][0]) is not None:
-            payloads = [p for p, _ in accepted]
+            payloads = [p for p, _, _ in accepted]
             subjects = UserSubjects(self.store, request.scope, kind, payloads, request.user_names)
-            accepted = [(subjects.canonical(p), proof) for p, proof in accepted]
-        vectors = self.embedder.embed([kind.text(p) for p, _ in accepted], "document")
+            accepted = [(subjects.canonical(p), proof, cleared) for p, proof, cleared in accepted]
+        vectors = self.embedder.embed([kind.text(p) for p, _, _ in accepted], "document")
         return [
             NewMemory(
                 kind,
@@ -244,8 +252,9 @@ class MemoryWriter:
                 metadata=dict(request.metadata),
                 authoritative=request.authoritative,
                 reconcile=request.reconcile,
+                cleared=cleared,
             )
-            for (payload, proof), vector in zip(accepted, vectors, strict=True)
+            for (payload, proof, cleared), vector in zip(accepted, vectors, strict=True)
         ]
 
     def apply(
@@ -407,6 +416,17 @@ class MemoryWriter:
         self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+def _cleared(kind: MemoryKind, raw: Any) -> frozenset[str]:
+    """The fields an item sends empty (`[]`, `null`, ""): from a tenant-wide writer, what it clears in
+    an org memory (an omitted field keeps what the memory holds)."""
+    if not isinstance(raw, Mapping):
+        return frozenset()
+    fields = kind.item.model_fields
+    return frozenset(
+        f for f, v in raw.items() if f in fields and f != "evidence_seqs" and v in (None, [], "", {})
+    )
 
 
 def _cited(
