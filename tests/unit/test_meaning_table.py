@@ -218,3 +218,47 @@ def test_backing_a_proposal_keeps_the_case_a_unit_is_said_in() -> None:
     for fold in (exact, worded):
         assert fold("Mm is the grid unit") != fold("mm is the grid unit")
         assert fold("Counted within 4 hours") == fold("counted within 4 hours")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        # two days, months or times of day in another order: another statement
+        (
+            "I visit my parents in May and my in-laws in June",
+            "I visit my parents in June and my in-laws in May",
+            False,
+        ),
+        (
+            "I swim on Monday and run on Friday at the club",
+            "I swim on Friday and run on Monday at the club",
+            False,
+        ),
+        # the two sides of a sided word swapped
+        (
+            "the backup job runs before the deploy job each night",
+            "the deploy job runs before the backup job each night",
+            False,
+        ),
+        # a weekday in Spanish, French, German or Italian is a weekday
+        (
+            "la reunión del equipo es el lunes a las diez",
+            "la reunión del equipo es el martes a las diez",
+            False,
+        ),
+        (
+            "le cours de danse est le samedi matin au studio",
+            "le cours de danse est le dimanche matin au studio",
+            False,
+        ),
+        # one time word moved, or the same order in other words: the same statement
+        ("I swim on Monday mornings at the club", "On Monday mornings I swim at the club", True),
+        (
+            "I visit my parents in May and my in-laws in June",
+            "In May I visit my parents and in June my in-laws",
+            True,
+        ),
+    ],
+)
+def test_the_order_of_days_and_sides_is_part_of_what_is_said(old: str, new: str, same: bool) -> None:
+    assert same_value(old, new) is same and restates(old, new) is same

@@ -279,6 +279,29 @@ def _unread(text: str) -> bool:
     return any(ch.isalpha() and not ch.isascii() for ch in _visible(text))
 
 
+_TIME_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december morning afternoon evening night".split()
+)
+# Words whose two sides say which is which: "the backup runs before the deploy" is not the reverse.
+_SIDED = frozenset("before after than until instead rather above below".split())
+
+
+def order_changed(old: str, new: str) -> bool:
+    """Whether two texts say the same words in an order that changes what they say: two days, months or
+    times of day or more in another order ("parents in May, in-laws in June" / "parents in June, in-laws
+    in May"), or the words around a sided word ("before", "than") swapped."""
+    wa, wb = norm(old).split(), norm(new).split()
+    ta = [MEANINGS.get(w) for w in wa if MEANINGS.get(w) in _TIME_WORDS]
+    tb = [MEANINGS.get(w) for w in wb if MEANINGS.get(w) in _TIME_WORDS]
+    if len(ta) >= 2 and sorted(map(str, ta)) == sorted(map(str, tb)) and ta != tb:
+        return True
+    if _SIDED & set(wa) and _SIDED & set(wb):
+        ca, cb = [w for w in wa if len(w) > 2], [w for w in wb if len(w) > 2]
+        return sorted(ca) == sorted(cb) and ca != cb
+    return False
+
+
 def same_value(old: str, new: str) -> bool:
     """The same value after normalisation: exactly, for short values and for text in a script the table
     does not read (a changed word there may be a changed number or negation); for longer text the same
@@ -290,7 +313,7 @@ def same_value(old: str, new: str) -> bool:
         return hard_anchors(old) == hard_anchors(new)
     if len(a.split()) <= SHORT_WORDS or len(b.split()) <= SHORT_WORDS or _unread(old) or _unread(new):
         return False
-    if anchors(old) != anchors(new) or negates_by_prefix(old, new):
+    if anchors(old) != anchors(new) or negates_by_prefix(old, new) or order_changed(old, new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
@@ -302,6 +325,8 @@ def restates(old: str, new: str) -> bool:
     if same_value(old, new):
         return True
     if anchors(old) != anchors(new) or negates_by_prefix(old, new) or _unread(old) or _unread(new):
+        return False
+    if order_changed(old, new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
