@@ -280,3 +280,25 @@ def test_a_procedure_is_kept_only_where_a_turn_gives_its_steps(
 ) -> None:
     turns = [*CHAT, TurnView(3, "user", said, WHEN, "Ana")]
     assert check(KINDS["procedural"], item, Conversation(turns, ["ana"])) == expected
+
+
+@pytest.mark.parametrize(
+    ("said", "term", "expected"),
+    [
+        # a word the chat used, glossed from what the model knows: no turn defines it
+        ("I post my dance videos on TikTok every week.", "TikTok", "not_defined"),
+        (
+            "Last weekend I joined a mentorship program for LGBTQ youth - it's rewarding.",
+            "LGBTQ youth",
+            "not_defined",
+        ),
+        # defined by a turn: "X means ...", "... (X)", "called X", "my home airport is X"
+        ("In our team PIR means post-incident review, held after an outage.", "PIR", None),
+        ("We hold a post-incident review (PIR) after an outage.", "PIR", None),
+    ],
+)
+def test_a_term_is_kept_only_where_a_turn_defines_it(said: str, term: str, expected: str | None) -> None:
+    turns = [*CHAT, TurnView(3, "user", said, WHEN, "Ana")]
+    words = said.rstrip(".").split()
+    item = {"evidence_seqs": [3], "term": term, "definition": " ".join(words[-4:])}
+    assert check(KINDS["taxonomic"], item, Conversation(turns, ["ana"])) == expected

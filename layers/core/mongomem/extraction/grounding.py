@@ -12,6 +12,9 @@ tell such an item from a fact, so every item is checked against the conversation
   invented place, a date's day that no turn gives, the example attribute of the prompt).
 - `wrong_subject`: an item about the user (its subject is the user, or an episode told as the user's)
   that cites only turns another speaker said: the friend's activity is not the user's.
+- `not_defined`: a term whose stating turn and the two before it do not define it ("X means / stands
+  for ...", "X (...)", "X: ...", "X is a ...", "... (X)", "called X"): a small model glosses any word a
+  chat used ("TikTok: a social media platform ...") from what it knows, not from the conversation.
 - `no_steps`: a procedure whose stating turn and the two before it give no steps: no list, no sequence
   ("first ... then ..."), no instruction ("To X, do Y."; "here's how"), no tool call. A chat about a pottery
   class is not a procedure, whatever steps a model writes around its words.
@@ -28,6 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mongomem.extraction.orgscreen import CUE as _CUE
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
 from mongomem.retrieval.lexical import stem, tokenize
@@ -85,6 +89,27 @@ _INSTRUCTION = re.compile(
     r"\b(?:the\s+)?(?:process|procedure|routine|recipe|checklist|runbook)\s+(?:is|goes)\s*:)",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+_DEFINING_AFTER = rf"\s*(?:,?\s+{_CUE}\b|\(|:|=|\s+(?:is|are)\s+(?:an?|the)\b|,\s+(?:an?|i\.e\.|that\s+is)\s)"  # "X means", "X, a ..."
+_DEFINING_BEFORE = (
+    r"(?:\b(?:is|are|means)\s+(?:an?\s+|the\s+)?|(?:\bcalled|\bcall\s+(?:it|this|that|them)|\bknown\s+as|"
+    r"\bthe\s+term)\s+[\"'\u201c\u2018]?)"
+)
+
+
+def defines(text: str, terms: Iterable[str]) -> bool:
+    """Whether a text defines one of `terms`: "X means / stands for / is short for ...", "X (...)", "X:
+    ...", "X is a ...", "... (X)", "called X", "known as X"."""
+    for term in terms:
+        name = re.escape(term.strip())
+        if not name:
+            continue
+        if re.search(rf"(?<!\w){name}(?!\w)[\"'\u201d\u2019]?{_DEFINING_AFTER}", text, re.IGNORECASE):
+            return True
+        if re.search(rf"{_DEFINING_BEFORE}{name}(?!\w)|\(\s*{name}\s*\)", text, re.IGNORECASE):
+            return True
+    return False
 
 
 def gives_steps(text: str) -> bool:
@@ -204,8 +229,8 @@ class Conversation:
 def check(
     kind: MemoryKind, item: Any, conversation: Conversation, *, allowed: Iterable[str] = ()
 ) -> str | None:
-    """Why an item is refused (no_evidence, ungrounded, invented, no_steps, wrong_subject), or None when the
-    turns it cites state it. `allowed` are words any item may use (the user's names, a kind's enums)."""
+    """Why an item is refused (no_evidence, ungrounded, invented, not_defined, no_steps, wrong_subject), or
+    None when the turns it cites state it. `allowed` are words any item may use (the user's names, a kind's enums)."""
     if not isinstance(item, dict):
         return None  # malformed: the commit refuses and counts it
     seqs = conversation.cited(item.get("evidence_seqs") or [])
@@ -234,6 +259,11 @@ def check(
     where, share = conversation.locate(seqs, wanted)
     if share < MIN_SHARE.get(kind.name, DEFAULT_SHARE):
         return "ungrounded"
+    if kind.name == "taxonomic" and not defines(
+        "\n".join(conversation.turns[s].content for s in conversation.window(where)),
+        [str(payload.get("term") or ""), *[str(a) for a in payload.get("aliases") or []]],
+    ):
+        return "not_defined"
     if kind.name == "procedural" and not gives_steps(
         "\n".join(conversation.turns[s].content for s in conversation.window(where))
     ):

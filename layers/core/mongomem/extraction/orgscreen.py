@@ -44,7 +44,7 @@ _EVALUATION = re.compile(
     r"^(?:an?|the|such\s+an?|quite\s+an?|really\s+an?)\s+(?:\w+\s+)?(?P<word>[\w-]+)", re.IGNORECASE
 )
 # "X stands for / means / is defined as ...": the conversation defines the term.
-_CUE = r"(?:stands\s+for|means|is\s+defined\s+as|refers\s+to|is\s+short\s+for|short\s+for|also\s+known\s+as|aka|a\.k\.a\.|is\s+called|we\s+call)"
+CUE = r"(?:stands\s+for|means|is\s+defined\s+as|refers\s+to|is\s+short\s+for|short\s+for|also\s+known\s+as|aka|a\.k\.a\.|is\s+called|we\s+call)"
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9&]{1,7}s?\b")
 _CODE = re.compile(r"[_/#.+]\w|\w[A-Z][a-z]|\d|`")
 # a procedure's name that is the head of a sentence, not a task: an exclamation, a greeting, a reply
@@ -115,7 +115,7 @@ def term_like(term: str, turns: Sequence[TurnView]) -> bool:
         text = turn.content
         if re.search(rf"[\"'`\u201c\u2018]{escaped}[\"'`\u201d\u2019]", text, re.IGNORECASE):
             return True  # quoted
-        if re.search(rf"\b{escaped}\s*,?\s+{_CUE}\b", text, re.IGNORECASE):
+        if re.search(rf"\b{escaped}\s*,?\s+{CUE}\b", text, re.IGNORECASE):
             return True
         if words[0][:1].isupper() and _mid_sentence(term, text):
             return True  # capitalised where no sentence starts: a name ("we moved to Kubernetes")
