@@ -281,6 +281,11 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
         return _add("no memory with this key or meaning", score=best_score)
     if found.judgement is None:
         for score, candidate in ambiguous:
+            if "org" in (new.visibility, candidate.visibility) and not (
+                new.kind.same_name(candidate.payload, new.payload)
+                and new.kind.states_exactly(candidate.payload, new.payload)
+            ):
+                continue  # shared memory is restated to the letter only (restates_by_key), never by meaning
             if new.kind.restates(candidate.payload, new.payload):
                 reason = f"restates a memory in other words (cosine {score:.2f}, same anchors)"
                 return _reinforce(new, candidate, reason, score=score)
