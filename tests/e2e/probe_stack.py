@@ -59,3 +59,19 @@ def api(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tup
             return resp.status, json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read() or b"null")
+
+
+def seed(stack: Stack, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An org memory written by the tenant key as it is (no reconciliation), for alice."""
+    body = {"user_id": "alice", "type": kind, "payload": payload, "reconcile": False}
+    status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
+    assert (status, written["memory"]["visibility"]) == (201, "org"), written
+    return dict(written["memory"])
+
+
+def active_payload(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
+    """The payload of the active version of `memory`'s lineage, as another user (eve) reads it."""
+    status, found = api(stack, stack.users["eve"], "GET", f"/v1/memories/{memory['memory_id']}?history=true")
+    assert status == 200, found
+    live = [v for v in [found["memory"], *found.get("history", [])] if v["status"] == "active"]
+    return dict(live[0]["payload"])

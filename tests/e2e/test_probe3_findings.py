@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.probe_stack import Stack, api, running_stack
+from tests.e2e.probe_stack import Stack, active_payload, api, running_stack, seed
 
 USERS = ("alice", "bob", "carol", "eve")
 
@@ -33,20 +33,6 @@ USERS = ("alice", "bob", "carol", "eve")
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     yield from running_stack(tmp_path_factory.mktemp("probe3-findings"), USERS)
-
-
-def seed(stack: Stack, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    body = {"user_id": "alice", "type": kind, "payload": payload, "reconcile": False}
-    status, written = api(stack, stack.tenant, "POST", "/v1/memories", body)
-    assert (status, written["memory"]["visibility"]) == (201, "org"), written
-    return dict(written["memory"])
-
-
-def active_payload(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
-    status, found = api(stack, stack.users["eve"], "GET", f"/v1/memories/{memory['memory_id']}?history=true")
-    assert status == 200, found
-    live = [v for v in [found["memory"], *found.get("history", [])] if v["status"] == "active"]
-    return dict(live[0]["payload"])
 
 
 # -- shared memory: punctuation and case that carry the value ---------------------------------------------
