@@ -88,6 +88,23 @@ def fact(seqs: list[int], value: str, subject: str = "user", attribute: str = "x
             {"evidence_seqs": [2], "title": "Job loss", "summary": "Ana lost her job at Door Dash"},
             "wrong_subject",
         ),
+        # and the other way round: the user's own trip credited to the friend they told it to
+        (
+            "episodic",
+            {"evidence_seqs": [6], "title": "Gina's trip", "summary": "Gina flew to Berlin for a conference"},
+            "wrong_subject",
+        ),
+        (
+            "semantic",
+            fact([3], "won first place in dance shows", subject="Gina", attribute="awards"),
+            "wrong_subject",
+        ),
+        # what the friend says of themselves stays theirs, by their name
+        (
+            "episodic",
+            {"evidence_seqs": [2], "title": "Job loss", "summary": "Gina lost her job at Door Dash"},
+            None,
+        ),
         (
             "preference",
             {"evidence_seqs": [5], "category": "dance", "preference": "contemporary dance"},

@@ -11,7 +11,9 @@ tell such an item from a fact, so every item is checked against the conversation
 - `invented`: a name, number or term in any of its fields appears nowhere in the conversation (an
   invented place, a date's day that no turn gives, the example attribute of the prompt).
 - `wrong_subject`: an item about the user (its subject is the user, or an episode told as the user's)
-  that cites only turns another speaker said: the friend's activity is not the user's.
+  that cites only turns another speaker said: the friend's activity is not the user's; and the other way
+  round, an item told as another speaker's that only the user's own turns state (the user's volunteering
+  credited to the friend they told it to).
 - `not_defined`: a term whose stating turn and the two before it do not define it ("X means / stands
   for ...", "X (...)", "X: ...", "X is a ...", "... (X)", "called X"): a small model glosses any word a
   chat used ("TikTok: a social media platform ...") from what it knows, not from the conversation.
@@ -268,9 +270,12 @@ def check(
         "\n".join(conversation.turns[s].content for s in conversation.window(where))
     ):
         return "no_steps"
-    told_as_users = _told_as_users(kind, payload, conversation)
-    if told_as_users and "user" not in conversation.stated_by(where, wanted, seqs):
+    told_as = _told_as(kind, payload, conversation)
+    stated_by = conversation.stated_by(where, wanted, seqs)
+    if told_as == "user" and "user" not in stated_by:
         return "wrong_subject"
+    if told_as == "other" and stated_by == {"user"}:
+        return "wrong_subject"  # the user's own trip credited to the friend they told it to
     # the item's evidence is the turns that state it, not every turn a model listed
     item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]
     return None
@@ -282,15 +287,21 @@ def _said_of(found: set[str], names: set[str]) -> set[str]:
     return found - names or found
 
 
-def _told_as_users(kind: MemoryKind, payload: dict[str, Any], conversation: Conversation) -> bool:
-    """Whether the item is about the user: a subject that is the user, or (kinds without a subject) a
-    text that names the user and no one else who spoke."""
-    if kind.subject(payload) is not None:
-        return norm(str(kind.subject(payload))) in conversation.user_names
+def _told_as(kind: MemoryKind, payload: dict[str, Any], conversation: Conversation) -> str | None:
+    """Whose the item is told as: "user" (a subject that is the user or, for kinds without a subject, a
+    text that names the user and no one else who spoke), "other" (it names only another speaker), or None."""
+    others = {norm(t.name) for t in conversation.turns.values() if t.name and t.role != "user"} - {""}
+    others -= conversation.user_names
+    subject = kind.subject(payload)
+    if subject is not None:
+        said = norm(str(subject))
+        return "user" if said in conversation.user_names else ("other" if said in others else None)
     text = f" {norm(kind.text(payload))} "
-    others = {norm(t.name) for t in conversation.turns.values() if t.name and t.role != "user"}
     names_user = any(f" {n} " in text for n in conversation.user_names)
-    return names_user and not any(f" {n} " in text for n in others if n)
+    names_other = any(f" {n} " in text for n in others)
+    if names_user != names_other:
+        return "user" if names_user else "other"
+    return None
 
 
 def enum_values(kind: MemoryKind) -> frozenset[str]:
