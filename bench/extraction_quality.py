@@ -30,6 +30,14 @@ conversation says about the right person), `wrong_subject_rate`, `invented_rate`
     .venv/bin/python bench/extraction_quality.py DATA_DIR --sessions 1 --conversations 26 \\
         --provider openai-compatible --base-url http://127.0.0.1:8081/v1 --model local
     .venv/bin/python bench/extraction_quality.py DATA_DIR --dump pairs.jsonl   # the judged pairs
+
+`--answers FILE` (openai-compatible) keeps the server's answers by request (a SHA-256 of the path and the
+body): a request answered before is answered from FILE, any other goes to the server and its answer is
+added. The prompts do not depend on what the stack stored, so a change to the screens after the model
+(grounding, the org screen, reconciliation) is re-scored from a model's recorded answers in seconds,
+exactly as the model would have answered; `answers_replayed` counts them, and `seconds_per_snapshot`
+and `share_outside_llm` then read the recorded calls' seconds beside the stack's own time. A prompt
+change misses every entry: the server answers again.
 """
 
 from __future__ import annotations
@@ -76,12 +84,58 @@ def answer_items(content: str | None) -> int | None:
     return None if isinstance(data, dict) and "decision" in data else 0
 
 
+class Answers:
+    """A server's answers by request (JSONL of key, status, seconds, response; `.gz` read and written
+    compressed): the ones recorded are replayed, new ones are appended."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            with self._open("rt") as lines:
+                for line in lines:
+                    if line.strip():
+                        entry = json.loads(line)
+                        self.known[entry["key"]] = entry
+        self.replayed = 0
+        self.recorded = 0
+
+    def _open(self, mode: str) -> Any:
+        import gzip
+
+        return (
+            gzip.open(self.path, mode, encoding="utf-8")
+            if self.path.suffix == ".gz"
+            else self.path.open(mode)
+        )
+
+    @staticmethod
+    def key(path: str, body: bytes) -> str:
+        import hashlib
+
+        return hashlib.sha256(path.encode() + body).hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        found = self.known.get(key)
+        if found is not None:
+            self.replayed += 1
+        return found
+
+    def put(self, key: str, status: int, data: bytes, seconds: float) -> None:
+        entry = {"key": key, "status": status, "seconds": round(seconds, 3), "response": data.decode("utf-8")}
+        self.known[key] = entry
+        self.recorded += 1
+        with self._open("at") as out:
+            out.write(json.dumps(entry) + "\n")
+
+
 class Proxy:
     """Forwards to an OpenAI-compatible server and keeps, per chat call: seconds, tokens, items answered."""
 
-    def __init__(self, upstream: str, strip: tuple[str, ...] = ()) -> None:
+    def __init__(self, upstream: str, strip: tuple[str, ...] = (), answers: Answers | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
         self.strip = strip  # texts cut out of every message before it reaches the server (prompt trials)
+        self.answers = answers  # recorded answers, replayed by request (--answers)
         self.lock = threading.Lock()
         proxy = self
         upstream = upstream.rstrip("/")
@@ -98,6 +152,32 @@ class Proxy:
                 headers = {"Content-Type": "application/json"}
                 if self.headers.get("Authorization"):
                     headers["Authorization"] = self.headers["Authorization"]
+                chat = self.path.endswith("/chat/completions")
+                key = Answers.key(self.path, raw or b"") if chat and proxy.answers else ""
+                with proxy.lock:
+                    known = proxy.answers.get(key) if key and proxy.answers else None
+                if known is not None:
+                    status, data, seconds = (
+                        int(known["status"]),
+                        known["response"].encode(),
+                        float(known["seconds"]),
+                    )
+                else:
+                    status, data, seconds = self._ask(method, raw, headers)
+                    if key and status == 200 and proxy.answers is not None:
+                        with proxy.lock:
+                            proxy.answers.put(key, status, data, seconds)
+                if chat:
+                    proxy.note(status, data, seconds, replayed=known is not None)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _ask(
+                self, method: str, raw: bytes | None, headers: dict[str, str]
+            ) -> tuple[int, bytes, float]:
                 req = urllib.request.Request(upstream + self.path, data=raw, method=method, headers=headers)
                 started = time.perf_counter()
                 try:
@@ -107,14 +187,7 @@ class Proxy:
                     status, data = exc.code, exc.read()
                 except OSError as exc:
                     status, data = 502, json.dumps({"error": str(exc)}).encode()
-                seconds = time.perf_counter() - started
-                if self.path.endswith("/chat/completions"):
-                    proxy.note(status, data, seconds)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                return status, data, time.perf_counter() - started
 
             def do_GET(self) -> None:
                 self._forward("GET")
@@ -143,8 +216,10 @@ class Proxy:
             text = text.replace(piece, "")
         return text
 
-    def note(self, status: int, data: bytes, seconds: float) -> None:
+    def note(self, status: int, data: bytes, seconds: float, replayed: bool = False) -> None:
         entry: dict[str, Any] = {"status": status, "seconds": seconds, "tokens": 0, "items": None}
+        if replayed:
+            entry["replayed"] = True  # `seconds` are the recorded call's
         try:
             answer = json.loads(data)
             usage = answer.get("usage") or {}
@@ -213,7 +288,8 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
     if args.provider == "openai-compatible":
         # the proxy forwards each path as it comes to the server's origin; the stack keeps the URL's path
         parts = urllib.parse.urlsplit(args.base_url.rstrip("/"))
-        proxy = Proxy(f"{parts.scheme}://{parts.netloc}", tuple(args.strip))
+        answers = Answers(args.answers) if args.answers else None
+        proxy = Proxy(f"{parts.scheme}://{parts.netloc}", tuple(args.strip), answers)
         calls = proxy
         proxy_url = proxy.url + parts.path
     elif args.provider == "bedrock":
@@ -309,7 +385,8 @@ def run(args: argparse.Namespace, convs: list[tuple[str, dict[str, Any]]]) -> di
                 proxy.stop()
             if stand_in is not None:
                 stand_in.stop()
-    return {"snapshots": snapshots, "memories": memories}
+    replayed = proxy.answers.replayed if proxy is not None and proxy.answers else 0
+    return {"snapshots": snapshots, "memories": memories, "answers_replayed": replayed}
 
 
 def bedrock_stand_in(convs: list[tuple[str, dict[str, Any]]], sessions: int) -> tuple[Any, list[int | None]]:
@@ -380,10 +457,17 @@ def main() -> None:
         help="memory.extraction.with_rules: the offline rules' items proposed beside the model's",
     )
     parser.add_argument("--dump", type=Path, help="write every judged (memory, source) pair here (JSONL)")
+    parser.add_argument(
+        "--answers",
+        type=Path,
+        help="openai-compatible: replay the server's answers recorded in this file, record new ones (JSONL, .gz too)",
+    )
     args = parser.parse_args()
     args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     if args.provider == "openai-compatible" and not (args.base_url and args.model):
         parser.error("--provider openai-compatible needs --base-url and --model")
+    if args.answers and args.provider != "openai-compatible":
+        parser.error("--answers records an openai-compatible server's answers")
     if args.provider == "bedrock" and not args.model:
         args.model = "global.amazon.nova-2-lite-v1:0"
     import locomo_recall as locomo
@@ -445,8 +529,9 @@ def score(
             if states
             else 0.0
         )
-    wall = sum(s["seconds"] for s in snaps)
+    # a replayed call took no time here: its recorded seconds stand in for it beside the stack's own time
     llm_seconds = sum(c["seconds"] for c in calls)
+    wall = sum(s["seconds"] for s in snaps) + sum(c["seconds"] for c in calls if c.get("replayed"))
     failed = Counter(k for s in snaps for k, st in s["states"].items() if st.get("status") != "done")
     n = max(1, len(snaps))
     return {
@@ -467,6 +552,7 @@ def score(
         "llm_calls_refused_by_server": sum(1 for c in calls if c["status"] != 200),
         "share_outside_llm": round((wall - llm_seconds) / wall, 4) if calls and wall else None,
         "kinds_not_done": dict(failed),
+        "answers_replayed": raw.get("answers_replayed", 0),
         "pairs": [p for j in judged for p in j.pairs(truth[j.conversation].speakers)]
         + [
             p

@@ -294,6 +294,40 @@ def test_extraction_quality_scores_what_an_openai_compatible_server_answered() -
 
 
 @pytest.mark.timeout(300)
+def test_extraction_quality_rescores_a_models_recorded_answers_without_the_model(tmp_path: Path) -> None:
+    """`--answers FILE` records the server's answers by request; a second run answers from FILE alone (the
+    server is gone) and scores the same memories: a screen change re-scored without the model."""
+    from llm_servers import ChatServer
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        if "Memory kind: semantic" not in json.dumps(body):
+            return {"items": []}
+        return {"items": [{"subject": "user", "attribute": "city", "value": "Porto", "evidence_seqs": [1]}]}
+
+    answers = tmp_path / "answers.jsonl.gz"
+    args = [MINI, "--sessions", "1", "--kinds", "semantic,episodic", "--provider", "openai-compatible"]
+    server = ChatServer("llama_cpp", model="local", answer=answer).start()
+    try:
+        first = run_bench(
+            "extraction_quality.py",
+            [*args, "--base-url", server.url, "--model", "local", "--answers", str(answers)],
+        )
+        asked = len(server.chats())
+    finally:
+        server.stop()
+    assert asked >= 2 and first["answers_replayed"] == 0 and answers.exists()
+    # the server is stopped: every answer comes from the file, and the figures are the same
+    again = run_bench(
+        "extraction_quality.py",
+        [*args, "--base-url", server.url, "--model", "local", "--answers", str(answers)],
+    )
+    assert again["answers_replayed"] == asked and again["llm_calls_refused_by_server"] == 0
+    for key in ("memories", "recall", "precision", "empty_answer_share", "llm_tokens_per_snapshot"):
+        assert again[key] == first[key], key
+    assert again["seconds_per_snapshot"] > 0 and 0 <= again["share_outside_llm"] <= 1
+
+
+@pytest.mark.timeout(300)
 def test_extraction_quality_can_try_a_prompt_without_a_sentence() -> None:
     """`--strip TEXT` cuts TEXT out of every prompt on its way to the server: a prompt trial on the bench
     without a code change (issue 31: the same request without one sentence answered differently)."""
