@@ -319,3 +319,20 @@ def test_a_term_is_kept_only_where_a_turn_defines_it(said: str, term: str, expec
     words = said.rstrip(".").split()
     item = {"evidence_seqs": [3], "term": term, "definition": " ".join(words[-4:])}
     assert check(KINDS["taxonomic"], item, Conversation(turns, ["ana"])) == expected
+
+
+def test_a_list_value_keeps_only_the_elements_its_cited_turns_say() -> None:
+    # a model lists the hobbies it saw elsewhere (or none) beside what the cited turn says
+    turns = [
+        TurnView(1, "assistant", "What kind of work are you thinking of?", WHEN, "Gina"),
+        TurnView(2, "user", "I'm keen on counseling or working in mental health.", WHEN, "Ana"),
+    ]
+    listed = fact([2], "counseling, mental health, art, self-expression", attribute="interests")
+    assert check(KINDS["semantic"], listed, Conversation(turns, ["ana"])) is None
+    assert listed["value"] == "counseling, mental health"
+    # every element said: the value stays as written; none said: refused whole
+    said = fact([2], "counseling, mental health", attribute="interests")
+    assert check(KINDS["semantic"], said, Conversation(turns, ["ana"])) is None
+    assert said["value"] == "counseling, mental health"
+    unsaid = fact([2], "art, photography", attribute="interests")
+    assert check(KINDS["semantic"], unsaid, Conversation(turns, ["ana"])) == "ungrounded"

@@ -8,6 +8,8 @@ tell such an item from a fact, so every item is checked against the conversation
   grammar-held model always cites; a citation of a turn that does not exist is no citation).
 - `ungrounded`: too few of its value's words are said in the cited turns (with the turn before each, an
   answer often completes a question): the value is not stated there and does not follow from them.
+  A list value keeps only the elements the cited turns say ("interests: counseling, mental health,
+  art" cited to a turn about counseling and mental health is that much).
 - `invented`: a name, number or term in any of its fields appears nowhere in the conversation (an
   invented place, a date's day that no turn gives, the example attribute of the prompt).
 - `wrong_subject`: an item about the user (its subject is the user, or an episode told as the user's)
@@ -63,6 +65,8 @@ _NUMBER_WORDS = {
 }
 # A date the model resolved ("last year" -> 2022, "yesterday" -> 2023-01-19): no turn spells it.
 _ISO_DATE = re.compile(r"\b(?:1[89]|2[01])\d{2}(?:-\d{2}(?:-\d{2})?(?:T[\d:.+Z-]+)?)?\b")
+# The elements of a list value: "a, b, and c", "a; b" (not "1,000"; "salt and pepper" is one).
+_LIST_SPLIT = re.compile(r"[,;]\s+(?:(?:and|or)\s+)?")
 _ANCHOR_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 # A code mixing letters and digits ("QA1B2C3", "A320", "1h52"): one anchor, as written.
@@ -244,6 +248,9 @@ def check(
     except Exception:
         return None  # malformed: the commit refuses and counts it
     free = {norm(a) for a in allowed} | conversation.user_names
+    if kind.name == "semantic" and _trim_list(item, seqs, conversation, free):
+        payload, _ = kind.validate(item)
+        value = kind.value(payload)
     fields = [s for s in _strings(payload) if s not in enum_values(kind)]
     for text in fields:
         for anchor in anchors(text):
@@ -279,6 +286,27 @@ def check(
     # the item's evidence is the turns that state it, not every turn a model listed
     item["evidence_seqs"] = [s for s in conversation.window(where) if s in seqs] or [where]
     return None
+
+
+def _trim_list(item: dict[str, Any], seqs: Sequence[int], conversation: Conversation, free: set[str]) -> bool:
+    """A list value keeps only the elements the cited turns say: "interests: counseling, mental health,
+    art, self-expression" cited to a turn about counseling and mental health is that much, not the
+    hobbies a model added from elsewhere. True when the value changed (one element left at least)."""
+    value = item.get("value")
+    if not isinstance(value, str):
+        return False
+    elements = [e for e in _LIST_SPLIT.split(value) if e.strip()]
+    if len(elements) < 2:
+        return False
+    said: set[str] = set().union(*(conversation.words[w] for s in seqs for w in conversation.window(s)))
+    names = {w for n in free for w in words(n)}
+    kept = [
+        e for e in elements if not (want := words(e) - FILLER - names) or len(want & said) * 2 >= len(want)
+    ]
+    if not kept or len(kept) == len(elements):
+        return False
+    item["value"] = ", ".join(e.strip() for e in kept)
+    return True
 
 
 def _said_of(found: set[str], names: set[str]) -> set[str]:
