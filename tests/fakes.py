@@ -280,6 +280,7 @@ class InMemoryMemoryRepository:
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
+        earliest: bool = True,
     ) -> Any:
         with self.lock:
             found = self.docs.get(memory_id)
@@ -294,7 +295,7 @@ class InMemoryMemoryRepository:
                 "decisions": [*found.decisions, decision],
             }
             seen = _ms(evidence.observed_at)
-            if seen is not None and found.observed_at is not None and seen < found.observed_at:
+            if earliest and seen is not None and found.observed_at is not None and seen < found.observed_at:
                 changes["observed_at"] = seen
             if merged_payload is not None:
                 changes.update(payload=merged_payload, text=merged_text)

@@ -655,3 +655,22 @@ def test_a_statement_backs_a_proposal_only_with_its_letter_case() -> None:
         new(term("GEN", "Rated at 5 MW."), said_by="dave", visibility="org"), found, Thresholds(), NOW
     )
     assert type(dave) is Promote  # the same letters back it: 2 users against 1
+
+
+def test_a_statement_dated_in_the_future_does_not_outrank_later_ones() -> None:
+    # Given an org term bob stated as observed in the year 9999 (a clock ahead, or a caller's claim)
+    far = datetime(9999, 1, 1, tzinfo=UTC)
+    bobs = stored(term("ETA", "estimated time of arrival"), 11, said_by=("bob",), at=far)
+    # When the tenant corrects it now, it is the new version, not a value "stated earlier" kept as history
+    tenant = new(term("ETA", "expected time of arrival"), visibility="org", authoritative=True)
+    verdict = decide(tenant, Candidates(by_key=[bobs], lineage=[bobs]), Thresholds(), NOW)
+    assert isinstance(verdict, NewVersion), verdict
+    # and two other users' correction carries against bob's one statement
+    pending = stored(
+        term("ETA", "expected time of arrival"), 11, version=2, status="proposed", said_by=("cy",)
+    )
+    carols = new(term("ETA", "expected time of arrival"), said_by="carol", visibility="org")
+    carried = decide(carols, Candidates(by_key=[bobs], lineage=[bobs, pending]), Thresholds(), NOW)
+    assert isinstance(carried, Promote), carried
+    # a statement's own time is never later than now
+    assert new(term("ETA", "x"), at=far).observed(NOW) == NOW

@@ -903,7 +903,7 @@ export type components = {
             } | null;
             /**
              * Observed At
-             * @description when this was learnt (default: now); an older value than the current one is kept as history and does not replace it
+             * @description when this was learnt (default: now; not later than now, 5 minutes of clock skew allowed); an older value than the current one is kept as history and does not replace it
              */
             observed_at?: string | null;
             /** @description the kind's fields, e.g. semantic {subject, attribute, value} (docs/memory-types.md). The schema is the one of the kind named by `type`: a built-in kind's below, or a custom type's declared JSON Schema (memory.custom_types). */

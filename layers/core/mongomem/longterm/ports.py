@@ -47,9 +47,12 @@ class MemoryRepository(Protocol):
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
+        earliest: bool = True,
     ) -> MemoryRecord | None:
         """+1, evidence and decision appended (once per snapshot), payload merged, on a version of this
-        status (an active one, or a `proposed` one another user backs); None if not applied."""
+        status (an active one, or a `proposed` one another user backs); None if not applied. `earliest`:
+        an earlier observation moves the version's observed_at back (not for one user's word on shared
+        memory)."""
         ...
 
     def retract(

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mongomem.kindnames import KindName
 from mongomem.models.base import Model
-from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Scope, UtcDateTime
+from mongomem.models.common import USER_HELP, Identifier, SafeMapping, Scope, UtcDateTime, utcnow
 
 # proposed: a user's conflicting restatement of an org memory, waiting for the support that makes it the
 # new version (docs/security.md "Who may write org memory")
@@ -155,6 +155,10 @@ class MemoryWithHistory(BaseModel):
     history: list[MemoryOut] | None = None
 
 
+# How far ahead of the server's clock a caller's observed_at may be (its clock, not its claim).
+CLOCK_SKEW = timedelta(minutes=5)
+
+
 class CreateMemoryRequest(BaseModel):
     """Write a memory directly (any type, also types with automatic extraction switched off)."""
 
@@ -182,9 +186,19 @@ class CreateMemoryRequest(BaseModel):
     )
     observed_at: UtcDateTime | None = Field(
         None,
-        description="when this was learnt (default: now); an older value than the current one is kept "
-        "as history and does not replace it",
+        description="when this was learnt (default: now; not later than now, 5 minutes of clock skew "
+        "allowed); an older value than the current one is kept as history and does not replace it",
     )
+
+    @field_validator("observed_at")
+    @classmethod
+    def _not_in_the_future(cls, value: datetime | None) -> datetime | None:
+        # a statement dated ahead would outrank every later one of its key (and lock an org term)
+        if value is not None and value > utcnow() + CLOCK_SKEW:
+            raise ValueError(
+                "observed_at is later than now: when was this learnt? (5 minutes of clock skew allowed)"
+            )
+        return value
 
 
 class WriteResult(BaseModel):

@@ -195,9 +195,11 @@ class MemoryStore:
         merged_payload: dict[str, Any] | None = None,
         merged_text: str | None = None,
         status: str = "active",
+        earliest: bool = True,
     ) -> MemoryRecord | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged; an
-        earlier observation moves observed_at back (it is the first time the memory was stated)."""
+        earlier observation moves observed_at back (it is the first time the memory was stated), unless
+        not `earliest`."""
         query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": status}
         if evidence.snapshot_id:
             query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
@@ -207,8 +209,8 @@ class MemoryStore:
             "$set": {"last_reinforced_at": at, "updated_at": at, "index_state": "pending"},
             "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
         }
-        if evidence.observed_at is not None:
-            update["$min"] = {"observed_at": evidence.observed_at}
+        if evidence.observed_at is not None and earliest:
+            update["$min"] = {"observed_at": min(evidence.observed_at, at)}
         if merged_payload is not None:
             update["$set"].update(payload=merged_payload, text=merged_text)
         with translate_errors():

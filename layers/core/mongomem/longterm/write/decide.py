@@ -151,7 +151,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
             return _reinforce(new, target, "same key and the same value, added to by its only user", own=True)
         return _propose(new, target, found.lineage, grown)
     versions = [r.version for r in found.lineage]
-    if target.observed_at is not None and new.observed(now) < target.observed_at:
+    if target.observed_at is not None and new.observed(now) < min(target.observed_at, now):
         # an older statement arriving late (history imported, snapshots extracted out of order)
         behind = contributors(target)
         if new.proposes_only and not (behind and behind <= {new.evidence.user_id}):

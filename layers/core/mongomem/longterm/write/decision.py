@@ -96,7 +96,9 @@ class NewMemory:
         return self.visibility == "org" and not self.authoritative
 
     def observed(self, now: datetime) -> datetime:
-        return self.evidence.observed_at or now
+        """When it was stated, never later than now: a turn or a write dated in the future (a clock
+        ahead, or a caller's year 9999) would otherwise outrank every later statement of its key."""
+        return min(self.evidence.observed_at or now, now)
 
 
 @dataclass(frozen=True)

@@ -177,12 +177,13 @@ class MemoryWriter:
             outcome = self.apply(home, new, request.deadline, batch)
             result.outcomes.append(outcome)
             touched.extend(outcome.touched)
+            # ids and the decision only: a reason quotes values ("the user said '...' is not true"), and
+            # logs never hold what users said (docs/security.md); the reason is in the memory's history
             logger.info(
                 "reconciled",
                 extra={
                     "memory_type": kind.name,
                     "decision": outcome.decision.value,
-                    "reason": outcome.reason,
                     "memory_id": outcome.record.memory_id if outcome.record else None,
                     "by": outcome.by,
                 },
@@ -209,7 +210,12 @@ class MemoryWriter:
                 refused[exc.reason] += 1
                 logger.info(
                     "proposed item refused",
-                    extra={"memory_type": kind.name, "reason": exc.reason, "details": exc.details},
+                    # the fields only: a schema's message quotes the value ("'x' is not of type ...")
+                    extra={
+                        "memory_type": kind.name,
+                        "reason": exc.reason,
+                        "fields": [d["path"] for d in exc.details],
+                    },
                 )
                 continue
             if visibility == "org" and not request.authoritative and any(payload.get(g) for g in kind.grants):
@@ -348,6 +354,8 @@ class MemoryWriter:
             now,
             merged_payload=merged,
             merged_text=new.kind.text(merged) if merged else None,
+            # one user's restatement of shared memory never moves when every user's copy was stated
+            earliest=not _one_users_word_on_shared(new, target),
         )
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
@@ -374,14 +382,22 @@ class MemoryWriter:
         match verdict:
             case BackProposal(proposal=pending):  # backed as it stands: nothing merges into a proposal
                 backed = self.store.reinforce(
-                    scope, pending.memory_id, new.evidence, note, now, status="proposed"
+                    scope,
+                    pending.memory_id,
+                    new.evidence,
+                    note,
+                    now,
+                    status="proposed",
+                    earliest=not _one_users_word_on_shared(new, pending),
                 )
                 return backed or Outcome(Decision.NOOP, "restatement already counted", pending)
             case Propose():
                 lineage = verdict.target.lineage_id
+                # a proposal keeps the expiry of the version it would replace: its backers state a value,
+                # and one of them alone never decides when every user's version ends
                 proposal = new_version(
                     scope, new, lineage, verdict.version, note, now, payload=verdict.proposed
-                ).model_copy(update={"status": "proposed"})
+                ).model_copy(update={"status": "proposed", "expires_at": verdict.target.expires_at})
                 self.store.insert(proposal)
                 return proposal
             case _:
@@ -416,6 +432,11 @@ class MemoryWriter:
         self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+def _one_users_word_on_shared(new: NewMemory, target: MemoryRecord) -> bool:
+    """A statement by one user (not the tenant) about a memory every user of the tenant reads."""
+    return "org" in (new.visibility, target.visibility) and not new.authoritative
 
 
 def _cleared(kind: MemoryKind, raw: Any) -> frozenset[str]:
