@@ -313,3 +313,45 @@ def test_a_proposal_is_backed_once_per_snapshot_when_two_writers_race(store: Any
     assert {e.user_id for e in proposal.evidence} == {"ana", "cy"} and proposal.status == "proposed"
     [current] = store.active_by_key(ORG, "taxonomic", "eta")
     assert current.payload["definition"] == "estimated time of arrival"
+
+
+def test_no_log_line_holds_what_a_user_said(store: Any, index: Any) -> None:
+    """docs/security.md: logs never hold request values (erasure cannot reach them). Every decision the
+    writer makes, and every item the extraction screen refuses, logs ids, kinds and reasons' names only."""
+    import logging
+
+    from mongomem.extraction import guards
+    from mongomem.extraction.proposal import TurnView
+    from mongomem.observability import logger
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.INFO)
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:  # the message and every field beside it
+            self.lines.append(f"{record.getMessage()} {record.__dict__}")
+
+    marker = "MARKzq81"
+    lines, std = Lines(), logging.getLogger(logger.name)  # the logging.Logger under Powertools' one
+    level = std.level
+    std.setLevel(logging.INFO)
+    std.addHandler(lines)
+    try:
+        w = writer(store, index)
+        w.write(ANA, KINDS["semantic"], [fact("gate code", f"gate {marker} one")], snap(1))  # ADD
+        w.write(ANA, KINDS["semantic"], [fact("gate code", f"gate {marker} one")], snap(2))  # REINFORCE
+        w.write(ANA, KINDS["semantic"], [fact("gate code", f"gate {marker} two")], snap(3))  # UPDATE
+        w.write(ANA, KINDS["semantic"], [fact("gate code", f"gate {marker} nine", retracted=True)], snap(4))
+        w.write(ANA, KINDS["semantic"], [fact("gate code", f"gate {marker} two", retracted=True)], snap(5))
+        w.write(ANA, KINDS["semantic"], [{"subject": "user", "attribute": marker, "value": "n/a"}], snap(6))
+        turns = [TurnView(1, "user", "I moved to Lisbon.", utcnow(), "Ana")]
+        refused = [fact("home airport", f"{marker} airport"), {**fact("city", "Lisbon"), "evidence_seqs": []}]
+        guards.screen(KINDS["semantic"], refused, turns, "ana", org=False)
+    finally:
+        std.removeHandler(lines)
+        std.setLevel(level)
+    assert any(line.startswith("reconciled ") for line in lines.lines), lines.lines
+    assert any(line.startswith("proposed item refused") for line in lines.lines), lines.lines
+    said = [line for line in lines.lines if marker in line]
+    assert not said, said

@@ -147,7 +147,7 @@ def screen(
             out.refused["example_copy"] += 1
             logger.info(
                 "proposed item refused: it repeats the prompt's example",
-                extra={"memory_type": kind.name, "reason": "example_copy", "value": copied[:80]},
+                extra={"memory_type": kind.name, "reason": "example_copy"},  # no value: logs hold none
             )
             continue
         why = grounding.check(kind, item, conversation)
@@ -155,7 +155,12 @@ def screen(
             out.refused[why] += 1
             logger.info(
                 "proposed item refused: the turns it cites do not state it",
-                extra={"memory_type": kind.name, "reason": why, "item": str(item)[:200]},
+                # the item's fields, not what they say: logs never hold what users said
+                extra={
+                    "memory_type": kind.name,
+                    "reason": why,
+                    "fields": sorted(map(str, item)) if isinstance(item, dict) else [],
+                },
             )
             continue
         verdict = org_verdict(item, turns) if org else None
