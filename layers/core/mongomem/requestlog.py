@@ -8,7 +8,8 @@ no round trip (docs/adr/README.md "Recent requests").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from mongomem.models.common import Scope, utcnow
@@ -32,6 +33,20 @@ class RecentRequestLog(Protocol):
         """The user's newest calls, newest first."""
         ...
 
+    def forget(self, scope: Scope, shown: Callable[[str], bool]) -> int:
+        """Drop the user's calls that returned an item whose id `shown` matches; how many."""
+        ...
+
+
+class TurnReads(Protocol):
+    def in_ranges(self, scope: Scope, ranges: list[tuple[str, int, int]]) -> list[Any]:
+        """The user's turns in several (session_id, from_seq, to_seq) ranges (deleted ones are not)."""
+        ...
+
+
+# A turn's id as the record API hands it out: `session_id:seq`.
+TURN_ID = re.compile(r"^(?!mem-|working-memory:).+:\d+$")
+
 
 class MemoryReads(Protocol):
     def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
@@ -42,10 +57,13 @@ class MemoryReads(Protocol):
 GONE = "expired or deleted since"
 
 
-def without_gone(calls: Sequence[RecentRequest], memories: MemoryReads, scope: Scope) -> list[RecentRequest]:
+def without_gone(
+    calls: Sequence[RecentRequest], memories: MemoryReads, scope: Scope, turns: TurnReads | None = None
+) -> list[RecentRequest]:
     """The calls as the log shows them now: a memory that has expired or been deleted since a call
-    returned it keeps its id but loses its text, and a context block that held it is left out (expired
-    or deleted means gone from every read, the log included; docs/security.md)."""
+    returned it, or a turn deleted since (its thread, or the session's turns from a seq on), keeps its id
+    but loses its text, and a context block that held it is left out (expired or deleted means gone from
+    every read, the log included; docs/security.md)."""
     ids = sorted({i.id for c in calls for i in c.returned if i.id.startswith("mem-")})
     live = (
         {r.memory_id for r in memories.get_many(MemoryView(scope), ids) if r.status != "deleted"}
@@ -53,6 +71,10 @@ def without_gone(calls: Sequence[RecentRequest], memories: MemoryReads, scope: S
         else set()
     )
     gone = set(ids) - live
+    turn_ids = sorted({i.id for c in calls for i in c.returned if TURN_ID.match(i.id)})
+    if turns is not None and turn_ids:
+        ranges = [(s, int(q), int(q)) for s, q in (i.rsplit(":", 1) for i in turn_ids)]
+        gone |= set(turn_ids) - {t.public_id for t in turns.in_ranges(scope, ranges)}
     shown = []
     for call in calls:
         if not any(i.id in gone for i in call.returned):
@@ -64,6 +86,18 @@ def without_gone(calls: Sequence[RecentRequest], memories: MemoryReads, scope: S
         ]
         shown.append(call.model_copy(update={"returned": returned, "block": None}))
     return shown
+
+
+def forget_working_memory(log: RecentRequestLog, scope: Scope, memory_scope: str, owner: str) -> int:
+    """Drop the user's calls whose context block held this working memory (cleared, or its thread deleted):
+    deleted means gone from every read, the log included. Every agent's working memory of the user in that
+    scope goes (a block's reference names the scope and the thread or user, not the agent)."""
+    prefix = f"working-memory:{memory_scope}:{owner}@"
+    try:
+        return log.forget(scope, lambda shown: shown.startswith(prefix))
+    except Exception:
+        logger.warning("recent requests not purged of cleared working memory", extra={"scope": memory_scope})
+        return 0
 
 
 def remember(log: RecentRequestLog | None, scope: Scope, entry: RecentRequest) -> None:

@@ -20,6 +20,7 @@ from mongomem.models.working_memory import (
     ThreadUpdate,
 )
 from mongomem.observability import logger, metrics
+from mongomem.requestlog import RecentRequestLog, forget_working_memory
 from mongomem.workingmemory.threads import Threads
 
 ThreadId = Annotated[str, Path(pattern=ID_PATTERN, description="The conversation thread's id (= session id)")]
@@ -34,6 +35,8 @@ Cursor = Annotated[str | None, Query(max_length=300, description="next_cursor of
 class ThreadServices(Protocol):
     @property
     def threads(self) -> Threads: ...
+    @property
+    def recent_requests(self) -> RecentRequestLog: ...
 
 
 def routes(svc: ThreadServices, caller: Caller) -> APIGatewayHttpRouter:
@@ -81,7 +84,9 @@ def routes(svc: ThreadServices, caller: Caller) -> APIGatewayHttpRouter:
         summary="Delete a thread: its turns, snapshots, recall entries and thread working memory",
     )
     def delete_thread(thread_id: ThreadId, user_id: UserQuery = None) -> ThreadDeleted:
-        result = _threads().delete(caller.scope(user_id), thread_id)
+        scope = caller.scope(user_id)
+        result = _threads().delete(scope, thread_id)
+        forget_working_memory(svc.recent_requests, scope, "thread", thread_id)  # its turns: without_gone
         logger.info("thread deleted", extra={"thread_id": thread_id, "deleted": result.deleted})
         return result
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mongomem.longterm.write.indexing import MemoryIndexer
     from mongomem.requestlog import RecentRequestLog
     from mongomem.shortterm.history import History
+    from mongomem.shortterm.ports import TurnRepository
     from mongomem.vectors.port import VectorIndex
 
 
@@ -44,6 +45,8 @@ class UserServices(Protocol):
     def recent_requests(self) -> RecentRequestLog: ...
     @property
     def memory_store(self) -> MemoryRepository: ...
+    @property
+    def turns(self) -> TurnRepository: ...
     @property
     def kinds(self) -> KindRegistry: ...
     @property
@@ -85,7 +88,7 @@ def routes(svc: UserServices, caller: Caller) -> APIGatewayHttpRouter:
         user_id: UserId, limit: Annotated[int, Query(ge=1, le=KEPT, description="calls to return")] = KEPT
     ) -> RecentRequests:
         scope = caller.path_scope(user_id)
-        calls = without_gone(svc.recent_requests.latest(scope, limit), svc.memory_store, scope)
+        calls = without_gone(svc.recent_requests.latest(scope, limit), svc.memory_store, scope, svc.turns)
         return RecentRequests(user_id=scope.user_id, kept=KEPT, requests=calls)
 
     @router.delete(

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from aws_lambda_powertools.metrics import MetricUnit
 
 from mongomem.api.identity import Caller, UserQuery
-from mongomem.models.common import ID_PATTERN, SafeData, Text
+from mongomem.models.common import ID_PATTERN, SafeData, Scope, Text
 from mongomem.models.working_memory import (
     Delivery,
     Unchanged,
@@ -20,6 +20,7 @@ from mongomem.models.working_memory import (
     WorkingMemoryWrite,
 )
 from mongomem.observability import logger, metrics
+from mongomem.requestlog import RecentRequestLog, forget_working_memory
 from mongomem.workingmemory.service import WorkingMemoryService, resolve_key
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ class WorkingMemoryServices(Protocol):
     def working_memory(self) -> WorkingMemoryService: ...
     @property
     def working_memory_config(self) -> WorkingMemoryConfig: ...
+    @property
+    def recent_requests(self) -> RecentRequestLog: ...
 
 
 def routes(svc: WorkingMemoryServices, caller: Caller) -> APIGatewayHttpRouter:
@@ -143,7 +146,15 @@ def routes(svc: WorkingMemoryServices, caller: Caller) -> APIGatewayHttpRouter:
         agent_id: AgentQuery = None,
         read_only: ReadOnlyQuery = False,
     ) -> WorkingMemoryState:
-        return _written("clear", _service().clear(_key(scope, user_id, thread_id, agent_id), read_only))
+        key = _key(scope, user_id, thread_id, agent_id)
+        cleared = _service().clear(key, read_only)
+        forget_working_memory(
+            svc.recent_requests,
+            Scope(tenant=key.tenant, user_id=key.user_id),
+            key.scope,
+            key.thread_id or key.user_id,
+        )
+        return _written("clear", cleared)
 
     @router.get(
         "/v1/working-memory/tool", summary="The update tool, the agent's instructions and the current memory"

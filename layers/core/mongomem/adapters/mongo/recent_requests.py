@@ -8,6 +8,7 @@ it with the rest of the user's data; a TTL index drops a user's log 30 days afte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -57,3 +58,13 @@ class MongoRecentRequestLog:
             )
         calls = (found or {}).get("calls") or []
         return [RecentRequest.model_validate(c) for c in reversed(calls[-limit:])]
+
+    def forget(self, scope: Scope, shown: Callable[[str], bool]) -> int:
+        key = {"_id": resource_key(scope.tenant, scope.user_id), **scope.filter()}
+        with translate_errors():
+            found = self.coll.find_one(key, {"calls": 1})
+            calls = (found or {}).get("calls") or []
+            kept = [c for c in calls if not any(shown(str(i.get("id"))) for i in c.get("returned") or [])]
+            if len(kept) < len(calls):
+                self.coll.update_one(key, {"$set": {"calls": kept}})
+        return len(calls) - len(kept)
