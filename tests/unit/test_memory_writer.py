@@ -172,6 +172,48 @@ def test_org_memory_changes_only_when_enough_users_state_it(store: Any, index: A
     assert direct.decisions == {"UPDATE": 1}
 
 
+@pytest.mark.parametrize("spelled", ["PLTZ.", "PLTZ!", "\u0420LTZ", "\u0420LTZ!"])
+def test_one_users_term_named_as_an_org_term_reads_as_it(store: Any, index: Any, spelled: str) -> None:
+    # Given the tenant's org term PLTZ
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    w.write(
+        ANA,
+        taxonomic,
+        [term("PLTZ", "counted within 2 hours")],
+        snap(1),
+        visibility="org",
+        authoritative=True,
+    )
+    # When bo (one user) states another definition under a name that reads as it (a mark, a Cyrillic ER)
+    said = w.write(BO, taxonomic, [term(spelled, "counted within 4 hours")], snap(2), visibility="org")
+    # Then it is a proposal against PLTZ, not a second term beside it
+    assert said.decisions == {"PROPOSE": 1}
+    assert [r.payload["definition"] for r in store.all_versions() if r.status == "active"] == [
+        "counted within 2 hours"
+    ]
+    # and a restatement of its definition so spelled is a restatement of PLTZ (no second term either)
+    again = w.write(CY, taxonomic, [term(spelled, "counted within 2 hours")], snap(3), visibility="org")
+    assert set(again.decisions) <= {"REINFORCE", "PROPOSE"}
+    assert len([r for r in store.all_versions() if r.status == "active"]) == 1
+
+
+def test_the_tenants_term_keeps_its_exact_name(store: Any, index: Any) -> None:
+    # the tenant's "X#" is another term than "X++" (`same_name`), however alike they read
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    for name in ("X++", "X#"):
+        done = w.write(
+            ANA,
+            taxonomic,
+            [term(name, f"the {name} language")],
+            snap(len(name)),
+            visibility="org",
+            authoritative=True,
+        )
+        assert done.decisions == {"ADD": 1}
+
+
 def test_the_model_is_asked_only_about_ambiguous_matches(store: Any, index: Any) -> None:
     judge = RecordingJudge("REINFORCE")
     w = writer(store, index, judge, thresholds=Thresholds(reinforce_at=1.1, ambiguous_from=-1.0))

@@ -81,6 +81,105 @@ _LOOKALIKES = {
     "-": "\u2cba",
 }
 _FOLD = {c: letter for letter, chars in _LOOKALIKES.items() for c in chars}
+# Look-alikes of every other Latin letter and digit (confusables.txt, single characters, none ASCII): how
+# a name that reads as another is recognised (`MemoryKind.read_key`: Cyrillic ER U+0420 reads as "P").
+# The marker's letters above take precedence; `tests/unit/test_markers_confusables.py` checks this table
+# against the confusables data too.
+_LATIN_LOOKALIKES = {
+    "2": "\u01a7\u03e8\u14bf\ua644\ua6ef\ua75a",
+    "3": ("\u01b7\u021c\u0417\u04e0\u2ccc\ua76a\ua7ab\U000118ca\U00016f3b\U0001d206"),
+    "4": "\u13ce\U000118af",
+    "5": "\u01bc\U000118bb",
+    "6": "\u0431\u13ee\u2cd2\U000118d5",
+    "7": "\U000104d2\U000118c6\U0001d212",
+    "8": "\u0222\u0223\u09ea\u0a6a\u0b03\U0001031a\U0001e8cb",
+    "9": ("\u09ed\u0a67\u0b68\u0d6d\u2cca\ua76e\U000118ac\U000118cc\U000118d6"),
+    "a": (
+        "\u0251\u0391\u03b1\u0410\u0430\u13aa\u15c5\u237a"
+        "\ua4ee\U000102a0\U00016f40\U0001d6a8\U0001d6c2\U0001d6e2\U0001d6fc\U0001d71c"
+        "\U0001d736\U0001d756\U0001d770\U0001d790\U0001d7aa"
+    ),
+    "b": (
+        "\u0184\u0392\u0412\u042c\u13cf\u13f4\u1472\u15af"
+        "\u15f7\ua4d0\ua7b4\U00010282\U000102a1\U00010301\U0001d6a9\U0001d6e3"
+        "\U0001d71d\U0001d757\U0001d791"
+    ),
+    "c": (
+        "\u03f2\u03f9\u0421\u0441\u13df\u1d04\u2ca4\u2ca5"
+        "\ua4da\uabaf\U000102a2\U00010302\U00010415\U0001043d\U0001051c\U000118e9"
+        "\U000118f2\U0001f74c"
+    ),
+    "d": "\u0501\u13a0\u13e7\u146f\u15de\u15ea\ua4d2\ua4d3",
+    "f": (
+        "\u03dc\u0584\u15b4\u1e9d\ua4dd\uab35\U00010287\U000102a5"
+        "\U00010525\U000118a2\U000118c2\U0001d213\U0001d7ca"
+    ),
+    "h": (
+        "\u0397\u041d\u04bb\u0570\u13bb\u13c2\u157c\u2c8e"
+        "\ua4e7\U000102cf\U0001d6ae\U0001d6e8\U0001d722\U0001d75c\U0001d796"
+    ),
+    "i": (
+        "\u0131\u0269\u026a\u02db\u037a\u03b9\u0456\u04cf"
+        "\u13a5\u1fbe\u2373\ua647\uab75\U000118c3\U0001d6a4\U0001d6ca"
+        "\U0001d704\U0001d73e\U0001d778\U0001d7b2"
+    ),
+    "ij": "\u0133",
+    "j": "\u037f\u03f3\u0408\u0458\u13ab\u148d\ua4d9",
+    "k": ("\u039a\u041a\u13e6\u16d5\u2c94\ua4d7\U00010518\U0001d6b1\U0001d6eb\U0001d725\U0001d75f\U0001d799"),
+    "l": (
+        "\u0196\u01c0\u0399\u0406\u04c0\u05c0\u05d5\u05df"
+        "\u0627\u0661\u06f1\u07ca\u13de\u14aa\u16c1\u2223"
+        "\u23fd\u2c92\u2cd0\u2d4f\ua4e1\ua4f2\ufe8d\ufe8e"
+        "\uffe8\U0001028a\U00010309\U00010320\U0001041b\U00010526\U000118a3\U000118b2"
+        "\U00016f16\U00016f28\U0001d22a\U0001d6b0\U0001d6ea\U0001d724\U0001d75e\U0001d798"
+        "\U0001e8c7\U0001ee00\U0001ee80"
+    ),
+    "no": "\u2116",
+    "p": (
+        "\u03a1\u03c1\u03f1\u0420\u0440\u13e2\u146d\u2374"
+        "\u2ca2\u2ca3\ua4d1\U00010295\U0001d6b8\U0001d6d2\U0001d6e0\U0001d6f2"
+        "\U0001d70c\U0001d71a\U0001d72c\U0001d746\U0001d754\U0001d766\U0001d780\U0001d78e"
+        "\U0001d7a0\U0001d7ba\U0001d7c8"
+    ),
+    "q": "\u051b\u0563\u0566\u2d55",
+    "rs": "\u20a8",
+    "s": (
+        "\u01bd\u0405\u0455\u054f\u13d5\u13da\ua4e2\ua731"
+        "\uabaa\U00010296\U00010420\U00010448\U000118c1\U00016f3a"
+    ),
+    "st": "\ufb06",
+    "t": (
+        "\u03a4\u0422\u13a2\u22a4\u27d9\u2ca6\ua4d4\U00010297"
+        "\U000102b1\U00010315\U000118bc\U00016f0a\U0001d6bb\U0001d6f5\U0001d72f\U0001d769"
+        "\U0001d7a3\U0001f768"
+    ),
+    "u": (
+        "\u03c5\u054d\u057d\u1200\u144c\u1d1c\u222a\u22c3"
+        "\ua4f4\ua79f\U000104ce\U000104f6\U000118b8\U000118d8\U00016f42\U0001d6d6"
+        "\U0001d710\U0001d74a\U0001d784\U0001d7be"
+    ),
+    "v": (
+        "\u03bd\u0474\u0475\u05d8\u0667\u06f7\u13d9\u142f"
+        "\u1d20\u2228\u22c1\u2d38\ua4e6\ua6df\uaba9\U0001051d"
+        "\U00011706\U000118a0\U000118c0\U00016f08\U0001d20d\U0001d6ce\U0001d708\U0001d742"
+        "\U0001d77c\U0001d7b6"
+    ),
+    "w": (
+        "\u026f\u0461\u051c\u051d\u0561\u13b3\u13d4\u1d21"
+        "\ua4ea\uab83\U0001170a\U0001170e\U0001170f\U000118e6\U000118ef"
+    ),
+    "x": (
+        "\u00d7\u03a7\u0425\u0445\u1541\u157d\u166d\u166e"
+        "\u16b7\u2573\u292b\u292c\u2a2f\u2cac\u2d5d\ua4eb"
+        "\ua7b3\U00010290\U000102b4\U00010317\U00010322\U00010527\U000118ec\U0001d6be"
+        "\U0001d6f8\U0001d732\U0001d76c\U0001d7a6"
+    ),
+    "z": (
+        "\u0396\u13c3\u1d22\ua4dc\uab93\U000102f5\U000118a9\U000118c4"
+        "\U000118e5\U0001d6ad\U0001d6e7\U0001d721\U0001d75b\U0001d795"
+    ),
+}
+_FOLD_LATIN = {c: letter for letter, chars in _LATIN_LOOKALIKES.items() for c in chars}
 # The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.
 _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory")
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
@@ -160,6 +259,8 @@ def _fold(char: str) -> str:
     """What a reader takes one non-ASCII character for (see `skeleton`)."""
     if char in _FOLD:
         return _FOLD[char]
+    if char in _FOLD_LATIN:
+        return _FOLD_LATIN[char]
     folded = "".join(
         _FOLD.get(c, c)
         for c in unicodedata.normalize("NFKD", char)
@@ -187,7 +288,8 @@ def _skeleton_map(text: str) -> tuple[str, list[int]]:
 def skeleton(text: str) -> str:
     """What a reader may take `text` for, in the spirit of Unicode TR39's skeleton: compatibility forms
     decomposed (NFKD), combining marks and invisible format characters dropped, the look-alikes of the
-    marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) replaced by those letters, a
+    marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) and of every other Latin letter
+    and digit (Cyrillic ER U+0420 for "p") replaced by those letters, a
     Latin letter with a stroke, bar or hook through it (U+00F8) read as the letter, case folded."""
     return _skeleton_map(text)[0]
 

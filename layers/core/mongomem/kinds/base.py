@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
+from mongomem.markers import skeleton
 
 __all__ = [
     "GREETINGS",
@@ -280,6 +281,19 @@ class MemoryKind:
         """Whether two payloads of one key name the same thing: the key folds symbols and punctuation
         away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
         return all(name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or "")) for f in self.named)
+
+    def read_key(self, payload: dict[str, Any]) -> str:
+        """The key of the name as a reader takes it: every naming field's look-alike letters read as the
+        Latin letters and digits they are drawn like (`markers.skeleton`, Unicode TR39 confusables), so
+        "\u0420LTZ" with a Cyrillic ER reads as "PLTZ"; the key already folds case, accents and marks."""
+        return self.key({**payload, **{f: skeleton(str(payload[f])) for f in self.named if payload.get(f)}})
+
+    def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and
+        "\u0420LTZ" (Cyrillic ER) read alike, though `same_name` tells them apart."""
+        return all(
+            norm(skeleton(str(old.get(f) or ""))) == norm(skeleton(str(new.get(f) or ""))) for f in self.named
+        )
 
     def states_exactly(self, old: dict[str, Any], new: dict[str, Any], *, whole_lists: bool = False) -> bool:
         """True when every field `new` gives that `old` holds too repeats it to the letter (`worded`):

@@ -185,9 +185,14 @@ class MongoErasureRepository:
         changed: list[str] = []
         deleted: list[str] = []
         emptied: set[str] = set()
+        # per lineage, the user's own words (their evidence's `said`): other versions carry them too
+        words: dict[str, list[dict[str, list[str]] | None]] = {}
         query = {"tenant": scope.tenant, "user_id": ORG_OWNER, "evidence.user_id": scope.user_id}
         with translate_errors():
             for doc in coll.find(query, {"vector": 0}):
+                words.setdefault(doc["lineage_id"], []).extend(
+                    e.get("said") for e in doc.get("evidence") or [] if e.get("user_id") == scope.user_id
+                )
                 update = _without_user(doc, scope.user_id, at, text_of)
                 if update is None:
                     coll.delete_one({"_id": doc["_id"]})
@@ -201,7 +206,41 @@ class MongoErasureRepository:
                 restored = self._restore_lineage(scope.tenant, lineage_id, at)
                 if restored is not None:
                     changed.append(restored)
+            if text_of is not None:
+                for lineage_id, erased in words.items():
+                    changed += self._forget_carried_words(scope.tenant, lineage_id, erased, at, text_of)
         return list(dict.fromkeys(changed)), deleted
+
+    def _forget_carried_words(
+        self,
+        tenant: str,
+        lineage_id: str,
+        erased: list[dict[str, list[str]] | None],
+        at: datetime,
+        text_of: TextOf,
+    ) -> list[str]:
+        """Take an erased user's words out of every version of an org lineage that carries them without
+        holding their evidence: an UPDATE keeps the aliases of the version it supersedes
+        (`TaxonomicKind.updated`), so the tenant's correction or another user's proposal carries an alias
+        only the erased user said. A word another user of the lineage said stays. Returns changed ids."""
+        coll = self.db["memories"]
+        docs = list(
+            coll.find({"tenant": tenant, "user_id": ORG_OWNER, "lineage_id": lineage_id}, {"vector": 0})
+        )
+        rest = [e.get("said") for d in docs for e in d.get("evidence") or []]
+        changed: list[str] = []
+        for doc in docs:
+            payload = without_erased_words(doc.get("payload") or {}, erased, rest)
+            if payload is None:
+                continue
+            try:
+                text = text_of(str(doc.get("type")), payload)
+            except KeyError:  # a custom type no longer declared: its payload stays as it is
+                continue
+            update = {"payload": payload, "text": text, "updated_at": at, "index_state": "pending"}
+            coll.update_one({"_id": doc["_id"]}, {"$set": update})
+            changed.append(str(doc["_id"]))
+        return changed
 
     def _restore_lineage(self, tenant: str, lineage_id: str, at: datetime) -> str | None:
         """Make the newest superseded version of an org lineage left without an active one active again;

@@ -83,6 +83,10 @@ class CandidateReader:
         # shared memory: one key, another name ("Q++" and "Q#" share the key "q") is not the same memory
         shared = new.visibility == "org"
         found.by_key = [r for r in by_key if not shared or new.kind.same_name(r.payload, new.payload)]
+        if not found.by_key and new.proposes_only and not new.retraction:
+            alike = self.read_alike(scope, new, by_key)
+            if alike:
+                by_key, found.by_key = alike, alike
         if (
             found.by_key
             and not new.retraction
@@ -98,6 +102,28 @@ class CandidateReader:
                 (s, c) for s, c in self.by_meaning(scope, new) if c.memory_id not in other_names
             ]
         return found
+
+    def read_alike(self, scope: Scope, new: NewMemory, by_key: list[MemoryRecord]) -> list[MemoryRecord]:
+        """One user's new org memory whose name reads as an org memory's name ("PLTZ." or "\u0420LTZ",
+        Cyrillic ER, for "PLTZ"): that memory's active versions, newest first, after the new memory is
+        renamed as it (docs/security.md "Names that read alike"). The statement is then a restatement of
+        that memory or a proposal against it, never a second term beside it that nobody backs; the tenant
+        key keeps the exact name (`same_name`: its "X#" is no "X++")."""
+        read_key = new.kind.read_key(new.payload)
+        alike = [*by_key]
+        if read_key != new.key:
+            alike += self.store.active_by_key(scope, new.kind.name, read_key, new.agent_id)
+        alike = [r for r in alike if r.visibility == "org" and new.kind.reads_as(r.payload, new.payload)]
+        if not alike:
+            return []
+        named = alike[0].payload
+        said = {f: new.payload[f] for f in new.kind.named if f in new.payload}
+        new.payload = {**new.payload, **{f: named[f] for f in new.kind.named if f in named}}
+        logger.info(
+            "a one-user org memory named as another reads as it: renamed",
+            extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
+        )
+        return [r for r in alike if new.kind.same_name(r.payload, named)]
 
     def by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:
         """The kind's nearest active memories of this scope and embedding model, best first."""
