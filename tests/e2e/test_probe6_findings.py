@@ -10,7 +10,9 @@ routes; a full-width or lower-case term name is the same org term).
 Fixed since (their markers removed): 1, 3 and 4 (docs/adr/0072: no statement dated after now, 422 for
 an API write; one user's word never moves an org memory's `observed_at`; a proposal keeps the expiry of
 the version it would replace), 5 (the request log reads deleted turns as gone and forgets the calls
-that showed cleared working memory), 6 (logs keep decisions and field names, no values).
+that showed cleared working memory), 6 (logs keep decisions and field names, no values), 2 (a user's
+org term whose name reads as an org term's - marks, TR39 confusables - is decided as that term) and 7
+(an erase takes the user's own words out of every version of the lineage that carried them).
 
 1. (MED) A statement's `observed_at` may lie in the future: a one-user key's new org term written with
   `"observed_at": "9999-01-01T00:00:00Z"` can never be corrected. The tenant key's correction answers
@@ -170,9 +172,6 @@ LOOKALIKES = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="probe 6 finding 2: a look-alike org term name bypasses the proposal rule"
-)
 @pytest.mark.parametrize("spell", LOOKALIKES.values(), ids=LOOKALIKES.keys())
 def test_a_look_alike_name_does_not_bypass_the_proposal_rule(stack: Stack, spell: Any) -> None:
     """MED. The tenant's org term T "pallets from the north dock are counted within 2 hours"; POST
@@ -297,9 +296,6 @@ def test_cleared_working_memory_leaves_the_request_log(stack: Stack) -> None:
 
 
 # -- erasure: the erased user's alias carried into a version they never stated ----------------------
-@pytest.mark.xfail(
-    strict=True, reason="probe 6 finding 7: erasure leaves an alias carried into another version"
-)
 @pytest.mark.parametrize("by", ["the tenant's correction", "another user's proposal"])
 def test_erasure_takes_the_users_alias_out_of_versions_that_carried_it(stack: Stack, by: str) -> None:
     """MED. Bob's one-user key writes the org term T {"definition":"...","aliases":["BOBSAYS MARK..."]} (201

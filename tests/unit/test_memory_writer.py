@@ -172,15 +172,28 @@ def test_org_memory_changes_only_when_enough_users_state_it(store: Any, index: A
     assert direct.decisions == {"UPDATE": 1}
 
 
-@pytest.mark.parametrize("spelled", ["PLTZ.", "PLTZ!", "\u0420LTZ", "\u0420LTZ!"])
-def test_one_users_term_named_as_an_org_term_reads_as_it(store: Any, index: Any, spelled: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "spelled"),
+    [
+        ("PLTZ", "PLTZ."),
+        ("PLTZ", "PLTZ!"),
+        ("PLTZ", "\u0420LTZ"),
+        ("PLTZ", "\u0420LTZ!"),
+        # a digit of the name is no look-alike of a letter: "P10" is found as itself
+        ("P10", "\u042010"),
+        ("P10", "\uff3010"),  # full-width P
+    ],
+)
+def test_one_users_term_named_as_an_org_term_reads_as_it(
+    store: Any, index: Any, name: str, spelled: str
+) -> None:
     # Given the tenant's org term PLTZ
     w = writer(store, index)
     taxonomic = KINDS["taxonomic"]
     w.write(
         ANA,
         taxonomic,
-        [term("PLTZ", "counted within 2 hours")],
+        [term(name, "counted within 2 hours")],
         snap(1),
         visibility="org",
         authoritative=True,

@@ -19,6 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
 from mongomem.markers import skeleton
 
+
+def as_read(text: str) -> str:
+    """A name as a reader takes it: each character outside ASCII read as the Latin letter or digit it is
+    drawn like (`markers.skeleton`: Cyrillic ER U+0420 as "p", a full-width letter as the letter, a
+    combining mark dropped); ASCII kept as written, so a digit 0 stays a 0 and "P6A0" is found as itself."""
+    return "".join(ch if ch.isascii() else skeleton(ch) for ch in text)
+
+
 __all__ = [
     "GREETINGS",
     "MAX_ANSWER_LIST",
@@ -286,13 +294,13 @@ class MemoryKind:
         """The key of the name as a reader takes it: every naming field's look-alike letters read as the
         Latin letters and digits they are drawn like (`markers.skeleton`, Unicode TR39 confusables), so
         "\u0420LTZ" with a Cyrillic ER reads as "PLTZ"; the key already folds case, accents and marks."""
-        return self.key({**payload, **{f: skeleton(str(payload[f])) for f in self.named if payload.get(f)}})
+        return self.key({**payload, **{f: as_read(str(payload[f])) for f in self.named if payload.get(f)}})
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and
         "\u0420LTZ" (Cyrillic ER) read alike, though `same_name` tells them apart."""
         return all(
-            norm(skeleton(str(old.get(f) or ""))) == norm(skeleton(str(new.get(f) or ""))) for f in self.named
+            norm(as_read(str(old.get(f) or ""))) == norm(as_read(str(new.get(f) or ""))) for f in self.named
         )
 
     def states_exactly(self, old: dict[str, Any], new: dict[str, Any], *, whole_lists: bool = False) -> bool:
