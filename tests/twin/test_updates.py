@@ -54,6 +54,9 @@ CHANGES: list[tuple[str, dict[str, str], dict[str, str]]] = [
         {**VPC, "OpenSearchMode": "serverless", "CreateVpcEndpoints": "true"},
     ),
     ("extraction concurrency", {}, {"ExtractionMaxConcurrency": "4", "ExtractionBatchSize": "5"}),
+    # one extraction lane (docs/adr/0071): new queues and function beside the per-kind ones, then those go
+    ("one extraction lane", {}, {"ExtractionLanes": "one"}),
+    ("back to a lane per kind", {"ExtractionLanes": "one"}, {}),
     ("another model", {}, {"LlmModelId": "global.anthropic.claude-haiku-4-5-20251001-v1:0"}),
     ("log retention", {}, {"LogRetentionDays": "90", "LogLevel": "DEBUG"}),
 ]

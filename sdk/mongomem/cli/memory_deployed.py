@@ -420,7 +420,7 @@ class DeployedTarget:
         outputs = self.outputs()
         attrs = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
         queues: dict[str, Any] = {}
-        for t in [*builtin_names(), CUSTOM_QUEUE]:
+        for t in [*builtin_names(), CUSTOM_QUEUE, "extraction"]:  # extraction: ExtractionLanes=one
             prefix = t.capitalize()
             row: dict[str, Any] = {}
             for key, label in ((f"{prefix}QueueUrl", "queue"), (f"{prefix}DLQUrl", "dlq")):

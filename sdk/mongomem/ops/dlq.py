@@ -38,6 +38,7 @@ class SqsRedrive:
     def __init__(self, sqs: Any, cloudformation: Any) -> None:
         self.sqs = sqs
         self.cloudformation = cloudformation
+        self._moved: set[str] = set()  # DLQs this run moved already (one lane: every kind shares one)
 
     def dlq_urls(self, stack: str) -> dict[str, str]:
         """{memory type: DLQ URL} from the stack's `<Type>DLQUrl` outputs."""
@@ -58,6 +59,9 @@ class SqsRedrive:
         """Start moving every message of the DLQ back to its source queue; (task handle, messages)."""
         from botocore.exceptions import BotoCoreError, ClientError  # lazy: 3.2 ms
 
+        if dlq_url in self._moved:
+            return "", 0  # moved with another kind's retry: SQS runs one move task per queue at a time
+        self._moved.add(dlq_url)
         try:
             attrs = self.sqs.get_queue_attributes(
                 QueueUrl=dlq_url, AttributeNames=["QueueArn", "ApproximateNumberOfMessages"]

@@ -19,6 +19,10 @@ class RedriveReport:
     notes: list[str] = field(default_factory=list)
 
 
+# ExtractionLanes=one: every kind's messages share one queue and DLQ, output as ExtractionDLQUrl.
+ONE_LANE = "extraction"
+
+
 def local_queue_name(kind: str) -> str:
     return f"extract-{kind}"
 
@@ -44,7 +48,7 @@ def retry_sqs(
     redrive: SqsRedrive, dlq_urls: dict[str, str], statuses: SnapshotStatuses | None, kind: str
 ) -> RedriveReport:
     """A deployed stack: requeue the type's failed snapshots, then start an SQS message move task."""
-    url = dlq_urls.get(kind)
+    url = dlq_urls.get(kind) or dlq_urls.get(ONE_LANE)
     if url is None:
         return RedriveReport(kind, 0, 0, notes=[f"the stack has no {kind} DLQ output"])
     requeued = statuses.requeue(kind) if statuses is not None else 0
