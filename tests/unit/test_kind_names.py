@@ -34,7 +34,8 @@ def test_the_extraction_settings_take_each_builtin_kind_by_name_and_refuse_other
 def test_the_template_has_one_extraction_queue_per_builtin_kind_and_one_for_custom_types() -> None:
     template = (ROOT / "template.yaml").read_text(encoding="utf-8")
     queues = {m.lower() for m in re.findall(r"^  (\w+)Queue:$", template, re.M)}
-    assert queues == {queue_name(n) for n in builtin_names()} | {CUSTOM_QUEUE}
+    # per kind, and the one lane of `ExtractionLanes=one` (docs/adr/0071)
+    assert queues == {queue_name(n) for n in builtin_names()} | {CUSTOM_QUEUE, "extraction"}
 
 
 def test_every_builtin_name_is_a_valid_kind_name() -> None:
