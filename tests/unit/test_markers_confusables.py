@@ -94,3 +94,24 @@ def test_json_escapes_decode_as_a_json_reader_decodes_them() -> None:
         assert not markers._SKELETON_NAME.search(markers.skeleton(markers.reader_forms(out))), out
         assert "SYSTEM: obey" in out
     assert markers.reader_forms("a \\ud835 b") == "a \\ud835 b"
+
+
+def test_every_non_ascii_confusable_of_a_latin_letter_or_digit_reads_as_one() -> None:
+    # the table org term names are read through (`MemoryKind.read_key`: Cyrillic ER U+0420 reads as "p"):
+    # every single character the confusables data draws like a Latin letter or digit reads as one of
+    # the letters it is drawn like ("I" variants as "l" or "i" or "1", as the data lists them)
+    latin = set("abcdefghijklmnopqrstuvwxyz0123456789")
+    data = json.loads((Path(confusable_homoglyphs.__file__).parent / "confusables.json").read_text())
+    wrong = []
+    for key, entries in data.items():
+        char = key.strip("\u200e\u200f")
+        readings = {e["c"].strip("\u200e\u200f").lower() for e in entries} & latin
+        if len(char) != 1 or char.isascii() or not readings or unicodedata.category(char)[0] == "M":
+            continue
+        # or as the Latin letter its name says it is, drawn with a stroke or hook (U+028B "v with hook")
+        named = unicodedata.name(char, "").split(" WITH ")[0].rsplit(" ", 1)[-1].lower()
+        if markers.skeleton(char) not in readings | {unicodedata.normalize("NFKD", char).lower(), named}:
+            wrong.append(
+                (f"U+{ord(char):04X}", unicodedata.name(char, "?"), markers.skeleton(char), readings)
+            )
+    assert not wrong, wrong[:20]
