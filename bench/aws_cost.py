@@ -151,9 +151,14 @@ QUEUES = 6
 # the two service-only alarm metrics and a handful of others
 METRICS_PER_KIND = 9
 METRICS_OTHER = 14
-# 26 alarms with a domain: 22 on one metric, 4 metric-math ones over the functions' Errors and Throttles
-# (3 API functions, 9 background ones each); CloudWatch bills an alarm per metric it evaluates
-ALARM_METRICS = 22 + 2 * (3 + 9)
+# 26 alarms with a domain: 22 on one metric (12 of them a DLQ and an age alarm per extraction queue), 4
+# metric-math ones over the functions' Errors and Throttles (3 API functions, 9 background ones: 6 of them
+# extraction's); CloudWatch bills an alarm per metric it evaluates
+
+
+def alarm_metrics(queues: int) -> int:
+    """The alarm metrics billed with `queues` extraction queues (6 per kind, 1 with ExtractionLanes=one)."""
+    return 22 - 2 * (QUEUES - queues) + 2 * (3 + 9 - (QUEUES - queues))
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,7 @@ class Config:
     atlas: str  # flex | m10 | m30
     kinds: int
     vpc_endpoints: int  # interface endpoints in 2 zones
+    queues: int = 6  # extraction queues and functions: one per kind, or 1 (ExtractionLanes=one, ADR 0071)
 
 
 def default_config(p: Profile) -> Config:
@@ -193,8 +199,9 @@ def default_config(p: Profile) -> Config:
 
 def small_team(p: Profile) -> Config:
     """The cheapest honest configuration for a small team: the smallest domain (search still works), Atlas
-    Flex, two kinds extracted (semantic facts and preferences), no VPC endpoints."""
-    return Config("small-team", "t3.small", "flex", 2, 0)
+    Flex, two kinds extracted (semantic facts and preferences), no VPC endpoints, one extraction lane
+    (`ExtractionLanes=one`: one queue polled instead of six, and what a new account's quota of 10 needs)."""
+    return Config("small-team", "t3.small", "flex", 2, 0, queues=1)
 
 
 def bill(p: Profile, c: Config, prices: dict[str, Price]) -> dict[str, float]:
@@ -224,7 +231,7 @@ def bill(p: Profile, c: Config, prices: dict[str, Price]) -> dict[str, float]:
         + max(0.0, gb_s - 400_000) * usd["lambda_gb_s_arm"]
     )
     sqs_requests = (
-        extract_calls * 3 + SQS_POLLERS * QUEUES * 3 * 60 * HOURS
+        extract_calls * 3 + SQS_POLLERS * c.queues * 3 * 60 * HOURS
     )  # send, receive, delete; long polls
     output_tokens = p.turns / 1000 * LLM_OUTPUT_PER_1K_TURNS_4_KINDS * c.kinds / 4
     input_tokens = p.turns / 1000 * LLM_INPUT_PER_1K_TURNS * c.kinds / 5
@@ -249,7 +256,7 @@ def bill(p: Profile, c: Config, prices: dict[str, Price]) -> dict[str, float]:
     logs_gb = invocations * LOG_BYTES_PER_INVOCATION / 1e9
     cloudwatch = (
         metrics * usd["cw_metric_month"]
-        + ALARM_METRICS * usd["cw_alarm_metric_month"]
+        + alarm_metrics(c.queues) * usd["cw_alarm_metric_month"]
         + usd["cw_dashboard_month"]
         + logs_gb * usd["cw_logs_gb"]
     )

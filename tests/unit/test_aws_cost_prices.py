@@ -58,3 +58,18 @@ def test_a_region_without_its_own_figures_says_so_in_the_bench_output(
     eu = bench.PRICES["eu-west-1"]
     assert out["prices_not_found"] == sorted(k for k, p in eu.items() if p.seen == "not found")
     assert sum(out["prices_seen"].values()) == len(eu)
+
+
+def test_one_extraction_lane_bills_one_queues_polls_and_fewer_alarms() -> None:
+    # the small-team configuration runs ExtractionLanes=one (docs/adr/0071): one queue polled, not six
+    bench = _bench()
+    month = bench.PROFILES["10k"]
+    prices = bench.PRICES["us-east-1"]
+    lane = bench.small_team(month)
+    per_kind = bench.Config(lane.name, lane.search, lane.atlas, lane.kinds, lane.vpc_endpoints, queues=6)
+    one, six = bench.bill(month, lane, prices), bench.bill(month, per_kind, prices)
+    assert lane.queues == 1 and one["sqs"] < six["sqs"] and one["cloudwatch"] < six["cloudwatch"]
+    assert bench.alarm_metrics(6) == 46 and bench.alarm_metrics(1) == 26
+    assert {k: v for k, v in one.items() if k not in ("sqs", "cloudwatch")} == {
+        k: v for k, v in six.items() if k not in ("sqs", "cloudwatch")
+    }
