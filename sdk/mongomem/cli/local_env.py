@@ -52,7 +52,9 @@ def settings_for(args: argparse.Namespace, command: str) -> Iterator[Any]:
     try:
         yield settings_from_env(env, mongodb_uri=mongo.uri)
     finally:
-        from mongomem.adapters.mongo import close_clients  # lazy: 98 ms
+        from mongomem.adapters.mongo.driver import close_client  # lazy: 98 ms
 
-        close_clients()
+        # this server's client only: closing a client whose server is gone waits out its server selection
+        # (5 s each), and the process may hold others (a test run's stacks, stopped long ago)
+        close_client(mongo.uri)
         mongo.stop()
