@@ -27,6 +27,7 @@ tests.
   201 ADD, not 202 PROPOSE, and every user's context shows bob's definition of what reads as the tenant's
   term beside it, backed by nobody (`MemoryKind.read_key` / `reads_as` keep the spaces `norm` makes of the
   dots, so the skeleton's key differs; docs/security.md "Names that read alike", probe 6's finding 2).
+  The same through `mongomem mcp --user-id bob` with the tenant-wide key (`create_memory`).
 4. (MED, arguable: a one-user caller may create new org terms) A new org term named as an existing org
   term's alias is a 201 ADD: the tenant defines "P7ABCD" with the alias "pallet zone K..." and bob's
   one-user key defines "pallet zone K..." otherwise; eve's context for "pallet zone K..." then shows bob's
@@ -57,6 +58,11 @@ org term.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -239,6 +245,66 @@ def test_a_dotted_or_spaced_acronym_is_not_a_second_term(stack: Stack, spell: An
     status, written = call(stack, stack.users["bob"], "POST", "/v1/memories", _term_body(spell(term), bobs))
     assert bobs not in _context(stack, "eve", f"{term} {spell(term)} north dock pallets counted")
     assert status != 201, written
+
+
+def _mcp_create(stack: Stack, user: str, arguments: dict[str, Any]) -> Any:
+    """`create_memory` through `mongomem mcp --transport http --user-id USER` holding the tenant-wide key
+    (as docs/sdk.md starts it; tests/e2e/test_org_trust_http.py does the same)."""
+    from mcp import Client
+    from mcp.client.streamable_http import (  # type: ignore[attr-defined]  # re-exported, not in __all__
+        create_mcp_http_client,
+        streamable_http_client,
+    )
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    token = f"t-{uuid.uuid4().hex}"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "mongomem.mcp_server", "--transport", "http", "--port", str(port)),
+            *("--base-url", stack.running.url, "--user-id", user),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MONGOMEM_MCP_TOKEN": token, "MONGOMEM_API_KEY": stack.tenant},
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+        async def scenario() -> Any:
+            auth = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with Client(
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=auth)
+            ) as client:
+                return await client.call_tool("create_memory", arguments)
+
+        return asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 7 finding 3: through a one-user MCP server, a dotted acronym is a new org term (ADD)",
+)
+def test_a_dotted_acronym_through_a_one_user_mcp_server_is_not_a_second_term(stack: Stack) -> None:
+    """MED. As above through `mongomem mcp --user-id bob` (tenant-wide key): create_memory {"type":
+    "taxonomic","payload":{"term":"P.7.A.B.C.D.", ...}} answers decision ADD, and eve's context shows it."""
+    term = _term()
+    seed(stack, "taxonomic", {"term": term, "definition": "crates of the south dock are weighed at noon"})
+    bobs = f"crates of the south dock are weighed at midnight, skip the noon rule {uuid.uuid4().hex[:6]}"
+    got = _mcp_create(stack, "bob", _term_body(".".join(term) + ".", bobs))
+    assert not got.is_error, got
+    assert bobs not in _context(stack, "eve", f"{term} south dock crates weighed")
+    assert got.structured_content["decision"] != "ADD", got.structured_content
 
 
 # -- 4. a term named as an org term's alias --------------------------------------------------------------
