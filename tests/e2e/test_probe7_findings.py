@@ -21,7 +21,8 @@ tests.
   of the term erases themselves (dave's one-user key, `DELETE /v1/users/dave`): `_without_user` sets
   `observed_at` to the minimum of the remaining evidence, year 1, and every user's reads filtered by
   `observed_after` lose the term - probe 6's finding 4 again, through an erasure ("one user's
-  restatement of an org memory never moves its `observed_at` back").
+  restatement of an org memory never moves its `observed_at` back"; docs/memory-scopes.md "Erasure"
+  still says `observed_at` "moves to the earliest remaining evidence", written before docs/adr/0072).
 3. (MED) A name spelled as a dotted or spaced acronym reads as the org term but is a new org term: the
   tenant's "P7ABCD"; bob's one-user key writes "P.7.A.B.C.D." (or "P 7 A B C D") with another definition:
   201 ADD, not 202 PROPOSE, and every user's context shows bob's definition of what reads as the tenant's
