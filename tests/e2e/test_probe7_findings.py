@@ -3,7 +3,8 @@ payloads and angles none of the earlier probes used (tests/e2e/test_probe_findin
 test_probe2_findings.py ... test_probe6_findings.py, test_org_trust_http.py, test_erasure_copies.py,
 test_marker_lookalikes.py, test_linear_patterns.py, tests/corrections.py). Each finding's test fails on
 3f66ac9 and is marked `xfail(strict=True)` until it is fixed; the attacks that held are kept as passing
-tests.
+tests. Fixed since (markers removed): 5 and 6 (a proposal keeps the metadata of the version it would
+replace and is dated no earlier than it: docs/adr/0072).
 
 1. (MED) Erasing the user a tenant-wide write named undoes the tenant's write for every user. The tenant
   key's write names a user (`user_id` is required) and its evidence carries that user's id with
@@ -365,10 +366,6 @@ def _active(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
     return dict(live[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 7 finding 5: a promoted proposal carries its proposer's metadata, not the tenant's",
-)
 def test_a_proposals_metadata_does_not_become_the_org_terms(stack: Stack) -> None:
     """MED. The tenant's org term T with "metadata": {"team": "dockX"}; bob POST /v1/memories
     {"type":"taxonomic","payload":{"term":T,"definition":"the export parcel count"},"metadata":{"team":
@@ -399,10 +396,6 @@ def test_a_proposals_metadata_does_not_become_the_org_terms(stack: Stack) -> Non
 
 
 # -- 6. a proposal dated in year 1 becomes the org term's time ------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 7 finding 6: a promoted proposal keeps its proposer's observed_at (year 1)",
-)
 def test_a_proposal_dated_long_ago_does_not_date_the_org_term(stack: Stack) -> None:
     """MED (narrow). The tenant's org term T "the inbound crate tally of the yard"; bob POST /v1/memories
     {"type":"taxonomic","payload":{"term":T,"definition":"the inbound parcel tally of the yard"},

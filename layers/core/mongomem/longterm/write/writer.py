@@ -393,11 +393,24 @@ class MemoryWriter:
                 return backed or Outcome(Decision.NOOP, "restatement already counted", pending)
             case Propose():
                 lineage = verdict.target.lineage_id
-                # a proposal keeps the expiry of the version it would replace: its backers state a value,
-                # and one of them alone never decides when every user's version ends
+                # a proposal keeps the expiry and the metadata of the version it would replace, and is not
+                # dated before it: its backers state a value, and one of them alone never decides when every
+                # user's version ends, what filters find it, or when it was first said (docs/adr/0072)
+                target = verdict.target
                 proposal = new_version(
                     scope, new, lineage, verdict.version, note, now, payload=verdict.proposed
-                ).model_copy(update={"status": "proposed", "expires_at": verdict.target.expires_at})
+                )
+                observed = proposal.observed_at
+                if target.observed_at is not None and (observed is None or observed < target.observed_at):
+                    observed = target.observed_at
+                proposal = proposal.model_copy(
+                    update={
+                        "status": "proposed",
+                        "expires_at": target.expires_at,
+                        "metadata": dict(target.metadata),
+                        "observed_at": observed,
+                    }
+                )
                 self.store.insert(proposal)
                 return proposal
             case _:
