@@ -4,7 +4,9 @@ test_probe2_findings.py ... test_probe6_findings.py, test_org_trust_http.py, tes
 test_marker_lookalikes.py, test_linear_patterns.py, tests/corrections.py). Each finding's test fails on
 3f66ac9 and is marked `xfail(strict=True)` until it is fixed; the attacks that held are kept as passing
 tests. Fixed since (markers removed): 5 and 6 (a proposal keeps the metadata of the version it would
-replace and is dated no earlier than it: docs/adr/0072).
+replace and is dated no earlier than it: docs/adr/0072); 2 (an erase never moves an org memory's time
+back). Open: 1 (whether a tenant-key write naming a user is that user's words for erasure - a backend
+writing on a user's behalf - or only the tenant's: a decision before a fix), 3 and 4.
 
 1. (MED) Erasing the user a tenant-wide write named undoes the tenant's write for every user. The tenant
   key's write names a user (`user_id` is required) and its evidence carries that user's id with
@@ -131,8 +133,7 @@ def _term_body(term: str, definition: str, **more: Any) -> dict[str, Any]:
 
 # -- 1. erasing the user a tenant-wide write named undoes it ----------------------------------------
 @pytest.mark.xfail(
-    strict=True,
-    reason="probe 7 finding 1: erasing the user a tenant-wide write named deletes the tenant's version",
+    strict=True, reason="probe 7 finding 1: erasing the user a tenant-wide write named undoes it"
 )
 def test_erasing_the_named_user_does_not_undo_the_tenants_write(stack: Stack) -> None:
     """MED. Bob's one-user key: POST /v1/memories {"type":"taxonomic","payload":{"term":T,"definition":
@@ -155,8 +156,7 @@ def test_erasing_the_named_user_does_not_undo_the_tenants_write(stack: Stack) ->
 
 
 @pytest.mark.xfail(
-    strict=True,
-    reason="probe 7 finding 1: erasing the user a tenant-wide revocation named restores the revoked tool grant",
+    strict=True, reason="probe 7 finding 1: erasing the user a tenant-wide write named undoes it"
 )
 def test_erasing_the_named_user_does_not_restore_a_revoked_tool_grant(stack: Stack) -> None:
     """MED. The tenant key writes the org procedure P with "allowed_tools":["Bash(*)"] (naming alice), then
@@ -185,10 +185,6 @@ def test_erasing_the_named_user_does_not_restore_a_revoked_tool_grant(stack: Sta
 
 
 # -- 2. an erasure moves an org memory's observed_at to a backer's year 1 -------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 7 finding 2: an erasure sets an org memory's observed_at to the earliest backer's time",
-)
 def test_an_erasure_does_not_move_an_org_terms_observed_at(stack: Stack) -> None:
     """MED (narrow). The tenant's org term T; carol restates it to the letter with "observed_at":
     "0001-01-02T00:00:00Z" (200 REINFORCE, T's observed_at stays: docs/adr/0072); D restates it too and

@@ -48,9 +48,13 @@ def _without_user(
         "updated_at": at,
         "index_state": "pending",
     }
+    # the first statement left, never earlier than the version's time: one user's word never moves an org
+    # memory's time back (docs/adr/0072), and evidence may carry a time its user gave
     seen = [e["observed_at"] for e in rest if e.get("observed_at")]
     if seen:
-        update["observed_at"] = min(seen)
+        first = min(seen)
+        current = doc.get("observed_at")
+        update["observed_at"] = first if current is None or first > current else current
     payload = without_erased_words(
         doc.get("payload") or {}, [e.get("said") for e in mine], [e.get("said") for e in rest]
     )
