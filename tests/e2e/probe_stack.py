@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -75,3 +76,31 @@ def active_payload(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
     assert status == 200, found
     live = [v for v in [found["memory"], *found.get("history", [])] if v["status"] == "active"]
     return dict(live[0]["payload"])
+
+
+def answering_stack(root: Path, users: tuple[str, ...]) -> Iterator[Stack]:
+    """`running_stack`, once the memory API answers (a first call on a loaded machine can be slow)."""
+    for running in running_stack(root, users):
+        deadline = time.monotonic() + 120
+        while not _answers(running, users[0]):
+            assert time.monotonic() < deadline, "the stack never answered"
+            time.sleep(1.0)
+        yield running
+
+
+def _answers(stack: Stack, user: str) -> bool:
+    try:
+        return api(stack, stack.tenant, "GET", f"/v1/memories?user_id={user}")[0] == 200
+    except OSError:  # a first call slower than the client's timeout
+        return False
+
+
+def call(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """`api`, again after a 503 (the store too slow to answer on a loaded machine), a few times."""
+    status, answer = api(stack, key, method, path, body)
+    for _ in range(4):
+        if status != 503:
+            break
+        time.sleep(2.0)
+        status, answer = api(stack, key, method, path, body)
+    return status, answer

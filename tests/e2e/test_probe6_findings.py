@@ -63,37 +63,21 @@ import pytest
 from mongomem.identity.service import create_key
 from mongomem.models.common import utcnow
 from mongomem.observability import logger
-from tests.e2e.probe_stack import TENANT, Stack, active_payload, api, running_stack, seed
+from tests.e2e.probe_stack import (
+    TENANT,
+    Stack,
+    active_payload,
+    answering_stack,
+    call,
+    seed,
+)
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    for running in running_stack(tmp_path_factory.mktemp("probe6-findings"), USERS):
-        deadline = time.monotonic() + 120
-        while not _answers(running):
-            assert time.monotonic() < deadline, "the stack never answered"
-            time.sleep(1.0)
-        yield running
-
-
-def call(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """`api`, again after a 503 (the store too slow to answer on a loaded machine), a few times."""
-    status, answer = api(stack, key, method, path, body)
-    for _ in range(4):
-        if status != 503:
-            break
-        time.sleep(2.0)
-        status, answer = api(stack, key, method, path, body)
-    return status, answer
-
-
-def _answers(stack: Stack) -> bool:
-    try:
-        return api(stack, stack.tenant, "GET", "/v1/memories?user_id=alice")[0] == 200
-    except OSError:  # a first call slower than the client's timeout
-        return False
+    yield from answering_stack(tmp_path_factory.mktemp("probe6-findings"), USERS)
 
 
 def _term() -> str:
