@@ -405,6 +405,13 @@ class InMemoryMemoryRepository:
         found = [r for r in self.by_keys(scope, kind, [key], None) if r.agent_id == agent_id]
         return sorted(found, key=lambda r: -r.version)
 
+    def active_names(self, scope: Scope, kind: str, fields: list[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            (r.key, {f: r.payload.get(f) for f in fields})
+            for r in self._in(scope)
+            if r.type == kind and r.status == "active"
+        ]
+
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> Any:
         held = [r for r in self.by_keys(scope, kind, [key], snapshot_id) if snapshot_id in r.snapshot_ids()]
         return max(held, key=lambda r: r.version) if held else None
@@ -1221,8 +1228,15 @@ class InMemoryErasureRepository:
                 and any(e.user_id == scope.user_id for e in r.evidence)
             ]
             for r in stated:
-                mine = [e for e in r.evidence if e.user_id == scope.user_id]
-                rest = [e for e in r.evidence if e.user_id != scope.user_id]
+                # a tenant-wide entry naming the user is the tenant's word: it stays, without them
+                mine = [e for e in r.evidence if e.user_id == scope.user_id and not e.tenant_wide]
+                rest = [
+                    e.model_copy(update={"user_id": None, "snapshot_id": None, "seqs": []})
+                    if e.user_id == scope.user_id
+                    else e
+                    for e in r.evidence
+                    if not (e.user_id == scope.user_id and not e.tenant_wide)
+                ]
                 if not rest:
                     del memories.docs[r.memory_id]
                     deleted.append(r.memory_id)
@@ -1238,8 +1252,8 @@ class InMemoryErasureRepository:
                     "index_state": "pending",
                 }
                 seen = [e.observed_at for e in rest if e.observed_at]
-                if seen:
-                    update["observed_at"] = min(seen)
+                if seen:  # never earlier than the version's own time (docs/adr/0072)
+                    update["observed_at"] = max(min(seen), r.observed_at) if r.observed_at else min(seen)
                 memories.docs[r.memory_id] = r.model_copy(deep=True, update=update)
                 changed.append(r.memory_id)
             for lineage_id in emptied:

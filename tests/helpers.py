@@ -105,13 +105,15 @@ def http_event(
     tenant: str | None = None,
     key_id: str = "k",
     headers: dict[str, str] | None = None,
+    fixed_user: str | None = None,
 ) -> dict[str, Any]:
-    """The event the local HTTP front makes of `method target` (a path with its query string)."""
+    """The event the local HTTP front makes of `method target` (a path with its query string); with
+    `fixed_user`, as a one-user (service-account) key of that user sends it."""
     from mongomem.local.http import to_event
 
     raw = body if isinstance(body, bytes) else json.dumps(body).encode() if body else b""
     event = to_event(method, target, headers or {"content-type": "application/json"}, raw, "203.0.113.10")
-    return authorize(event, tenant, key_id=key_id)
+    return authorize(event, tenant, key_id=key_id, fixed_user=fixed_user)
 
 
 def invoke(function: Any, ctx: Any, event: dict[str, Any]) -> tuple[int, Any]:

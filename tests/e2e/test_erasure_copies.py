@@ -38,10 +38,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     yield from local_stack(tmp_path_factory, "erase", CONFIG, scan_seconds=60, poll_seconds=0.2)
 
 
-def http(stack: LocalStack, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+def http(
+    stack: LocalStack, method: str, path: str, body: Any = None, as_user: str | None = None
+) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(f"{stack.url}{path}", data=data, method=method)
     request.add_header("Content-Type", "application/json")
+    if as_user is not None:  # the user's own word, as their one-user key or host sends it
+        request.add_header("x-mongomem-as-user", as_user)
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, json.loads(answer.read() or b"null")
@@ -129,8 +133,9 @@ def seed(stack: LocalStack, user: str, marker: str) -> str:
     thread = {"thread_id": "t1", "user_id": user, "metadata": {"note": marker}}
     assert http(stack, "POST", "/v1/threads", thread)[0] == 201
     definition = f"the pallet zone by the north dock {marker}"
+    # the user's own statement of an org term (a tenant-wide write naming them is the tenant's: ADR 0073)
     org = {"user_id": user, "type": "taxonomic", "payload": {"term": "PLTZ", "definition": definition}}
-    assert http(stack, "POST", "/v1/memories", org)[0] == 201
+    assert http(stack, "POST", "/v1/memories", org, as_user=user)[0] in (201, 202)  # the second: a proposal
     assert http(stack, "POST", "/v1/memories/search", {"user_id": user, "query": "home airport"})[0] == 200
     return definition
 

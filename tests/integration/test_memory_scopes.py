@@ -91,6 +91,14 @@ def write(fns: dict[str, Any], ctx: Any, user: str, type_: str, payload: dict[st
     return body
 
 
+def say(fns: dict[str, Any], ctx: Any, user: str, type_: str, payload: dict[str, Any]) -> tuple[int, Any]:
+    """The user states a memory with their own one-user key (their words, not the tenant's)."""
+    event = helpers.http_event(
+        "POST", "/v1/memories", {"type": type_, "payload": payload}, "acme", fixed_user=user
+    )
+    return helpers.invoke(fns["memory_api"], ctx, event)
+
+
 def search(fns: dict[str, Any], ctx: Any, user: str, query: str, tenant: str = "acme", **options: Any) -> Any:
     status, body = call(
         fns, ctx, "POST", "/v1/memories/search", {"user_id": user, "query": query, **options}, tenant
@@ -294,26 +302,38 @@ def test_org_extraction_by_two_users_reinforces_one_memory(
 def test_erasing_a_user_removes_their_evidence_and_the_org_memories_only_they_stated(
     svc: Services, fns: dict[str, Any], ctx: Any
 ) -> None:
-    # Given an org term ana and bob both stated, one only ana stated, and ana's private fact
-    both = write(fns, ctx, "ana", "taxonomic", MTTR)["memory"]["memory_id"]
-    write(fns, ctx, "bob", "taxonomic", MTTR)
-    alone = write(fns, ctx, "ana", "taxonomic", {"term": "RPO", "definition": "recovery point objective"})
+    # Given an org term ana and bob both stated (each with their own key), one only ana stated, ana's
+    # private fact, and an org term the tenant's key wrote naming ana (the tenant's word, not hers)
+    status, stated = say(fns, ctx, "ana", "taxonomic", MTTR)
+    assert status == 201, stated
+    both = stated["memory"]["memory_id"]
+    assert say(fns, ctx, "bob", "taxonomic", MTTR)[0] == 200
+    status, alone = say(
+        fns, ctx, "ana", "taxonomic", {"term": "RPO", "definition": "recovery point objective"}
+    )
+    assert status == 201, alone
     alone_id = alone["memory"]["memory_id"]
     write(fns, ctx, "ana", "semantic", {"subject": "user", "attribute": "badge", "value": "A-17"})
+    tenants = write(fns, ctx, "ana", "taxonomic", {"term": "RTO", "definition": "recovery time objective"})
+    tenants_id = tenants["memory"]["memory_id"]
     assert {r["memory_id"] for r in search(fns, ctx, "bob", "RPO recovery point objective")} >= {alone_id}
     # When ana is erased
     status, result = call(fns, ctx, "DELETE", "/v1/users/ana")
     assert status == 200, result
-    assert result["erased"]["org_memories_deleted"] == 1 and result["erased"]["org_memories_updated"] == 1
+    assert result["erased"]["org_memories_deleted"] == 1 and result["erased"]["org_memories_updated"] == 2
     # Then the term only she stated is gone from MongoDB and the index
     assert svc.db["memories"].count_documents({"_id": alone_id}) == 0
     assert alone_id not in {r["memory_id"] for r in search(fns, ctx, "bob", "RPO recovery point objective")}
     assert svc.vector_index is not None
-    assert svc.vector_index.count(tenant="acme", user_id=ORG_OWNER) == 1
+    assert svc.vector_index.count(tenant="acme", user_id=ORG_OWNER) == 2
     # ... the shared one keeps only bob's evidence and what he added to it
     kept = call(fns, ctx, "GET", f"/v1/memories/{both}", user_id="bob")[1]["memory"]
     assert [e["user_id"] for e in kept["evidence"]] == ["bob"] and kept["reinforcement_count"] == 1
-    assert [r["memory_id"] for r in search(fns, ctx, "bob", "MTTR", types=["taxonomic"])] == [both]
+    assert [r["memory_id"] for r in search(fns, ctx, "bob", "MTTR", types=["taxonomic"])][:1] == [both]
+    # ... the tenant's term stays, backed by the tenant and no longer naming her (docs/adr/0073)
+    theirs = call(fns, ctx, "GET", f"/v1/memories/{tenants_id}", user_id="bob")[1]["memory"]
+    assert theirs["status"] == "active" and theirs["payload"]["definition"] == "recovery time objective"
+    assert [(e["user_id"], e["tenant_wide"]) for e in theirs["evidence"]] == [(None, True)]
     # ... and nothing of ana remains anywhere
     assert "ana" not in json.dumps(list(svc.db["memories"].find({}, {"vector": 0})), default=str)
     assert svc.vector_index.count(tenant="acme", user_id="ana") == 0
@@ -322,18 +342,39 @@ def test_erasing_a_user_removes_their_evidence_and_the_org_memories_only_they_st
 def test_an_org_lineage_falls_back_to_the_version_another_user_stated(
     svc: Services, fns: dict[str, Any], ctx: Any
 ) -> None:
-    # Given bob's term, then ana's new definition of it (an UPDATE: a new version supersedes bob's)
-    first = write(fns, ctx, "bob", "taxonomic", {"term": "SLO", "definition": "service level objective"})
-    update = write(
-        fns, ctx, "ana", "taxonomic", {"term": "SLO", "definition": "a target on an SLI, per month"}
+    # Given bob's term, then the new definition ana and cleo both stated (two users against one: their
+    # proposal becomes the active version, superseding bob's)
+    status, first = say(
+        fns, ctx, "bob", "taxonomic", {"term": "SLO", "definition": "service level objective"}
     )
-    assert update["decision"] == "UPDATE"
-    # When ana is erased, Then bob's version is the active one again, indexed and found
+    assert status == 201, first
+    newer = {"term": "SLO", "definition": "a target on an SLI, per month"}
+    assert say(fns, ctx, "ana", "taxonomic", newer)[0] == 202
+    status, update = say(fns, ctx, "cleo", "taxonomic", newer)
+    assert (status, update["decision"]) == (201, "UPDATE"), update
+    # When ana and cleo are erased, Then bob's version is the active one again, indexed and found
     assert call(fns, ctx, "DELETE", "/v1/users/ana")[0] == 200
+    assert call(fns, ctx, "DELETE", "/v1/users/cleo")[0] == 200
     got = call(fns, ctx, "GET", f"/v1/memories/{first['memory']['memory_id']}", user_id="bob")[1]["memory"]
     assert got["status"] == "active" and got["payload"]["definition"] == "service level objective"
     hits = search(fns, ctx, "bob", "SLO service level objective", types=["taxonomic"])
     assert [h["memory_id"] for h in hits] == [first["memory"]["memory_id"]]
+
+
+def test_erasing_the_user_a_tenant_correction_named_keeps_the_correction(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    # Given bob's term and the tenant key's correction of it, written naming ana
+    status, first = say(fns, ctx, "bob", "taxonomic", {"term": "SLA", "definition": "a promise to customers"})
+    assert status == 201, first
+    fixed = write(fns, ctx, "ana", "taxonomic", {"term": "SLA", "definition": "a contract on uptime"})
+    assert fixed["decision"] == "UPDATE"
+    # When ana is erased, Then every user still reads the tenant's correction, not bob's definition
+    assert call(fns, ctx, "DELETE", "/v1/users/ana")[0] == 200
+    got = call(fns, ctx, "GET", f"/v1/memories/{fixed['memory']['memory_id']}", user_id="bob")[1]["memory"]
+    assert got["status"] == "active" and got["payload"]["definition"] == "a contract on uptime"
+    old = call(fns, ctx, "GET", f"/v1/memories/{first['memory']['memory_id']}", user_id="bob")[1]["memory"]
+    assert old["status"] == "superseded"
 
 
 # -- enriched payloads and filters -------------------------------------------------------------------

@@ -34,15 +34,18 @@ def _without_user(
 ) -> dict[str, object] | None:
     """The $set that takes one user's evidence out of an org memory version (with the decisions their
     snapshots made, the reinforcements they added and, with `text_of`, the words only they said); None
-    when no other user's evidence is left."""
+    when no other user's evidence is left. A tenant-wide entry naming the user is the tenant's backing
+    (docs/adr/0073): it stays, without the user's id, and the version with it, its texts too; the labels
+    only entries naming the user gave (an alias, a tag, a tool grant) still go with the user."""
     evidence = doc.get("evidence") or []
-    mine = [e for e in evidence if e.get("user_id") == user_id]
-    rest = [e for e in evidence if e.get("user_id") != user_id]
-    if not rest:
+    named = [e for e in evidence if e.get("user_id") == user_id]
+    mine = [e for e in named if not e.get("tenant_wide")]
+    others = [e for e in evidence if e.get("user_id") != user_id]
+    kept = [e for e in evidence if not _said_by(e, user_id)]
+    if not kept:
         return None
     said = {e.get("snapshot_id") for e in mine if e.get("snapshot_id")}
     update: dict[str, object] = {
-        "evidence": rest,
         "decisions": [d for d in doc.get("decisions") or [] if d.get("snapshot_id") not in said],
         "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - len(mine)),
         "updated_at": at,
@@ -50,20 +53,59 @@ def _without_user(
     }
     # the first statement left, never earlier than the version's time: one user's word never moves an org
     # memory's time back (docs/adr/0072), and evidence may carry a time its user gave
-    seen = [e["observed_at"] for e in rest if e.get("observed_at")]
+    seen = [e["observed_at"] for e in kept if e.get("observed_at")]
     if seen:
         first = min(seen)
         current = doc.get("observed_at")
         update["observed_at"] = first if current is None or first > current else current
-    payload = without_erased_words(
-        doc.get("payload") or {}, [e.get("said") for e in mine], [e.get("said") for e in rest]
+    payload = doc.get("payload") or {}
+    # the tenant's entries naming the user: their labels go with the user, their texts are the tenant's
+    tenants = [e.get("said") for e in named if e.get("tenant_wide")]
+    words = without_erased_words(
+        payload,
+        [*(e.get("said") for e in mine), *(_part(w, payload, lists=True) for w in tenants)],
+        [*(e.get("said") for e in others), *(_part(w, payload, lists=False) for w in tenants)],
     )
-    if payload is not None and text_of is not None:
+    if words is not None and text_of is not None:
         try:
-            update.update(payload=payload, text=text_of(str(doc.get("type")), payload))
+            update.update(payload=words, text=text_of(str(doc.get("type")), words))
+            payload = words
         except KeyError:  # a custom type no longer declared: its payload stays as it is
             pass
+    update["evidence"] = [_tenants(e, payload) if e.get("user_id") == user_id else e for e in kept]
     return update
+
+
+def _part(
+    said: dict[str, list[str]] | None, payload: dict[str, Any], *, lists: bool
+) -> dict[str, list[str]] | None:
+    """An entry's words of the payload's list fields (labels), or of its other fields."""
+    if said is None:
+        return None
+    return {name: texts for name, texts in said.items() if isinstance(payload.get(name), list) == lists}
+
+
+def _said_by(evidence: dict[str, Any], user_id: str) -> bool:
+    """The entry is the user's own statement (a tenant-wide key's entry that names them is not)."""
+    return evidence.get("user_id") == user_id and not evidence.get("tenant_wide")
+
+
+def _tenants(evidence: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """A tenant-wide entry without the user it named (nor turns of theirs), its words only those the
+    payload still holds."""
+    said = evidence.get("said")
+    if said:
+        held = {
+            name: {str(v).strip().casefold() for v in (value if isinstance(value, list) else [value])}
+            for name, value in payload.items()
+            if value
+        }
+        said = {
+            name: kept
+            for name, texts in said.items()
+            if (kept := [t for t in texts if t.strip().casefold() in held.get(name, set())])
+        }
+    return {**evidence, "user_id": None, "snapshot_id": None, "seqs": [], "said": said}
 
 
 class MongoErasureRepository:
@@ -195,7 +237,11 @@ class MongoErasureRepository:
         with translate_errors():
             for doc in coll.find(query, {"vector": 0}):
                 words.setdefault(doc["lineage_id"], []).extend(
-                    e.get("said") for e in doc.get("evidence") or [] if e.get("user_id") == scope.user_id
+                    _part(e.get("said"), doc.get("payload") or {}, lists=True)
+                    if e.get("tenant_wide")
+                    else e.get("said")
+                    for e in doc.get("evidence") or []
+                    if e.get("user_id") == scope.user_id
                 )
                 update = _without_user(doc, scope.user_id, at, text_of)
                 if update is None:
