@@ -182,6 +182,10 @@ def test_org_memory_changes_only_when_enough_users_state_it(store: Any, index: A
         # a digit of the name is no look-alike of a letter: "P10" is found as itself
         ("P10", "\u042010"),
         ("P10", "\uff3010"),  # full-width P
+        # spelled letter by letter (issue 33's seventh probe)
+        ("P7ABCD", "P.7.A.B.C.D."),
+        ("P7ABCD", "P 7 A B C D"),
+        ("USA", "u-s-a"),
     ],
 )
 def test_one_users_term_named_as_an_org_term_reads_as_it(
@@ -209,6 +213,40 @@ def test_one_users_term_named_as_an_org_term_reads_as_it(
     again = w.write(CY, taxonomic, [term(spelled, "counted within 2 hours")], snap(3), visibility="org")
     assert set(again.decisions) <= {"REINFORCE", "PROPOSE"}
     assert len([r for r in store.all_versions() if r.status == "active"]) == 1
+
+
+@pytest.mark.parametrize("claimed", ["named as its alias", "claiming its name as an alias"])
+def test_one_users_term_that_goes_by_an_org_terms_alias_is_a_proposal_against_it(
+    store: Any, index: Any, claimed: str
+) -> None:
+    # Given the tenant's org term PLTZ, also known as "pallet zone K"
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    tenants = {**term("PLTZ", "where pallets wait for counting"), "aliases": ["pallet zone K"]}
+    w.write(ANA, taxonomic, [tenants], snap(1), visibility="org", authoritative=True)
+    # When bo (one user) writes a "new" term under its alias, or one that claims its name as an alias
+    bos = (
+        term("Pallet Zone K.", "where returns are dumped")
+        if claimed == "named as its alias"
+        else {**term("returns bay", "where returns are dumped"), "aliases": ["P.L.T.Z."]}
+    )
+    said = w.write(BO, taxonomic, [bos], snap(2), visibility="org")
+    # Then it is a proposal against PLTZ, never a second org term beside it
+    assert said.decisions == {"PROPOSE": 1}
+    active = [r.payload for r in store.all_versions() if r.status == "active"]
+    assert [(p["term"], p["definition"]) for p in active] == [("PLTZ", "where pallets wait for counting")]
+
+
+def test_a_name_unlike_every_org_name_and_alias_is_a_new_org_term(store: Any, index: Any) -> None:
+    # the alias read finds only what goes by the same name: "pallet zone L" is another term
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    tenants = {**term("PLTZ", "where pallets wait for counting"), "aliases": ["pallet zone K"]}
+    w.write(ANA, taxonomic, [tenants], snap(1), visibility="org", authoritative=True)
+    said = w.write(
+        BO, taxonomic, [term("pallet zone L", "where returns are dumped")], snap(2), visibility="org"
+    )
+    assert said.decisions == {"ADD": 1}
 
 
 def test_the_tenants_term_keeps_its_exact_name(store: Any, index: Any) -> None:

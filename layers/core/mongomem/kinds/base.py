@@ -19,12 +19,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
 from mongomem.markers import skeleton
 
+# Two or more single letters or digits, each after the first set off by dots, spaces, hyphens or
+# slashes: a name spelled out letter by letter ("P.7.A.B.C.D.", "P 7 A B C D", "U-S-A").
+_SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[.\s\-/\u00b7]+[^\W_])+(?![^\W_])\.?")
+
+
+def _joined(match: re.Match[str]) -> str:
+    return "".join(ch for ch in match.group(0) if ch.isalnum())
+
 
 def as_read(text: str) -> str:
     """A name as a reader takes it: each character outside ASCII read as the Latin letter or digit it is
     drawn like (`markers.skeleton`: Cyrillic ER U+0420 as "p", a full-width letter as the letter, a
-    combining mark dropped); ASCII kept as written, so a digit 0 stays a 0 and "P6A0" is found as itself."""
-    return "".join(ch if ch.isascii() else skeleton(ch) for ch in text)
+    combining mark dropped), ASCII kept as written (a digit 0 stays a 0 and "P6A0" is found as itself),
+    and a name spelled letter by letter read as the word: "P.7.A.B.C.D." and "P 7 A B C D" as "P7ABCD"."""
+    return _SPELLED.sub(_joined, "".join(ch if ch.isascii() else skeleton(ch) for ch in text))
 
 
 __all__ = [
@@ -295,6 +304,21 @@ class MemoryKind:
         Latin letters and digits they are drawn like (`markers.skeleton`, Unicode TR39 confusables), so
         "\u0420LTZ" with a Cyrillic ER reads as "PLTZ"; the key already folds case, accents and marks."""
         return self.key({**payload, **{f: as_read(str(payload[f])) for f in self.named if payload.get(f)}})
+
+    # List fields holding other names of the one named thing (a term's aliases): a name said as one of
+    # them names that thing (`names_read`).
+    alias_fields: ClassVar[frozenset[str]] = frozenset()
+
+    def names_read(self, payload: dict[str, Any]) -> set[str]:
+        """Every name the payload goes by, as a reader takes it: the read key of its name and of each of
+        its aliases (a kind with one naming field). "pallet zone K" names the term whose alias it is."""
+        names = {self.read_key(payload)} if all(payload.get(f) for f in self.named) else set()
+        if len(self.named) == 1:
+            for field in self.alias_fields:
+                for alias in payload.get(field) or []:
+                    if isinstance(alias, str) and norm(alias):
+                        names.add(self.read_key({**payload, self.named[0]: alias}))
+        return names
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and

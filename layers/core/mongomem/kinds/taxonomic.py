@@ -29,6 +29,7 @@ class Taxonomic(MemoryKind):
     visibility = "org"
     unordered = frozenset({"aliases", "related_terms"})
     named = ("term",)
+    alias_fields = frozenset({"aliases"})
     instructions = (
         "Extract TERMS only: domain terms with their definitions and aliases (abbreviations, synonyms) as used "
         "in this conversation, the domain they belong to and related terms when stated."

@@ -112,6 +112,12 @@ class MemoryRepository(Protocol):
         part), newest first."""
         ...
 
+    def active_names(self, scope: Scope, kind: str, fields: list[str]) -> list[tuple[str, dict[str, Any]]]:
+        """Every active version of the kind in the scope, as its match key and these payload fields
+        only: how a name said as another memory's alias is found (a read of the kind's keys, not of
+        their documents)."""
+        ...
+
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
         """A version of this key that already holds this snapshot's evidence (the redelivery check)."""
         ...

@@ -340,6 +340,18 @@ class MemoryStore:
         found = [r for r in self.by_keys(scope, kind, [key], None) if r.agent_id == agent_id]
         return sorted(found, key=lambda r: -r.version)
 
+    def active_names(self, scope: Scope, kind: str, fields: list[str]) -> list[tuple[str, dict[str, Any]]]:
+        # a prefix of the scope_type_key index (the scope and the type); the status is sorted out here
+        query = {**scope.filter(), "type": kind}
+        shown = {"key": 1, "status": 1, **{f"payload.{f}": 1 for f in fields}}
+        with translate_errors():
+            docs = list(self.coll.find(query, shown))
+        return [
+            (str(d["key"]), {f: (d.get("payload") or {}).get(f) for f in fields})
+            for d in docs
+            if d.get("status") == "active"
+        ]
+
     def with_evidence(self, scope: Scope, kind: str, key: str, snapshot_id: str) -> MemoryRecord | None:
         """A version of this key that already holds this snapshot's evidence (redelivery check)."""
         held = [

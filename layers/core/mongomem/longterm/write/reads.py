@@ -115,6 +115,8 @@ class CandidateReader:
             alike += self.store.active_by_key(scope, new.kind.name, read_key, new.agent_id)
         alike = [r for r in alike if r.visibility == "org" and new.kind.reads_as(r.payload, new.payload)]
         if not alike:
+            alike = self.named_as_alias(scope, new)
+        if not alike:
             return []
         named = alike[0].payload
         said = {f: new.payload[f] for f in new.kind.named if f in new.payload}
@@ -124,6 +126,24 @@ class CandidateReader:
             extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
         )
         return [r for r in alike if new.kind.same_name(r.payload, named)]
+
+    def named_as_alias(self, scope: Scope, new: NewMemory) -> list[MemoryRecord]:
+        """One user's new org memory that goes by a name an org memory goes by, through an alias on
+        either side ("pallet zone K" named as the tenant's term whose alias it is, or a new term claiming
+        that term's name as its alias): that memory's active versions, newest first (docs/security.md
+        "Names that read alike"). Reads every active name of the kind once, for a new org name only."""
+        kind = new.kind
+        if not kind.alias_fields:
+            return []
+        said = kind.names_read(new.payload)
+        fields = [*kind.named, *sorted(kind.alias_fields)]
+        for key, names in self.store.active_names(scope, kind.name, fields):
+            if said & kind.names_read(names):
+                found = self.store.active_by_key(scope, kind.name, key, new.agent_id)
+                found = [r for r in found if r.visibility == "org"]
+                if found:
+                    return found
+        return []
 
     def by_meaning(self, scope: Scope, new: NewMemory) -> list[tuple[float, MemoryRecord]]:
         """The kind's nearest active memories of this scope and embedding model, best first."""
