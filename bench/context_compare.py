@@ -16,6 +16,8 @@ head context p95 at that budget <= 100 ms and <= 1.5 x that recall's p95 in the 
 
     .venv/bin/python bench/context_compare.py DATA --base /path/to/other/checkout [--rounds 5]
     .venv/bin/python bench/context_compare.py tests/data/locomo_priya.json --rounds 1   # the smoke run
+    .venv/bin/python bench/context_compare.py LME_DIR/27016adc.json --questions-from LME_DIR --base ...
+        # LongMemEval-S: the dev split's 24 questions asked of one ~120k-token history
 
 Without --base the checkout is compared with itself (the run-to-run spread of the measure). --keep DIR
 keeps both loaded stacks there (DIR/head, DIR/base) and reuses them on the next run (loading the dev
@@ -164,6 +166,12 @@ def main() -> None:
     parser.add_argument("--settle-timeout", type=float, default=3600.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
+        "--questions-from",
+        type=Path,
+        help="ask this folder's questions of the first history loaded (latency on one long history: "
+        "a LongMemEval-S history loads in minutes, the dev split's 24 in hours)",
+    )
+    parser.add_argument(
         "--floor-budget", type=int, default=2000, help="the budget whose recall query is timed alone"
     )
     args = parser.parse_args()
@@ -177,6 +185,9 @@ def main() -> None:
     for name, conv, qa in convs:
         dia = {t["dia_id"] for k, v in conv.items() if re.fullmatch(r"session_\d+", k) for t in v}
         pool += [(name, q) for q, _ in questions(qa, dia)]
+    if args.questions_from:
+        first = convs[0][0]
+        pool = [(first, q["question"]) for _, _, qa in _conversations(args.questions_from) for q in qa]
     asked = random.Random(args.seed).sample(pool, min(args.questions, len(pool)))
 
     home = args.keep or Path(tempfile.mkdtemp(prefix="context-compare-"))

@@ -72,6 +72,9 @@ SMALL: dict[str, tuple[list[str], list[str]]] = {
             "300",
             "--floor-budget",
             "300",
+            # LongMemEval-S's questions asked of one loaded history (the long-history latency run)
+            "--questions-from",
+            "tests/data/lme-mini",
         ],
         ["base_p95_ms", "head_p95_ms", "p50_ratio", "p95_ratio", "head_context_over_recall_p95"],
     ),
