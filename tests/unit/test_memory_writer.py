@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mongomem.kinds import builtin_registry
 from mongomem.longterm.write.decide import decide
@@ -235,6 +237,36 @@ def test_one_users_term_that_goes_by_an_org_terms_alias_is_a_proposal_against_it
     assert said.decisions == {"PROPOSE": 1}
     active = [r.payload for r in store.all_versions() if r.status == "active"]
     assert [(p["term"], p["definition"]) for p in active] == [("PLTZ", "where pallets wait for counting")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.text(alphabet="ABCDEFGHJKMNPQRSTUVWXYZ23456789", min_size=2, max_size=7),
+    separator=st.sampled_from([".", " ", "-", "/", ". ", " . ", "\u00b7"]),
+    closing=st.sampled_from(["", "."]),
+    as_alias=st.booleans(),
+)
+def test_an_org_terms_name_spelled_out_or_claimed_as_an_alias_is_never_a_second_term(
+    name: str, separator: str, closing: str, as_alias: bool
+) -> None:
+    # Given the tenant's org term NAME; when one user writes NAME spelled letter by letter (or a new
+    # term that claims that spelling as its alias) with another definition
+    store, index = InMemoryMemoryRepository(), EmbeddedIndex(None, use_numpy=False)
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    w.write(
+        ANA, taxonomic, [term(name, "counted within 2 hours")], snap(1), visibility="org", authoritative=True
+    )
+    spelled = separator.join(name) + closing
+    said = (
+        {**term("returns bay", "counted within 4 hours"), "aliases": [spelled]}
+        if as_alias
+        else term(spelled, "counted within 4 hours")
+    )
+    done = w.write(BO, taxonomic, [said], snap(2), visibility="org")
+    # Then it is a proposal against the tenant's term, and the tenant's term is the only active one
+    assert done.decisions == {"PROPOSE": 1}, (spelled, done.decisions)
+    assert [r.payload["term"] for r in store.all_versions() if r.status == "active"] == [name]
 
 
 def test_a_name_unlike_every_org_name_and_alias_is_a_new_org_term(store: Any, index: Any) -> None:
