@@ -233,6 +233,37 @@ def _unseen(char: str) -> bool:
     return unicodedata.category(char) == "Cf" or char in _INVISIBLE
 
 
+# How many distinct characters the translation tables below remember (a text of every code point must
+# not grow them without bound); past it, a character is worked out again each time it is met.
+_TABLE_LIMIT = 1 << 16
+
+
+class _SeenTable(dict[int, int | None]):
+    """A `str.translate` table that drops what a reader does not see (`_unseen`) and keeps the rest,
+    learning each character once: a long text is filtered at the speed of `translate`."""
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if _unseen(chr(code)) else code
+        if len(self) < _TABLE_LIMIT:
+            self[code] = kept
+        return kept
+
+
+class _FoldTable(dict[int, str]):
+    """A `str.translate` table of what a reader takes each character for (`skeleton`)."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        folded = _FOLD.get(char, char.lower()) if char.isascii() else _fold(char)
+        if len(self) < _TABLE_LIMIT:
+            self[code] = folded
+        return folded
+
+
+_SEEN = _SeenTable()
+_FOLDED = _FoldTable()
+
+
 def _json_unescape(found: re.Match[str]) -> str:
     if found["unit"] is not None:
         return chr(int(found["unit"], 16))
@@ -250,8 +281,7 @@ def reader_forms(text: str) -> str:
         if decoded == out:
             break
         out = decoded
-    out = unicodedata.normalize("NFKC", out)
-    return "".join(c for c in out if not _unseen(c))
+    return unicodedata.normalize("NFKC", out).translate(_SEEN)
 
 
 @lru_cache(maxsize=4096)
@@ -279,7 +309,7 @@ def _skeleton_map(text: str) -> tuple[str, list[int]]:
     out: list[str] = []
     origin: list[int] = []
     for i, char in enumerate(text):
-        folded = _FOLD.get(char, char.lower()) if char.isascii() else _fold(char)
+        folded = _FOLDED[ord(char)]
         out.append(folded)
         origin.extend([i] * len(folded))
     return "".join(out), origin
@@ -291,7 +321,7 @@ def skeleton(text: str) -> str:
     marker name's letters (Cyrillic o U+043E, Greek omicron, digit 0 ...) and of every other Latin letter
     and digit (Cyrillic ER U+0420 for "p") replaced by those letters, a
     Latin letter with a stroke, bar or hook through it (U+00F8) read as the letter, case folded."""
-    return _skeleton_map(text)[0]
+    return text.translate(_FOLDED)
 
 
 def _hides_name(text: str) -> bool:
