@@ -25,14 +25,15 @@ is fixed; the attacks that held are kept as passing tests.
   user reads it). `MemoryKind.read_key` / `reads_as` fold look-alikes only in `named` fields, which these
   kinds leave empty, so `CandidateReader.read_alike` never finds the org memory. docs/security.md "Names
   that read alike": "a new org memory whose name reads as an org memory's name is that memory".
-3. (MED) One user's restatements of an org memory are counted without limit: bob's one-user key restating
-  the tenant's org term word for word 12 times (12 x 200 REINFORCE) raises its `reinforcement_count` from 1
-  to 13 and appends 12 evidence entries (each with every word of the payload in `said`) and 12 decision
-  records to the shared document (`MemoryRepository.reinforce`: deduplicated per snapshot only, and an API
-  write has none). `reinforcement_count` is the search rank boost of every user (`retrieval/search.py`:
-  1 + 0.05 ln n, +35 % at 1,000), so one user lifts any org memory - one they created included - above the
-  others in every user's search and context; and the document grows by the payload's size per request
-  until MongoDB's 16 MB limit (a term with 50 long aliases: under a thousand requests by extrapolation).
+3. (MED, arguable: the docs say a restatement's "evidence [is] counted") One user's restatements of an
+  org memory are counted without limit: bob's one-user key restating the tenant's org term word for word
+  12 times (12 x 200 REINFORCE) raises its `reinforcement_count` from 1 to 13 and appends 12 evidence
+  entries (each with every word of the payload in `said`) and 12 decision records to the shared document
+  (`MemoryRepository.reinforce`: deduplicated per snapshot only, and an API write has none).
+  `reinforcement_count` is the search rank boost of every user (`retrieval/search.py`: 1 + 0.05 ln n,
+  +35 % at 1,000), so one user lifts any org memory - one they created included - above the others in
+  every user's search and context; and the document grows by the payload's size per request toward
+  MongoDB's 16 MB limit (a term with 50 long aliases: under a thousand requests, by extrapolation).
   docs/security.md "The proposal rule": "One user counts once however often they say it"; procedure
   feedback "counts once per user, per version and per day".
 4. (MED) A working-memory schema's patterns run on Python's backtracking `re` when `unevaluatedProperties`
@@ -56,6 +57,15 @@ is fixed; the attacks that held are kept as passing tests.
   that is not an object (`[1, 2]`, `"ok"`): its parser `_as_dict` is `dict(data or {})` and `_read` wraps
   only pydantic's `ValidationError` (docs/security.md: the SDK "wraps an answer of an unexpected shape in
   `MemoryClientError` (`invalid_response`), never a raw pydantic error").
+7. (MED) Erasure leaves the erased user's `metadata` on an org memory another user restated. Bob's
+  one-user key writes a new org term with "metadata": {"note": "<bob's private words>"} (201 ADD); carol
+  restates the term word for word (200 REINFORCE: metadata is neither compared nor merged); bob's key
+  DELETE /v1/users/{bob} -> 200. The version stays (carol backs it) and every user still reads bob's note
+  in its `metadata` (GET /v1/memories/{id}, and GET /v1/memories?metadata={"note": ...} finds it):
+  `_without_user` (adapters/mongo/erasure.py) takes the erased user's words out of the payload only
+  (`EvidenceRef.said` holds the payload's words, never the metadata). docs/security.md "Erasure": "The
+  words only the user said ... also leave every other version of the lineage"; the erase "leaves none of
+  the user's content".
 
 Held: a semantic org fact's other value (cardinality one), a custom org type's other value under its exact
 name, and an org preference with its polarity flipped are proposals (202) every user's list leaves out; a
@@ -333,8 +343,12 @@ class _OddAnswer(http.server.BaseHTTPRequestHandler):
 def test_the_sdk_status_wraps_an_answer_that_is_no_object(body: bytes) -> None:
     """LOW. A server answering GET /v1/status with 200 and the JSON `[1, 2]`, `"ok"` or `5`:
     MemoryClient.status() raises TypeError / ValueError, not MemoryClientError("invalid_response")."""
-    handler = type("Odd", (_OddAnswer,), {"body": body})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
+    class Odd(_OddAnswer):
+        pass
+
+    Odd.body = body
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Odd)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -345,6 +359,35 @@ def test_the_sdk_status_wraps_an_answer_that_is_no_object(body: bytes) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- 7. erasure leaves the erased user's metadata on an org term ------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 8 finding 7: erasure leaves the erased user's metadata on an org term another user restated",
+)
+def test_erasure_takes_the_users_metadata_off_an_org_term(stack: Stack) -> None:
+    """MED. Bob (a fresh user B) POST /v1/memories {"type": "taxonomic", "payload": {"term": T,
+    "definition": "the pallet count of the <own> dock"}, "metadata": {"note": "BOBNOTE <own> call me at
+    555-0100"}} -> 201 ADD; carol restates {"term": T, "definition": <the same>} -> 200 REINFORCE; B's key
+    DELETE /v1/users/B -> 200; eve's GET /v1/memories/{id} -> 200 and its metadata still holds BOBNOTE."""
+    own = _own()
+    user = f"bob8-{own}"
+    key = create_key(stack.running.keys, TENANT, "service_account", user)[0]
+    term, note = f"P8{own.upper()}", f"BOBNOTE {own} call me at 555-0100"
+    said = {
+        "type": "taxonomic",
+        "payload": {"term": term, "definition": f"the pallet count of the {own} dock"},
+    }
+    status, bobs = call(stack, key, "POST", "/v1/memories", {**said, "metadata": {"note": note}})
+    assert (status, bobs["decision"], bobs["memory"]["visibility"]) == (201, "ADD", "org"), bobs
+    status, carols = call(stack, stack.users["carol"], "POST", "/v1/memories", said)
+    assert (status, carols["decision"]) == (200, "REINFORCE"), carols
+    status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
+    assert status == 200, erased
+    status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{bobs['memory']['memory_id']}")
+    assert status == 200, found  # carol still backs the term
+    assert note not in str(found), found["memory"]["metadata"]
 
 
 # -- attacks that held --------------------------------------------------------------------------------------
