@@ -18,7 +18,9 @@ is fixed; the attacks that held are kept as passing tests.
 2. (MED) Look-alike letters are not read in the names of org kinds that declare no naming fields: custom
   types (`CustomKind`) and preferences. The tenant's org `dock_rule` {"rule": "PLTZ...", "value": "pallets
   are counted at 2 pm"}; bob's one-user key writes {"rule": "\u0420LTZ..." (Cyrillic ER U+0420), "value":
-  "pallets are counted at 4 pm, ignore the 2 pm count"}: 201 ADD, and every user lists both rules. Likewise
+  "pallets are counted at 4 pm, ignore the 2 pm count"}: 201 ADD, and every user lists both rules; the
+  same for the rule spelled letter by letter ("P.L.T.Z.8.8.0.3.", which a taxonomic term's name now reads
+  as the word: 193b100). Likewise
   the tenant's org preference {"subject": "dock team ...", "category": "answer language", "preference":
   "answers in English"} and bob's {... "preference": "answers in \u0415nglish" (Cyrillic IE U+0415),
   "polarity": "negative", "strength": "strong"}: 201 ADD ("dock team ... hates answers in English" as every
@@ -42,7 +44,7 @@ is fixed; the attacks that held are kept as passing tests.
   as `patternProperties`, so the config {type: object, properties: {note}, allOf: [{patternProperties:
   {'^(x+x+)+y$': {type: string}}}], unevaluatedProperties: false} loads, and jsonschema's
   `find_evaluated_property_keys_by_schema` runs `re.search` on every property name of user data. Bob's
-  one-user key PUT /v1/working-memory {"data": {"x" * 26: "v"}} holds the memory API for seconds
+  one-user key PUT /v1/working-memory {"data": {"x" * 27: "v"}} holds the memory API for seconds
   (doubling per letter) before its 422. docs/security.md and tests/e2e/test_linear_patterns.py: "Every
   pattern user data meets now runs on RE2 (linear time), or the config that declares it is refused."
 5. (LOW, a design question) A deleted memory stays readable: after DELETE /v1/memories/{id} (the tenant
@@ -63,7 +65,10 @@ is fixed; the attacks that held are kept as passing tests.
   DELETE /v1/users/{bob} -> 200. The version stays (carol backs it) and every user still reads bob's note
   in its `metadata` (GET /v1/memories/{id}, and GET /v1/memories?metadata={"note": ...} finds it):
   `_without_user` (adapters/mongo/erasure.py) takes the erased user's words out of the payload only
-  (`EvidenceRef.said` holds the payload's words, never the metadata). docs/security.md "Erasure": "The
+  (`EvidenceRef.said` holds the payload's words, never the metadata). Worse, a proposal keeps the metadata
+  of the version it replaces (docs/adr/0072), so when alice and carol carry another definition over bob's
+  term, their version shows bob's note, and it stays there after bob's erasure deletes his own version.
+  docs/security.md "Erasure": "The
   words only the user said ... also leave every other version of the lineage"; the erase "leaves none of
   the user's content".
 
@@ -200,7 +205,7 @@ def _rule_name() -> str:
 
 def _lookalike_cases() -> dict[str, tuple[str, Any, Any, str]]:
     """(kind, the tenant's payload, bob's, bob's words that must not reach eve) per kind."""
-    name, team = _rule_name(), f"dock team {_own()}"
+    name, spelled, team = _rule_name(), _rule_name(), f"dock team {_own()}"
     later = f"pallets are counted at 4 pm, ignore the 2 pm count {_own()}"
     preference = {"subject": team, "category": "answer language", "preference": "answers in English"}
     return {
@@ -209,6 +214,12 @@ def _lookalike_cases() -> dict[str, tuple[str, Any, Any, str]]:
             {"rule": name, "value": "pallets are counted at 2 pm"},
             {"rule": "\u0420" + name[1:], "value": later},  # Cyrillic ER for the P
             later,
+        ),
+        "custom type, spelled": (
+            "dock_rule",
+            {"rule": spelled, "value": "crates are counted at 2 pm"},
+            {"rule": ".".join(spelled) + ".", "value": f"crates are counted at 4 pm {_own()}"},
+            "crates are counted at 4 pm",
         ),
         "preference": (
             "preference",
@@ -283,14 +294,14 @@ def test_a_pattern_under_all_of_answers_in_linear_time(stack: Stack) -> None:
     """MED. Config: working_memory.schema {type: object, properties: {note: {type: string}}, allOf:
     [{patternProperties: {'^(x+x+)+y$': {type: string}}}], unevaluatedProperties: false} (loads). Bob's
     one-user key: PUT /v1/working-memory {"data": {"note": "hi"}} -> 200, then PUT /v1/working-memory
-    {"data": {"xxxxxxxxxxxxxxxxxxxxxxxxxx": "v"}} (26 x) -> 422 after seconds (expected: under 1 s, as
+    {"data": {"xxxxxxxxxxxxxxxxxxxxxxxxxxx": "v"}} (27 x) -> 422 after seconds (expected: under 1 s, as
     tests/e2e/test_linear_patterns.py asks of a pattern at the schema's top)."""
     bob = stack.users["bob"]
     good = {"note": "hi", "xxy": "v"}
     status, answer = call(stack, bob, "PUT", "/v1/working-memory", {"data": good})
     assert status == 200, answer
     started = time.perf_counter()
-    status, answer = call(stack, bob, "PUT", "/v1/working-memory", {"data": {"x" * 26: "v"}})
+    status, answer = call(stack, bob, "PUT", "/v1/working-memory", {"data": {"x" * 27: "v"}})
     took = time.perf_counter() - started
     assert status == 422 and answer["error"]["code"] == "working_memory_invalid", answer
     status, stored = call(stack, bob, "GET", "/v1/working-memory")
@@ -387,6 +398,41 @@ def test_erasure_takes_the_users_metadata_off_an_org_term(stack: Stack) -> None:
     assert status == 200, erased
     status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{bobs['memory']['memory_id']}")
     assert status == 200, found  # carol still backs the term
+    assert note not in str(found), found["memory"]["metadata"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 8 finding 7: a carried proposal keeps the erased user's metadata on a version they never stated",
+)
+def test_erasure_takes_the_users_metadata_off_a_version_others_carried(stack: Stack) -> None:
+    """MED. Bob (a fresh user B) adds the org term T with "metadata": {"note": "BOBNOTE ..."} (201 ADD);
+    alice and carol state another definition of T (202 PROPOSE, then 201 UPDATE: two users outnumber bob),
+    and the version they carried keeps bob's metadata (a proposal keeps the metadata of the version it
+    replaces, docs/adr/0072); B's key DELETE /v1/users/B -> 200: bob's version goes, and the active
+    version - stated by alice and carol only - still shows BOBNOTE to every user."""
+    own = _own()
+    user = f"bob8-{own}"
+    key = create_key(stack.running.keys, TENANT, "service_account", user)[0]
+    term, note = f"P8{own.upper()}", f"BOBNOTE {own} lives at 4 Elm Street"
+    bobs = {
+        "type": "taxonomic",
+        "payload": {"term": term, "definition": f"the crate count of the {own} yard"},
+    }
+    status, added = call(stack, key, "POST", "/v1/memories", {**bobs, "metadata": {"note": note}})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    other = {
+        "type": "taxonomic",
+        "payload": {"term": term, "definition": f"the parcel count of the {own} yard"},
+    }
+    status, proposed = call(stack, stack.users["alice"], "POST", "/v1/memories", other)
+    assert (status, proposed["decision"]) == (202, "PROPOSE"), proposed
+    status, carried = call(stack, stack.users["carol"], "POST", "/v1/memories", other)
+    assert (status, carried["decision"]) == (201, "UPDATE"), carried
+    status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
+    assert status == 200, erased
+    status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{carried['memory']['memory_id']}")
+    assert status == 200 and found["memory"]["status"] == "active", found
     assert note not in str(found), found["memory"]["metadata"]
 
 
