@@ -12,7 +12,8 @@ is fixed; the attacks that held are kept as passing tests.
   "11 pm", "cardinality": "many"}} -> 201 ADD, not 202 PROPOSE: a many-valued attribute's key holds the
   value (`Semantic.key`), so no version of the key is found, the match by meaning skips org memories, and
   every user's list now shows two active opening times of the same dock, one only bob backs. The same
-  statement without `cardinality` is a proposal (held, below). docs/security.md "The proposal rule": a
+  statement without `cardinality` is a proposal (held, below). The same through `mongomem mcp --user-id bob`
+  holding the tenant-wide key (create_memory: decision ADD). docs/security.md "The proposal rule": a
   user's statement that would change an org memory "does not change it: another value under the same
   key"; "Names that read alike": "never a second term beside the tenant's that nobody backs".
 2. (MED) Look-alike letters are not read in the names of org kinds that declare no naming fields: custom
@@ -196,6 +197,28 @@ def test_a_many_valued_statement_of_an_org_fact_is_not_a_second_fact(stack: Stac
     ]
     assert values == ["7 am"], values
     assert (status, written.get("decision")) == (202, "PROPOSE"), written
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 8 finding 1: through a one-user MCP server, a many-valued org fact is a second fact (ADD)",
+)
+def test_a_many_valued_org_fact_through_a_one_user_mcp_server_is_not_a_second_fact(stack: Stack) -> None:
+    """MED. As above through `mongomem mcp --transport http --user-id bob` holding the tenant-wide key:
+    create_memory {"type": "semantic", "payload": {..., "value": "11 pm", "cardinality": "many"}} answers
+    decision ADD (expected PROPOSE), and eve lists bob's "11 pm" beside the tenant's "7 am"."""
+    from tests.e2e.test_probe7_findings import _mcp_create
+
+    subject = f"west dock {_own()}"
+    seed(stack, "semantic", {"subject": subject, "attribute": "opening time", "value": "7 am"})
+    said = {"subject": subject, "attribute": "opening time", "value": "11 pm", "cardinality": "many"}
+    got = _mcp_create(stack, "bob", {"type": "semantic", "payload": said})
+    assert not got.is_error, got
+    values = [
+        m["payload"]["value"] for m in _org_list(stack, "semantic") if m["payload"]["subject"] == subject
+    ]
+    assert values == ["7 am"], values
+    assert got.structured_content["decision"] == "PROPOSE", got.structured_content
 
 
 # -- 2. look-alike letters in kinds without naming fields ---------------------------------------------------
