@@ -35,7 +35,8 @@ is fixed; the attacks that held are kept as passing tests.
   (`MemoryRepository.reinforce`: deduplicated per snapshot only, and an API write has none).
   `reinforcement_count` is the search rank boost of every user (`retrieval/search.py`: 1 + 0.05 ln n,
   +35 % at 1,000), so one user lifts any org memory - one they created included - above the others in
-  every user's search and context; and the document grows by the payload's size per request toward
+  every user's search and context (seen: 20 restatements of the tenant's term B put it above term A in
+  eve's search, where A ranked first); and the document grows by the payload's size per request toward
   MongoDB's 16 MB limit (a term with 50 long aliases: under a thousand requests, by extrapolation).
   docs/security.md "The proposal rule": "One user counts once however often they say it"; procedure
   feedback "counts once per user, per version and per day".
@@ -306,6 +307,38 @@ def test_one_users_restatements_of_an_org_term_count_once(stack: Stack) -> None:
         read["reinforcement_count"],
         len(read["evidence"]),
     )
+
+
+def _ranked(stack: Stack, query: str) -> list[str]:
+    """The taxonomic terms eve's search ranks for `query`, best first."""
+    body = {"query": query, "types": ["taxonomic"], "top_k": 10}
+    status, found = call(stack, stack.users["eve"], "POST", "/v1/memories/search", body)
+    assert status == 200, found
+    return [str(r["payload"]["term"]) for r in found["results"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 8 finding 3: one user's repeated restatements re-rank every user's search",
+)
+def test_one_users_restatements_do_not_rerank_every_users_search(stack: Stack) -> None:
+    """MED. The tenant's org terms A "the pallet count of the Y yard" and B "the pallet count of the Y yard
+    at night"; eve's search "pallet count of the Y yard" ranks A, B. Bob's one-user key restates B word for
+    word 20 times (20 x 200 REINFORCE); eve's search now ranks B, A (B's reinforcement_count 21: boost
+    1 + 0.05 ln 21)."""
+    own = _own()
+    first, second = f"YARD{own}A", f"YARD{own}B"
+    seed(stack, "taxonomic", {"term": first, "definition": f"the pallet count of the {own} yard"})
+    night = {"term": second, "definition": f"the pallet count of the {own} yard at night"}
+    seed(stack, "taxonomic", night)
+    query = f"pallet count of the {own} yard"
+    assert _ranked(stack, query)[:2] == [first, second]
+    for _ in range(20):
+        status, written = call(
+            stack, stack.users["bob"], "POST", "/v1/memories", {"type": "taxonomic", "payload": night}
+        )
+        assert (status, written["decision"]) == (200, "REINFORCE"), written
+    assert _ranked(stack, query)[:2] == [first, second]
 
 
 # -- 4. a working-memory schema's patterns behind allOf run on Python's re ---------------------------------
