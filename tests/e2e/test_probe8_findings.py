@@ -1,10 +1,10 @@
 """Issue 33's eighth independent probe (h-probe8, on main 9d9fc34; rebased on b51c0c6), over HTTP on a
 running local stack whose project config makes more kinds org-wide than the default (semantic facts,
 preferences and a custom type `dock_rule` with `visibility: org`) and declares a working-memory schema,
-with payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py, test_probe2_findings.py ...
-test_probe7_findings.py, test_org_trust_http.py, test_erasure_copies.py, test_marker_lookalikes.py,
-test_linear_patterns.py). Each finding's test fails on b51c0c6 and is marked `xfail(strict=True)` until it
-is fixed; the attacks that held are kept as passing tests.
+with payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py,
+test_probe2_findings.py ... test_probe7_findings.py, test_org_trust_http.py, test_erasure_copies.py,
+test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on b51c0c6 and is marked
+`xfail(strict=True)` until it is fixed; the attacks that held are kept as passing tests.
 
 1. (MED) A semantic org fact is restated beside itself with `"cardinality": "many"`. The tenant's org fact
   {"subject": "north dock ...", "attribute": "opening time", "value": "7 am"} (cardinality one); bob's
