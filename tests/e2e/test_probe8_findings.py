@@ -4,7 +4,11 @@ preferences and a custom type `dock_rule` with `visibility: org`) and declares a
 with payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py,
 test_probe2_findings.py ... test_probe7_findings.py, test_org_trust_http.py, test_erasure_copies.py,
 test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on b51c0c6 and is marked
-`xfail(strict=True)` until it is fixed; the attacks that held are kept as passing tests.
+`xfail(strict=True)` until it is fixed; the attacks that held are kept as passing tests. Fixed since
+(markers removed): 1 (a many-valued statement takes the org fact's form: `MemoryKind.held_forms`), 2 (the
+match key's fields are the names of every kind: preferences and custom types too), 3 (one user counts
+once per org version), 4 (such a schema is refused at config load), 6 (the SDK's own error), 7 (the
+metadata a user gave is cleared on erasure: `metadata_by`). Open: 5 (LOW, a design question).
 
 1. (MED) A semantic org fact is restated beside itself with `"cardinality": "many"`. The tenant's org fact
   {"subject": "north dock ...", "attribute": "opening time", "value": "7 am"} (cardinality one); bob's
@@ -98,38 +102,34 @@ from tests.e2e.probe_stack import TENANT, Stack, api, call, seed
 USERS = ("alice", "bob", "carol", "eve")
 # The working-memory schema of finding 4: the patterns sit in an allOf beside unevaluatedProperties.
 CATASTROPHIC = "^(x+x+)+y$"
-CONFIG = f"""
+BEHIND_ALL_OF = {
+    "type": "object",
+    "properties": {"note": {"type": "string"}},
+    "allOf": [{"patternProperties": {CATASTROPHIC: {"type": "string"}}}],
+    "unevaluatedProperties": False,
+}
+CONFIG = """
 memory:
-  snapshot: {{max_messages: 50, idle_seconds: 3600}}
+  snapshot: {max_messages: 50, idle_seconds: 3600}
   extraction:
     enabled: []
-    semantic: {{visibility: org}}
-    preference: {{visibility: org}}
+    semantic: {visibility: org}
+    preference: {visibility: org}
   custom_types:
     - name: dock_rule
       description: a rule of the docks
       schema:
         type: object
         properties:
-          rule: {{type: string, maxLength: 100}}
-          value: {{type: string, maxLength: 300}}
+          rule: {type: string, maxLength: 100}
+          value: {type: string, maxLength: 300}
         required: [rule, value]
       match_key: [rule]
       prompt: Extract the rules of the docks.
       visibility: org
-  working_memory:
-    scope: resource
-    schema:
-      type: object
-      properties:
-        note: {{type: string}}
-      allOf:
-        - patternProperties:
-            '{CATASTROPHIC}': {{type: string}}
-      unevaluatedProperties: false
   providers:
-    llm: {{kind: offline}}
-    embeddings: {{kind: hashing, dim: 64}}
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
 """
 
 
@@ -178,10 +178,6 @@ def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:
 
 
 # -- 1. a semantic org fact restated as many-valued ----------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 1: a one-user org fact with cardinality many is a second fact beside the org's",
-)
 def test_a_many_valued_statement_of_an_org_fact_is_not_a_second_fact(stack: Stack) -> None:
     """MED. The tenant's org fact {"subject": "north dock S", "attribute": "opening time", "value": "7 am"};
     bob's one-user key POST /v1/memories {"type": "semantic", "payload": {"subject": "north dock S",
@@ -200,10 +196,6 @@ def test_a_many_valued_statement_of_an_org_fact_is_not_a_second_fact(stack: Stac
     assert (status, written.get("decision")) == (202, "PROPOSE"), written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 1: through a one-user MCP server, a many-valued org fact is a second fact (ADD)",
-)
 def test_a_many_valued_org_fact_through_a_one_user_mcp_server_is_not_a_second_fact(stack: Stack) -> None:
     """MED. As above through `mongomem mcp --transport http --user-id bob` holding the tenant-wide key:
     create_memory {"type": "semantic", "payload": {..., "value": "11 pm", "cardinality": "many"}} answers
@@ -262,10 +254,6 @@ def _lookalike_cases() -> dict[str, tuple[str, Any, Any, str]]:
 LOOKALIKES = _lookalike_cases()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 2: a look-alike name of a custom org type or an org preference is a new org memory",
-)
 @pytest.mark.parametrize("case", LOOKALIKES.values(), ids=LOOKALIKES.keys())
 def test_a_look_alike_name_of_an_org_memory_without_naming_fields_is_that_memory(
     stack: Stack, case: tuple[str, Any, Any, str]
@@ -285,10 +273,6 @@ def test_a_look_alike_name_of_an_org_memory_without_naming_fields_is_that_memory
 
 
 # -- 3. one user's restatements counted without limit ---------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 3: one user's restatements of an org term count (and grow it) every time",
-)
 def test_one_users_restatements_of_an_org_term_count_once(stack: Stack) -> None:
     """MED. The tenant's org term T; bob's one-user key POST /v1/memories {"type": "taxonomic", "payload":
     {"term": T, "definition": <the tenant's, word for word>}} 12 times -> 12 x 200 REINFORCE; eve reads T
@@ -297,9 +281,9 @@ def test_one_users_restatements_of_an_org_term_count_once(stack: Stack) -> None:
     definition = f"the count of pallets waiting at the {_own()} dock"
     memory = seed(stack, "taxonomic", {"term": term, "definition": definition})
     said = {"type": "taxonomic", "payload": {"term": term, "definition": definition}}
-    for _ in range(12):
+    for n in range(12):  # counted once: the restatements after the first change nothing
         status, written = call(stack, stack.users["bob"], "POST", "/v1/memories", said)
-        assert (status, written["decision"]) == (200, "REINFORCE"), written
+        assert (status, written["decision"]) == (200, "NOOP" if n else "REINFORCE"), written
     status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{memory['memory_id']}")
     assert status == 200, found
     read = found["memory"]
@@ -317,52 +301,56 @@ def _ranked(stack: Stack, query: str) -> list[str]:
     return [str(r["payload"]["term"]) for r in found["results"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 3: one user's repeated restatements re-rank every user's search",
-)
 def test_one_users_restatements_do_not_rerank_every_users_search(stack: Stack) -> None:
     """MED. The tenant's org terms A "the pallet count of the Y yard" and B "the pallet count of the Y yard
     at night"; eve's search "pallet count of the Y yard" ranks A, B. Bob's one-user key restates B word for
-    word 20 times (20 x 200 REINFORCE); eve's search now ranks B, A (B's reinforcement_count 21: boost
-    1 + 0.05 ln 21)."""
+    word 20 times (20 x 200 REINFORCE); eve's search now ranked B, A (B's reinforcement_count 21: boost
+    1 + 0.05 ln 21). Now bob counts once: the ranking after his 20 restatements is the one after his
+    first, and B's count is 2."""
     own = _own()
     first, second = f"YARD{own}A", f"YARD{own}B"
     seed(stack, "taxonomic", {"term": first, "definition": f"the pallet count of the {own} yard"})
     night = {"term": second, "definition": f"the pallet count of the {own} yard at night"}
-    seed(stack, "taxonomic", night)
+    b = seed(stack, "taxonomic", night)
     query = f"pallet count of the {own} yard"
-    assert _ranked(stack, query)[:2] == [first, second]
-    for _ in range(20):
+    assert [t for t in _ranked(stack, query) if t.startswith(f"YARD{own}")] == [first, second]
+    once: list[str] = []
+    for n in range(20):
         status, written = call(
             stack, stack.users["bob"], "POST", "/v1/memories", {"type": "taxonomic", "payload": night}
         )
-        assert (status, written["decision"]) == (200, "REINFORCE"), written
-    assert _ranked(stack, query)[:2] == [first, second]
+        assert (status, written["decision"]) == (200, "NOOP" if n else "REINFORCE"), written
+        if n == 0:
+            once = [t for t in _ranked(stack, query) if t.startswith(f"YARD{own}")]
+    assert [t for t in _ranked(stack, query) if t.startswith(f"YARD{own}")] == once
+    status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{b['memory_id']}")
+    assert status == 200 and found["memory"]["reinforcement_count"] == 2, found["memory"]
 
 
 # -- 4. a working-memory schema's patterns behind allOf run on Python's re ---------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 4: patternProperties under allOf beside unevaluatedProperties run on Python's re",
-)
-def test_a_pattern_under_all_of_answers_in_linear_time(stack: Stack) -> None:
-    """MED. Config: working_memory.schema {type: object, properties: {note: {type: string}}, allOf:
-    [{patternProperties: {'^(x+x+)+y$': {type: string}}}], unevaluatedProperties: false} (loads). Bob's
-    one-user key: PUT /v1/working-memory {"data": {"note": "hi"}} -> 200, then PUT /v1/working-memory
-    {"data": {"xxxxxxxxxxxxxxxxxxxxxxxxxxx": "v"}} (27 x) -> 422 after seconds (expected: under 1 s, as
-    tests/e2e/test_linear_patterns.py asks of a pattern at the schema's top)."""
-    bob = stack.users["bob"]
-    good = {"note": "hi", "xxy": "v"}
-    status, answer = call(stack, bob, "PUT", "/v1/working-memory", {"data": good})
-    assert status == 200, answer
-    started = time.perf_counter()
-    status, answer = call(stack, bob, "PUT", "/v1/working-memory", {"data": {"x" * 27: "v"}})
-    took = time.perf_counter() - started
-    assert status == 422 and answer["error"]["code"] == "working_memory_invalid", answer
-    status, stored = call(stack, bob, "GET", "/v1/working-memory")
-    assert status == 200 and stored["data"] == good, stored
-    assert took < 1.0, f"validation took {took:.2f}s"
+@pytest.mark.parametrize("nest", ["allOf", "anyOf", "oneOf", "then", "$defs"])
+def test_a_pattern_under_all_of_is_refused_at_config_load(nest: str) -> None:
+    """MED (fixed: refused at config load). Config: working_memory.schema {type: object, properties: {note:
+    {type: string}}, allOf: [{patternProperties: {'^(x+x+)+y$': {type: string}}}], unevaluatedProperties:
+    false} loaded, and bob's one-user key PUT /v1/working-memory {"data": {"xxxxxxxxxxxxxxxxxxxxxxxxxxx":
+    "v"}} (27 x) held the memory API for seconds before its 422: jsonschema evaluates the patternProperties
+    of every subschema unevaluatedProperties reaches with Python's `re`. Such a schema is refused now,
+    wherever the patternProperties sit."""
+    from mongomem.errors import ConfigError
+    from mongomem.workingmemory.config import parse_working_memory_config
+
+    inner = {"patternProperties": {CATASTROPHIC: {"type": "string"}}}
+    without_all_of = {k: v for k, v in BEHIND_ALL_OF.items() if k != "allOf"}
+    nested: dict[str, Any] = {
+        "allOf": BEHIND_ALL_OF,
+        "anyOf": {**without_all_of, "anyOf": [inner]},
+        "oneOf": {**without_all_of, "oneOf": [inner]},
+        "then": {**without_all_of, "if": {"required": ["note"]}, "then": inner},
+        "$defs": {**BEHIND_ALL_OF, "allOf": [{"$ref": "#/$defs/p"}], "$defs": {"p": inner}},
+    }
+    with pytest.raises(ConfigError) as refused:
+        parse_working_memory_config({"schema": nested[nest]})
+    assert "unevaluatedProperties" in str(refused.value)
 
 
 # -- 5. a deleted memory stays readable -------------------------------------------------------------------
@@ -403,9 +391,6 @@ class _OddAnswer(http.server.BaseHTTPRequestHandler):
         return
 
 
-@pytest.mark.xfail(
-    strict=True, reason="probe 8 finding 6 (LOW): SDK status() leaks a raw TypeError/ValueError"
-)
 @pytest.mark.parametrize("body", [b"[1, 2]", b'"ok"', b"5"], ids=["list", "string", "number"])
 def test_the_sdk_status_wraps_an_answer_that_is_no_object(body: bytes) -> None:
     """LOW. A server answering GET /v1/status with 200 and the JSON `[1, 2]`, `"ok"` or `5`:
@@ -429,10 +414,6 @@ def test_the_sdk_status_wraps_an_answer_that_is_no_object(body: bytes) -> None:
 
 
 # -- 7. erasure leaves the erased user's metadata on an org term ------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 7: erasure leaves the erased user's metadata on an org term another user restated",
-)
 def test_erasure_takes_the_users_metadata_off_an_org_term(stack: Stack) -> None:
     """MED. Bob (a fresh user B) POST /v1/memories {"type": "taxonomic", "payload": {"term": T,
     "definition": "the pallet count of the <own> dock"}, "metadata": {"note": "BOBNOTE <own> call me at
@@ -457,10 +438,6 @@ def test_erasure_takes_the_users_metadata_off_an_org_term(stack: Stack) -> None:
     assert note not in str(found), found["memory"]["metadata"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 8 finding 7: a carried proposal keeps the erased user's metadata on a version they never stated",
-)
 def test_erasure_takes_the_users_metadata_off_a_version_others_carried(stack: Stack) -> None:
     """MED. Bob (a fresh user B) adds the org term T with "metadata": {"note": "BOBNOTE ..."} (201 ADD);
     alice and carol state another definition of T (202 PROPOSE, then 201 UPDATE: two users outnumber bob),
