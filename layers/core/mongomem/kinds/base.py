@@ -305,6 +305,12 @@ class MemoryKind:
         "\u0420LTZ" with a Cyrillic ER reads as "PLTZ"; the key already folds case, accents and marks."""
         return self.key({**payload, **{f: as_read(str(payload[f])) for f in self.named if payload.get(f)}})
 
+    def held_forms(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        """Other forms of the payload that a stored memory may hold it under, where the caller's choice
+        changes the key (a fact said to be many-valued is keyed with its value): one user's statement
+        about shared memory takes the form the org memory has, never a key of its own beside it."""
+        return []
+
     # List fields holding other names of the one named thing (a term's aliases): a name said as one of
     # them names that thing (`names_read`).
     alias_fields: ClassVar[frozenset[str]] = frozenset()

@@ -151,6 +151,8 @@ def custom_kind(declaration: CustomTypeConfig) -> MemoryKind:
             "instructions": declaration.prompt,
             "visibility": declaration.visibility,
             "roles": tuple(declaration.roles) if declaration.roles else MemoryKind.roles,
+            # the match key's fields name the memory: a look-alike of them names the same one
+            "named": tuple(declaration.match_key),
         },
     )
     kind: MemoryKind = cls()

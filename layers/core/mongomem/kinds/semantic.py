@@ -136,6 +136,12 @@ class Semantic(MemoryKind):
             return f"{key}|{value_form(attribute, payload['value'])}"
         return key
 
+    def held_forms(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
+        # "many" chosen by the caller for an attribute the labels hold single-valued
+        if payload.get("cardinality") == "many" and not many_valued(payload["attribute"]):
+            return [{**payload, "cardinality": "one"}]
+        return []
+
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """The same value in its canonical form ("Vegetarian" / "a vegetarian diet", "3 March" / "March 3rd"),
         else by the shared rules (numbers, names and negations compared exactly)."""

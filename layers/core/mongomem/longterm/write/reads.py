@@ -117,6 +117,8 @@ class CandidateReader:
         if not alike:
             alike = self.named_as_alias(scope, new)
         if not alike:
+            alike = self.held_as(scope, new)
+        if not alike:
             return []
         named = alike[0].payload
         said = {f: new.payload[f] for f in new.kind.named if f in new.payload}
@@ -126,6 +128,25 @@ class CandidateReader:
             extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
         )
         return [r for r in alike if new.kind.same_name(r.payload, named)]
+
+    def held_as(self, scope: Scope, new: NewMemory) -> list[MemoryRecord]:
+        """One user's new org memory whose key is of the caller's choosing (a fact said to be
+        many-valued, keyed with its value): the org memory that holds it in another form, after the new
+        memory takes that form (`MemoryKind.held_forms`): a proposal against it, not a fact beside it."""
+        for form in new.kind.held_forms(new.payload):
+            found = [
+                r
+                for r in self.store.active_by_key(scope, new.kind.name, new.kind.key(form), new.agent_id)
+                if r.visibility == "org" and new.kind.key(r.payload) == new.kind.key(form)
+            ]
+            if found:
+                new.payload = form
+                logger.info(
+                    "a one-user org memory in another form of an org memory: takes its form",
+                    extra={"memory_id": found[0].memory_id},
+                )
+                return found
+        return []
 
     def named_as_alias(self, scope: Scope, new: NewMemory) -> list[MemoryRecord]:
         """One user's new org memory that goes by a name an org memory goes by, through an alias on
