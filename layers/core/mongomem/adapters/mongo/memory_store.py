@@ -199,7 +199,9 @@ class MemoryStore:
     ) -> MemoryRecord | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged; an
         earlier observation moves observed_at back (it is the first time the memory was stated), unless
-        not `earliest`."""
+        not `earliest`. Shared memory counts one user once: a user (not the tenant) already among its
+        evidence is not counted again (None), unless the restatement merges additions, which are kept
+        with their evidence (their words) and not counted."""
         query: dict[str, Any] = {"_id": memory_id, **scope.filter(), "status": status}
         if evidence.snapshot_id:
             query["evidence.snapshot_id"] = {"$ne": evidence.snapshot_id}
@@ -213,8 +215,14 @@ class MemoryStore:
             update["$min"] = {"observed_at": min(evidence.observed_at, at)}
         if merged_payload is not None:
             update["$set"].update(payload=merged_payload, text=merged_text)
+        once = scope.user_id == ORG_OWNER and bool(evidence.user_id) and not evidence.tenant_wide
+        counted = {"$not": {"$elemMatch": {"user_id": evidence.user_id, "tenant_wide": {"$ne": True}}}}
         with translate_errors():
-            doc = update_and_read(self.coll, query, update)
+            doc = update_and_read(self.coll, {**query, "evidence": counted} if once else query, update)
+            if doc is None and once and merged_payload is not None:
+                # the user counted already: their additions merge, with the words they said, uncounted
+                del update["$inc"]
+                doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None
 
     def retract(
