@@ -231,10 +231,16 @@ def _equality_key(value: Any) -> Any:
 
 def regex_problems(schema: Any) -> list[str]:
     """Every regular expression of a schema that cannot run in linear time (`pattern` values and
-    `patternProperties` names), and `unevaluatedProperties` beside `patternProperties` (jsonschema
-    evaluates those with Python's `re`), each naming its place. Walked without recursion."""
+    `patternProperties` names), and `unevaluatedProperties` in a schema that has `patternProperties`
+    anywhere (jsonschema evaluates those with Python's `re`), each naming its place. Walked without
+    recursion."""
     problems: list[str] = []
     stack: list[tuple[Any, tuple[str, ...]]] = [(schema, ())]
+    # where each of the two keywords appears: jsonschema's unevaluatedProperties evaluates the
+    # patternProperties of every subschema it reaches (allOf, anyOf, oneOf, if/then/else, $ref,
+    # dependentSchemas) with Python's `re`, so the two anywhere in one schema are refused
+    unevaluated: list[str] = []
+    patterned: list[str] = []
     while stack:
         node, at = stack.pop()
         if len(at) > 2 * MAX_SCHEMA_DEPTH:
@@ -254,16 +260,19 @@ def regex_problems(schema: Any) -> list[str]:
                     problems.append(f"{where}.pattern: {problem}")
             names = node.get("patternProperties")
             if isinstance(names, dict):
+                patterned.append(where)
                 for name in names:
                     problem = pattern_problem(name)
                     if problem:
                         problems.append(f"{where}.patternProperties: {problem}")
-                if "unevaluatedProperties" in node:
-                    problems.append(
-                        f"{where}: unevaluatedProperties beside patternProperties is not supported "
-                        "(its patterns would run on a backtracking engine)"
-                    )
+            if "unevaluatedProperties" in node:
+                unevaluated.append(where)
         stack.extend((value, (*at, str(key))) for key, value in node.items())
+    if unevaluated and patterned:
+        problems.append(
+            f"{min(unevaluated)}: unevaluatedProperties with patternProperties ({min(patterned)}) is not "
+            "supported (their patterns would run on a backtracking engine)"
+        )
     return problems
 
 
