@@ -286,8 +286,17 @@ class InMemoryMemoryRepository:
             found = self.docs.get(memory_id)
             if found is None or (evidence.snapshot_id and evidence.snapshot_id in found.snapshot_ids()):
                 return None
+            # shared memory counts one user once (their additions still merge, uncounted)
+            counted = (
+                scope.user_id == ORG_OWNER
+                and bool(evidence.user_id)
+                and not evidence.tenant_wide
+                and any(e.user_id == evidence.user_id and not e.tenant_wide for e in found.evidence)
+            )
+            if counted and merged_payload is None:
+                return None
             changes: dict[str, Any] = {
-                "reinforcement_count": found.reinforcement_count + 1,
+                "reinforcement_count": found.reinforcement_count + (0 if counted else 1),
                 "last_reinforced_at": _ms(at),
                 "updated_at": _ms(at),
                 "index_state": "pending",
@@ -1276,6 +1285,16 @@ class InMemoryErasureRepository:
                     }
                 )
                 changed.append(back.memory_id)
+            for r in list(memories.docs.values()):  # the metadata the user gave, wherever it was carried
+                if (r.tenant, r.user_id, r.metadata_by) == (scope.tenant, ORG_OWNER, scope.user_id):
+                    update = {
+                        "metadata": {},
+                        "metadata_by": None,
+                        "updated_at": when,
+                        "index_state": "pending",
+                    }
+                    memories.docs[r.memory_id] = r.model_copy(update=update)
+                    changed.append(r.memory_id)
         return list(dict.fromkeys(changed)), deleted
 
 

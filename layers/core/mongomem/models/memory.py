@@ -92,6 +92,9 @@ class MemoryRecord(BaseModel):
     visibility: Visibility = "private"
     agent_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # an org memory's metadata: the user who gave it (None: the tenant, or none given); erasing that
+    # user clears it on every version that carries it
+    metadata_by: str | None = None
     status: Status = "active"
     supersedes: str | None = None
     superseded_by: str | None = None

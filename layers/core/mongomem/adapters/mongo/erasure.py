@@ -259,7 +259,24 @@ class MongoErasureRepository:
             if text_of is not None:
                 for lineage_id, erased in words.items():
                     changed += self._forget_carried_words(scope.tenant, lineage_id, erased, at, text_of)
+            changed += self._forget_metadata(scope, at)
         return list(dict.fromkeys(changed)), deleted
+
+    def _forget_metadata(self, scope: Scope, at: datetime) -> list[str]:
+        """Clear the metadata the user gave an org memory, on every version that carries it (a proposal
+        keeps the metadata of the version it replaces: docs/adr/0072). Returns the changed ids."""
+        coll = self.db["memories"]
+        given = {"tenant": scope.tenant, "user_id": ORG_OWNER, "metadata_by": scope.user_id}
+        ids = [str(d["_id"]) for d in coll.find(given, {"_id": 1})]
+        if ids:
+            cleared: dict[str, Any] = {
+                "metadata": {},
+                "metadata_by": None,
+                "updated_at": at,
+                "index_state": "pending",
+            }
+            coll.update_many({"_id": {"$in": ids}, **given}, {"$set": cleared})
+        return ids
 
     def _forget_carried_words(
         self,

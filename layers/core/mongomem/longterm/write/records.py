@@ -87,6 +87,7 @@ def new_version(
         visibility=new.visibility,
         agent_id=new.agent_id,
         metadata=new.metadata,
+        metadata_by=_given_by(new),
         status="active",
         supersedes=supersedes,
         reinforcement_count=1,
@@ -103,3 +104,11 @@ def new_version(
         index_state="pending",
         expires_at=new.expires_at,
     )
+
+
+def _given_by(new: NewMemory) -> str | None:
+    """Who gave an org memory's metadata: the user of a one-user statement (None: the tenant's key, or
+    no metadata, or a private memory, whose metadata goes with its user anyway)."""
+    if new.visibility != "org" or not new.metadata or new.evidence.tenant_wide:
+        return None
+    return new.evidence.user_id

@@ -408,6 +408,7 @@ class MemoryWriter:
                         "status": "proposed",
                         "expires_at": target.expires_at,
                         "metadata": dict(target.metadata),
+                        "metadata_by": target.metadata_by,
                         "observed_at": observed,
                     }
                 )
