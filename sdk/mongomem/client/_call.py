@@ -23,6 +23,8 @@ def _as_is(data: Any) -> Any:
 
 
 def _as_dict(data: Any) -> dict[str, Any]:
+    if data is not None and not isinstance(data, dict):
+        raise TypeError(f"an object was expected, not {type(data).__name__}")
     return dict(data or {})
 
 

@@ -127,8 +127,10 @@ class _Base(Methods):
         try:
             return call.parse(data)
         except (
-            ValidationError
-        ) as exc:  # an answer of another shape than the call's (never a raw pydantic error)
+            ValidationError,
+            TypeError,
+            ValueError,
+        ) as exc:  # an answer of another shape than the call's (never a raw pydantic or Python error)
             raise MemoryClientError(
                 response.status_code, "invalid_response", f"the API's answer is not a {_shape(call)}"
             ) from exc
