@@ -294,7 +294,9 @@ def test_taxonomic_restatement_merges_aliases(pipeline: Any, extract_fn: Any, ct
         "taxonomic",
     )
     docs = list(svc.memory_store.coll.find({"type": "taxonomic"}))
-    assert len(docs) == 1 and docs[0]["reinforcement_count"] == 2
+    # shared memory counts one user once (ADR 0074): ana's second statement merges its alias, with its
+    # evidence (her words), uncounted
+    assert len(docs) == 1 and docs[0]["reinforcement_count"] == 1
     assert docs[0]["payload"]["aliases"] == ["post-incident review", "postmortem"]
     assert len(docs[0]["evidence"]) == 2
 
