@@ -544,3 +544,26 @@ def test_extracted_memories_inherit_the_partition_keys_their_turns_agree_on(
     found = search(fns, ctx, "ana", "aisle seats", metadata={"region": "eu"})
     assert pref["memory_id"] in [r["memory_id"] for r in found]
     assert search(fns, ctx, "ana", "aisle seats", metadata={"region": "us"}) == []
+
+
+def test_erasing_the_user_a_tenant_procedure_named_keeps_its_steps(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    # Given an org procedure the tenant's key wrote naming ana, with a tag (a label) and its steps
+    procedure = {
+        "name": "Rotate the dock keys",
+        "when_to_use": "when a dock key is lost",
+        "steps": ["open the key ledger", "rotate the key of the lost dock"],
+        "tags": ["ana-private-tag"],
+    }
+    written = write(fns, ctx, "ana", "procedural", procedure, visibility="org")
+    memory_id = written["memory"]["memory_id"]
+    # When ana is erased (probe 9's HIGH finding: the steps, a list, were taken as her labels)
+    assert call(fns, ctx, "DELETE", "/v1/users/ana")[0] == 200
+    # Then every user still reads the tenant's steps; only the label the entry naming her gave is gone
+    kept = call(fns, ctx, "GET", f"/v1/memories/{memory_id}", user_id="bob")[1]["memory"]
+    assert kept["status"] == "active"
+    assert [s if isinstance(s, str) else s.get("action") for s in kept["payload"]["steps"]] == procedure[
+        "steps"
+    ]
+    assert "ana-private-tag" not in json.dumps(kept)

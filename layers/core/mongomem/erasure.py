@@ -32,6 +32,14 @@ class ErasureResult(BaseModel):
 TextOf = Callable[[str, dict[str, Any]], str]
 
 
+# The label fields of the built-in kinds (their `unordered` lists: tests/unit/test_erasure_labels.py keeps
+# the two equal): a tenant-wide entry naming an erased user loses its labels with that user, never its
+# texts or its value's lists (a procedure's steps): docs/adr/0073.
+LABELS = frozenset(
+    {"aliases", "related_terms", "participants", "tags", "trigger_conditions", "allowed_tools"}
+)
+
+
 def without_erased_words(
     payload: dict[str, Any],
     erased: list[dict[str, list[str]] | None],

@@ -10,7 +10,7 @@ from pymongo import ASCENDING, IndexModel
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import resource_key
-from mongomem.erasure import PendingSweep, TextOf, without_erased_words
+from mongomem.erasure import LABELS, PendingSweep, TextOf, without_erased_words
 from mongomem.models.common import Scope, as_utc
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
@@ -63,8 +63,8 @@ def _without_user(
     tenants = [e.get("said") for e in named if e.get("tenant_wide")]
     words = without_erased_words(
         payload,
-        [*(e.get("said") for e in mine), *(_part(w, payload, lists=True) for w in tenants)],
-        [*(e.get("said") for e in others), *(_part(w, payload, lists=False) for w in tenants)],
+        [*(e.get("said") for e in mine), *(_part(w, labels=True) for w in tenants)],
+        [*(e.get("said") for e in others), *(_part(w, labels=False) for w in tenants)],
     )
     if words is not None and text_of is not None:
         try:
@@ -76,13 +76,12 @@ def _without_user(
     return update
 
 
-def _part(
-    said: dict[str, list[str]] | None, payload: dict[str, Any], *, lists: bool
-) -> dict[str, list[str]] | None:
-    """An entry's words of the payload's list fields (labels), or of its other fields."""
+def _part(said: dict[str, list[str]] | None, *, labels: bool) -> dict[str, list[str]] | None:
+    """An entry's words of the label fields (`erasure.LABELS`: aliases, tags, tool grants ...), or of
+    its other fields (texts, and lists that are the value itself: a procedure's steps)."""
     if said is None:
         return None
-    return {name: texts for name, texts in said.items() if isinstance(payload.get(name), list) == lists}
+    return {name: texts for name, texts in said.items() if (name in LABELS) == labels}
 
 
 def _said_by(evidence: dict[str, Any], user_id: str) -> bool:
@@ -237,9 +236,7 @@ class MongoErasureRepository:
         with translate_errors():
             for doc in coll.find(query, {"vector": 0}):
                 words.setdefault(doc["lineage_id"], []).extend(
-                    _part(e.get("said"), doc.get("payload") or {}, lists=True)
-                    if e.get("tenant_wide")
-                    else e.get("said")
+                    _part(e.get("said"), labels=True) if e.get("tenant_wide") else e.get("said")
                     for e in doc.get("evidence") or []
                     if e.get("user_id") == scope.user_id
                 )
