@@ -7,7 +7,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,9 +33,10 @@ class Stack:
     users: dict[str, str]  # a one-user service-account key per user
 
 
-def running_stack(root: Path, users: tuple[str, ...]) -> Iterator[Stack]:
-    """A started stack under `root` with the keys of `users`, stopped when the generator is closed."""
-    (root / "project-config.yaml").write_text(CONFIG)
+def running_stack(root: Path, users: tuple[str, ...], config: str = CONFIG) -> Generator[Stack, None, None]:
+    """A started stack under `root` (project config `config`) with the keys of `users`, stopped when the
+    generator is closed."""
+    (root / "project-config.yaml").write_text(config)
     running = LocalStack(
         data_dir=root / "data",
         port=0,

@@ -96,8 +96,7 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from mongomem.local.stack import LocalStack
-from tests.e2e.probe_stack import TENANT, Stack, api, call, seed
+from tests.e2e.probe_stack import TENANT, Stack, api, call, running_stack, seed
 
 USERS = ("alice", "bob", "carol", "eve")
 # The working-memory schema of finding 4: the patterns sit in an allOf beside unevaluatedProperties.
@@ -135,26 +134,16 @@ memory:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    root = tmp_path_factory.mktemp("probe8-findings")
-    (root / "project-config.yaml").write_text(CONFIG)
-    running = LocalStack(
-        data_dir=root / "data",
-        port=0,
-        config_file=root / "project-config.yaml",
-        scan_seconds=60,
-        poll_seconds=0.2,
-    ).start()
+    stacks = running_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG)
+    ready = next(stacks)
     try:
-        tenant = create_key(running.keys, TENANT, "memory_service")[0]
-        keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
-        ready = Stack(running, tenant, keys)
         deadline = time.monotonic() + 120
         while not _answers(ready):
             assert time.monotonic() < deadline, "the stack never answered"
             time.sleep(1.0)
         yield ready
     finally:
-        running.stop()
+        stacks.close()
 
 
 def _answers(stack: Stack) -> bool:
