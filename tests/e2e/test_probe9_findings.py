@@ -3,8 +3,9 @@ project config makes semantic facts and episodes org-wide (besides terms and pro
 against the same stack's MongoDB for a race the local front (one request at a time per function) cannot
 show. Payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py,
 test_probe2_findings.py ... test_probe8_findings.py, test_org_trust_http.py, test_erasure_copies.py,
-test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on 213c366 and is marked
-`xfail(strict=True)` until it is fixed; the attacks that held are kept as passing tests.
+test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on 213c366 for the reason
+given (seen with `--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held
+are kept as passing tests. Finding 10 is the one HIGH; 8 and 9 are LOW.
 
 10. (HIGH; listed first, numbered last) Erasing the user a tenant-wide write named wipes the steps of the
   tenant's org procedure for every user. The tenant key POST /v1/memories {"user_id": U, "type":
@@ -102,6 +103,16 @@ test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails o
   reinforce` pushes a second evidence entry without `$inc`); carol and dave restate it (count 3); DELETE
   /v1/users/B: `_without_user` sets `reinforcement_count` to count - len(B's entries) = 1, not 2, so one
   user's erasure lowers the rank boost of what two other users still back.
+11. (MED) A unit said by the case of a text's opening word of three letters or more is still folded: the
+  tenant's org term T "Mbar readings of the north dock gauge are logged hourly" (megabar); bob's one-user
+  key POST /v1/memories {"type": "taxonomic", "payload": {"term": T, "definition": "mbar readings of the
+  north dock gauge are logged hourly"}} (millibar, 10^9 times less) -> 200 REINFORCE (his correction
+  counted as backing the old value), and the tenant key's same correction -> 200 REINFORCE (lost), not
+  201 UPDATE; likewise "Mrad" (megarad) / "mrad" (milliradian). `meaning._first_word_folded` lower-cases
+  an opening word of three letters or more whose other letters are lower case, so "Mbar" = "mbar" (probe
+  4's "Mm" / "mm" and "Pg" / "pg" were fixed by the length rule only). docs/trust.md and docs/security.md
+  "The proposal rule": "a unit is said by case"; issue 33's brief: a changed unit "is a new value, never a
+  restatement".
 9. (LOW) The Python SDK lets a raw `RecursionError` escape for an answer nested deeper than Python's JSON
   decoder recurses: a server answering GET /v1/status with 200 (or 500) and `[[[...]]]` 100,000 levels
   deep makes `MemoryClient.status()` raise RecursionError, not `MemoryClientError("invalid_response")`
@@ -679,7 +690,47 @@ def test_erasing_the_named_user_keeps_the_steps_of_the_tenants_procedure(stack: 
     assert status == 200, erased
     status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{memory_id}")
     assert status == 200 and found["memory"]["status"] == "active", found
+    assert found["memory"]["payload"]["steps"] == steps, found["memory"]["payload"]
     status, skill = call(stack, stack.users["eve"], "GET", f"/v1/memories/{memory_id}/skill")
     assert status == 200, skill
     assert [s for s in steps if s not in skill["content"]] == [], skill["content"]
-    assert found["memory"]["payload"]["steps"] == steps, found["memory"]["payload"]
+
+
+# -- 11. a unit said by the case of an opening word of three letters or more ----------------------------------
+UNIT_CASES = {
+    "megabar / millibar": (
+        "Mbar readings of the north dock gauge are logged hourly",
+        "mbar readings of the north dock gauge are logged hourly",
+    ),
+    "megarad / milliradian": (
+        "Mrad doses of the dock scanner are logged daily",
+        "mrad doses of the dock scanner are logged daily",
+    ),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 9 finding 11: meaning._first_word_folded folds the case of a 3+ letter unit ('Mbar')",
+)
+@pytest.mark.parametrize(("before", "after"), UNIT_CASES.values(), ids=UNIT_CASES.keys())
+def test_a_unit_said_by_the_case_of_an_opening_word_is_a_new_org_value(
+    stack: Stack, before: str, after: str
+) -> None:
+    """MED. The tenant's org term T "Mbar readings of the north dock gauge are logged hourly"; bob's
+    one-user key POST /v1/memories {"type": "taxonomic", "payload": {"term": T, "definition": "mbar
+    readings of the north dock gauge are logged hourly"}} -> 200 REINFORCE (expected 202 PROPOSE); the
+    tenant key's same write -> 200 REINFORCE (expected 201 UPDATE)."""
+    term = f"P9{_own().upper()}"
+    seed(stack, "taxonomic", {"term": term, "definition": before})
+    said = {"term": term, "definition": after}
+    status, bobs = _write(stack, stack.users["bob"], "taxonomic", said)
+    status_tenant, tenants = call(
+        stack,
+        stack.tenant,
+        "POST",
+        "/v1/memories",
+        {"user_id": "alice", "type": "taxonomic", "payload": said},
+    )
+    assert (status, bobs["decision"]) == (202, "PROPOSE"), bobs
+    assert (status_tenant, tenants["decision"]) == (201, "UPDATE"), tenants
