@@ -240,9 +240,9 @@ class InMemoryMemoryRepository:
             self.docs[record.memory_id] = self._stored(record)
             return True
 
-    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None:
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> bool:
         with self.lock:
-            self._update(
+            return None is not self._update(
                 old_id,
                 scope,
                 "active",
@@ -353,6 +353,21 @@ class InMemoryMemoryRepository:
                 index_state="pending",
                 decisions=[*found.decisions, decision],
             )
+
+    def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:
+        with self.lock:
+            found = self.docs.get(memory_id)
+            if found is not None:
+                self._update(
+                    memory_id,
+                    scope,
+                    "active",
+                    status="proposed",
+                    supersedes=None,
+                    updated_at=_ms(at),
+                    index_state="pending",
+                    decisions=found.decisions[:-1],
+                )
 
     def set_index_state(self, ids: list[str], state: str, at: datetime) -> None:
         with self.lock:

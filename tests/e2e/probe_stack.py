@@ -79,9 +79,9 @@ def active_payload(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
     return dict(live[0]["payload"])
 
 
-def answering_stack(root: Path, users: tuple[str, ...]) -> Iterator[Stack]:
+def answering_stack(root: Path, users: tuple[str, ...], config: str = CONFIG) -> Iterator[Stack]:
     """`running_stack`, once the memory API answers (a first call on a loaded machine can be slow)."""
-    for running in running_stack(root, users):
+    for running in running_stack(root, users, config):
         deadline = time.monotonic() + 120
         while not _answers(running, users[0]):
             assert time.monotonic() < deadline, "the stack never answered"

@@ -87,7 +87,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -96,7 +95,7 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from tests.e2e.probe_stack import TENANT, Stack, api, call, running_stack, seed
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed
 
 USERS = ("alice", "bob", "carol", "eve")
 # The working-memory schema of finding 4: the patterns sit in an allOf beside unevaluatedProperties.
@@ -134,23 +133,7 @@ memory:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stacks = running_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG)
-    ready = next(stacks)
-    try:
-        deadline = time.monotonic() + 120
-        while not _answers(ready):
-            assert time.monotonic() < deadline, "the stack never answered"
-            time.sleep(1.0)
-        yield ready
-    finally:
-        stacks.close()
-
-
-def _answers(stack: Stack) -> bool:
-    try:
-        return api(stack, stack.tenant, "GET", "/v1/memories?user_id=alice")[0] == 200
-    except OSError:  # a first call slower than the client's timeout
-        return False
+    yield from answering_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG)
 
 
 def _own() -> str:

@@ -130,7 +130,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -139,12 +138,11 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from mongomem.local.stack import LocalStack
 from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import EvidenceRef
-from tests.e2e.probe_stack import TENANT, Stack, api, call, seed
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
 CONFIG = """
@@ -162,33 +160,7 @@ memory:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    root = tmp_path_factory.mktemp("probe9-findings")
-    (root / "project-config.yaml").write_text(CONFIG)
-    running = LocalStack(
-        data_dir=root / "data",
-        port=0,
-        config_file=root / "project-config.yaml",
-        scan_seconds=60,
-        poll_seconds=0.2,
-    ).start()
-    try:
-        tenant = create_key(running.keys, TENANT, "memory_service")[0]
-        keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
-        ready = Stack(running, tenant, keys)
-        deadline = time.monotonic() + 120
-        while not _answers(ready):
-            assert time.monotonic() < deadline, "the stack never answered"
-            time.sleep(1.0)
-        yield ready
-    finally:
-        running.stop()
-
-
-def _answers(stack: Stack) -> bool:
-    try:
-        return api(stack, stack.tenant, "GET", "/v1/memories?user_id=alice")[0] == 200
-    except OSError:  # a first call slower than the client's timeout
-        return False
+    yield from answering_stack(tmp_path_factory.mktemp("probe9-findings"), USERS, CONFIG)
 
 
 def _own() -> str:
@@ -229,10 +201,6 @@ def _write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: A
 
 
 # -- 1. a subject said as the caller's own name: keyed "user", read as the org fact's subject ----------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 1: UserSubjects.canonical keys a one-user org statement 'user|...' (201 ADD)",
-)
 @pytest.mark.parametrize("how", ["a stored name fact", "a name qualifier"])
 def test_a_subject_named_as_the_callers_own_name_is_not_a_second_org_fact(stack: Stack, how: str) -> None:
     """MED. The tenant's org fact {"subject": "North Dock <own>", "attribute": "gate <own> opening time",
@@ -250,7 +218,7 @@ def test_a_subject_named_as_the_callers_own_name_is_not_a_second_org_fact(stack:
         name = {"subject": "user", "attribute": "name", "value": subject}
         status, named = _write(stack, key, "semantic", name, visibility="private")
         assert (status, named["memory"]["visibility"]) == (201, "private"), named
-        said = {"subject": subject, "attribute": attribute, "value": "11 pm"}
+        said: dict[str, Any] = {"subject": subject, "attribute": attribute, "value": "11 pm"}
     else:
         said = {"subject": "user", "attribute": attribute, "value": "11 pm", "qualifiers": {"name": subject}}
     status, written = _write(stack, key, "semantic", said)
@@ -269,10 +237,6 @@ SUBJECTS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 2: CandidateReader.held_as looks up kind.key(form), never the read key",
-)
 @pytest.mark.parametrize("spell", SUBJECTS.values(), ids=SUBJECTS.keys())
 def test_a_look_alike_subject_said_many_valued_is_not_a_second_org_fact(stack: Stack, spell: Any) -> None:
     """MED. The tenant's org fact {"subject": "north dock <own>", "attribute": "opening time", "value":
@@ -293,10 +257,6 @@ def test_a_look_alike_subject_said_many_valued_is_not_a_second_org_fact(stack: S
 SEPARATORS = {"U+2010 HYPHEN": "\u2010", "U+2013 EN DASH": "\u2013", "low line": "_"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 3: kinds.base._SPELLED joins letters set off by . space - / only",
-)
 @pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
 def test_a_name_spelled_out_with_another_separator_is_the_org_term(stack: Stack, sep: str) -> None:
     """MED. The tenant's org term "P9<OWN>" "pallets of the north dock are counted within 2 hours"; bob's
@@ -343,10 +303,6 @@ SPELLED_STORED = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 4: a stored spelled-out name is read only through aliases (named_as_alias)",
-)
 @pytest.mark.parametrize("case", SPELLED_STORED.values(), ids=SPELLED_STORED.keys())
 def test_the_word_of_an_org_memorys_spelled_out_name_is_that_memory(
     stack: Stack, case: tuple[str, dict[str, Any], dict[str, Any]]
@@ -462,10 +418,6 @@ class _Gate:
         return self._store.activate(*args, **kwargs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 7: MemoryStore.activate does not check the superseded version is still active",
-)
 def test_two_proposals_carried_at_once_leave_one_active_version(stack: Stack) -> None:
     """MED. The tenant's org term T; alice proposes X, carol proposes Y (202 each, over HTTP); bob states X
     while dave states Y (in-process `MemoryWriter.write` on the stack's MongoDB, both reads before either
@@ -484,9 +436,9 @@ def test_two_proposals_carried_at_once_leave_one_active_version(stack: Stack) ->
     base = services.writer
     gate = _Gate(base.store, threading.Barrier(2, timeout=15))
     writer = MemoryWriter(
-        gate,  # type: ignore[arg-type]  # a proxy of the repository
+        gate,  # a proxy of the repository
         None,
-        MemoryIndexer(gate, None),  # type: ignore[arg-type]
+        MemoryIndexer(gate, None),
         base.embedder,
         None,
         base.thresholds,
@@ -660,10 +612,6 @@ def test_the_sdk_wraps_an_answer_nested_too_deep(status: int) -> None:
 
 
 # -- 10. erasing the named user wipes the steps of the tenant's procedure (HIGH) -------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 10: _without_user takes a tenant procedure's steps as labels (_part lists=True)",
-)
 def test_erasing_the_named_user_keeps_the_steps_of_the_tenants_procedure(stack: Stack) -> None:
     """HIGH. The tenant key POST /v1/memories {"user_id": U, "type": "procedural", "payload": {"name":
     "Retire the dock volume <own>", "when_to_use": "when dock <own> closes", "steps": ["stop the pump of

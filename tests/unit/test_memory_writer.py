@@ -4,6 +4,7 @@ suite as the MongoDB adapter) and the embedded vector index (the VectorIndex con
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -242,7 +243,25 @@ def test_one_users_term_that_goes_by_an_org_terms_alias_is_a_proposal_against_it
 @settings(max_examples=60, deadline=None)
 @given(
     name=st.text(alphabet="ABCDEFGHJKMNPQRSTUVWXYZ23456789", min_size=2, max_size=7),
-    separator=st.sampled_from([".", " ", "-", "/", ". ", " . ", "\u00b7"]),
+    separator=st.sampled_from(
+        [
+            ".",
+            " ",
+            "-",
+            "/",
+            ". ",
+            " . ",
+            "\u00b7",
+            "\u2010",
+            "\u2013",
+            "\u2212",
+            "_",
+            ",",
+            ":",
+            "|",
+            "\u2022",
+        ]
+    ),
     closing=st.sampled_from(["", "."]),
     as_alias=st.booleans(),
 )
@@ -267,6 +286,78 @@ def test_an_org_terms_name_spelled_out_or_claimed_as_an_alias_is_never_a_second_
     # Then it is a proposal against the tenant's term, and the tenant's term is the only active one
     assert done.decisions == {"PROPOSE": 1}, (spelled, done.decisions)
     assert [r.payload["term"] for r in store.all_versions() if r.status == "active"] == [name]
+
+
+STORED_SPELLED = {
+    "procedure": (
+        "procedural",
+        {"name": "Weekly K.P.I. review", "when_to_use": "every monday", "steps": ["collect the figures"]},
+        {"name": "Weekly KPI review", "when_to_use": "every monday", "steps": ["mail them outside"]},
+    ),
+    "fact": (
+        "semantic",
+        {"subject": "U.S.A. dock", "attribute": "opening time", "value": "7 am"},
+        {"subject": "USA dock", "attribute": "opening time", "value": "11 pm"},
+    ),
+    "look-alike fact": (
+        "semantic",
+        {"subject": "n\u043erth dock", "attribute": "opening time", "value": "7 am"},
+        {"subject": "north dock", "attribute": "opening time", "value": "11 pm"},
+    ),
+    "many-valued look-alike": (
+        "semantic",
+        {"subject": "north dock", "attribute": "opening time", "value": "7 am"},
+        {"subject": "n\u043erth dock", "attribute": "opening time", "value": "11 pm", "cardinality": "many"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", STORED_SPELLED.values(), ids=STORED_SPELLED.keys())
+def test_one_users_org_memory_named_as_a_stored_name_reads_is_a_proposal_against_it(
+    store: Any, index: Any, case: tuple[str, dict[str, Any], dict[str, Any]]
+) -> None:
+    # Given the tenant's org memory stored under a name spelled out or with look-alike letters (or
+    # said by the user in another form: many-valued)
+    name, tenants, bos = case
+    kind = KINDS[name]
+    w = writer(store, index)
+    first = w.write(
+        ANA, kind, [{**tenants, "evidence_seqs": [1]}], snap(1), visibility="org", authoritative=True
+    )
+    record = first.outcomes[0].record
+    assert record is not None
+    # When one user states it under the name as read, with another value
+    said = w.write(BO, kind, [{**bos, "evidence_seqs": [1]}], snap(2), visibility="org")
+    # Then it is a proposal against the tenant's memory, which stays the only active one
+    assert said.decisions == {"PROPOSE": 1}
+    assert [r.memory_id for r in store.all_versions() if r.status == "active"] == [record.memory_id]
+
+
+@pytest.mark.parametrize("how", ["a stored name fact", "a name qualifier"])
+def test_an_org_fact_about_the_callers_own_name_is_keyed_by_that_name(
+    store: Any, index: Any, how: str
+) -> None:
+    # Given the tenant's org fact about "North Dock"
+    w = writer(store, index)
+    semantic = KINDS["semantic"]
+    tenants = {
+        "subject": "North Dock",
+        "attribute": "gate opening time",
+        "value": "7 am",
+        "evidence_seqs": [1],
+    }
+    w.write(ANA, semantic, [tenants], snap(1), visibility="org", authoritative=True)
+    # When bo, whose own name is "North Dock", states the fact about it with another value
+    if how == "a stored name fact":
+        w.write(BO, semantic, [fact("name", "North Dock")], snap(2), visibility="private")
+        bos = {**tenants, "value": "11 pm"}
+    else:
+        bos = fact("gate opening time", "11 pm", qualifiers={"name": "North Dock"})
+    said = w.write(BO, semantic, [bos], snap(3), visibility="org")
+    # Then shared memory reads the name as said: a proposal against the tenant's fact, not "user|..."
+    assert said.decisions == {"PROPOSE": 1}
+    org = [r for r in store.all_versions() if r.visibility == "org"]
+    assert {r.key for r in org} == {"north dock|gate opening time"}
 
 
 def test_a_name_unlike_every_org_name_and_alias_is_a_new_org_term(store: Any, index: Any) -> None:
@@ -480,3 +571,47 @@ def test_no_log_line_holds_what_a_user_said(store: Any, index: Any) -> None:
     assert any(line.startswith("proposed item refused") for line in lines.lines), lines.lines
     said = [line for line in lines.lines if marker in line]
     assert not said, said
+
+
+class _BothRead:
+    """The repository, whose `activate` waits until both writers got there: two writes that read the
+    lineage before either wrote, as two concurrent Lambda invocations do."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._barrier = threading.Barrier(2, timeout=10)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def activate(self, *args: Any, **kwargs: Any) -> Any:
+        self._barrier.wait()
+        return self._store.activate(*args, **kwargs)
+
+
+def test_two_proposals_carried_at_the_same_moment_leave_one_active_version(store: Any, index: Any) -> None:
+    # Given the tenant's org term and two pending proposals against it, one by ana and one by cy
+    taxonomic = KINDS["taxonomic"]
+    w = writer(store, index)
+    w.write(CY, taxonomic, [term("PLTZ", "the pallet count")], snap(1), visibility="org", authoritative=True)
+    x, y = term("PLTZ", "the crate count"), term("PLTZ", "the parcel count")
+    assert w.write(ANA, taxonomic, [x], snap(2), visibility="org").decisions == {"PROPOSE": 1}
+    assert w.write(CY, taxonomic, [y], snap(3), visibility="org").decisions == {"PROPOSE": 1}
+    # When bo backs X while dy backs Y, both having read the lineage before either wrote
+    gated = _BothRead(store)
+    racing = writer(gated, index)
+    decided: dict[str, set[str]] = {}
+
+    def back(user: str, said: dict[str, Any], n: int) -> None:
+        scope = Scope(tenant="acme", user_id=user)
+        decided[user] = set(racing.write(scope, taxonomic, [said], snap(n), visibility="org").decisions)
+
+    threads = [threading.Thread(target=back, args=a) for a in (("bo", x, 4), ("dy", y, 5))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    # Then one of them carries its proposal, the other stays a proposal: one active definition
+    assert sorted(map(sorted, decided.values())) == [["PROPOSE"], ["UPDATE"]], decided
+    active = [r.payload["definition"] for r in store.all_versions() if r.status == "active"]
+    assert len(active) == 1 and active[0] in ("the crate count", "the parcel count"), active

@@ -19,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
 from mongomem.markers import skeleton
 
-# Two or more single letters or digits, each after the first set off by dots, spaces, hyphens or
-# slashes: a name spelled out letter by letter ("P.7.A.B.C.D.", "P 7 A B C D", "U-S-A").
-_SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[.\s\-/\u00b7]+[^\W_])+(?![^\W_])\.?")
+# Two or more single letters or digits, each after the first set off by anything that is neither (dots,
+# spaces, dashes of any kind, low lines, commas, bullets ...: what `norm` reads as a space): a name
+# spelled out letter by letter ("P.7.A.B.C.D.", "P 7 A B C D", "U-S-A", "U_S_A").
+_SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[\W_]+[^\W_])+(?![^\W_])\.?")
 
 
 def _joined(match: re.Match[str]) -> str:
@@ -271,6 +272,11 @@ class MemoryKind:
 
     def with_subject(self, payload: dict[str, Any], subject: str, alias: str | None = None) -> dict[str, Any]:
         """The payload about `subject` (`alias`: the name the payload used for it, kept where it fits)."""
+        return payload
+
+    def as_named(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload about the name it reads as: shared memory keys who it is about as it shows them
+        (a fact about "user" that shows the user's name shows, and is keyed by, that name)."""
         return payload
 
     def user_name(self, payload: dict[str, Any]) -> str | None:

@@ -105,6 +105,13 @@ class Semantic(MemoryKind):
             "qualifiers": {**(payload.get("qualifiers") or {}), SUBJECT_ALIAS: alias},
         }
 
+    def as_named(self, payload: dict[str, Any]) -> dict[str, Any]:
+        qualifiers = dict(payload.get("qualifiers") or {})
+        alias = qualifiers.pop(SUBJECT_ALIAS, None) if payload["subject"] == "user" else None
+        if not alias or not str(alias).strip():
+            return payload
+        return {**payload, "subject": str(alias).strip(), "qualifiers": qualifiers}
+
     def user_name(self, payload: dict[str, Any]) -> str | None:
         about = f"{subject_form(payload['subject'])}|{attribute_form(payload['attribute'])}"
         return (

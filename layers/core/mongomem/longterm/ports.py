@@ -28,7 +28,9 @@ class MemoryRepository(Protocol):
         """Store a new version; False when that exact version exists already (a redelivery)."""
         ...
 
-    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None: ...
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> bool:
+        """End an active version, replaced by `new_id`; False when it was not active (any more)."""
+        ...
 
     def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
@@ -74,6 +76,11 @@ class MemoryRepository(Protocol):
     ) -> MemoryRecord | None:
         """A `proposed` version becomes the active one (superseding `supersedes`, which the caller then
         supersedes); None when it is no longer proposed."""
+        ...
+
+    def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:
+        """An activated version whose predecessor another writer replaced first goes back to `proposed`
+        (its activation's decision taken back)."""
         ...
 
     def record_use(

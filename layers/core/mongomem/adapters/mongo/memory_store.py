@@ -147,9 +147,9 @@ class MemoryStore:
             except DuplicateKeyError:
                 return False
 
-    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> None:
+    def supersede(self, scope: Scope, old_id: str, new_id: str, at: datetime) -> bool:
         with translate_errors():
-            self.coll.update_one(
+            done = self.coll.update_one(
                 {"_id": old_id, **scope.filter(), "status": "active"},
                 {
                     "$set": {
@@ -161,6 +161,7 @@ class MemoryStore:
                     }
                 },
             )
+        return done.matched_count == 1
 
     def repair_lineage(
         self, scope: Scope, lineage_id: str, newest_version: int, newest_id: str, at: datetime
@@ -267,6 +268,17 @@ class MemoryStore:
                 self.coll, {"_id": memory_id, **scope.filter(), "status": "proposed"}, update
             )
         return to_record(doc) if doc else None
+
+    def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:
+        with translate_errors():
+            self.coll.update_one(
+                {"_id": memory_id, **scope.filter(), "status": "active"},
+                {
+                    "$set": {"status": "proposed", "updated_at": at, "index_state": "pending"},
+                    "$unset": {"supersedes": ""},
+                    "$pop": {"decisions": 1},
+                },
+            )
 
     def record_use(
         self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime

@@ -9,8 +9,10 @@ of one batch with the same key see each other's write.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mongomem.kinds import MemoryKind
+from mongomem.kinds.base import as_read, norm
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.decide import additions, restates_by_key
 from mongomem.longterm.write.decision import Candidates, NewMemory
@@ -105,50 +107,60 @@ class CandidateReader:
 
     def read_alike(self, scope: Scope, new: NewMemory, by_key: list[MemoryRecord]) -> list[MemoryRecord]:
         """One user's new org memory whose name reads as an org memory's name ("PLTZ." or "\u0420LTZ",
-        Cyrillic ER, for "PLTZ"): that memory's active versions, newest first, after the new memory is
-        renamed as it (docs/security.md "Names that read alike"). The statement is then a restatement of
-        that memory or a proposal against it, never a second term beside it that nobody backs; the tenant
-        key keeps the exact name (`same_name`: its "X#" is no "X++")."""
-        read_key = new.kind.read_key(new.payload)
-        alike = [*by_key]
-        if read_key != new.key:
-            alike += self.store.active_by_key(scope, new.kind.name, read_key, new.agent_id)
-        alike = [r for r in alike if r.visibility == "org" and new.kind.reads_as(r.payload, new.payload)]
-        if not alike:
-            alike = self.named_as_alias(scope, new)
-        if not alike:
-            alike = self.held_as(scope, new)
-        if not alike:
+        Cyrillic ER, for "PLTZ"; "KPI" for a stored "K.P.I."), in the form it was said or in another form
+        the kind holds it under (`MemoryKind.held_forms`: a fact said to be many-valued): that memory's
+        active versions, newest first, after the new memory takes its form and name (docs/security.md
+        "Names that read alike"). The statement is then a restatement of that memory or a proposal against
+        it, never a second one beside it that nobody backs; the tenant key keeps the exact name
+        (`same_name`: its "X#" is no "X++")."""
+        kind = new.kind
+        for form in [new.payload, *kind.held_forms(new.payload)]:
+            alike = self._alike(scope, new, form, by_key if form is new.payload else [])
+            if alike:
+                break
+        else:
             return []
         named = alike[0].payload
-        said = {f: new.payload[f] for f in new.kind.named if f in new.payload}
-        new.payload = {**new.payload, **{f: named[f] for f in new.kind.named if f in named}}
+        said = {f: form[f] for f in kind.named if f in form}
+        new.payload = {**form, **{f: named[f] for f in kind.named if f in named}}
         logger.info(
-            "a one-user org memory named as another reads as it: renamed",
+            "a one-user org memory named as another reads as it: takes its form and name",
             extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
         )
-        return [r for r in alike if new.kind.same_name(r.payload, named)]
+        return [r for r in alike if kind.same_name(r.payload, named)]
 
-    def held_as(self, scope: Scope, new: NewMemory) -> list[MemoryRecord]:
-        """One user's new org memory whose key is of the caller's choosing (a fact said to be
-        many-valued, keyed with its value): the org memory that holds it in another form, after the new
-        memory takes that form (`MemoryKind.held_forms`): a proposal against it, not a fact beside it."""
-        for form in new.kind.held_forms(new.payload):
-            found = [
-                r
-                for r in self.store.active_by_key(scope, new.kind.name, new.kind.key(form), new.agent_id)
-                if r.visibility == "org" and new.kind.key(r.payload) == new.kind.key(form)
-            ]
-            if found:
-                new.payload = form
-                logger.info(
-                    "a one-user org memory in another form of an org memory: takes its form",
-                    extra={"memory_id": found[0].memory_id},
-                )
-                return found
+    def _alike(
+        self, scope: Scope, new: NewMemory, form: dict[str, Any], by_key: list[MemoryRecord]
+    ) -> list[MemoryRecord]:
+        """The active org versions whose name reads as `form`'s: by its key and its read key (`by_key`:
+        the versions of the new memory's own key, read already), then among the stored names that read
+        otherwise than they are keyed, then through aliases."""
+        kind = new.kind
+        alike = [*by_key]
+        known = new.key if form is new.payload else None  # `by_key` holds its versions
+        for key in dict.fromkeys((kind.key(form), kind.read_key(form))):
+            if key != known:
+                alike += self.store.active_by_key(scope, kind.name, key, new.agent_id)
+        alike = [r for r in alike if r.visibility == "org" and _reads_alike(kind, r.payload, form)]
+        return alike or self.stored_read_as(scope, new, form) or self.named_as_alias(scope, new, form)
+
+    def stored_read_as(self, scope: Scope, new: NewMemory, form: dict[str, Any]) -> list[MemoryRecord]:
+        """The active org versions whose stored name reads as `form`'s though its key does not: a name
+        stored spelled out ("K.P.I.", keyed "k p i") or with look-alike letters, said as the word. Reads
+        the kind's active keys once (only for a one-user caller's new org name no key matched) and looks
+        up the few that read otherwise than they are written."""
+        kind = new.kind
+        wanted = _read(kind.read_key(form))
+        for key, _ in self.store.active_names(scope, kind.name, []):
+            read = _read(key)
+            if read != key and read == wanted:
+                found = self.store.active_by_key(scope, kind.name, key, new.agent_id)
+                found = [r for r in found if r.visibility == "org" and _reads_alike(kind, r.payload, form)]
+                if found:
+                    return found
         return []
 
-    def named_as_alias(self, scope: Scope, new: NewMemory) -> list[MemoryRecord]:
+    def named_as_alias(self, scope: Scope, new: NewMemory, form: dict[str, Any]) -> list[MemoryRecord]:
         """One user's new org memory that goes by a name an org memory goes by, through an alias on
         either side ("pallet zone K" named as the tenant's term whose alias it is, or a new term claiming
         that term's name as its alias): that memory's active versions, newest first (docs/security.md
@@ -156,7 +168,7 @@ class CandidateReader:
         kind = new.kind
         if not kind.alias_fields:
             return []
-        said = kind.names_read(new.payload)
+        said = kind.names_read(form)
         fields = [*kind.named, *sorted(kind.alias_fields)]
         for key, names in self.store.active_names(scope, kind.name, fields):
             if said & kind.names_read(names):
@@ -204,3 +216,13 @@ class CandidateReader:
             and r.agent_id == new.agent_id
         ]
         return sorted(((scores[r.memory_id], r) for r in found), key=lambda p: (-p[0], p[1].memory_id))
+
+
+def _read(key: str) -> str:
+    """A match key as a reader takes it, part by part (`as_read`: look-alike letters as Latin ones, a
+    name spelled letter by letter as the word); the parts' separator is the key's own."""
+    return "|".join(norm(as_read(part)) for part in key.split("|"))
+
+
+def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -> bool:
+    return kind.reads_as(held, said) or _read(kind.read_key(held)) == _read(kind.read_key(said))

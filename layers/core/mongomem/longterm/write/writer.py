@@ -238,9 +238,12 @@ class MemoryWriter:
         visibility: Visibility,
         accepted: list[Accepted],
     ) -> list[NewMemory]:
-        """The accepted items as memories to reconcile: a subject naming the user made "user", embedded."""
+        """The accepted items as memories to reconcile, embedded: in the user's own memory a subject
+        naming the user is made "user"; shared memory keeps the name it shows ("user" is no one there)."""
         kind = request.kind
-        if kind.subject(accepted[0][0]) is not None:
+        if visibility == "org":
+            accepted = [(kind.as_named(p), proof, cleared) for p, proof, cleared in accepted]
+        elif kind.subject(accepted[0][0]) is not None:
             payloads = [p for p, _, _ in accepted]
             subjects = UserSubjects(self.store, request.scope, kind, payloads, request.user_names)
             accepted = [(subjects.canonical(p), proof, cleared) for p, proof, cleared in accepted]
@@ -326,7 +329,8 @@ class MemoryWriter:
 
     def _new_version(self, scope: Scope, new: NewMemory, verdict: NewVersion, now: datetime) -> Outcome:
         """Insert first, then supersede: a crash in between leaves two actives that the redelivery's
-        `RepairLineage` supersedes."""
+        `RepairLineage` supersedes. A target another writer replaced meanwhile (a promotion carried at
+        the same moment) is replaced again: this version, the newest, supersedes what is active before it."""
         target = verdict.target
         record = new_version(
             scope,
@@ -338,9 +342,11 @@ class MemoryWriter:
             supersedes=target.memory_id,
             payload=verdict.payload,
         )
-        self.store.insert(record)
+        inserted = self.store.insert(record)
         superseded = [target, *verdict.also_supersedes]
-        for old in superseded:
+        if not self.store.supersede(scope, target.memory_id, record.memory_id, now) and inserted:
+            self.store.repair_lineage(scope, target.lineage_id, record.version, record.memory_id, now)
+        for old in verdict.also_supersedes:
             self.store.supersede(scope, old.memory_id, record.memory_id, now)
         return self._outcome(verdict, record, [record.memory_id, *(r.memory_id for r in superseded)])
 
@@ -441,9 +447,12 @@ class MemoryWriter:
             verdict.payload,
             new.kind.text(verdict.payload),
         )
-        if promoted is None:  # another writer changed the lineage meanwhile: it stays a proposal
+        if promoted is None or not self.store.supersede(scope, current.memory_id, promoted.memory_id, now):
+            # another writer changed the lineage meanwhile (a promotion or an update carried at the same
+            # moment replaced `current` first): this one stays a proposal, never a second active version
+            if promoted is not None:
+                self.store.withdraw(scope, promoted.memory_id, now)
             return Outcome(Decision.PROPOSE, proposed.reason, proposal, touched=[proposal.memory_id])
-        self.store.supersede(scope, current.memory_id, promoted.memory_id, now)
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
 
