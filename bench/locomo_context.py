@@ -322,8 +322,11 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
             for name, conv, _ in convs:
                 if name in done:
                     continue
-                status, body = http(
-                    "POST", f"{base}/v1/import", {"user_id": name, "format": "locomo", "data": conv}
+                status, body = http(  # a ~500-turn history on a busy 2-core machine takes minutes
+                    "POST",
+                    f"{base}/v1/import",
+                    {"user_id": name, "format": "locomo", "data": conv},
+                    timeout=900,
                 )
                 if status not in (200, 201, 202):
                     raise SystemExit(f"importing {name} failed: {status} {body}")

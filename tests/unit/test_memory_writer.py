@@ -574,19 +574,47 @@ def test_no_log_line_holds_what_a_user_said(store: Any, index: Any) -> None:
 
 
 class _BothRead:
-    """The repository, whose `activate` waits until both writers got there: two writes that read the
-    lineage before either wrote, as two concurrent Lambda invocations do."""
+    """The repository, whose `gated` method waits (once) until both writers got there: two writes that
+    read the lineage before either wrote, as two concurrent Lambda invocations do."""
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
+    def __init__(self, store: Any, gated: str) -> None:
+        self._store, self._gated = store, gated
         self._barrier = threading.Barrier(2, timeout=10)
+        self._lock, self._calls = threading.Lock(), 0
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        method = getattr(self._store, name)
+        if name != self._gated:
+            return method
 
-    def activate(self, *args: Any, **kwargs: Any) -> Any:
-        self._barrier.wait()
-        return self._store.activate(*args, **kwargs)
+        def gate(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                self._calls += 1
+                first_two = self._calls <= 2  # a write decided again passes
+            if first_two:
+                self._barrier.wait()
+            return method(*args, **kwargs)
+
+        return gate
+
+
+def _at_once(
+    w: MemoryWriter, kind: Any, writes: list[tuple[str, dict[str, Any], int, bool]]
+) -> dict[str, set[str]]:
+    """Each (user, item, snapshot, tenant-wide) written in its own thread, all at once."""
+    decided: dict[str, set[str]] = {}
+
+    def one(user: str, said: dict[str, Any], n: int, authoritative: bool) -> None:
+        scope = Scope(tenant="acme", user_id=user)
+        done = w.write(scope, kind, [said], snap(n), visibility="org", authoritative=authoritative)
+        decided[user] = set(done.decisions)
+
+    threads = [threading.Thread(target=one, args=a) for a in writes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return decided
 
 
 def test_two_proposals_carried_at_the_same_moment_leave_one_active_version(store: Any, index: Any) -> None:
@@ -598,20 +626,26 @@ def test_two_proposals_carried_at_the_same_moment_leave_one_active_version(store
     assert w.write(ANA, taxonomic, [x], snap(2), visibility="org").decisions == {"PROPOSE": 1}
     assert w.write(CY, taxonomic, [y], snap(3), visibility="org").decisions == {"PROPOSE": 1}
     # When bo backs X while dy backs Y, both having read the lineage before either wrote
-    gated = _BothRead(store)
-    racing = writer(gated, index)
-    decided: dict[str, set[str]] = {}
-
-    def back(user: str, said: dict[str, Any], n: int) -> None:
-        scope = Scope(tenant="acme", user_id=user)
-        decided[user] = set(racing.write(scope, taxonomic, [said], snap(n), visibility="org").decisions)
-
-    threads = [threading.Thread(target=back, args=a) for a in (("bo", x, 4), ("dy", y, 5))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    racing = writer(_BothRead(store, "activate"), index)
+    decided = _at_once(racing, taxonomic, [("bo", x, 4, False), ("dy", y, 5, False)])
     # Then one of them carries its proposal, the other stays a proposal: one active definition
     assert sorted(map(sorted, decided.values())) == [["PROPOSE"], ["UPDATE"]], decided
     active = [r.payload["definition"] for r in store.all_versions() if r.status == "active"]
     assert len(active) == 1 and active[0] in ("the crate count", "the parcel count"), active
+
+
+def test_two_tenant_updates_at_the_same_moment_are_both_kept_in_order(store: Any, index: Any) -> None:
+    # Given the tenant's org term
+    taxonomic = KINDS["taxonomic"]
+    w = writer(store, index)
+    w.write(CY, taxonomic, [term("PLTZ", "the pallet count")], snap(1), visibility="org", authoritative=True)
+    # When two tenant-wide writes change it at the same moment (both chose the next version number)
+    x, y = term("PLTZ", "the crate count"), term("PLTZ", "the parcel count")
+    racing = writer(_BothRead(store, "insert"), index)
+    decided = _at_once(racing, taxonomic, [("ana", x, 2, True), ("bo", y, 3, True)])
+    # Then both are updates: one version each, the later one active, none lost as a redelivery
+    assert decided == {"ana": {"UPDATE"}, "bo": {"UPDATE"}}, decided
+    versions = sorted(store.all_versions(), key=lambda r: r.version)
+    assert [r.payload["definition"] for r in versions][0] == "the pallet count"
+    assert {r.payload["definition"] for r in versions[1:]} == {"the crate count", "the parcel count"}
+    assert [r.status for r in versions] == ["superseded", "superseded", "active"]

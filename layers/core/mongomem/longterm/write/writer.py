@@ -14,6 +14,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, assert_never
 
+from mongomem.errors import Unavailable
 from mongomem.kinds import KindError, MemoryKind
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.subjects import UserSubjects
@@ -45,6 +46,9 @@ from mongomem.models.memory import ORG_OWNER, EvidenceRef, MemoryRecord, Visibil
 from mongomem.observability import logger
 from mongomem.ports import EmbeddingProvider
 from mongomem.vectors.port import VectorIndex
+
+# How many times one write is read and decided when other writers keep taking its version number.
+DECIDE_ATTEMPTS = 3
 
 
 @dataclass
@@ -270,12 +274,22 @@ class MemoryWriter:
         self, scope: Scope, new: NewMemory, deadline: float | None = None, batch: KeyReads | None = None
     ) -> Outcome:
         """Read what `decide` needs, decide, and store the verdict (the index is the caller's: `write`
-        syncs a batch's touched versions at once). Safe to repeat for the same snapshot."""
-        now = utcnow()
-        found = self.reads.read(scope, new, batch)
-        if self.judge is not None and (ambiguous := to_judge(new, found, self.thresholds)):
-            found.judgement = self.judge.judge(new, ambiguous, deadline)
-        return self.store_verdict(scope, new, decide(new, found, self.thresholds, now), now)
+        syncs a batch's touched versions at once). Safe to repeat for the same snapshot. A version
+        number another writer took meanwhile (two writes of one lineage at the same moment) is read and
+        decided again: the later write comes after the other, never lost as a redelivery."""
+        for attempt in range(1, DECIDE_ATTEMPTS + 1):
+            now = utcnow()
+            found = self.reads.read(scope, new, batch if attempt == 1 else None)
+            if self.judge is not None and (ambiguous := to_judge(new, found, self.thresholds)):
+                found.judgement = self.judge.judge(new, ambiguous, deadline)
+            try:
+                return self.store_verdict(scope, new, decide(new, found, self.thresholds, now), now)
+            except _VersionTaken as taken:
+                logger.info(
+                    "another writer took this version meanwhile: read and decided again",
+                    extra={"lineage_id": taken.lineage_id, "attempt": attempt},
+                )
+        raise Unavailable(f"the memory kept changing under this write ({DECIDE_ATTEMPTS} attempts): retry")
 
     def store_verdict(self, scope: Scope, new: NewMemory, verdict: Verdict, now: datetime) -> Outcome:
         """Apply a verdict to the repository (and the versions' history)."""
@@ -288,7 +302,7 @@ class MemoryWriter:
             case NewLineage():
                 note = decision_record(verdict, new, now, None)
                 record = new_version(scope, new, lineage_id(scope, new), 1, note, now)
-                self.store.insert(record)
+                self._insert(scope, record)
                 return self._outcome(verdict, record, [record.memory_id])
             case NewVersion():
                 return self._new_version(scope, new, verdict, now)
@@ -297,7 +311,7 @@ class MemoryWriter:
                 kept = new_version(scope, new, target.lineage_id, verdict.version, note, now).model_copy(
                     update={"status": "superseded", "superseded_by": target.memory_id}
                 )
-                self.store.insert(kept)
+                self._insert(scope, kept)
                 return self._outcome(verdict, kept, [kept.memory_id])
             case Reinforce():
                 return self._reinforce(scope, new, verdict, now)
@@ -316,6 +330,15 @@ class MemoryWriter:
                 return self._promote(scope, new, verdict, now)
             case _:
                 assert_never(verdict)
+
+    def _insert(self, scope: Scope, record: MemoryRecord) -> bool:
+        """Insert a version: True when stored, False when this very version is stored already (a
+        redelivery); `_VersionTaken` when another writer stored another version under its number."""
+        if self.store.insert(record):
+            return True
+        if self.store.get(scope, record.memory_id) is None:
+            raise _VersionTaken(record.lineage_id)
+        return False
 
     def delete_lineage(self, scope: Scope, lineage: str) -> int:
         """Delete every version of a lineage (its vectors go with it) and take them out of the index."""
@@ -342,7 +365,7 @@ class MemoryWriter:
             supersedes=target.memory_id,
             payload=verdict.payload,
         )
-        inserted = self.store.insert(record)
+        inserted = self._insert(scope, record)
         superseded = [target, *verdict.also_supersedes]
         if not self.store.supersede(scope, target.memory_id, record.memory_id, now) and inserted:
             self.store.repair_lineage(scope, target.lineage_id, record.version, record.memory_id, now)
@@ -418,7 +441,7 @@ class MemoryWriter:
                         "observed_at": observed,
                     }
                 )
-                self.store.insert(proposal)
+                self._insert(scope, proposal)
                 return proposal
             case _:
                 assert_never(verdict)
@@ -455,6 +478,14 @@ class MemoryWriter:
             return Outcome(Decision.PROPOSE, proposed.reason, proposal, touched=[proposal.memory_id])
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+class _VersionTaken(Exception):
+    """Another writer stored a version of the lineage under the number this write chose."""
+
+    def __init__(self, lineage_id: str) -> None:
+        super().__init__(lineage_id)
+        self.lineage_id = lineage_id
 
 
 def _one_users_word_on_shared(new: NewMemory, target: MemoryRecord) -> bool:
