@@ -373,10 +373,6 @@ def test_the_word_of_an_org_memorys_spelled_out_name_is_that_memory(
 
 
 # -- 5. an org episode's day in another ISO 8601 spelling -------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 5: Episodic.key keys occurred_at[:10] as written; the day is never read",
-)
 @pytest.mark.parametrize("day", ["20260302", "2026-W10-1"], ids=["basic form", "week date"])
 def test_an_org_episodes_day_spelled_otherwise_is_not_a_second_episode(stack: Stack, day: str) -> None:
     """MED. Config `episodic: {visibility: org}`. The tenant's org episode {"title": "Dock fire drill
