@@ -400,10 +400,6 @@ def test_an_org_episodes_day_spelled_otherwise_is_not_a_second_episode(stack: St
 
 
 # -- 6. a one-user org procedure under the tenant's skill name ---------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 6: skills.skill_name drops a letter the key keeps: two org skills, one name",
-)
 def test_a_one_user_procedure_does_not_take_the_tenants_skill_name(stack: Stack) -> None:
     """MED (arguable). The tenant's org procedure "Rotate dock keys <own>"; bob's one-user key POST
     /v1/memories {"type": "procedural", "payload": {"name": "Rotate dock keys <own> \\u9375", "when_to_use":
