@@ -572,10 +572,6 @@ def test_the_word_of_an_org_terms_spelled_out_name_is_a_proposal(stack: Stack) -
 
 
 # -- 8. erasure takes back more reinforcements than the user added (LOW) ------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 8 (LOW): _without_user subtracts the user's uncounted evidence entries too",
-)
 def test_erasure_takes_back_only_the_count_the_user_added(stack: Stack) -> None:
     """LOW. A fresh user B POST /v1/memories {"type": "taxonomic", "payload": {"term": T, "definition": D}}
     (201 ADD), then {..., "aliases": ["tally <own>"]} (200 REINFORCE, merged, uncounted); carol and dave
