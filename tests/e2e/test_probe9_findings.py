@@ -616,10 +616,6 @@ class _DeepAnswer(http.server.BaseHTTPRequestHandler):
         return
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 9 (LOW): the SDK catches ValueError only around json decoding: RecursionError",
-)
 @pytest.mark.parametrize("status", [200, 500], ids=["answer", "error"])
 def test_the_sdk_wraps_an_answer_nested_too_deep(status: int) -> None:
     """LOW. A server answering GET /v1/status with `status` and the JSON `[[[...]]]` 100,000 levels deep:
