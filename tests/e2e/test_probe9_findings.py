@@ -693,10 +693,6 @@ UNIT_CASES = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 11: meaning._first_word_folded folds the case of a 3+ letter unit ('Mbar')",
-)
 @pytest.mark.parametrize(("before", "after"), UNIT_CASES.values(), ids=UNIT_CASES.keys())
 def test_a_unit_said_by_the_case_of_an_opening_word_is_a_new_org_value(
     stack: Stack, before: str, after: str
