@@ -250,7 +250,7 @@ def test_a_subject_named_as_the_callers_own_name_is_not_a_second_org_fact(stack:
         name = {"subject": "user", "attribute": "name", "value": subject}
         status, named = _write(stack, key, "semantic", name, visibility="private")
         assert (status, named["memory"]["visibility"]) == (201, "private"), named
-        said = {"subject": subject, "attribute": attribute, "value": "11 pm"}
+        said: dict[str, Any] = {"subject": subject, "attribute": attribute, "value": "11 pm"}
     else:
         said = {"subject": "user", "attribute": attribute, "value": "11 pm", "qualifiers": {"name": subject}}
     status, written = _write(stack, key, "semantic", said)
@@ -476,9 +476,9 @@ def test_two_proposals_carried_at_once_leave_one_active_version(stack: Stack) ->
     base = services.writer
     gate = _Gate(base.store, threading.Barrier(2, timeout=15))
     writer = MemoryWriter(
-        gate,  # type: ignore[arg-type]  # a proxy of the repository
+        gate,  # a proxy of the repository
         None,
-        MemoryIndexer(gate, None),  # type: ignore[arg-type]
+        MemoryIndexer(gate, None),
         base.embedder,
         None,
         base.thresholds,
