@@ -300,7 +300,7 @@ class InMemoryMemoryRepository:
                 "last_reinforced_at": _ms(at),
                 "updated_at": _ms(at),
                 "index_state": "pending",
-                "evidence": [*found.evidence, evidence],
+                "evidence": [*found.evidence, evidence.model_copy(update={"counted": not counted})],
                 "decisions": [*found.decisions, decision],
             }
             seen = _ms(evidence.observed_at)
@@ -323,7 +323,7 @@ class InMemoryMemoryRepository:
                 valid_to=at.isoformat(),
                 updated_at=_ms(at),
                 index_state="pending",
-                evidence=[*found.evidence, evidence],
+                evidence=[*found.evidence, evidence.model_copy(update={"counted": False})],
                 decisions=[*found.decisions, decision],
             )
 
@@ -1271,7 +1271,7 @@ class InMemoryErasureRepository:
                 update: dict[str, Any] = {
                     "evidence": rest,
                     "decisions": [d for d in r.decisions if d.snapshot_id not in said],
-                    "reinforcement_count": max(1, r.reinforcement_count - len(mine)),
+                    "reinforcement_count": max(1, r.reinforcement_count - sum(e.counted for e in mine)),
                     "updated_at": when,
                     "index_state": "pending",
                 }

@@ -329,10 +329,6 @@ def test_the_word_of_an_org_memorys_spelled_out_name_is_that_memory(
 
 
 # -- 5. an org episode's day in another ISO 8601 spelling -------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 5: Episodic.key keys occurred_at[:10] as written; the day is never read",
-)
 @pytest.mark.parametrize("day", ["20260302", "2026-W10-1"], ids=["basic form", "week date"])
 def test_an_org_episodes_day_spelled_otherwise_is_not_a_second_episode(stack: Stack, day: str) -> None:
     """MED. Config `episodic: {visibility: org}`. The tenant's org episode {"title": "Dock fire drill
@@ -360,10 +356,6 @@ def test_an_org_episodes_day_spelled_otherwise_is_not_a_second_episode(stack: St
 
 
 # -- 6. a one-user org procedure under the tenant's skill name ---------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 6: skills.skill_name drops a letter the key keeps: two org skills, one name",
-)
 def test_a_one_user_procedure_does_not_take_the_tenants_skill_name(stack: Stack) -> None:
     """MED (arguable). The tenant's org procedure "Rotate dock keys <own>"; bob's one-user key POST
     /v1/memories {"type": "procedural", "payload": {"name": "Rotate dock keys <own> \\u9375", "when_to_use":
@@ -532,10 +524,6 @@ def test_the_word_of_an_org_terms_spelled_out_name_is_a_proposal(stack: Stack) -
 
 
 # -- 8. erasure takes back more reinforcements than the user added (LOW) ------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 8 (LOW): _without_user subtracts the user's uncounted evidence entries too",
-)
 def test_erasure_takes_back_only_the_count_the_user_added(stack: Stack) -> None:
     """LOW. A fresh user B POST /v1/memories {"type": "taxonomic", "payload": {"term": T, "definition": D}}
     (201 ADD), then {..., "aliases": ["tally <own>"]} (200 REINFORCE, merged, uncounted); carol and dave
@@ -580,10 +568,6 @@ class _DeepAnswer(http.server.BaseHTTPRequestHandler):
         return
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 9 (LOW): the SDK catches ValueError only around json decoding: RecursionError",
-)
 @pytest.mark.parametrize("status", [200, 500], ids=["answer", "error"])
 def test_the_sdk_wraps_an_answer_nested_too_deep(status: int) -> None:
     """LOW. A server answering GET /v1/status with `status` and the JSON `[[[...]]]` 100,000 levels deep:
@@ -657,10 +641,6 @@ UNIT_CASES = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 9 finding 11: meaning._first_word_folded folds the case of a 3+ letter unit ('Mbar')",
-)
 @pytest.mark.parametrize(("before", "after"), UNIT_CASES.values(), ids=UNIT_CASES.keys())
 def test_a_unit_said_by_the_case_of_an_opening_word_is_a_new_org_value(
     stack: Stack, before: str, after: str

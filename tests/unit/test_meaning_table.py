@@ -221,6 +221,34 @@ def test_backing_a_proposal_keeps_the_case_a_unit_is_said_in() -> None:
 
 
 @pytest.mark.parametrize(
+    ("capital", "lower"),
+    [
+        ("Mbar readings are logged hourly", "mbar readings are logged hourly"),  # megabar / millibar
+        ("Mrad doses are logged daily", "mrad doses are logged daily"),  # megarad / milliradian
+        ("Mg/l of lead in the tank", "mg/l of lead in the tank"),
+        ("Pmol per sample", "pmol per sample"),  # petamole / picomole
+        ("Mm, the grid unit", "mm, the grid unit"),
+        ("Mbits per second", "mbits per second"),
+        ("Cal per serving", "cal per serving"),  # the food calorie is 1000 cal
+    ],
+)
+def test_a_unit_said_by_the_case_of_an_opening_word_is_kept(capital: str, lower: str) -> None:
+    # issue 33's ninth probe: the opening word's capital is a prefix of its own when a unit follows it
+    from mongomem.kinds.meaning import exact, worded
+
+    for fold in (exact, worded):
+        assert fold(capital) != fold(lower)
+
+
+@pytest.mark.parametrize("word", ["Mass", "Post", "Pressure", "Rotate", "Quarterly", "Mol", "Zones", "Yes"])
+def test_a_sentences_capital_still_folds(word: str) -> None:
+    from mongomem.kinds.meaning import exact, worded
+
+    for fold in (exact, worded):
+        assert fold(f"{word} of the north dock") == fold(f"{word.lower()} of the north dock")
+
+
+@pytest.mark.parametrize(
     ("old", "new", "same"),
     [
         # two days, months or times of day in another order: another statement

@@ -122,7 +122,7 @@ class _Base(Methods):
             return call.parse(None)
         try:
             data = response.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder recurses
             raise MemoryClientError(None, "invalid_response", "the API answered with non-JSON") from exc
         try:
             return call.parse(data)
@@ -304,7 +304,7 @@ def _error_from(response: httpx.Response) -> MemoryClientError:
     code, message, details = f"http_{status}", raw.decode("utf-8", "replace")[:500] or "", None
     try:
         payload = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the decoder recurses
         payload = None
     if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
         error = payload["error"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -9,6 +11,25 @@ from pydantic import Field
 from mongomem.kinds.base import Item, MemoryKind, add_unique
 from mongomem.kinds.fields import DateText, Long, Short
 from mongomem.kinds.meaning import norm
+
+_EXTENDED_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_WEEK = re.compile(r"(\d{4})-?W(\d{2})")
+
+
+def day_of(when: str) -> str:
+    """The part of an episode's key that says when: the calendar day in the extended form, whatever
+    ISO 8601 form names it ("20260302" and "2026-W10-1" are "2026-03-02"), so the day a retelling spells
+    otherwise is the same episode; a week alone as "2026-W10"; a year or a month as written."""
+    text = when.strip()
+    if _EXTENDED_DAY.match(text):
+        return text[:10]  # the key stored episodes already hold: the day as written, never moved to UTC
+    week = _WEEK.fullmatch(text)
+    if week:  # Python reads a week alone as its Monday: a week is no day
+        return f"{week.group(1)}-W{week.group(2)}"
+    try:
+        return datetime.fromisoformat(text).date().isoformat()  # the day of the writer's clock, as above
+    except ValueError:
+        return text[:10]  # no ISO 8601 day (a year, a month): keyed as before
 
 
 class EpisodicItem(Item):
@@ -35,7 +56,7 @@ class Episodic(MemoryKind):
     )
 
     def key(self, payload: dict[str, Any]) -> str:
-        return f"{norm(payload['title'])}|{(payload.get('occurred_at') or '')[:10]}"
+        return f"{norm(payload['title'])}|{day_of(payload.get('occurred_at') or '')}"
 
     def text(self, payload: dict[str, Any]) -> str:
         extras = [

@@ -343,8 +343,8 @@ def worded(text: str) -> str:
     script, its punctuation and its letter case count (a unit is said by case: "5 MW" is not "5 mW"; a
     host, an address, a file name or a range by its dots, dashes, underscores and commas: "pkg-acme.io"
     is not "pkg.acme.io", "Monday-Friday" is not "Monday, Friday"), except runs of whitespace, a
-    closing full stop, the case of an opening word of three letters or more ("Post" / "post", but "Mm"
-    is not "mm") and a hyphen joining two letters of a compound, read as a space ("post-incident
+    closing full stop, the capital of an opening word of three letters or more ("Post" / "post", but
+    "Mm" is not "mm", nor "Mbar" "mbar": `_first_word_folded`) and a hyphen joining two letters of a compound, read as a space ("post-incident
     review." and "post incident review" are worded alike)."""
     said = " ".join(unicodedata.normalize("NFC", text).split())
     if said.endswith(".") and not said.endswith(".."):
@@ -384,13 +384,28 @@ def exact(text: str) -> str:
     return _first_word_folded(said)
 
 
+# An opening word whose capital is one of these SI prefixes is a unit said by case when a unit symbol
+# follows it: M mega / m milli, P peta / p pico, Z zetta / z zepto, Y yotta / y yocto, R ronna / r ronto,
+# Q quetta / q quecto ("Mbar" is 10^9 "mbar"). No other prefix letter has a prefix of the other case
+# (k kilo: K is the kelvin; G giga: g is no prefix). The symbols are those written in lower case (a word
+# whose symbol holds a capital, MHz or MWh, is never folded), a unit's name said in the plural too.
+_CASED_PREFIX = re.compile(
+    r"[MPZYRQ](?:(?:bar|rad|mol|kat|bit|cal|ohm)s?|bps|var|cd|lm|lx|sr|m|g|s|l|t|b)(?![^\W\d_])"
+)
+# Units whose capital says another unit: "Cal" (the food calorie) is 1000 "cal".
+_CASED_UNITS = frozenset({"Cal"})
+
+
 def _first_word_folded(said: str) -> str:
     """`said` with its opening word lower-cased when that word is a sentence's capital (three letters or
-    more, the rest lower case), never when case is what it says ("Mm", "MW", "LIS")."""
+    more, the rest lower case), never when case is what it says: a unit ("Mm", "MW", "Mbar", "Mg/l",
+    "Cal") or an acronym ("LIS")."""
     first = said.split(" ", 1)[0]
-    if len(first) >= 3 and first[1:].islower():
-        return said[:1].lower() + said[1:]
-    return said
+    if len(first) < 3 or not first[1:].islower():
+        return said
+    if _CASED_PREFIX.match(first) or first.rstrip(".,;:") in _CASED_UNITS:
+        return said
+    return said[:1].lower() + said[1:]
 
 
 def stated(payload: Any, unordered: frozenset[str] = frozenset()) -> Any:

@@ -7,25 +7,37 @@ library on the runtime's path, and nothing a procedure says can break out of its
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
 from typing import Any
 
 from mongomem import markers
+from mongomem.kinds.meaning import norm
 from mongomem.models.memory import MemoryRecord
 
 # The Agent Skills format: a lowercase name of letters, digits and single hyphens, at most 64 characters;
 # a description of at most 1024 characters.
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+# A name the slug cannot spell in full ends in these many hex digits of its key's SHA-256: 64 bits, so
+# nobody finds another name of the same slug and suffix by trying names (24 bits take seconds).
+SUFFIX_HEX = 16
 
 
 def skill_name(name: str, fallback: str) -> str:
-    """`name` as a skill name (lowercase letters, digits, single hyphens, at most 64 characters)."""
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_NAME].strip("-")
-    return slug or fallback
+    """`name` as a skill name (lowercase letters, digits, single hyphens, at most 64 characters): the
+    words of its key, or, when the slug loses some of them (a letter outside ASCII, a cut), the slug
+    (`fallback` if nothing is left) and a digest of the key: two procedures of two keys never export
+    under one name."""
+    folded = unicodedata.normalize("NFKD", name.casefold()).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    key = norm(name)  # the procedure's key (kinds.procedural)
+    if slug == key.replace(" ", "-") and len(slug) <= MAX_NAME:
+        return slug or fallback  # the key spelled whole: every ASCII name that fits, as it always exported
+    digest = hashlib.sha256(key.encode()).hexdigest()[:SUFFIX_HEX]
+    return f"{(slug or fallback)[: MAX_NAME - SUFFIX_HEX - 1].strip('-')}-{digest}"
 
 
 def _quoted(value: str) -> str:

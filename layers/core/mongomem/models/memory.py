@@ -39,6 +39,10 @@ class EvidenceRef(BaseModel):
         description="stated with a tenant-wide key (memory_service, operator) about shared memory: backed "
         "by the tenant, not by the user it names",
     )
+    # whether the entry added one to reinforcement_count (a user's additions merged into shared memory
+    # they already back do not, nor does a retraction): erasing its user takes back only what it added.
+    # Stored only (exclude: never answered); entries stored before it was recorded read as counted.
+    counted: bool = Field(True, exclude=True)
 
 
 def stated_words(payload: dict[str, Any]) -> dict[str, list[str]]:

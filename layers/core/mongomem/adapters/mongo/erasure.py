@@ -47,7 +47,8 @@ def _without_user(
     said = {e.get("snapshot_id") for e in mine if e.get("snapshot_id")}
     update: dict[str, object] = {
         "decisions": [d for d in doc.get("decisions") or [] if d.get("snapshot_id") not in said],
-        "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - len(mine)),
+        # what the user's entries added: an entry merged or retracting uncounted added nothing
+        "reinforcement_count": max(1, int(doc.get("reinforcement_count") or 1) - _added(mine)),
         "updated_at": at,
         "index_state": "pending",
     }
@@ -74,6 +75,11 @@ def _without_user(
             pass
     update["evidence"] = [_tenants(e, payload) if e.get("user_id") == user_id else e for e in kept]
     return update
+
+
+def _added(entries: list[dict[str, Any]]) -> int:
+    """How much the evidence entries added to a memory's reinforcement_count (`EvidenceRef.counted`)."""
+    return sum(1 for e in entries if e.get("counted", True))
 
 
 def _part(said: dict[str, list[str]] | None, *, labels: bool) -> dict[str, list[str]] | None:

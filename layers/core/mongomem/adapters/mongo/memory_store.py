@@ -53,6 +53,11 @@ def unexpired() -> dict[str, Any]:
     return {"expires_at": {"$not": {"$lte": utcnow()}}}
 
 
+def _uncounted(evidence: EvidenceRef) -> dict[str, Any]:
+    """An evidence entry pushed without adding to reinforcement_count (`EvidenceRef.counted`)."""
+    return {**evidence.model_dump(), "counted": False}
+
+
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
     embedding = doc.get("embedding") or {}
     data = {k: v for k, v in doc.items() if k not in ("_id", "embedding")}
@@ -223,6 +228,7 @@ class MemoryStore:
             if doc is None and once and merged_payload is not None:
                 # the user counted already: their additions merge, with the words they said, uncounted
                 del update["$inc"]
+                update["$push"]["evidence"] = _uncounted(evidence)
                 doc = update_and_read(self.coll, query, update)
         return to_record(doc) if doc else None
 
@@ -236,7 +242,7 @@ class MemoryStore:
                 "updated_at": at,
                 "index_state": "pending",
             },
-            "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
+            "$push": {"evidence": _uncounted(evidence), "decisions": decision.model_dump()},
         }
         with translate_errors():
             doc = update_and_read(self.coll, {"_id": memory_id, **scope.filter(), "status": "active"}, update)
