@@ -646,6 +646,6 @@ def test_two_tenant_updates_at_the_same_moment_are_both_kept_in_order(store: Any
     # Then both are updates: one version each, the later one active, none lost as a redelivery
     assert decided == {"ana": {"UPDATE"}, "bo": {"UPDATE"}}, decided
     versions = sorted(store.all_versions(), key=lambda r: r.version)
-    assert [r.payload["definition"] for r in versions][0] == "the pallet count"
+    assert versions[0].payload["definition"] == "the pallet count"
     assert {r.payload["definition"] for r in versions[1:]} == {"the crate count", "the parcel count"}
     assert [r.status for r in versions] == ["superseded", "superseded", "active"]
