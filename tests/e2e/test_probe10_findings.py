@@ -1,0 +1,288 @@
+"""Issue 33's tenth independent probe (h-probe10, on main b8b8449), over HTTP on a running local stack whose
+project config makes semantic facts org-wide (besides terms and procedures), with payloads and angles none
+of the earlier probes used (tests/e2e/test_probe_findings.py, test_probe2_findings.py ...
+test_probe9_findings.py, test_org_trust_http.py, test_erasure_copies.py, test_marker_lookalikes.py,
+test_linear_patterns.py). Each finding's test fails on b8b8449 for the reason given (seen with
+`--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held are kept as
+passing tests.
+
+1. (HIGH, narrow preconditions) Erasing the users behind an org lineage's active version brings back a
+  version that was never active: a value the tenant recorded as history, with its tool grants. The tenant
+  key POST /v1/memories {"type": "procedural", "payload": {"name": N, "when_to_use": W, "steps": ["revoke
+  the lost key", "issue a new key"]}} (201 ADD, v1), then records an older version of the same procedure
+  for the record, {"payload": {N, W, "steps": ["run the rotation script", "reboot the gate"],
+  "allowed_tools": ["Bash(*)"]}, "observed_at": "2020-01-01T00:00:00Z"} (201 UPDATE "stated earlier ...
+  than the current one: kept as history": v2, status superseded, never active). Two users u and v state
+  the steps with a third step (202 PROPOSE, then 201 UPDATE "stated by 2 user(s) against 1": v3 active).
+  Both erase themselves (their one-user keys, DELETE /v1/users/{self}, 200 each): v3 goes, and
+  `_restore_lineage` (adapters/mongo/erasure.py) makes "the newest superseded version" by version number
+  active - v2, the 2020 history version - not v1, the value the lineage held last: every user now reads
+  the 2020 steps and GET /v1/memories/{id}/skill pre-approves `allowed-tools: "Bash(*)"`, which no
+  current version ever granted. The same with a term: the tenant's current "within 2 hours" becomes the
+  2020 "within 6 hours". Two colluding users can do it on purpose (each may erase itself); without
+  intent, any history import of org memory plus the erasure of the users behind a later change does it.
+  docs/memory-scopes.md "Erasure": "the newest surviving version becomes active *again*"; the function's
+  own comment: "a proposal never held the value: only a version that was active comes back" - a version
+  kept as history never held it either; docs/security.md "Tool grants are the tenant's".
+2. (MED) Two values of a many-valued fact spelled with other marks share one key, so the second
+  supersedes the first (org) or is lost as a restatement (private). Project config `semantic: {visibility:
+  org}`. The tenant key POST /v1/memories {"type": "semantic", "payload": {"subject": "dock <own>",
+  "attribute": "languages", "value": "C++"}} (201 ADD), then {... "value": "C#"} -> 201 UPDATE "same key,
+  another value": C++ is superseded, every user lists one language, C#. A one-user key's private facts
+  {"subject": "user", "attribute": "languages", "value": "C++"} then "C#" -> 200 REINFORCE "same key and
+  the same value": C# is lost. A many-valued attribute (`labels.MANY_VALUED`: languages, skills, likes,
+  allergy, pets ... or `"cardinality": "many"`) keys each value with `value_form`, which is `norm` and
+  drops "+" and "#" ("c"); `MemoryKind.same_name` compares the marks of the `named` fields only (subject,
+  attribute), never of a value that is part of the key; and the private comparison (`Semantic.
+  same_content`) takes equal value forms for the same value. docs/security.md "The proposal rule": "Two
+  names of one key spelled with other marks ("Q++" and "Q#" ...) are two memories, never one superseding
+  the other"; docs/trust.md "No collateral updates": "An UPDATE supersedes exactly the memory whose match
+  key it shares (semantic: subject + attribute and, for attributes of many values, the value)" - the value
+  "C#", not "C++".
+3. (LOW) One user grows an org memory past what any statement may hold. Bob's one-user key adds an org
+  term (201 ADD) and, as its only backer, restates it with 50 new aliases at a time (the most a taxonomic
+  item takes): each is a 200 REINFORCE that merges them (`TaxonomicKind.merged`, `add_unique`: no cap), so
+  after 3 the stored term holds 150 aliases and is no valid taxonomic item (`aliases` max 50); measured:
+  81 requests made a 3,500-alias term whose every-user search answer was 2.1 MB and growing ~27 KB per
+  request (the evidence entry's `said` repeats the words), toward Lambda's 6 MB synchronous response limit
+  for every user's search and list that returns it (memory search and lists have no response budget:
+  `wire.response_bytes` is used by recall and history only), and toward MongoDB's 16 MB document limit.
+  Likewise any user's distinct proposals are unlimited: 200 proposals of ~36 KB by one user made
+  GET /v1/memories?type=taxonomic&status=proposed&limit=200 answer 7.2 MB for every user, and every later
+  write of that org term 20x slower (18 ms -> 360 ms: `CandidateReader.read` reads the whole lineage and
+  `_pending` compares every proposal's `stated` form).
+
+Held: ...
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mongomem.identity.service import create_key
+from mongomem.kinds.taxonomic import TaxonomicItem
+from mongomem.local.stack import LocalStack
+from tests.e2e.probe_stack import TENANT, Stack, api, call
+
+USERS = ("alice", "bob", "carol", "dave", "eve")
+CONFIG = """
+memory:
+  snapshot: {max_messages: 50, idle_seconds: 3600}
+  extraction:
+    enabled: []
+    semantic: {visibility: org}
+  providers:
+    llm: {kind: offline}
+    embeddings: {kind: hashing, dim: 64}
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    root = tmp_path_factory.mktemp("probe10-findings")
+    (root / "project-config.yaml").write_text(CONFIG)
+    running = LocalStack(
+        data_dir=root / "data",
+        port=0,
+        config_file=root / "project-config.yaml",
+        scan_seconds=60,
+        poll_seconds=0.2,
+    ).start()
+    try:
+        tenant = create_key(running.keys, TENANT, "memory_service")[0]
+        keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
+        ready = Stack(running, tenant, keys)
+        deadline = time.monotonic() + 120
+        while not _answers(ready):
+            assert time.monotonic() < deadline, "the stack never answered"
+            time.sleep(1.0)
+        yield ready
+    finally:
+        running.stop()
+
+
+def _answers(stack: Stack) -> bool:
+    try:
+        return api(stack, stack.tenant, "GET", "/v1/memories?user_id=alice")[0] == 200
+    except OSError:  # a first call slower than the client's timeout
+        return False
+
+
+def _own() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+def _fresh_user(stack: Stack, name: str) -> tuple[str, str]:
+    user = f"{name}10-{_own()}"
+    return user, create_key(stack.running.keys, TENANT, "service_account", user)[0]
+
+
+def _write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
+    return call(stack, key, "POST", "/v1/memories", {"type": kind, "payload": payload, **more})
+
+
+def _tenant(stack: Stack, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
+    return _write(stack, stack.tenant, kind, payload, user_id="alice", **more)
+
+
+def _org_list(stack: Stack, kind: str, own: str) -> list[dict[str, Any]]:
+    """The active org memories of `kind` that mention `own`, as eve (any user of the tenant) lists them."""
+    status, page = call(
+        stack, stack.users["eve"], "GET", f"/v1/memories?type={kind}&visibility=org&limit=200"
+    )
+    assert status == 200, page
+    return [m for m in page["memories"] if m["status"] == "active" and own in str(m["payload"])]
+
+
+# -- 1. erasure restores a version kept as history, never active (HIGH, narrow) -----------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 1: _restore_lineage makes the highest-numbered superseded version active, "
+    "a version the tenant kept as history (never active), with its tool grant",
+)
+def test_erasure_never_restores_a_version_kept_as_history(stack: Stack) -> None:
+    """HIGH (narrow). The tenant's org procedure v1 (no tool grant); the tenant's older version of it, dated
+    2020 with allowed_tools ["Bash(*)"] (201 UPDATE "kept as history"); two users carry a third step (202,
+    201 UPDATE); both erase themselves (200, 200). Expected: v1 is active again (its steps, no grant);
+    seen: the 2020 steps are active and every user's SKILL.md pre-approves Bash(*)."""
+    own = _own()
+    base = {"name": f"Rotate dock keys {own}", "when_to_use": f"when a key of dock {own} is lost"}
+    current = {**base, "steps": ["revoke the lost key", "issue a new key"]}
+    status, added = _tenant(stack, "procedural", current)
+    assert (status, added["decision"]) == (201, "ADD"), added
+    older = {**base, "steps": ["run the rotation script", "reboot the gate"], "allowed_tools": ["Bash(*)"]}
+    status, kept = _tenant(stack, "procedural", older, observed_at="2020-01-01T00:00:00Z")
+    assert (status, kept["decision"], kept["memory"]["status"]) == (201, "UPDATE", "superseded"), kept
+    changed = {**base, "steps": [*current["steps"], "log the rotation"]}
+    users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
+    answers = [_write(stack, key, "procedural", changed) for _, key in users]
+    assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
+    for user, key in users:
+        status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
+        assert status == 200, erased
+    [live] = _org_list(stack, "procedural", own)
+    status, skill = call(stack, stack.users["eve"], "GET", f"/v1/memories/{live['memory_id']}/skill")
+    assert status == 200, skill
+    assert "Bash(*)" not in skill["content"], skill["content"]
+    assert live["payload"]["steps"] == current["steps"], live["payload"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 1: _restore_lineage makes the 2020 history version of a term active",
+)
+def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
+    """HIGH (narrow), the same with a term: the tenant's "within 2 hours" (now) and "within 6 hours"
+    (2020, kept as history); two users carry "within 3 hours" and erase themselves; every user reads the
+    2020 value "within 6 hours"."""
+    own = _own()
+    term = f"Dock rule {own}"
+    status, added = _tenant(
+        stack, "taxonomic", {"term": term, "definition": "pallets are counted within 2 hours"}
+    )
+    assert (status, added["decision"]) == (201, "ADD"), added
+    older = {"term": term, "definition": "pallets are counted within 6 hours"}
+    status, kept = _tenant(stack, "taxonomic", older, observed_at="2020-01-01T00:00:00Z")
+    assert (status, kept["decision"]) == (201, "UPDATE"), kept
+    users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
+    changed = {"term": term, "definition": "pallets are counted within 3 hours"}
+    answers = [_write(stack, key, "taxonomic", changed) for _, key in users]
+    assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
+    for user, key in users:
+        assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
+    definitions = [m["payload"]["definition"] for m in _org_list(stack, "taxonomic", own)]
+    assert definitions == ["pallets are counted within 2 hours"], definitions
+
+
+def test_erasure_restores_the_version_the_erased_users_replaced(stack: Stack) -> None:
+    """Held: without a version kept as history, the same erasure makes the tenant's v1 active again."""
+    own = _own()
+    term = f"Gate rule {own}"
+    status, added = _tenant(stack, "taxonomic", {"term": term, "definition": "trucks wait 20 minutes"})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
+    answers = [
+        _write(stack, key, "taxonomic", {"term": term, "definition": "trucks wait 25 minutes"})
+        for _, key in users
+    ]
+    assert [s for s, _ in answers] == [202, 201], answers
+    for user, key in users:
+        assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
+    definitions = [m["payload"]["definition"] for m in _org_list(stack, "taxonomic", own)]
+    assert definitions == ["trucks wait 20 minutes"], definitions
+
+
+# -- 2. a many-valued fact's values spelled with other marks share one key (MED) --------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 2: value_form folds 'C++' and 'C#' to one key; same_name reads only "
+    "subject and attribute",
+)
+@pytest.mark.parametrize(("first", "second"), [("C++", "C#"), ("F#", "F*"), (".NET", "NET")])
+def test_the_tenants_second_value_of_a_many_valued_org_fact_is_kept_beside_the_first(
+    stack: Stack, first: str, second: str
+) -> None:
+    """MED. The tenant key's org fact {"subject": "dock <own>", "attribute": "languages", "value": first}
+    (201 ADD), then the same with `second` -> 201 UPDATE (first superseded); expected 201 ADD, both listed."""
+    own = _own()
+    fact = {"subject": f"dock {own} scanner", "attribute": "languages"}
+    status, added = _tenant(stack, "semantic", {**fact, "value": first})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, again = _tenant(stack, "semantic", {**fact, "value": second})
+    assert (status, again["decision"]) == (201, "ADD"), again
+    values = sorted(m["payload"]["value"] for m in _org_list(stack, "semantic", own))
+    assert values == sorted([first, second]), values
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 2: Semantic.same_content takes value forms 'c' = 'c' for the same value",
+)
+def test_a_users_second_private_value_spelled_with_other_marks_is_kept(stack: Stack) -> None:
+    """MED. A fresh user's one-user key: private {"subject": "user", "attribute": "languages", "value":
+    "C++"} (201 ADD), then "C#" -> 200 REINFORCE "same key and the same value" (C# lost)."""
+    _, key = _fresh_user(stack, "lang")
+    fact = {"subject": "user", "attribute": "languages"}
+    status, added = _write(stack, key, "semantic", {**fact, "value": "C++"}, visibility="private")
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, again = _write(stack, key, "semantic", {**fact, "value": "C#"}, visibility="private")
+    assert (status, again["decision"]) == (201, "ADD"), again
+
+
+def test_a_users_other_value_of_a_single_valued_org_fact_spelled_with_other_marks_is_a_proposal(
+    stack: Stack,
+) -> None:
+    """Held: a single-valued org fact ("dock <own> | scanner language: C++") said by bob as "C#" is a
+    proposal (202), never a restatement."""
+    own = _own()
+    fact = {"subject": f"dock {own} scanner", "attribute": "firmware language"}
+    status, added = _tenant(stack, "semantic", {**fact, "value": "C++"})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, said = _write(stack, stack.users["bob"], "semantic", {**fact, "value": "C#"})
+    assert (status, said["decision"]) == (202, "PROPOSE"), said
+
+
+# -- 3. one user grows an org memory past what any statement may hold (LOW) -------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 3: TaxonomicKind.merged adds aliases without a cap (150 stored, 50 allowed)",
+)
+def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(stack: Stack) -> None:
+    """LOW. A fresh user's org term (201 ADD), then 3 restatements with 50 new aliases each (200 REINFORCE,
+    merged): the stored term holds 150 aliases, more than a taxonomic item may (50)."""
+    own = _own()
+    _, key = _fresh_user(stack, "grow")
+    said = {"term": f"Dock code {own}", "definition": f"the code of the {own} dock gate"}
+    status, added = _write(stack, key, "taxonomic", said)
+    assert (status, added["decision"]) == (201, "ADD"), added
+    for round_ in range(3):
+        aliases = [f"dock {own} code {round_}-{i} " + "x" * 200 for i in range(50)]
+        status, grown = _write(stack, key, "taxonomic", {**said, "aliases": aliases})
+        assert (status, grown["decision"]) == (200, "REINFORCE"), grown
+    [term] = _org_list(stack, "taxonomic", own)
+    TaxonomicItem.model_validate(term["payload"])  # aliases: at most 50
