@@ -58,6 +58,9 @@ Held: ...
 from __future__ import annotations
 
 import hashlib
+import http.server
+import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -65,6 +68,7 @@ from typing import Any
 
 import pytest
 
+from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
 from mongomem.kinds.taxonomic import TaxonomicItem
 from mongomem.local.stack import LocalStack
@@ -289,6 +293,41 @@ def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(s
     TaxonomicItem.model_validate(term["payload"])  # aliases: at most 50
 
 
+# Lambda's synchronous response limit (config/project.py: "a synchronous Lambda invocation 6 MB").
+LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 3: one user's proposals are unlimited; the org term's history answer passes "
+    "Lambda's 6 MB",
+)
+def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) -> None:
+    """LOW. The tenant's org term; a fresh user's one-user key proposes 125 other definitions (4,000
+    characters) with 50 aliases and 50 related terms of 280 characters each (202 each); eve's GET
+    /v1/memories/{id}?history=true answers every proposal whole: over 6 MB, more than a Lambda function
+    may answer, so every user's history of that term fails on a deployed stack."""
+    own = _own()
+    term = f"Gate rule {own}"
+    status, added = _tenant(stack, "taxonomic", {"term": term, "definition": "trucks wait 20 minutes"})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    _, key = _fresh_user(stack, "many")
+    for n in range(125):
+        payload = {
+            "term": term,
+            "definition": f"trucks wait {n + 30} minutes " + "z" * 3950,
+            "aliases": [f"a{n}-{i} " + "y" * 270 for i in range(50)],
+            "related_terms": [f"r{n}-{i} " + "w" * 270 for i in range(50)],
+        }
+        status, proposed = _write(stack, key, "taxonomic", payload)
+        assert status == 202, proposed
+    path = f"/v1/memories/{added['memory']['memory_id']}?history=true"
+    status, answer = call(stack, stack.users["eve"], "GET", path)
+    assert status == 200, answer
+    size = len(json.dumps(answer, ensure_ascii=False).encode())
+    assert size < LAMBDA_RESPONSE_BYTES, f"{size} bytes"
+
+
 # -- 4. erasure keeps the erased user's text when another statement gave the field any value (MED) ---------
 @pytest.mark.xfail(
     strict=True,
@@ -389,3 +428,55 @@ def test_a_snapshot_id_of_nobodys_session_lists_nothing(stack: Stack) -> None:
     sid = _snapshot_id("alice", f"no-such-session-{_own()}", 1)
     status, page = call(stack, stack.users["bob"], "GET", f"/v1/memories?snapshot_id={sid}")
     assert (status, page["memories"]) == (200, []), page
+
+
+# -- 6. the SDK follows a cursor that never moves, forever (LOW) ------------------------------------------
+class _StuckCursor(http.server.BaseHTTPRequestHandler):
+    """Answers every GET /v1/memories with an empty page whose next_cursor is always the same; after
+    `limit` answers it refuses (400), so a client that never stops is stopped here."""
+
+    served = 0
+    limit = 25
+
+    def do_GET(self) -> None:
+        type(self).served += 1
+        if type(self).served > self.limit:
+            body = json.dumps({"error": {"code": "stop", "message": "enough", "details": None}}).encode()
+            self.send_response(400)
+        else:
+            body = json.dumps({"memories": [], "next_cursor": "2026-01-01T00:00:00+00:00"}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 6 (LOW): MemoryClient.iter_memories follows a next_cursor that repeats, "
+    "without end",
+)
+def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
+    """LOW. A server answering every GET /v1/memories with {"memories": [], "next_cursor": C} (the same C):
+    MemoryClient.iter_memories(...) asks again and again (here until the server refuses, 26 requests; a
+    server that keeps answering holds the caller forever, requests back to back). Expected: the SDK's own
+    error (`invalid_response`) once a page's cursor repeats the one it asked with."""
+
+    class Stuck(_StuckCursor):
+        served = 0
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stuck)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with MemoryClient(url, retries=0) as client, pytest.raises(MemoryClientError):
+            list(client.iter_memories("alice"))
+        assert Stuck.served <= 2, f"{Stuck.served} requests for one cursor"
+    finally:
+        server.shutdown()
+        server.server_close()
