@@ -57,6 +57,7 @@ Held: ...
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import http.server
 import json
@@ -480,3 +481,42 @@ def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- 7. a proposal made against an older version carries that version's expiry and metadata (MED) ----------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 7: a proposal copies its target's expiry and metadata when it is made, "
+    "not those of the version it replaces when it is carried",
+)
+def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_replaces(stack: Stack) -> None:
+    """MED. The tenant's org term v1 with "metadata": {"team": "dock-old <own>"} and "expires_at" two hours
+    ahead (a temporary rule); bob proposes another definition (202: the proposal copies v1's expiry and
+    metadata); the tenant corrects the term, v2 without expiry and with {"team": "dock <own>"} (201
+    UPDATE); carol states bob's definition (201 UPDATE, 2 users against the tenant). The version every user
+    now reads carries v1's metadata and expires in two hours (then the term is gone for every user: v2
+    stays superseded), not v2's (none, {"team": "dock <own>"})."""
+    own = _own()
+    term = f"Cold room rule {own}"
+    soon = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).isoformat()
+    old, current = {"team": f"dock-old {own}"}, {"team": f"dock {own}"}
+    status, added = _tenant(
+        stack,
+        "taxonomic",
+        {"term": term, "definition": "the cold room is checked every 2 hours"},
+        metadata=old,
+        expires_at=soon,
+    )
+    assert (status, added["decision"]) == (201, "ADD"), added
+    bobs = {"term": term, "definition": "the cold room is checked every 8 hours"}
+    status, proposed = _write(stack, stack.users["bob"], "taxonomic", bobs)
+    assert status == 202, proposed
+    corrected = {"term": term, "definition": "the cold room is checked every 3 hours"}
+    status, updated = _tenant(stack, "taxonomic", corrected, metadata=current)
+    assert (status, updated["decision"]) == (201, "UPDATE"), updated
+    assert (updated["memory"]["metadata"], updated["memory"]["expires_at"]) == (current, None)
+    status, carried = _write(stack, stack.users["carol"], "taxonomic", bobs)
+    assert (status, carried["decision"]) == (201, "UPDATE"), carried
+    [live] = _org_list(stack, "taxonomic", own)
+    assert live["payload"]["definition"] == bobs["definition"], live["payload"]
+    assert (live["metadata"], live["expires_at"]) == (current, None), (live["metadata"], live["expires_at"])
