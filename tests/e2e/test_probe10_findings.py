@@ -260,6 +260,28 @@ def test_a_users_second_private_value_spelled_with_other_marks_is_kept(stack: St
     assert (status, again["decision"]) == (201, "ADD"), again
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 2: a user's new value 'C#' of a many-valued org fact is a proposal against "
+    "'C++' (their shared key), and two users replace it",
+)
+def test_users_adding_a_value_to_a_many_valued_org_fact_keep_the_tenants(stack: Stack) -> None:
+    """MED. The tenant's org fact {"subject": "scanner <own>", "attribute": "languages", "value": "C++"};
+    bob states "Java" for it: 201 ADD (a value beside it, as a many-valued attribute takes); bob states
+    "C#": 202 PROPOSE "adds to the org memory", and carol's "C#" carries it (201 UPDATE "stated by 2
+    user(s) against 1"): every user's list now shows Java and C#, and the tenant's C++ is superseded."""
+    own = _own()
+    fact = {"subject": f"scanner {own}", "attribute": "languages"}
+    status, added = _tenant(stack, "semantic", {**fact, "value": "C++"})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, java = _write(stack, stack.users["bob"], "semantic", {**fact, "value": "Java"})
+    assert (status, java["decision"]) == (201, "ADD"), java
+    for user in ("bob", "carol"):
+        _write(stack, stack.users[user], "semantic", {**fact, "value": "C#"})
+    values = sorted(m["payload"]["value"] for m in _org_list(stack, "semantic", own))
+    assert "C++" in values, values
+
+
 def test_a_users_other_value_of_a_single_valued_org_fact_spelled_with_other_marks_is_a_proposal(
     stack: Stack,
 ) -> None:
