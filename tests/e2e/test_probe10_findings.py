@@ -517,7 +517,8 @@ def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_repl
     metadata); the tenant corrects the term, v2 without expiry and with {"team": "dock <own>"} (201
     UPDATE); carol states bob's definition (201 UPDATE, 2 users against the tenant). The version every user
     now reads carries v1's metadata and expires in two hours (then the term is gone for every user: v2
-    stays superseded), not v2's (none, {"team": "dock <own>"})."""
+    stays superseded), not v2's (none, {"team": "dock <own>"}); and it is observed before v2 (bob's time),
+    so a list filtered by observed_after = v2's time shows the superseded v2 and not the active term."""
     own = _own()
     term = f"Cold room rule {own}"
     soon = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).isoformat()
@@ -541,4 +542,5 @@ def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_repl
     assert (status, carried["decision"]) == (201, "UPDATE"), carried
     [live] = _org_list(stack, "taxonomic", own)
     assert live["payload"]["definition"] == bobs["definition"], live["payload"]
-    assert (live["metadata"], live["expires_at"]) == (current, None), (live["metadata"], live["expires_at"])
+    kept = (live["metadata"], live["expires_at"], live["observed_at"] >= updated["memory"]["observed_at"])
+    assert kept == (current, None, True), (kept, live["observed_at"], updated["memory"]["observed_at"])
