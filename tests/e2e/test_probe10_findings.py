@@ -544,3 +544,29 @@ def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_repl
     assert live["payload"]["definition"] == bobs["definition"], live["payload"]
     kept = (live["metadata"], live["expires_at"], live["observed_at"] >= updated["memory"]["observed_at"])
     assert kept == (current, None, True), (kept, live["observed_at"], updated["memory"]["observed_at"])
+
+
+# -- 8. erasure never takes a user's qualifiers out of an org fact another user restated (MED) -------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 8: stated_words records texts and lists of texts only: a fact's qualifiers "
+    "(a mapping) are never in the erased user's `said`",
+)
+def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Stack) -> None:
+    """MED. Project config `semantic: {visibility: org}`. A fresh user U's one-user key: {"subject": "north
+    gate <own>", "attribute": "night contact", "value": "the gate office", "qualifiers": {"note": "<U>
+    private phone 555 <own>"}} (201 ADD, org); carol restates the fact without qualifiers (200 REINFORCE);
+    U's key DELETE /v1/users/U (200). The fact stays (carol backs it) and every user still reads U's note
+    in its payload and text ("... (note: <U> private phone 555 ...)")."""
+    own = _own()
+    user, key = _fresh_user(stack, "qual")
+    fact = {"subject": f"north gate {own}", "attribute": "night contact", "value": "the gate office"}
+    private = f"{user} private phone 555 {own}"
+    status, added = _write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, restated = _write(stack, stack.users["carol"], "semantic", fact)
+    assert (status, restated["decision"]) == (200, "REINFORCE"), restated
+    status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
+    assert status == 200, erased
+    [live] = _org_list(stack, "semantic", own)
+    assert private not in json.dumps(live), (live["payload"], live["text"])
