@@ -570,3 +570,53 @@ def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Sta
     assert status == 200, erased
     [live] = _org_list(stack, "semantic", own)
     assert private not in json.dumps(live), (live["payload"], live["text"])
+
+
+def test_a_pending_proposal_reaches_no_other_users_domains_conflicts_or_search(stack: Stack) -> None:
+    """Held: bob's and carol's pending proposals (a domain added, another definition with another domain)
+    appear in none of eve's GET /v1/domains, GET /v1/memories/conflicts and search results."""
+    own = _own()
+    term, definition = f"Bay code {own}", f"the code of bay {own}"
+    status, added = _tenant(stack, "taxonomic", {"term": term, "definition": definition})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    proposals = [
+        ("bob", {"term": term, "definition": definition, "domain": f"injected {own}"}),
+        ("carol", {"term": term, "definition": f"another code of bay {own}", "domain": f"other {own}"}),
+    ]
+    for user, payload in proposals:
+        assert _write(stack, stack.users[user], "taxonomic", payload)[0] == 202
+    eve = stack.users["eve"]
+    status, domains = call(stack, eve, "GET", "/v1/domains")
+    assert status == 200 and own not in json.dumps(domains), domains
+    status, conflicts = call(stack, eve, "GET", "/v1/memories/conflicts")
+    assert status == 200 and own not in json.dumps(conflicts), conflicts
+    status, found = call(stack, eve, "POST", "/v1/memories/search", {"query": f"injected {own} code of bay"})
+    assert status == 200, found
+    texts = [r.get("text") for r in found["results"] if own in json.dumps(r)]
+    assert texts == [f"{term}: {definition}"], texts
+
+
+def test_a_proposal_made_before_the_tenant_revoked_a_tool_grant_never_brings_it_back(stack: Stack) -> None:
+    """Held: the tenant's org procedure grants Bash(*); bob adds a tag (202: his proposal holds the grant
+    the version had); the tenant revokes every grant ("allowed_tools": [], 201 UPDATE); carol and dave
+    state bob's very statement: what becomes active grants nothing (their statements make the revoked
+    version's additions, never bob's stale proposal)."""
+    own = _own()
+    procedure = {
+        "name": f"Reset the dock scanner {own}",
+        "when_to_use": f"when the scanner of dock {own} hangs",
+        "steps": ["unplug it", "plug it in"],
+    }
+    status, added = _tenant(stack, "procedural", {**procedure, "allowed_tools": ["Bash(*)"]})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    tagged = {**procedure, "tags": [f"dock {own}"]}
+    assert _write(stack, stack.users["bob"], "procedural", tagged)[0] == 202
+    status, revoked = _tenant(stack, "procedural", {**procedure, "allowed_tools": []})
+    assert (status, revoked["decision"]) == (201, "UPDATE"), revoked
+    for user in ("carol", "dave"):
+        status, said = _write(stack, stack.users[user], "procedural", tagged)
+        assert status in (201, 202), said
+    [live] = _org_list(stack, "procedural", own)
+    assert not live["payload"].get("allowed_tools"), live["payload"]
+    status, skill = call(stack, stack.users["eve"], "GET", f"/v1/memories/{live['memory_id']}/skill")
+    assert status == 200 and "Bash" not in skill["content"], skill
