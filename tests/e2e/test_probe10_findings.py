@@ -1,58 +1,113 @@
 """Issue 33's tenth independent probe (h-probe10, on main b8b8449), over HTTP on a running local stack whose
-project config makes semantic facts org-wide (besides terms and procedures), with payloads and angles none
-of the earlier probes used (tests/e2e/test_probe_findings.py, test_probe2_findings.py ...
-test_probe9_findings.py, test_org_trust_http.py, test_erasure_copies.py, test_marker_lookalikes.py,
-test_linear_patterns.py). Each finding's test fails on b8b8449 for the reason given (seen with
-`--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held are kept as
-passing tests.
+project config makes semantic facts org-wide (besides terms and procedures) and extracts terms with the
+offline rules, with payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py,
+test_probe2_findings.py ... test_probe9_findings.py, test_org_trust_http.py, test_erasure_copies.py,
+test_marker_lookalikes.py, test_linear_patterns.py); finding 8 against a stub server. Each finding's test
+fails on b8b8449 for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)` until it
+is fixed; the attacks that held are kept as passing tests. One HIGH (narrow preconditions), five MED, two LOW.
 
 1. (HIGH, narrow preconditions) Erasing the users behind an org lineage's active version brings back a
   version that was never active: a value the tenant recorded as history, with its tool grants. The tenant
-  key POST /v1/memories {"type": "procedural", "payload": {"name": N, "when_to_use": W, "steps": ["revoke
-  the lost key", "issue a new key"]}} (201 ADD, v1), then records an older version of the same procedure
-  for the record, {"payload": {N, W, "steps": ["run the rotation script", "reboot the gate"],
+  key POST /v1/memories {"user_id": "alice", "type": "procedural", "payload": {"name": N, "when_to_use": W,
+  "steps": ["revoke the lost key", "issue a new key"]}} (201 ADD, v1), then records an older version of
+  the same procedure, {"payload": {N, W, "steps": ["run the rotation script", "reboot the gate"],
   "allowed_tools": ["Bash(*)"]}, "observed_at": "2020-01-01T00:00:00Z"} (201 UPDATE "stated earlier ...
-  than the current one: kept as history": v2, status superseded, never active). Two users u and v state
-  the steps with a third step (202 PROPOSE, then 201 UPDATE "stated by 2 user(s) against 1": v3 active).
-  Both erase themselves (their one-user keys, DELETE /v1/users/{self}, 200 each): v3 goes, and
-  `_restore_lineage` (adapters/mongo/erasure.py) makes "the newest superseded version" by version number
-  active - v2, the 2020 history version - not v1, the value the lineage held last: every user now reads
-  the 2020 steps and GET /v1/memories/{id}/skill pre-approves `allowed-tools: "Bash(*)"`, which no
-  current version ever granted. The same with a term: the tenant's current "within 2 hours" becomes the
-  2020 "within 6 hours". Two colluding users can do it on purpose (each may erase itself); without
-  intent, any history import of org memory plus the erasure of the users behind a later change does it.
-  docs/memory-scopes.md "Erasure": "the newest surviving version becomes active *again*"; the function's
-  own comment: "a proposal never held the value: only a version that was active comes back" - a version
-  kept as history never held it either; docs/security.md "Tool grants are the tenant's".
-2. (MED) Two values of a many-valued fact spelled with other marks share one key, so the second
-  supersedes the first (org) or is lost as a restatement (private). Project config `semantic: {visibility:
-  org}`. The tenant key POST /v1/memories {"type": "semantic", "payload": {"subject": "dock <own>",
-  "attribute": "languages", "value": "C++"}} (201 ADD), then {... "value": "C#"} -> 201 UPDATE "same key,
-  another value": C++ is superseded, every user lists one language, C#. A one-user key's private facts
-  {"subject": "user", "attribute": "languages", "value": "C++"} then "C#" -> 200 REINFORCE "same key and
-  the same value": C# is lost. A many-valued attribute (`labels.MANY_VALUED`: languages, skills, likes,
-  allergy, pets ... or `"cardinality": "many"`) keys each value with `value_form`, which is `norm` and
-  drops "+" and "#" ("c"); `MemoryKind.same_name` compares the marks of the `named` fields only (subject,
-  attribute), never of a value that is part of the key; and the private comparison (`Semantic.
-  same_content`) takes equal value forms for the same value. docs/security.md "The proposal rule": "Two
-  names of one key spelled with other marks ("Q++" and "Q#" ...) are two memories, never one superseding
-  the other"; docs/trust.md "No collateral updates": "An UPDATE supersedes exactly the memory whose match
-  key it shares (semantic: subject + attribute and, for attributes of many values, the value)" - the value
-  "C#", not "C++".
-3. (LOW) One user grows an org memory past what any statement may hold. Bob's one-user key adds an org
-  term (201 ADD) and, as its only backer, restates it with 50 new aliases at a time (the most a taxonomic
-  item takes): each is a 200 REINFORCE that merges them (`TaxonomicKind.merged`, `add_unique`: no cap), so
-  after 3 the stored term holds 150 aliases and is no valid taxonomic item (`aliases` max 50); measured:
-  81 requests made a 3,500-alias term whose every-user search answer was 2.1 MB and growing ~27 KB per
-  request (the evidence entry's `said` repeats the words), toward Lambda's 6 MB synchronous response limit
-  for every user's search and list that returns it (memory search and lists have no response budget:
-  `wire.response_bytes` is used by recall and history only), and toward MongoDB's 16 MB document limit.
-  Likewise any user's distinct proposals are unlimited: 200 proposals of ~36 KB by one user made
-  GET /v1/memories?type=taxonomic&status=proposed&limit=200 answer 7.2 MB for every user, and every later
-  write of that org term 20x slower (18 ms -> 360 ms: `CandidateReader.read` reads the whole lineage and
-  `_pending` compares every proposal's `stated` form).
+  than the current one: kept as history": v2, status superseded, never active). Two users U and V state
+  the steps with a third step (202 PROPOSE, then 201 UPDATE "stated by 2 user(s) against 1": v3). Both
+  erase themselves (their own one-user keys, DELETE /v1/users/{self}, 200 each): v3 goes and
+  `MongoErasureRepository._restore_lineage` (adapters/mongo/erasure.py) makes "the newest superseded
+  version" *by version number* active - v2, the 2020 history version, not v1, the value the lineage held
+  last: every user reads the 2020 steps and GET /v1/memories/{id}/skill answers `allowed-tools:
+  "Bash(*)"`, which no current version granted. The same with a term: the tenant's current "within 2
+  hours" becomes the 2020 "within 6 hours". Two colluding users can do it on purpose (each may erase
+  itself); without intent, any history import of org memory plus the erasure of the users behind a later
+  change does it. docs/memory-scopes.md "Erasure": "the newest surviving version becomes active *again*";
+  the function's own comment: "a proposal never held the value: only a version that was active comes
+  back" (a version kept as history never held it either); docs/security.md "Tool grants are the
+  tenant's". Fix: restore the version the deleted one superseded (its `supersedes`, followed past deleted
+  versions), or the superseded version with the latest `observed_at` that has a `superseded_by` set by a
+  real UPDATE (never one inserted as history, nor a retracted one).
+2. (MED) Two values of a many-valued fact spelled with other marks share one key: the second supersedes the
+  first (org), or is lost as a restatement (private). The tenant key's org fact {"subject": "dock <own>
+  scanner", "attribute": "languages", "value": "C++"} (201 ADD), then "C#" -> 201 UPDATE "same key,
+  another value": C++ superseded (likewise "F#"/"F*", ".NET"/"NET"). Bob's one-user "Java" for it is a 201
+  ADD beside it, but his "C#" is a 202 PROPOSE "adds to the org memory", and carol's "C#" carries it (201
+  UPDATE): two users adding a language replace the tenant's. A one-user key's private "languages: C++"
+  then "C#" -> 200 REINFORCE (C# lost). A many-valued attribute (`labels.MANY_VALUED`: languages, skills,
+  likes, allergy ..., or `"cardinality": "many"`) keys each value by `labels.value_form`, which is `norm`
+  and drops "+", "#", "*" and "."; `MemoryKind.same_name` compares the marks of the `named` fields only
+  (subject, attribute), never of a value that is part of the key; `Semantic.same_content` takes equal value
+  forms for the same value. docs/security.md "The proposal rule": "Two names of one key spelled with other
+  marks ("Q++" and "Q#" ...) are two memories, never one superseding the other"; docs/trust.md "No
+  collateral updates": an UPDATE supersedes "exactly the memory whose match key it shares (semantic:
+  subject + attribute and, for attributes of many values, the value)". Fix: for a key that holds the
+  value, compare the value's marks too (`same_name` over the value of a many-valued fact; `name_marks` in
+  `value_form`'s comparison).
+3. (MED) Erasure keeps the erased user's text in an org memory whenever any other statement of the lineage
+  gave that field, whatever its value. A fresh user U's org term {"term": T, "definition": D, "domain":
+  "<U> private project <own>"} (201 ADD); carol and dave add an alias (202, 201 UPDATE: the version every
+  user reads carries U's domain); eve proposes another definition with "domain": "logistics" (202,
+  pending); U's key DELETE /v1/users/U (200): every user still reads U's domain. Without eve's proposal the
+  same erase takes it out (held, below). `erasure.without_erased_words` drops a text field only when `name
+  not in given` - no other statement gave that *field* - instead of comparing the value
+  (`_forget_carried_words` passes every statement of the lineage, pending proposals included, as `rest`).
+  docs/security.md "Erasure": "The words only the user said (... a domain) also leave every other version
+  of the lineage that carries them". Fix: keep a text only when another statement gave that same value.
+4. (MED) Erasure never takes a user's qualifiers out of an org fact another user restated. A fresh user
+  U's org fact {"subject": "north gate <own>", "attribute": "night contact", "value": "the gate office",
+  "qualifiers": {"note": "<U> private phone 555 <own>"}} (201 ADD); carol restates the fact without
+  qualifiers (200 REINFORCE); U's DELETE /v1/users/U (200): the fact stays and every user reads "(note: <U>
+  private phone 555 ...)" in its payload and text. `models.memory.stated_words` records texts and lists of
+  texts only, so a mapping (qualifiers, a custom type's object fields) is never in U's `said` and
+  `without_erased_words` cannot take it out. docs/security.md "Erasure": "An org memory other users stated
+  too loses the words only the erased user said". Fix: record mapping values in `said` (per key) and drop
+  the entries only the erased user gave.
+5. (MED) Another user's snapshot id, which anyone can compute, lists what their conversation told the org.
+  Alice records "P7<OWN> stands for the pallet zone of the north dock" in her session "dock-notes-<own>" and
+  flushes it: extraction writes the org term with her snapshot in its evidence (every other user reads
+  `snapshot_id: null`). Bob's one-user key computes her snapshot's id, "snap-" +
+  sha256("acme|alice|dock-notes-<own>#1")[:24] (`adapters/mongo/ids.snapshot_id`: deterministic), and GET
+  /v1/memories?snapshot_id=snap-... lists the term: an oracle for whether alice has a session of a given
+  id and which org memories it stated. `MemoryRepository.list_page` filters `evidence.snapshot_id` over
+  every user's evidence. docs/security.md "What an org memory reveals": other users' entries show "no
+  user_id, snapshot_id or turn seqs". Fix: match only the caller's own evidence (`$elemMatch` on
+  snapshot_id and user_id), or refuse a snapshot id that is not one of the caller's snapshots.
+6. (MED) A proposal carried after the tenant corrected the term brings back the old version's expiry,
+  metadata and time. The tenant's org term v1 with "metadata": {"team": "dock-old <own>"} and "expires_at"
+  two hours ahead; bob proposes another definition (202: the proposal copies v1's expiry and metadata,
+  `MemoryWriter._store_proposal`); the tenant corrects the term, v2 without expiry, {"team": "dock <own>"}
+  (201 UPDATE); carol states bob's definition (201 UPDATE, 2 users against the tenant): the version every
+  user reads carries v1's metadata, expires in two hours (then the term is gone for everyone: v2 stays
+  superseded) and is observed before v2 (a list with observed_after = v2's time shows the superseded v2,
+  not the active term). docs/adr/0072 and docs/security.md: "a proposal keeps the expiry and the metadata
+  of the version it would replace and is never dated before it" - at promotion that is v2. Fix: take
+  them from the current version in `_promote` (`MemoryStore.activate`), not from the target the proposal
+  was made against.
+7. (LOW) One user grows an org memory past what any statement may hold. A user's own org term restated
+  with 50 new aliases at a time (the most a taxonomic item takes) is a 200 REINFORCE that merges them
+  (`TaxonomicKind.merged`, `add_unique`: no cap): after 3, 150 aliases, no valid taxonomic item; measured,
+  81 requests made a 3,500-alias term whose every-user search answer was 2.1 MB, growing ~27 KB a request,
+  toward Lambda's 6 MB response limit (memory search and lists have no response budget; `wire.
+  response_bytes` serves recall and history of turns) and MongoDB's 16 MB document. Any user's distinct
+  proposals are unlimited too: 125 proposals by one user (~50 KB each) make every user's GET
+  /v1/memories/{id}?history=true of the tenant's term answer 6.4 MB, and 200 made every later write of
+  that term 20x slower (18 ms -> 360 ms: `CandidateReader.read` reads the whole lineage, `_pending`
+  compares each proposal), so ~20,000 would pass the API's budget and lock the tenant out of correcting it.
+  Fix: cap merged lists at the item's limits; cap pending proposals per user and lineage; budget memory
+  answers like recall's.
+8. (LOW) The Python SDK follows a cursor that never moves, forever. A server answering every GET
+  /v1/memories with {"memories": [], "next_cursor": C} (the same C): `MemoryClient.iter_memories` asks
+  again and again, back to back (here until the stub refused, 26 requests). The TypeScript SDK's
+  `iterateMemories` has the same loop (`do { ... } while (cursor)`, read, not run). Issue 33: "the SDKs
+  raise their own error types" for bad answers. Fix: raise `invalid_response` when a page's cursor
+  repeats the one asked with.
 
-Held: ...
+Held: without a version kept as history, the same two erasures make the tenant's v1 active again; U's
+domain leaves the version others carried when no other statement gave a domain; a single-valued org fact's
+"C#" for "C++" is a proposal; a computed snapshot id of a session nobody had lists nothing; pending
+proposals (a domain added, another definition and domain) reach no other user's /v1/domains, conflicts or
+search; a proposal made before the tenant revoked a tool grant (it holds the grant) is never what two
+later users carry: the active procedure grants nothing and its SKILL.md pre-approves nothing.
 """
 
 from __future__ import annotations
@@ -189,38 +244,40 @@ def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
     own = _own()
     term = f"Dock rule {own}"
     status, added = _tenant(
-        stack, "taxonomic", {"term": term, "definition": "pallets are counted within 2 hours"}
+        stack, "taxonomic", {"term": term, "definition": f"pallets of dock {own} are counted within 2 hours"}
     )
     assert (status, added["decision"]) == (201, "ADD"), added
-    older = {"term": term, "definition": "pallets are counted within 6 hours"}
+    older = {"term": term, "definition": f"pallets of dock {own} are counted within 6 hours"}
     status, kept = _tenant(stack, "taxonomic", older, observed_at="2020-01-01T00:00:00Z")
     assert (status, kept["decision"]) == (201, "UPDATE"), kept
     users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
-    changed = {"term": term, "definition": "pallets are counted within 3 hours"}
+    changed = {"term": term, "definition": f"pallets of dock {own} are counted within 3 hours"}
     answers = [_write(stack, key, "taxonomic", changed) for _, key in users]
     assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
     for user, key in users:
         assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
     definitions = [m["payload"]["definition"] for m in _org_list(stack, "taxonomic", own)]
-    assert definitions == ["pallets are counted within 2 hours"], definitions
+    assert definitions == [f"pallets of dock {own} are counted within 2 hours"], definitions
 
 
 def test_erasure_restores_the_version_the_erased_users_replaced(stack: Stack) -> None:
     """Held: without a version kept as history, the same erasure makes the tenant's v1 active again."""
     own = _own()
     term = f"Gate rule {own}"
-    status, added = _tenant(stack, "taxonomic", {"term": term, "definition": "trucks wait 20 minutes"})
+    status, added = _tenant(
+        stack, "taxonomic", {"term": term, "definition": f"trucks wait 20 minutes at gate {own}"}
+    )
     assert (status, added["decision"]) == (201, "ADD"), added
     users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
     answers = [
-        _write(stack, key, "taxonomic", {"term": term, "definition": "trucks wait 25 minutes"})
+        _write(stack, key, "taxonomic", {"term": term, "definition": f"trucks wait 25 minutes at gate {own}"})
         for _, key in users
     ]
     assert [s for s, _ in answers] == [202, 201], answers
     for user, key in users:
         assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
     definitions = [m["payload"]["definition"] for m in _org_list(stack, "taxonomic", own)]
-    assert definitions == ["trucks wait 20 minutes"], definitions
+    assert definitions == [f"trucks wait 20 minutes at gate {own}"], definitions
 
 
 # -- 2. a many-valued fact's values spelled with other marks share one key (MED) --------------------------
@@ -295,66 +352,10 @@ def test_a_users_other_value_of_a_single_valued_org_fact_spelled_with_other_mark
     assert (status, said["decision"]) == (202, "PROPOSE"), said
 
 
-# -- 3. one user grows an org memory past what any statement may hold (LOW) -------------------------------
+# -- 3. erasure keeps the erased user's text when another statement gave the field any value (MED) ---------
 @pytest.mark.xfail(
     strict=True,
-    reason="probe 10 finding 3: TaxonomicKind.merged adds aliases without a cap (150 stored, 50 allowed)",
-)
-def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(stack: Stack) -> None:
-    """LOW. A fresh user's org term (201 ADD), then 3 restatements with 50 new aliases each (200 REINFORCE,
-    merged): the stored term holds 150 aliases, more than a taxonomic item may (50)."""
-    own = _own()
-    _, key = _fresh_user(stack, "grow")
-    said = {"term": f"Dock code {own}", "definition": f"the code of the {own} dock gate"}
-    status, added = _write(stack, key, "taxonomic", said)
-    assert (status, added["decision"]) == (201, "ADD"), added
-    for round_ in range(3):
-        aliases = [f"dock {own} code {round_}-{i} " + "x" * 200 for i in range(50)]
-        status, grown = _write(stack, key, "taxonomic", {**said, "aliases": aliases})
-        assert (status, grown["decision"]) == (200, "REINFORCE"), grown
-    [term] = _org_list(stack, "taxonomic", own)
-    TaxonomicItem.model_validate(term["payload"])  # aliases: at most 50
-
-
-# Lambda's synchronous response limit (config/project.py: "a synchronous Lambda invocation 6 MB").
-LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 3: one user's proposals are unlimited; the org term's history answer passes "
-    "Lambda's 6 MB",
-)
-def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) -> None:
-    """LOW. The tenant's org term; a fresh user's one-user key proposes 125 other definitions (4,000
-    characters) with 50 aliases and 50 related terms of 280 characters each (202 each); eve's GET
-    /v1/memories/{id}?history=true answers every proposal whole: over 6 MB, more than a Lambda function
-    may answer, so every user's history of that term fails on a deployed stack."""
-    own = _own()
-    term = f"Gate rule {own}"
-    status, added = _tenant(stack, "taxonomic", {"term": term, "definition": "trucks wait 20 minutes"})
-    assert (status, added["decision"]) == (201, "ADD"), added
-    _, key = _fresh_user(stack, "many")
-    for n in range(125):
-        payload = {
-            "term": term,
-            "definition": f"trucks wait {n + 30} minutes " + "z" * 3950,
-            "aliases": [f"a{n}-{i} " + "y" * 270 for i in range(50)],
-            "related_terms": [f"r{n}-{i} " + "w" * 270 for i in range(50)],
-        }
-        status, proposed = _write(stack, key, "taxonomic", payload)
-        assert status == 202, proposed
-    path = f"/v1/memories/{added['memory']['memory_id']}?history=true"
-    status, answer = call(stack, stack.users["eve"], "GET", path)
-    assert status == 200, answer
-    size = len(json.dumps(answer, ensure_ascii=False).encode())
-    assert size < LAMBDA_RESPONSE_BYTES, f"{size} bytes"
-
-
-# -- 4. erasure keeps the erased user's text when another statement gave the field any value (MED) ---------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 4: without_erased_words keeps a text field when any other statement of the "
+    reason="probe 10 finding 3: without_erased_words keeps a text field when any other statement of the "
     "lineage gave that field, whatever its value",
 )
 def test_erasure_takes_the_erased_users_domain_out_whatever_other_domains_were_said(stack: Stack) -> None:
@@ -396,6 +397,32 @@ def test_erasure_takes_the_erased_users_domain_out_of_a_version_others_carried(s
     assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
     [live] = _org_list(stack, "taxonomic", own)
     assert private not in str(live), live["payload"]
+
+
+# -- 4. erasure never takes a user's qualifiers out of an org fact another user restated (MED) -------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 4: stated_words records texts and lists of texts only: a fact's qualifiers "
+    "(a mapping) are never in the erased user's `said`",
+)
+def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Stack) -> None:
+    """MED. Project config `semantic: {visibility: org}`. A fresh user U's one-user key: {"subject": "north
+    gate <own>", "attribute": "night contact", "value": "the gate office", "qualifiers": {"note": "<U>
+    private phone 555 <own>"}} (201 ADD, org); carol restates the fact without qualifiers (200 REINFORCE);
+    U's key DELETE /v1/users/U (200). The fact stays (carol backs it) and every user still reads U's note
+    in its payload and text ("... (note: <U> private phone 555 ...)")."""
+    own = _own()
+    user, key = _fresh_user(stack, "qual")
+    fact = {"subject": f"north gate {own}", "attribute": "night contact", "value": "the gate office"}
+    private = f"{user} private phone 555 {own}"
+    status, added = _write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
+    assert (status, added["decision"]) == (201, "ADD"), added
+    status, restated = _write(stack, stack.users["carol"], "semantic", fact)
+    assert (status, restated["decision"]) == (200, "REINFORCE"), restated
+    status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
+    assert status == 200, erased
+    [live] = _org_list(stack, "semantic", own)
+    assert private not in json.dumps(live), (live["payload"], live["text"])
 
 
 # -- 5. another user's snapshot id, computed, lists what their conversation told the org (MED) ---------------
@@ -453,7 +480,106 @@ def test_a_snapshot_id_of_nobodys_session_lists_nothing(stack: Stack) -> None:
     assert (status, page["memories"]) == (200, []), page
 
 
-# -- 6. the SDK follows a cursor that never moves, forever (LOW) ------------------------------------------
+# -- 6. a proposal made against an older version carries that version's expiry and metadata (MED) ----------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 6: a proposal copies its target's expiry and metadata when it is made, "
+    "not those of the version it replaces when it is carried",
+)
+def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_replaces(stack: Stack) -> None:
+    """MED. The tenant's org term v1 with "metadata": {"team": "dock-old <own>"} and "expires_at" two hours
+    ahead (a temporary rule); bob proposes another definition (202: the proposal copies v1's expiry and
+    metadata); the tenant corrects the term, v2 without expiry and with {"team": "dock <own>"} (201
+    UPDATE); carol states bob's definition (201 UPDATE, 2 users against the tenant). The version every user
+    now reads carries v1's metadata and expires in two hours (then the term is gone for every user: v2
+    stays superseded), not v2's (none, {"team": "dock <own>"}); and it is observed before v2 (bob's time),
+    so a list filtered by observed_after = v2's time shows the superseded v2 and not the active term."""
+    own = _own()
+    term = f"Cold room rule {own}"
+    soon = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).isoformat()
+    old, current = {"team": f"dock-old {own}"}, {"team": f"dock {own}"}
+    status, added = _tenant(
+        stack,
+        "taxonomic",
+        {"term": term, "definition": f"the cold room {own} is checked every 2 hours"},
+        metadata=old,
+        expires_at=soon,
+    )
+    assert (status, added["decision"]) == (201, "ADD"), added
+    bobs = {"term": term, "definition": f"the cold room {own} is checked every 8 hours"}
+    status, proposed = _write(stack, stack.users["bob"], "taxonomic", bobs)
+    assert status == 202, proposed
+    corrected = {"term": term, "definition": f"the cold room {own} is checked every 3 hours"}
+    status, updated = _tenant(stack, "taxonomic", corrected, metadata=current)
+    assert (status, updated["decision"]) == (201, "UPDATE"), updated
+    assert (updated["memory"]["metadata"], updated["memory"]["expires_at"]) == (current, None)
+    status, carried = _write(stack, stack.users["carol"], "taxonomic", bobs)
+    assert (status, carried["decision"]) == (201, "UPDATE"), carried
+    [live] = _org_list(stack, "taxonomic", own)
+    assert live["payload"]["definition"] == bobs["definition"], live["payload"]
+    kept = (live["metadata"], live["expires_at"], live["observed_at"] >= updated["memory"]["observed_at"])
+    assert kept == (current, None, True), (kept, live["observed_at"], updated["memory"]["observed_at"])
+
+
+# -- 7. one user grows an org memory past what any statement may hold (LOW) -------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 7: TaxonomicKind.merged adds aliases without a cap (150 stored, 50 allowed)",
+)
+def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(stack: Stack) -> None:
+    """LOW. A fresh user's org term (201 ADD), then 3 restatements with 50 new aliases each (200 REINFORCE,
+    merged): the stored term holds 150 aliases, more than a taxonomic item may (50)."""
+    own = _own()
+    _, key = _fresh_user(stack, "grow")
+    said = {"term": f"Dock code {own}", "definition": f"the code of the {own} dock gate"}
+    status, added = _write(stack, key, "taxonomic", said)
+    assert (status, added["decision"]) == (201, "ADD"), added
+    for round_ in range(3):
+        aliases = [f"dock {own} code {round_}-{i} " + "x" * 200 for i in range(50)]
+        status, grown = _write(stack, key, "taxonomic", {**said, "aliases": aliases})
+        assert (status, grown["decision"]) == (200, "REINFORCE"), grown
+    [term] = _org_list(stack, "taxonomic", own)
+    TaxonomicItem.model_validate(term["payload"])  # aliases: at most 50
+
+
+# Lambda's synchronous response limit (config/project.py: "a synchronous Lambda invocation 6 MB").
+LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 10 finding 7: one user's proposals are unlimited; the org term's history answer passes "
+    "Lambda's 6 MB",
+)
+def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) -> None:
+    """LOW. The tenant's org term; a fresh user's one-user key proposes 125 other definitions (4,000
+    characters) with 50 aliases and 50 related terms of 280 characters each (202 each); eve's GET
+    /v1/memories/{id}?history=true answers every proposal whole: over 6 MB, more than a Lambda function
+    may answer, so every user's history of that term fails on a deployed stack."""
+    own = _own()
+    term = f"Gate rule {own}"
+    status, added = _tenant(
+        stack, "taxonomic", {"term": term, "definition": f"lorries queue 20 minutes at bay {own}"}
+    )
+    assert (status, added["decision"]) == (201, "ADD"), added
+    _, key = _fresh_user(stack, "many")
+    for n in range(125):
+        payload = {
+            "term": term,
+            "definition": f"lorries queue {n + 30} minutes at bay {own} " + "z" * 3950,
+            "aliases": [f"a{n}-{i} " + "y" * 270 for i in range(50)],
+            "related_terms": [f"r{n}-{i} " + "w" * 270 for i in range(50)],
+        }
+        status, proposed = _write(stack, key, "taxonomic", payload)
+        assert status == 202, proposed
+    path = f"/v1/memories/{added['memory']['memory_id']}?history=true"
+    status, answer = call(stack, stack.users["eve"], "GET", path)
+    assert status == 200, answer
+    size = len(json.dumps(answer, ensure_ascii=False).encode())
+    assert size < LAMBDA_RESPONSE_BYTES, f"{size} bytes"
+
+
+# -- 8. the SDK follows a cursor that never moves, forever (LOW) ------------------------------------------
 class _StuckCursor(http.server.BaseHTTPRequestHandler):
     """Answers every GET /v1/memories with an empty page whose next_cursor is always the same; after
     `limit` answers it refuses (400), so a client that never stops is stopped here."""
@@ -480,7 +606,7 @@ class _StuckCursor(http.server.BaseHTTPRequestHandler):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="probe 10 finding 6 (LOW): MemoryClient.iter_memories follows a next_cursor that repeats, "
+    reason="probe 10 finding 8 (LOW): MemoryClient.iter_memories follows a next_cursor that repeats, "
     "without end",
 )
 def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
@@ -505,73 +631,7 @@ def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
         server.server_close()
 
 
-# -- 7. a proposal made against an older version carries that version's expiry and metadata (MED) ----------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 7: a proposal copies its target's expiry and metadata when it is made, "
-    "not those of the version it replaces when it is carried",
-)
-def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_replaces(stack: Stack) -> None:
-    """MED. The tenant's org term v1 with "metadata": {"team": "dock-old <own>"} and "expires_at" two hours
-    ahead (a temporary rule); bob proposes another definition (202: the proposal copies v1's expiry and
-    metadata); the tenant corrects the term, v2 without expiry and with {"team": "dock <own>"} (201
-    UPDATE); carol states bob's definition (201 UPDATE, 2 users against the tenant). The version every user
-    now reads carries v1's metadata and expires in two hours (then the term is gone for every user: v2
-    stays superseded), not v2's (none, {"team": "dock <own>"}); and it is observed before v2 (bob's time),
-    so a list filtered by observed_after = v2's time shows the superseded v2 and not the active term."""
-    own = _own()
-    term = f"Cold room rule {own}"
-    soon = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).isoformat()
-    old, current = {"team": f"dock-old {own}"}, {"team": f"dock {own}"}
-    status, added = _tenant(
-        stack,
-        "taxonomic",
-        {"term": term, "definition": "the cold room is checked every 2 hours"},
-        metadata=old,
-        expires_at=soon,
-    )
-    assert (status, added["decision"]) == (201, "ADD"), added
-    bobs = {"term": term, "definition": "the cold room is checked every 8 hours"}
-    status, proposed = _write(stack, stack.users["bob"], "taxonomic", bobs)
-    assert status == 202, proposed
-    corrected = {"term": term, "definition": "the cold room is checked every 3 hours"}
-    status, updated = _tenant(stack, "taxonomic", corrected, metadata=current)
-    assert (status, updated["decision"]) == (201, "UPDATE"), updated
-    assert (updated["memory"]["metadata"], updated["memory"]["expires_at"]) == (current, None)
-    status, carried = _write(stack, stack.users["carol"], "taxonomic", bobs)
-    assert (status, carried["decision"]) == (201, "UPDATE"), carried
-    [live] = _org_list(stack, "taxonomic", own)
-    assert live["payload"]["definition"] == bobs["definition"], live["payload"]
-    kept = (live["metadata"], live["expires_at"], live["observed_at"] >= updated["memory"]["observed_at"])
-    assert kept == (current, None, True), (kept, live["observed_at"], updated["memory"]["observed_at"])
-
-
-# -- 8. erasure never takes a user's qualifiers out of an org fact another user restated (MED) -------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 8: stated_words records texts and lists of texts only: a fact's qualifiers "
-    "(a mapping) are never in the erased user's `said`",
-)
-def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Stack) -> None:
-    """MED. Project config `semantic: {visibility: org}`. A fresh user U's one-user key: {"subject": "north
-    gate <own>", "attribute": "night contact", "value": "the gate office", "qualifiers": {"note": "<U>
-    private phone 555 <own>"}} (201 ADD, org); carol restates the fact without qualifiers (200 REINFORCE);
-    U's key DELETE /v1/users/U (200). The fact stays (carol backs it) and every user still reads U's note
-    in its payload and text ("... (note: <U> private phone 555 ...)")."""
-    own = _own()
-    user, key = _fresh_user(stack, "qual")
-    fact = {"subject": f"north gate {own}", "attribute": "night contact", "value": "the gate office"}
-    private = f"{user} private phone 555 {own}"
-    status, added = _write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
-    assert (status, added["decision"]) == (201, "ADD"), added
-    status, restated = _write(stack, stack.users["carol"], "semantic", fact)
-    assert (status, restated["decision"]) == (200, "REINFORCE"), restated
-    status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
-    assert status == 200, erased
-    [live] = _org_list(stack, "semantic", own)
-    assert private not in json.dumps(live), (live["payload"], live["text"])
-
-
+# -- 9. held: what pending proposals reach, and a stale proposal's tool grant --------------------------
 def test_a_pending_proposal_reaches_no_other_users_domains_conflicts_or_search(stack: Stack) -> None:
     """Held: bob's and carol's pending proposals (a domain added, another definition with another domain)
     appear in none of eve's GET /v1/domains, GET /v1/memories/conflicts and search results."""
