@@ -98,7 +98,7 @@ is fixed; the attacks that held are kept as passing tests. One HIGH (narrow prec
 8. (LOW) The Python SDK follows a cursor that never moves, forever. A server answering every GET
   /v1/memories with {"memories": [], "next_cursor": C} (the same C): `MemoryClient.iter_memories` asks
   again and again, back to back (here until the stub refused, 26 requests). The TypeScript SDK's
-  `iterateMemories` has the same loop (`do { ... } while (cursor)`, read, not run). Issue 33: "the SDKs
+  `iterMemories` has the same loop (`do { ... } while (cursor)`, read, not run). Issue 33: "the SDKs
   raise their own error types" for bad answers. Fix: raise `invalid_response` when a page's cursor
   repeats the one asked with.
 
