@@ -92,9 +92,9 @@ is fixed; the attacks that held are kept as passing tests. One HIGH (narrow prec
   proposals are unlimited too: 125 proposals by one user (~50 KB each) make every user's GET
   /v1/memories/{id}?history=true of the tenant's term answer 6.4 MB, and 200 made every later write of
   that term 20x slower (18 ms -> 360 ms: `CandidateReader.read` reads the whole lineage, `_pending`
-  compares each proposal), so ~20,000 would pass the API's budget and lock the tenant out of correcting it.
-  Fix: cap merged lists at the item's limits; cap pending proposals per user and lineage; budget memory
-  answers like recall's.
+  compares each proposal), so, linearly, some 17,000 would pass the API's 30 s budget and lock the tenant
+  out of correcting it (extrapolated, not run). Fix: cap merged lists at the item's limits; cap pending
+  proposals per user and lineage; budget memory answers like recall's.
 8. (LOW) The Python SDK follows a cursor that never moves, forever. A server answering every GET
   /v1/memories with {"memories": [], "next_cursor": C} (the same C): `MemoryClient.iter_memories` asks
   again and again, back to back (here until the stub refused, 26 requests). The TypeScript SDK's
