@@ -336,6 +336,7 @@ class InMemoryMemoryRepository:
         at: datetime,
         payload: dict[str, Any],
         text: str,
+        carried: dict[str, Any],
     ) -> Any:
         with self.lock:
             found = self.docs.get(memory_id)
@@ -345,6 +346,7 @@ class InMemoryMemoryRepository:
                 memory_id,
                 scope,
                 "proposed",
+                **carried,
                 status="active",
                 supersedes=supersedes,
                 payload=payload,
