@@ -659,7 +659,7 @@ def test_values_of_a_many_valued_fact_spelled_with_other_marks_are_two_memories(
     # Given a fact of many values (languages) holding FIRST, stated by its own writer
     w = writer(store, index)
     semantic = KINDS["semantic"]
-    said = {"visibility": visibility, "authoritative": visibility == "org"}
+    said: dict[str, Any] = {"visibility": visibility, "authoritative": visibility == "org"}
     w.write(ANA, semantic, [fact("languages", first)], snap(1), **said)
     # When the same writer states SECOND, which the key folds to the same form
     again = w.write(ANA, semantic, [fact("languages", second)], snap(2), **said)
