@@ -324,10 +324,18 @@ class MongoErasureRepository:
         current one: never active) or one its users retracted (no successor)."""
         coll = self.db["memories"]
         lineage = {"tenant": tenant, "user_id": ORG_OWNER, "lineage_id": lineage_id}
-        held = {**lineage, "status": "superseded", "superseded_by": {"$ne": None}, "valid_to": {"$ne": None}}
-        survivor = coll.find_one({**held, "_id": before}, {"_id": 1}) if before else None
-        if survivor is None:
-            survivor = coll.find_one(held, {"_id": 1}, sort=[("version", -1)])
+        # replaced by a later version (a retracted one has no successor; a proposal is not superseded)
+        versions = {d["_id"]: d for d in coll.find(lineage, {"version": 1, "status": 1, "superseded_by": 1})}
+        replaced = [
+            d
+            for d in versions.values()
+            if d.get("status") == "superseded"
+            and d.get("superseded_by")
+            # kept as history: "superseded" at once by the version that was active, of a lower number
+            and versions.get(d["superseded_by"], {}).get("version", d["version"] + 1) > d["version"]
+        ]
+        chosen = [d for d in replaced if d["_id"] == before] or sorted(replaced, key=lambda d: -d["version"])
+        survivor = chosen[0] if chosen else None
         if survivor is None or coll.count_documents({**lineage, "status": "active"}):
             return None
         coll.update_one(
