@@ -4,7 +4,7 @@ servers for the SDKs, with payloads and angles none of the earlier probes used (
 test_probe2_findings.py ... test_probe10_findings.py, test_org_trust_http.py, test_erasure_copies.py,
 test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on 117c2fb for the reason
 given (seen with `--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held
-are kept as passing tests. No HIGH; five MED, one LOW.
+are kept as passing tests. One HIGH (finding 8), five MED, two LOW.
 
 1. (MED) An HTML tag or comment inside the marker's name passes neutralisation, and once tags are dropped
   the block ends early. Bob's one-user key POST /v1/memories {"type": "taxonomic", "payload": {"term":
@@ -83,6 +83,43 @@ are kept as passing tests. No HIGH; five MED, one LOW.
   shows "pallet zone K... (P7ABCD): <bob's definition>""). Fix: before merging an alias into an org term,
   look it up as `named_as_alias` does; an alias naming another org memory is a proposal against that one
   (or refused), whoever backs the term it is added to.
+
+7. (LOW: docs/trust.md accepts that the word table misses corrections in private memory) A sign spelled
+  out is folded in a sentence: bob's one-user key POST /v1/memories {"type": "semantic", "visibility":
+  "private", "payload": {"subject": "freezer <own>", "attribute": "temperature", "value": "the freezer
+  runs at minus 18 degrees"}} (201), then "the freezer runs at 18 degrees" (or "at plus 18 degrees";
+  likewise "the balance is negative 200 dollars" / "200 dollars") -> 200 REINFORCE: the correction is
+  lost and his memory keeps minus 18. `meaning.anchors` reads a sign only as a symbol touching its number
+  ("-18", a dash, a full-width hyphen); the words "minus", "negative", "plus" are not in
+  `meaning_table.MEANINGS` (a value of four words or fewer is compared exactly, so "minus 18" alone holds).
+  docs/trust.md "No collateral updates": "a changed number ... is never a restatement", and its third
+  probe's "a fact's canonical value form ... no longer hides a sign". Fix: read "minus" / "negative" /
+  "plus" before a number as its sign in `anchors`.
+
+8. (HIGH; listed last, found last) A fact about another subject with the same value is taken for a
+  restatement by meaning and lost, the tenant's org facts included. The tenant key POST /v1/memories
+  {"user_id": "alice", "type": "semantic", "payload": {"subject": "north dock <own>", "attribute": "gate
+  opening time", "value": "the gate <own> opens at 7 am on weekdays and at 9 am on weekends"}} (201 ADD,
+  org), then the same for {"subject": "south dock <own>", ...the same attribute and value} -> 200
+  REINFORCE "restates a memory in other words (cosine 0.96)": no fact about the south dock is stored, and
+  every user reads the north dock's only; likewise "north dock <own> shift manager: Maria Lopez <own>"
+  then "south dock <own> ..." (cosine 0.88, "same anchors"); bob's one-user "east dock" statement is
+  counted as backing the north dock's fact. In private memory the same: carol's "daughter school: she
+  goes to Hillside <own> Primary School in the north of town", then "son school: he goes to ..." -> 200
+  REINFORCE, her son's school is lost (and "wife car" after "user car" with one value). Natural input,
+  no crafting: two docks with one manager, two children at one school; a real embedding model puts such
+  pairs above the 0.93 of `Thresholds.reinforce_at` as the hashing one here does. `decide._restatement`
+  (cosine >= 0.93) asks only `kind.restates(old, new)`, which compares the kinds' `value` (a fact's value,
+  never its subject or attribute); below it, `_by_meaning`'s guard for shared memory asks `same_name`
+  (marks of the names only: "north dock" and "south dock" have none, so "the same name") and
+  `states_exactly`, which skips the naming fields as "compared already" - they were not: the key
+  differed. docs/trust.md "No collateral updates" (one memory's key, and the same fact "stored twice
+  under a paraphrase" is what a restatement by meaning folds); docs/security.md "The tenant's trust model":
+  a tenant-wide key's write "is the new version"; the code's own comment in `_by_meaning`: "shared
+  memory is restated to the letter only (restates_by_key), never by meaning". Fix: a match by meaning
+  under another key restates only when the naming fields read alike too (`kind.reads_as`, or compare
+  `kind.text` rather than `kind.value` in `restates` for kinds with naming fields), in `_restatement` and
+  in `_by_meaning`, for private and shared memory.
 
 Held: a term name ending in a Hangul filler (U+3164, an invisible letter) is the org term (202 PROPOSE);
 an episode's day written as a date-time of the same day, or its month in Arabic-Indic digits, is the org
@@ -511,3 +548,75 @@ def test_a_new_term_claiming_an_org_terms_name_as_its_alias_is_a_proposal(stack:
     }
     status, answer = _write(stack, stack.users["carol"], "taxonomic", carols)
     assert (status, answer["decision"]) == (202, "PROPOSE"), answer
+
+
+# -- 7. a sign spelled out, in private memory (LOW) ------------------------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 11 finding 7 (LOW): a spelled-out sign ('minus 18 degrees' / '18 degrees') is a "
+    "REINFORCE in private memory",
+)
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("the freezer runs at minus 18 degrees", "the freezer runs at 18 degrees"),
+        ("the freezer runs at minus 18 degrees", "the freezer runs at plus 18 degrees"),
+        ("the balance is negative 200 dollars", "the balance is 200 dollars"),
+    ],
+)
+def test_a_spelled_out_sign_changes_a_private_fact(stack: Stack, first: str, second: str) -> None:
+    """LOW. Bob's private fact, then the same with the sign changed in words. Expected: 201 UPDATE; seen:
+    200 REINFORCE (the correction lost)."""
+    own = _own()
+    fact = {"subject": f"freezer {own}", "attribute": "temperature"}
+    status, written = _write(
+        stack, stack.users["bob"], "semantic", {**fact, "value": first}, visibility="private"
+    )
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, answer = _write(
+        stack, stack.users["bob"], "semantic", {**fact, "value": second}, visibility="private"
+    )
+    assert (status, answer["decision"]) == (201, "UPDATE"), answer
+
+
+# -- 8. a fact about another subject, lost as a restatement by meaning (HIGH) -----------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 11 finding 8 (HIGH): a fact about another subject with the same value is a REINFORCE "
+    "by meaning of the first (the tenant's org fact lost)",
+)
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        ("gate opening time", "the gate {own} opens at 7 am on weekdays and at 9 am on weekends"),
+        ("shift manager", "Maria Lopez {own}"),
+    ],
+)
+def test_the_tenants_org_fact_about_another_subject_is_kept(stack: Stack, attribute: str, value: str) -> None:
+    """HIGH. The tenant's org fact about the north dock, then the same attribute and value about the south
+    dock. Expected: 201 ADD, and eve lists both; seen: 200 REINFORCE, and eve lists the north dock's only."""
+    own = _own()
+    said = value.format(own=own)
+    for dock in ("north", "south"):
+        fact = {"subject": f"{dock} dock {own}", "attribute": attribute, "value": said}
+        status, written = _tenant(stack, "semantic", fact)
+        assert (status, written["decision"]) == (201, "ADD"), (dock, written)
+    subjects = sorted(m["payload"]["subject"] for m in _org_list(stack, "semantic", own))
+    assert subjects == [f"north dock {own}", f"south dock {own}"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 11 finding 8 (HIGH): a private fact about another subject with the same value is a "
+    "REINFORCE by meaning (the son's school lost)",
+)
+def test_a_private_fact_about_another_subject_is_kept(stack: Stack) -> None:
+    """HIGH. Carol's private facts "daughter school: she goes to Hillside <own> ..." then "son school: he
+    goes to ...". Expected: 201 ADD, and her list holds both; seen: 200 REINFORCE, the son's school lost."""
+    own = _own()
+    carol = stack.users["carol"]
+    school = f"goes to Hillside {own} Primary School in the north of town"
+    for subject, pronoun in (("daughter", "she"), ("son", "he")):
+        fact = {"subject": subject, "attribute": "school", "value": f"{pronoun} {school}"}
+        status, written = _write(stack, carol, "semantic", fact, visibility="private")
+        assert (status, written["decision"]) == (201, "ADD"), (subject, written)
