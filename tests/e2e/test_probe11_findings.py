@@ -65,9 +65,13 @@ are kept as passing tests. One HIGH (finding 8), five MED, two LOW.
   with a 302 and no content, makes `MemoryClient.get_memory(...)` raise `pydantic_core.ValidationError`
   ("Input should be a valid dictionary"), not `MemoryClientError("invalid_response")`: `_transport._read`
   returns `call.parse(None)` outside the `try` that wraps the parser's errors (and reads a 3xx as an
-  answer). docs/security.md: the SDK "wraps an answer of an unexpected shape in `MemoryClientError`
-  (`invalid_response`), never a raw pydantic error". Fix: parse the empty answer inside the same `try`,
-  and answer a 3xx as `invalid_response`.
+  answer). The TypeScript SDK the same way: `getMemory` resolves with `undefined` and `iterMemories`
+  throws a raw `TypeError` ("Cannot read properties of undefined (reading 'memories')"): `attempt`
+  returns `undefined` for an empty body and no call checks an answer's shape. docs/security.md: the SDK
+  "wraps an answer of an unexpected shape in `MemoryClientError` (`invalid_response`), never a raw
+  pydantic error"; issue 33: "the SDKs raise their own error types". Fix: parse the empty answer inside
+  the same `try`, and answer a 3xx as `invalid_response`; in TypeScript, an empty or non-object answer
+  to a route that returns a document is a `MongomemError("invalid_response")`.
 
 6. (MED) A user claims an org term's name as an alias of their own org term in two steps, which one step
   may not. The tenant's org term "P7ABCD<own>" ("pallets of zone K are counted within 2 hours"); bob's
@@ -106,7 +110,8 @@ are kept as passing tests. One HIGH (finding 8), five MED, two LOW.
   then "south dock <own> ..." (cosine 0.88, "same anchors"); bob's one-user "east dock" statement is
   counted as backing the north dock's fact. In private memory the same: carol's "daughter school: she
   goes to Hillside <own> Primary School in the north of town", then "son school: he goes to ..." -> 200
-  REINFORCE, her son's school is lost (and "wife car" after "user car" with one value). Natural input,
+  REINFORCE, her son's school is lost (and "wife car" after "user car" with one value, a "partner"
+  food preference after the user's). Natural input,
   no crafting: two docks with one manager, two children at one school; a real embedding model puts such
   pairs above the 0.93 of `Thresholds.reinforce_at` as the hashing one here does. `decide._restatement`
   (cosine >= 0.93) asks only `kind.restates(old, new)`, which compares the kinds' `value` (a fact's value,
@@ -620,3 +625,50 @@ def test_a_private_fact_about_another_subject_is_kept(stack: Stack) -> None:
         fact = {"subject": subject, "attribute": "school", "value": f"{pronoun} {school}"}
         status, written = _write(stack, carol, "semantic", fact, visibility="private")
         assert (status, written["decision"]) == (201, "ADD"), (subject, written)
+
+
+class _Empty(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 11 finding 5 (LOW): the TypeScript SDK resolves an empty answer as undefined and "
+    "iterMemories throws a raw TypeError",
+)
+def test_the_typescript_sdk_wraps_an_answer_without_a_body(ts_dist: Path) -> None:
+    """LOW. Every GET answered 200 with no content: the TypeScript client's getMemory and iterMemories.
+    Expected: MongomemError("invalid_response") from both; seen: undefined, and a raw TypeError."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    script = f"""
+const {{ MongomemClient, MongomemError }} = await import({json.dumps((ts_dist / "index.js").as_uri())});
+const client = new MongomemClient({{ baseUrl: {json.dumps(url)}, apiKey: "k", retries: 0 }});
+const seen = [];
+try {{ await client.getMemory("mem-1", {{ user_id: "u" }}); seen.push("resolved"); }}
+catch (e) {{ seen.push(e instanceof MongomemError ? e.code : e.constructor.name); }}
+try {{ for await (const m of client.iterMemories({{ user_id: "u" }})) {{}} seen.push("resolved"); }}
+catch (e) {{ seen.push(e instanceof MongomemError ? e.code : e.constructor.name); }}
+console.log(JSON.stringify(seen));
+"""
+    try:
+        done = subprocess.run(
+            ["node", "--input-type=module", "-e", script],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout) == ["invalid_response", "invalid_response"]
+    finally:
+        server.shutdown()
+        server.server_close()
