@@ -4,7 +4,7 @@ servers for the SDKs, with payloads and angles none of the earlier probes used (
 test_probe2_findings.py ... test_probe10_findings.py, test_org_trust_http.py, test_erasure_copies.py,
 test_marker_lookalikes.py, test_linear_patterns.py). Each finding's test fails on 117c2fb for the reason
 given (seen with `--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held
-are kept as passing tests. One HIGH (finding 8), five MED, two LOW.
+are kept as passing tests. One HIGH (finding 8), six MED, two LOW.
 
 1. (MED) An HTML tag or comment inside the marker's name passes neutralisation, and once tags are dropped
   the block ends early. Bob's one-user key POST /v1/memories {"type": "taxonomic", "payload": {"term":
@@ -125,6 +125,20 @@ are kept as passing tests. One HIGH (finding 8), five MED, two LOW.
   under another key restates only when the naming fields read alike too (`kind.reads_as`, or compare
   `kind.text` rather than `kind.value` in `restates` for kinds with naming fields), in `_restatement` and
   in `_by_meaning`, for private and shared memory.
+
+9. (MED, narrow: a variant of probe 9's finding 1, fixed for "user" as written) A one-user org fact
+  about "User" (or "USER", "the user", or "us\u0435r" with a Cyrillic IE) that shows a name is a second
+  org fact beside the one of that name. The tenant's org fact {"subject": "North Dock <own>",
+  "attribute": "gate <own> opening time", "value": "7 am"}; bob's one-user key POST /v1/memories
+  {"type": "semantic", "payload": {"subject": "User", "attribute": "gate <own> opening time", "value":
+  "11 pm", "qualifiers": {"name": "North Dock <own>"}}} -> 201 ADD, not 202 PROPOSE, and every user reads
+  "User gate <own> opening time: 11 pm (name: North Dock <own>)" beside the tenant's 7 am;
+  {"subject": "user", ...} is a proposal (held by probe 9's fix). `Semantic.as_named` renames only a
+  subject equal to "user" (`payload["subject"] == "user"`), while the key (`labels.subject_form`) reads
+  "User" and "the user" as "user". docs/security.md "Names that read alike": "an org fact about "user"
+  that shows a name (the `name` qualifier) is keyed by that name (`MemoryKind.as_named`)". Fix: in
+  `as_named` (and `Semantic.text`), read the subject as the key does (`subject_form(...) == "user"`, its
+  skeleton too).
 
 Held: a term name ending in a Hangul filler (U+3164, an invisible letter) is the org term (202 PROPOSE);
 an episode's day written as a date-time of the same day, or its month in Arabic-Indic digits, is the org
@@ -672,3 +686,23 @@ console.log(JSON.stringify(seen));
     finally:
         server.shutdown()
         server.server_close()
+
+
+# -- 9. an org fact about "User" that shows a name (MED, narrow) ------------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 11 finding 9 (MED): Semantic.as_named reads only the subject 'user' as written: 'User' "
+    "with a name is a 201 ADD beside the org fact",
+)
+@pytest.mark.parametrize("subject", ["User", "the user", "us\u0435r"])
+def test_an_org_fact_about_user_in_any_case_is_keyed_by_the_name_it_shows(stack: Stack, subject: str) -> None:
+    """MED (narrow). The tenant's org fact "North Dock <own> gate <own> opening time: 7 am"; bob's fact
+    about `subject` with the name qualifier "North Dock <own>" and "11 pm". Expected: 202 PROPOSE; seen:
+    201 ADD beside it."""
+    own = _own()
+    fact = {"subject": f"North Dock {own}", "attribute": f"gate {own} opening time", "value": "7 am"}
+    status, written = _tenant(stack, "semantic", fact)
+    assert (status, written["decision"]) == (201, "ADD"), written
+    bobs = {**fact, "subject": subject, "value": "11 pm", "qualifiers": {"name": f"North Dock {own}"}}
+    status, answer = _write(stack, stack.users["bob"], "semantic", bobs)
+    assert (status, answer["decision"]) == (202, "PROPOSE"), answer
