@@ -164,7 +164,8 @@ import pytest
 
 from mongomem import markers
 from mongomem.client import MemoryClient, MemoryClientError
-from tests.e2e.probe_stack import Stack, answering_stack, call
+from mongomem.identity.service import create_key
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call
 from tests.e2e.test_typescript import SDK, node_modules
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
@@ -190,6 +191,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _own() -> str:
     return uuid.uuid4().hex[:6]
+
+
+def _fresh_key(stack: Stack, name: str) -> str:
+    """A one-user key of a new user (an empty memory)."""
+    return create_key(stack.running.keys, TENANT, "service_account", f"{name}11-{_own()}")[0]
 
 
 def _write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
@@ -586,15 +592,11 @@ def test_a_new_term_claiming_an_org_terms_name_as_its_alias_is_a_proposal(stack:
 def test_a_spelled_out_sign_changes_a_private_fact(stack: Stack, first: str, second: str) -> None:
     """LOW. Bob's private fact, then the same with the sign changed in words. Expected: 201 UPDATE; seen:
     200 REINFORCE (the correction lost)."""
-    own = _own()
-    fact = {"subject": f"freezer {own}", "attribute": "temperature"}
-    status, written = _write(
-        stack, stack.users["bob"], "semantic", {**fact, "value": first}, visibility="private"
-    )
+    key = _fresh_key(stack, "bob")  # a memory of his own (finding 8 would take a neighbour's fact for it)
+    fact = {"subject": f"freezer {_own()}", "attribute": "temperature"}
+    status, written = _write(stack, key, "semantic", {**fact, "value": first}, visibility="private")
     assert (status, written["decision"]) == (201, "ADD"), written
-    status, answer = _write(
-        stack, stack.users["bob"], "semantic", {**fact, "value": second}, visibility="private"
-    )
+    status, answer = _write(stack, key, "semantic", {**fact, "value": second}, visibility="private")
     assert (status, answer["decision"]) == (201, "UPDATE"), answer
 
 
@@ -633,7 +635,7 @@ def test_a_private_fact_about_another_subject_is_kept(stack: Stack) -> None:
     """HIGH. Carol's private facts "daughter school: she goes to Hillside <own> ..." then "son school: he
     goes to ...". Expected: 201 ADD, and her list holds both; seen: 200 REINFORCE, the son's school lost."""
     own = _own()
-    carol = stack.users["carol"]
+    carol = _fresh_key(stack, "carol")
     school = f"goes to Hillside {own} Primary School in the north of town"
     for subject, pronoun in (("daughter", "she"), ("son", "he")):
         fact = {"subject": subject, "attribute": "school", "value": f"{pronoun} {school}"}
