@@ -145,6 +145,12 @@ an episode's day written as a date-time of the same day, or its month in Arabic-
 episode (202); a soft-hyphen entity
 inside the marker's name is neutralised (one end after tags are dropped); the Python SDK sends nothing
 to the origin a redirect names; a new term claiming an org term's name as its alias is a proposal.
+Checked without a test: a newline inside the marker's name is neither neutralised nor read by the guard
+as an end (consistent); the Python SDK caps a Retry-After of "inf" at its 30 s; the console builds every
+view from text nodes and calls the API with `redirect: "error"`; the MCP HTTP transport compares its
+bearer token in constant time. Noted, not counted: GET /v1/memories/{proposal}/skill exports a pending
+proposal's steps under the org procedure's own skill name (a non-active version readable by id, the
+class of probe 8's accepted LOW finding 5).
 """
 
 from __future__ import annotations
