@@ -278,11 +278,6 @@ def test_an_entity_inside_the_markers_name_is_neutralised(stack: Stack) -> None:
 
 
 # -- 2. a hyphen or a space inside a word of an org name (MED, arguable) --------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 2 (MED): a one-user org name with a hyphen or a space inside a word of an org "
-    "name ('Wi-Fi' for 'WiFi') is a 201 ADD beside it",
-)
 @pytest.mark.parametrize(
     ("kind", "held", "said"),
     [
@@ -541,11 +536,6 @@ def _tenants_term(stack: Stack, own: str) -> str:
     return name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 6 (MED): the only backer of an org term adds another org term's name as its "
-    "alias (200 REINFORCE, merged at once)",
-)
 def test_an_org_terms_name_added_as_an_alias_of_ones_own_term_names_that_term(stack: Stack) -> None:
     """MED. The tenant's "P7ABCD<own>"; bob's new org term "Q9<own>" (201), then restated with the alias
     "P7ABCD<own>". Expected: a proposal against the tenant's term (202) or a refusal, and eve's context for
@@ -607,11 +597,6 @@ def test_a_spelled_out_sign_changes_a_private_fact(stack: Stack, first: str, sec
 
 
 # -- 8. a fact about another subject, lost as a restatement by meaning (HIGH) -----------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 8 (HIGH): a fact about another subject with the same value is a REINFORCE "
-    "by meaning of the first (the tenant's org fact lost)",
-)
 @pytest.mark.parametrize(
     ("attribute", "value"),
     [
@@ -632,11 +617,6 @@ def test_the_tenants_org_fact_about_another_subject_is_kept(stack: Stack, attrib
     assert subjects == [f"north dock {own}", f"south dock {own}"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 8 (HIGH): a private fact about another subject with the same value is a "
-    "REINFORCE by meaning (the son's school lost)",
-)
 def test_a_private_fact_about_another_subject_is_kept(stack: Stack) -> None:
     """HIGH. Carol's private facts "daughter school: she goes to Hillside <own> ..." then "son school: he
     goes to ...". Expected: 201 ADD, and her list holds both; seen: 200 REINFORCE, the son's school lost."""
@@ -697,11 +677,6 @@ console.log(JSON.stringify(seen));
 
 
 # -- 9. an org fact about "User" that shows a name (MED, narrow) ------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 9 (MED): Semantic.as_named reads only the subject 'user' as written: 'User' "
-    "with a name is a 201 ADD beside the org fact",
-)
 @pytest.mark.parametrize("subject", ["User", "the user", "us\u0435r"])
 def test_an_org_fact_about_user_in_any_case_is_keyed_by_the_name_it_shows(stack: Stack, subject: str) -> None:
     """MED (narrow). The tenant's org fact "North Dock <own> gate <own> opening time: 7 am"; bob's fact

@@ -668,3 +668,35 @@ def test_values_of_a_many_valued_fact_spelled_with_other_marks_are_two_memories(
     assert sorted(r.payload["value"] for r in store.all_versions() if r.status == "active") == sorted(
         [first, second]
     )
+
+
+@pytest.mark.parametrize(("held", "said"), [("WiFi", "Wi-Fi"), ("PLTZ7", "PLTZ-7"), ("PLTZ7", "PLTZ 7")])
+def test_an_org_terms_name_split_inside_a_word_is_a_proposal_against_it(
+    store: Any, index: Any, held: str, said: str
+) -> None:
+    # Given the tenant's org term HELD; when one user names it with a hyphen or a space inside a word
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    w.write(ANA, taxonomic, [term(held, "the dock network")], snap(1), visibility="org", authoritative=True)
+    done = w.write(BO, taxonomic, [term(said, "the open network")], snap(2), visibility="org")
+    # Then it is a proposal against the tenant's term, never a second term beside it
+    assert done.decisions == {"PROPOSE": 1}
+    assert [r.payload["term"] for r in store.all_versions() if r.status == "active"] == [held]
+
+
+@pytest.mark.parametrize("subject", ["son", "south dock"])
+def test_a_value_said_of_another_subject_is_a_memory_of_its_own(store: Any, index: Any, subject: str) -> None:
+    # Given a fact about one subject; when the same attribute and value are said of another
+    w = writer(store, index)
+    semantic = KINDS["semantic"]
+    first = {"subject": "daughter" if subject == "son" else "north dock", "attribute": "school"}
+    value = "goes to Hillside Primary School in the north of town"
+    w.write(ANA, semantic, [{**first, "value": value, "evidence_seqs": [1]}], snap(1))
+    again = w.write(
+        ANA,
+        semantic,
+        [{"subject": subject, "attribute": "school", "value": value, "evidence_seqs": [1]}],
+        snap(2),
+    )
+    # Then it is kept beside the first, never taken for a restatement of it by meaning
+    assert again.decisions == {"ADD": 1}

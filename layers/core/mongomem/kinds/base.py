@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
+from mongomem.kinds.labels import subject_form
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
 from mongomem.markers import skeleton
 
@@ -366,6 +367,15 @@ class MemoryKind:
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """For memories found by meaning (another key): `new` restates `old` in other words."""
         return restates(self.value(old), self.value(new))
+
+    def about_same(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether two memories of a kind with a subject are about one subject (as a reader takes it): a
+        value said of another subject ("south dock", "son") restates nothing said of the first, however
+        close in meaning (the key reads attributes in other words; a subject is who or what it is)."""
+        held, said = self.subject(old), self.subject(new)
+        if held is None or said is None:
+            return True
+        return subject_form(as_read(held)) == subject_form(as_read(said))
 
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.

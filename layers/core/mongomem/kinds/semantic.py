@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind
+from mongomem.kinds.base import Item, MemoryKind, as_read
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
 from mongomem.kinds.meaning import name_marks, norm, same_value, signs_and_money
@@ -107,7 +107,7 @@ class Semantic(MemoryKind):
 
     def as_named(self, payload: dict[str, Any]) -> dict[str, Any]:
         qualifiers = dict(payload.get("qualifiers") or {})
-        alias = qualifiers.pop(SUBJECT_ALIAS, None) if payload["subject"] == "user" else None
+        alias = qualifiers.pop(SUBJECT_ALIAS, None) if _is_user(payload["subject"]) else None
         if not alias or not str(alias).strip():
             return payload
         return {**payload, "subject": str(alias).strip(), "qualifiers": qualifiers}
@@ -172,7 +172,7 @@ class Semantic(MemoryKind):
 
     def text(self, payload: dict[str, Any]) -> str:
         qualifiers = dict(payload.get("qualifiers") or {})
-        alias = qualifiers.pop(SUBJECT_ALIAS, None) if payload["subject"] == "user" else None
+        alias = qualifiers.pop(SUBJECT_ALIAS, None) if _is_user(payload["subject"]) else None
         quals = "; ".join(f"{k}: {v}" for k, v in qualifiers.items())
         subject = alias or payload["subject"]  # the fact reads as it was said: "Ana allergy: peanuts"
         text = f"{subject} {payload['attribute']}: {payload['value']}"
@@ -180,3 +180,8 @@ class Semantic(MemoryKind):
 
     def value(self, payload: dict[str, Any]) -> str:
         return str(payload["value"])
+
+
+def _is_user(subject: str) -> bool:
+    """The subject "user" as a reader takes it: "User", "the user", "us\u0435r" (Cyrillic IE) too."""
+    return subject_form(as_read(subject)) == "user"

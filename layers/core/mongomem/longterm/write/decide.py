@@ -84,7 +84,12 @@ def _restatement(
     if not found.by_meaning:
         return None
     best_score, best = found.by_meaning[0]
-    if best_score >= thresholds.reinforce_at and new.kind.restates(best.payload, new.payload):
+    kind = new.kind
+    if (
+        best_score >= thresholds.reinforce_at
+        and kind.about_same(best.payload, new.payload)
+        and kind.restates(best.payload, new.payload)
+    ):
         return best_score, best
     return None
 
@@ -286,7 +291,9 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
                 and new.kind.states_exactly(candidate.payload, new.payload)
             ):
                 continue  # shared memory is restated to the letter only (restates_by_key), never by meaning
-            if new.kind.restates(candidate.payload, new.payload):
+            if new.kind.about_same(candidate.payload, new.payload) and new.kind.restates(
+                candidate.payload, new.payload
+            ):
                 reason = f"restates a memory in other words (cosine {score:.2f}, same anchors)"
                 return _reinforce(new, candidate, reason, score=score)
         return _add("close in meaning, but says something else", score=best_score)
@@ -300,6 +307,9 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
         # An update supersedes only a memory of the same key (those were decided above by rule): an
         # UPDATE of another key would supersede an unrelated memory, so it is refused.
         reason = f"LLM proposed to update {target.memory_id} (key {target.key!r}, not {new.key!r}): refused"
+        return _add(reason, "llm", score)
+    if not new.kind.about_same(target.payload, new.payload):
+        reason = f"LLM proposed to reinforce {target.memory_id}, a memory about another subject: refused"
         return _add(reason, "llm", score)
     if hard_anchors(new.kind.value(target.payload)) != hard_anchors(new.kind.value(new.payload)):
         # another number, time, date or a negation is a correction, whatever the model says: keeping

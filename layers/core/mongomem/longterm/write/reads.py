@@ -95,6 +95,10 @@ class CandidateReader:
             alike = self.read_alike(scope, new, by_key)
             if alike:
                 by_key, found.by_key = alike, alike
+        elif found.by_key and new.proposes_only and not new.retraction and shared:
+            claimed = self.claimed_by_alias(scope, new, found.by_key[0])
+            if claimed:
+                by_key, found.by_key = claimed, claimed
         if (
             found.by_key
             and not new.retraction
@@ -126,14 +130,23 @@ class CandidateReader:
                 break
         else:
             return []
-        named = alike[0].payload
-        said = {f: form[f] for f in kind.named if f in form}
-        new.payload = {**form, **{f: named[f] for f in kind.named if f in named}}
-        logger.info(
-            "a one-user org memory named as another reads as it: takes its form and name",
-            extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
-        )
-        return [r for r in alike if kind.same_name(r.payload, named)]
+        return _renamed(new, form, alike)
+
+    def claimed_by_alias(self, scope: Scope, new: NewMemory, held: MemoryRecord) -> list[MemoryRecord]:
+        """One user's restatement of an org memory that adds, as an alias, a name another org memory
+        goes by (their own term, then its alias "P7ABCD", the tenant's term): that memory's active
+        versions, after the statement is renamed as it. Said in one statement, a new term claiming the
+        name is a proposal against that memory (`read_alike`); said in two, it is the same proposal,
+        never an addition its only user merges at once (issue 33's eleventh probe)."""
+        kind = new.kind
+        added = {
+            f: [a for a in new.payload.get(f) or [] if a not in (held.payload.get(f) or [])]
+            for f in kind.alias_fields
+        }
+        if not any(added.values()):
+            return []
+        claimed = self.named_as_alias(scope, new, {**new.payload, **added}, besides=held.key)
+        return _renamed(new, new.payload, claimed) if claimed else []
 
     def _alike(
         self, scope: Scope, new: NewMemory, form: dict[str, Any], by_key: list[MemoryRecord]
@@ -151,33 +164,36 @@ class CandidateReader:
         return alike or self.stored_read_as(scope, new, form) or self.named_as_alias(scope, new, form)
 
     def stored_read_as(self, scope: Scope, new: NewMemory, form: dict[str, Any]) -> list[MemoryRecord]:
-        """The active org versions whose stored name reads as `form`'s though its key does not: a name
-        stored spelled out ("K.P.I.", keyed "k p i") or with look-alike letters, said as the word. Reads
-        the kind's active keys once (only for a one-user caller's new org name no key matched) and looks
-        up the few that read otherwise than they are written."""
+        """The active org versions whose name reads as `form`'s though their keys differ: a name stored
+        spelled out ("K.P.I.", keyed "k p i") or with look-alike letters, said as the word, or one word
+        split by a hyphen or a space on either side ("Wi-Fi" / "WiFi"). Reads the kind's active keys once
+        (only for a one-user caller's new org name no key matched) and looks up those that read alike."""
         kind = new.kind
         wanted = _read(kind.read_key(form))
+        looked_up = {kind.key(form), kind.read_key(form)}  # by `_alike`, already
         for key, _ in self.store.active_names(scope, kind.name, []):
-            read = _read(key)
-            if read != key and read == wanted:
+            if key not in looked_up and _read(key) == wanted:
                 found = self.store.active_by_key(scope, kind.name, key, new.agent_id)
                 found = [r for r in found if r.visibility == "org" and _reads_alike(kind, r.payload, form)]
                 if found:
                     return found
         return []
 
-    def named_as_alias(self, scope: Scope, new: NewMemory, form: dict[str, Any]) -> list[MemoryRecord]:
+    def named_as_alias(
+        self, scope: Scope, new: NewMemory, form: dict[str, Any], besides: str | None = None
+    ) -> list[MemoryRecord]:
         """One user's new org memory that goes by a name an org memory goes by, through an alias on
         either side ("pallet zone K" named as the tenant's term whose alias it is, or a new term claiming
         that term's name as its alias): that memory's active versions, newest first (docs/security.md
-        "Names that read alike"). Reads every active name of the kind once, for a new org name only."""
+        "Names that read alike"). Reads every active name of the kind once, for a new org name only
+        (`besides`: the key of the memory the statement restates, whose names are its own)."""
         kind = new.kind
         if not kind.alias_fields:
             return []
         said = kind.names_read(form)
         fields = [*kind.named, *sorted(kind.alias_fields)]
         for key, names in self.store.active_names(scope, kind.name, fields):
-            if said & kind.names_read(names):
+            if key != besides and said & kind.names_read(names):
                 found = self.store.active_by_key(scope, kind.name, key, new.agent_id)
                 found = [r for r in found if r.visibility == "org"]
                 if found:
@@ -224,10 +240,25 @@ class CandidateReader:
         return sorted(((scores[r.memory_id], r) for r in found), key=lambda p: (-p[0], p[1].memory_id))
 
 
+def _renamed(new: NewMemory, form: dict[str, Any], alike: list[MemoryRecord]) -> list[MemoryRecord]:
+    """`alike`'s versions of `alike[0]`'s exact name, after the new memory takes `form` and that name."""
+    kind = new.kind
+    named = alike[0].payload
+    said = {f: form[f] for f in kind.named if f in form}
+    new.payload = {**form, **{f: named[f] for f in kind.named if f in named}}
+    logger.info(
+        "a one-user org memory named as another reads as it: takes its form and name",
+        extra={"memory_id": alike[0].memory_id, "fields": sorted(said)},
+    )
+    return [r for r in alike if kind.same_name(r.payload, named)]
+
+
 def _read(key: str) -> str:
     """A match key as a reader takes it, part by part (`as_read`: look-alike letters as Latin ones, a
-    name spelled letter by letter as the word); the parts' separator is the key's own."""
-    return "|".join(norm(as_read(part)) for part in key.split("|"))
+    name spelled letter by letter as the word), its words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and
+    "PLTZ7" read alike (a hyphen or a space inside a word is no other name); the parts' separator is the
+    key's own."""
+    return "|".join("".join(norm(as_read(part)).split()) for part in key.split("|"))
 
 
 def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -> bool:
