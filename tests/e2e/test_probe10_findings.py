@@ -353,11 +353,6 @@ def test_a_users_other_value_of_a_single_valued_org_fact_spelled_with_other_mark
 
 
 # -- 3. erasure keeps the erased user's text when another statement gave the field any value (MED) ---------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 3: without_erased_words keeps a text field when any other statement of the "
-    "lineage gave that field, whatever its value",
-)
 def test_erasure_takes_the_erased_users_domain_out_whatever_other_domains_were_said(stack: Stack) -> None:
     """MED. A fresh user U's org term with "domain": "<U>'s private project <own>" (201 ADD); carol and dave
     add an alias (202 PROPOSE, 201 UPDATE: the active version carries U's domain); eve proposes another
@@ -400,11 +395,6 @@ def test_erasure_takes_the_erased_users_domain_out_of_a_version_others_carried(s
 
 
 # -- 4. erasure never takes a user's qualifiers out of an org fact another user restated (MED) -------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 4: stated_words records texts and lists of texts only: a fact's qualifiers "
-    "(a mapping) are never in the erased user's `said`",
-)
 def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Stack) -> None:
     """MED. Project config `semantic: {visibility: org}`. A fresh user U's one-user key: {"subject": "north
     gate <own>", "attribute": "night contact", "value": "the gate office", "qualifiers": {"note": "<U>

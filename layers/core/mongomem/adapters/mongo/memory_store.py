@@ -55,7 +55,12 @@ def unexpired() -> dict[str, Any]:
 
 def _uncounted(evidence: EvidenceRef) -> dict[str, Any]:
     """An evidence entry pushed without adding to reinforcement_count (`EvidenceRef.counted`)."""
-    return {**evidence.model_dump(), "counted": False}
+    return {**_evidence_doc(evidence), "counted": False}
+
+
+def _evidence_doc(evidence: EvidenceRef) -> dict[str, Any]:
+    """An evidence entry as stored: its answered fields, and `said_keyed` where it holds (stored only)."""
+    return {**evidence.model_dump(), **({"said_keyed": True} if evidence.said_keyed else {})}
 
 
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
@@ -81,6 +86,7 @@ def to_record(doc: dict[str, Any]) -> MemoryRecord:
 
 def to_doc(record: MemoryRecord) -> dict[str, Any]:
     data = record.model_dump(exclude={"memory_id", "embedding_model", "embedding_dim"})
+    data["evidence"] = [_evidence_doc(e) for e in record.evidence]
     if data.get("usage") is None:
         data.pop("usage", None)  # set by the first feedback (an embedded document, incremented in place)
     dim = record.embedding_dim or (len(record.vector) if record.vector else None)
@@ -215,7 +221,7 @@ class MemoryStore:
             "$inc": {"reinforcement_count": 1},
             # index_state: the index holds the count too (search ranks by it), re-written after this
             "$set": {"last_reinforced_at": at, "updated_at": at, "index_state": "pending"},
-            "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
+            "$push": {"evidence": _evidence_doc(evidence), "decisions": decision.model_dump()},
         }
         if evidence.observed_at is not None and earliest:
             update["$min"] = {"observed_at": min(evidence.observed_at, at)}

@@ -231,7 +231,7 @@ class MemoryWriter:
                 payload = kind.without_grants(payload)
             proof = _cited(evidence, cited, request.turn_times)
             if visibility == "org":  # what this user said, so erasing them can take out what only they said
-                proof = proof.model_copy(update={"said": stated_words(payload)})
+                proof = proof.model_copy(update={"said": stated_words(payload), "said_keyed": True})
             cleared = _cleared(kind, raw) if request.authoritative else frozenset()
             accepted.append((payload, proof, cleared))
         return accepted
