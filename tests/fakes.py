@@ -14,7 +14,7 @@ from typing import Any
 
 from mongomem.errors import Conflict, InvalidInput
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import ORG_OWNER
+from mongomem.models.memory import ORG_OWNER, MemoryView
 from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
 
@@ -206,8 +206,6 @@ class InMemoryMemoryRepository:
 
     @staticmethod
     def _visible(record: Any, target: Any) -> bool:
-        from mongomem.models.memory import MemoryView
-
         if isinstance(target, Scope):
             return bool(record.tenant == target.tenant and record.user_id == target.user_id)
         assert isinstance(target, MemoryView)
@@ -486,7 +484,10 @@ class InMemoryMemoryRepository:
                     return False
                 if any(r.metadata.get(k) != v for k, v in filters.metadata.items()):
                     return False
-                if filters.snapshot_id is not None and filters.snapshot_id not in r.snapshot_ids():
+                viewer = scope.scope.user_id if isinstance(scope, MemoryView) else scope.user_id
+                if filters.snapshot_id is not None and not any(
+                    e.snapshot_id == filters.snapshot_id and e.user_id in (viewer, None) for e in r.evidence
+                ):
                     return False
             return True
 

@@ -435,11 +435,6 @@ def _snapshot_id(user: str, session: str, from_seq: int) -> str:
     return "snap-" + digest[:24]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 5: the memories list's snapshot_id filter matches any user's evidence, and "
-    "snapshot ids are a hash anyone can compute",
-)
 def test_another_users_snapshot_id_lists_nothing_of_theirs(stack: Stack) -> None:
     """MED. Alice records "P7<OWN> stands for the pallet zone of the north dock" in her session
     "dock-notes-<own>" and flushes it: extraction writes the org term with her snapshot's evidence (every

@@ -446,7 +446,13 @@ class MemoryStore:
             for key, value in filters.metadata.items():
                 query[f"metadata.{key}"] = value
             if filters.snapshot_id is not None:
-                query["evidence.snapshot_id"] = filters.snapshot_id
+                # the viewer's own evidence only: a snapshot id is computable (a hash of the user and the
+                # session), and another user's entry in an org memory must not answer whether they had that
+                # session. A private memory's entries written before evidence named its user have none.
+                viewer = scope.scope.user_id if isinstance(scope, MemoryView) else scope.user_id
+                query["evidence"] = {
+                    "$elemMatch": {"snapshot_id": filters.snapshot_id, "user_id": {"$in": [viewer, None]}}
+                }
         if observed:
             query["observed_at"] = {
                 **({"$gte": observed.after} if observed.after else {}),
