@@ -589,11 +589,6 @@ class _StuckCursor(http.server.BaseHTTPRequestHandler):
         return
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 8 (LOW): MemoryClient.iter_memories follows a next_cursor that repeats, "
-    "without end",
-)
 def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
     """LOW. A server answering every GET /v1/memories with {"memories": [], "next_cursor": C} (the same C):
     MemoryClient.iter_memories(...) asks again and again (here until the server refuses, 26 requests; a
