@@ -388,7 +388,8 @@ class MemoryWriter:
         )
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
-            return Outcome(Decision.NOOP, "restatement already counted", current, verdict.by, verdict.score)
+            reason = "restatement already counted" + verdict.left_out
+            return Outcome(Decision.NOOP, reason, current, verdict.by, verdict.score)
         # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
         return self._outcome(verdict, record, [record.memory_id])
 
