@@ -352,6 +352,20 @@ class InMemoryMemoryRepository:
                 decisions=[*found.decisions, decision],
             )
 
+    def drop_proposals(self, scope: Scope, user_id: str, ids: list[str]) -> list[str]:
+        with self.lock:
+            gone = [
+                i
+                for i in ids
+                if (r := self.docs.get(i)) is not None
+                and self._visible(r, scope)
+                and r.status == "proposed"
+                and all(e.user_id == user_id and not e.tenant_wide for e in r.evidence)
+            ]
+            for i in gone:
+                del self.docs[i]
+            return gone
+
     def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:
         with self.lock:
             found = self.docs.get(memory_id)

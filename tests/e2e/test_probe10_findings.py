@@ -531,11 +531,6 @@ def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(s
 LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 7: one user's proposals are unlimited; the org term's history answer passes "
-    "Lambda's 6 MB",
-)
 def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) -> None:
     """LOW. The tenant's org term; a fresh user's one-user key proposes 125 other definitions (4,000
     characters) with 50 aliases and 50 related terms of 280 characters each (202 each); eve's GET

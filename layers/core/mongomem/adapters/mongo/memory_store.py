@@ -292,6 +292,23 @@ class MemoryStore:
                 },
             )
 
+    def drop_proposals(self, scope: Scope, user_id: str, ids: list[str]) -> list[str]:
+        if not ids:
+            return []
+        # only the user's own: a proposal another user (or the tenant) backed meanwhile stays
+        query = {
+            "_id": {"$in": ids},
+            **scope.filter(),
+            "status": "proposed",
+            "evidence": {"$not": {"$elemMatch": {"user_id": {"$ne": user_id}}}},
+            "evidence.tenant_wide": {"$ne": True},
+        }
+        with translate_errors():
+            found = [str(d["_id"]) for d in self.coll.find(query, {"_id": 1})]
+            if found:
+                self.coll.delete_many({**query, "_id": {"$in": found}})
+        return found
+
     def record_use(
         self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime
     ) -> tuple[MemoryRecord | None, bool]:
