@@ -334,6 +334,7 @@ class InMemoryMemoryRepository:
         at: datetime,
         payload: dict[str, Any],
         text: str,
+        carried: dict[str, Any],
     ) -> Any:
         with self.lock:
             found = self.docs.get(memory_id)
@@ -343,6 +344,7 @@ class InMemoryMemoryRepository:
                 memory_id,
                 scope,
                 "proposed",
+                **carried,
                 status="active",
                 supersedes=supersedes,
                 payload=payload,

@@ -212,12 +212,25 @@ def test_a_proposal_is_backed_once_per_snapshot_and_activated_once(memories: Any
     assert backed is not None and backed.reinforcement_count == 2 and backed.status == "proposed"
     assert memories.reinforce(org, proposal.memory_id, backing, note, T0, status="proposed") is None
     promote = DecisionRecord(decision="UPDATE", reason="enough users", at=T0)
-    assert memories.activate(org, current.memory_id, "x", promote, T0, {"v": 1}, "t") is None  # not proposed
-    active = memories.activate(org, proposal.memory_id, current.memory_id, promote, T0, {"value": "o2"}, "o2")
+    assert (
+        memories.activate(org, current.memory_id, "x", promote, T0, {"v": 1}, "t", {}) is None
+    )  # not proposed
+    carried = {"metadata": {"team": "dock"}, "metadata_by": None, "expires_at": None, "observed_at": T0}
+    active = memories.activate(
+        org, proposal.memory_id, current.memory_id, promote, T0, {"value": "o2"}, "o2", carried
+    )
     assert active is not None and active.status == "active" and active.supersedes == current.memory_id
-    assert active.payload == {"value": "o2"} and active.text == "o2"
+    assert active.payload == {"value": "o2"} and active.text == "o2" and active.metadata == {"team": "dock"}
     assert [d.decision for d in active.decisions] == ["ADD", "PROPOSE", "UPDATE"]
-    assert memories.activate(org, proposal.memory_id, current.memory_id, promote, T0, {}, "") is None
+    assert memories.activate(org, proposal.memory_id, current.memory_id, promote, T0, {}, "", {}) is None
+    # the version it replaces is superseded once: a second writer's supersede finds it replaced already
+    assert memories.supersede(org, current.memory_id, proposal.memory_id, T0) is True
+    assert memories.supersede(org, current.memory_id, "another", T0) is False
+    # a promotion that lost the race goes back to a proposal, its activation's decision taken back
+    memories.withdraw(org, proposal.memory_id, T0)
+    back = memories.get(org, proposal.memory_id)
+    assert back is not None and back.status == "proposed"
+    assert [d.decision for d in back.decisions] == ["ADD", "PROPOSE"]
 
 
 def test_a_view_reads_the_users_and_the_orgs_memories(memories: Any) -> None:

@@ -201,11 +201,6 @@ def _org_list(stack: Stack, kind: str, own: str) -> list[dict[str, Any]]:
 
 
 # -- 1. erasure restores a version kept as history, never active (HIGH, narrow) -----------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 1: _restore_lineage makes the highest-numbered superseded version active, "
-    "a version the tenant kept as history (never active), with its tool grant",
-)
 def test_erasure_never_restores_a_version_kept_as_history(stack: Stack) -> None:
     """HIGH (narrow). The tenant's org procedure v1 (no tool grant); the tenant's older version of it, dated
     2020 with allowed_tools ["Bash(*)"] (201 UPDATE "kept as history"); two users carry a third step (202,
@@ -233,10 +228,6 @@ def test_erasure_never_restores_a_version_kept_as_history(stack: Stack) -> None:
     assert live["payload"]["steps"] == current["steps"], live["payload"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 1: _restore_lineage makes the 2020 history version of a term active",
-)
 def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
     """HIGH (narrow), the same with a term: the tenant's "within 2 hours" (now) and "within 6 hours"
     (2020, kept as history); two users carry "within 3 hours" and erase themselves; every user reads the
@@ -281,11 +272,6 @@ def test_erasure_restores_the_version_the_erased_users_replaced(stack: Stack) ->
 
 
 # -- 2. a many-valued fact's values spelled with other marks share one key (MED) --------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 2: value_form folds 'C++' and 'C#' to one key; same_name reads only "
-    "subject and attribute",
-)
 @pytest.mark.parametrize(("first", "second"), [("C++", "C#"), ("F#", "F*"), (".NET", "NET")])
 def test_the_tenants_second_value_of_a_many_valued_org_fact_is_kept_beside_the_first(
     stack: Stack, first: str, second: str
@@ -302,10 +288,6 @@ def test_the_tenants_second_value_of_a_many_valued_org_fact_is_kept_beside_the_f
     assert values == sorted([first, second]), values
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 2: Semantic.same_content takes value forms 'c' = 'c' for the same value",
-)
 def test_a_users_second_private_value_spelled_with_other_marks_is_kept(stack: Stack) -> None:
     """MED. A fresh user's one-user key: private {"subject": "user", "attribute": "languages", "value":
     "C++"} (201 ADD), then "C#" -> 200 REINFORCE "same key and the same value" (C# lost)."""
@@ -317,11 +299,6 @@ def test_a_users_second_private_value_spelled_with_other_marks_is_kept(stack: St
     assert (status, again["decision"]) == (201, "ADD"), again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 2: a user's new value 'C#' of a many-valued org fact is a proposal against "
-    "'C++' (their shared key), and two users replace it",
-)
 def test_users_adding_a_value_to_a_many_valued_org_fact_keep_the_tenants(stack: Stack) -> None:
     """MED. The tenant's org fact {"subject": "scanner <own>", "attribute": "languages", "value": "C++"};
     bob states "Java" for it: 201 ADD (a value beside it, as a many-valued attribute takes); bob states
@@ -466,11 +443,6 @@ def test_a_snapshot_id_of_nobodys_session_lists_nothing(stack: Stack) -> None:
 
 
 # -- 6. a proposal made against an older version carries that version's expiry and metadata (MED) ----------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 10 finding 6: a proposal copies its target's expiry and metadata when it is made, "
-    "not those of the version it replaces when it is carried",
-)
 def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_replaces(stack: Stack) -> None:
     """MED. The tenant's org term v1 with "metadata": {"team": "dock-old <own>"} and "expires_at" two hours
     ahead (a temporary rule); bob proposes another definition (202: the proposal copies v1's expiry and

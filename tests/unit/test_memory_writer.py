@@ -649,3 +649,22 @@ def test_two_tenant_updates_at_the_same_moment_are_both_kept_in_order(store: Any
     assert versions[0].payload["definition"] == "the pallet count"
     assert {r.payload["definition"] for r in versions[1:]} == {"the crate count", "the parcel count"}
     assert [r.status for r in versions] == ["superseded", "superseded", "active"]
+
+
+@pytest.mark.parametrize("visibility", ["private", "org"])
+@pytest.mark.parametrize(("first", "second"), [("C++", "C#"), ("F#", "F*"), (".NET", "NET")])
+def test_values_of_a_many_valued_fact_spelled_with_other_marks_are_two_memories(
+    store: Any, index: Any, visibility: str, first: str, second: str
+) -> None:
+    # Given a fact of many values (languages) holding FIRST, stated by its own writer
+    w = writer(store, index)
+    semantic = KINDS["semantic"]
+    said: dict[str, Any] = {"visibility": visibility, "authoritative": visibility == "org"}
+    w.write(ANA, semantic, [fact("languages", first)], snap(1), **said)
+    # When the same writer states SECOND, which the key folds to the same form
+    again = w.write(ANA, semantic, [fact("languages", second)], snap(2), **said)
+    # Then it is a second value beside the first, never a restatement or an update of it
+    assert again.decisions == {"ADD": 1}
+    assert sorted(r.payload["value"] for r in store.all_versions() if r.status == "active") == sorted(
+        [first, second]
+    )

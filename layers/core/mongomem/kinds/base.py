@@ -306,6 +306,12 @@ class MemoryKind:
         away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
         return all(name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or "")) for f in self.named)
 
+    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether two payloads of one key are two memories whoever states them: a key that holds a value
+        folds its marks away too ("C++" and "C#" of a many-valued fact), and a value is never a restatement
+        or an update of another value."""
+        return False
+
     def read_key(self, payload: dict[str, Any]) -> str:
         """The key of the name as a reader takes it: every naming field's look-alike letters read as the
         Latin letters and digits they are drawn like (`markers.skeleton`, Unicode TR39 confusables), so

@@ -9,7 +9,7 @@ from pydantic import Field
 from mongomem.kinds.base import Item, MemoryKind
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
-from mongomem.kinds.meaning import norm, same_value, signs_and_money
+from mongomem.kinds.meaning import name_marks, norm, same_value, signs_and_money
 
 # Attributes that record what the user asked, not what is true of them.
 QUESTION_ATTRIBUTES = frozenset(
@@ -142,6 +142,18 @@ class Semantic(MemoryKind):
         if payload.get("cardinality") == "many" or many_valued(attribute):
             return f"{key}|{value_form(attribute, payload['value'])}"
         return key
+
+    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        # a key that holds the value: "C++" and "C#", ".NET" and "NET" are two languages
+        held = (
+            old.get("cardinality") == "many"
+            or new.get("cardinality") == "many"
+            or many_valued(new["attribute"])
+        )
+        return held and name_marks(str(old.get("value") or "")) != name_marks(str(new.get("value") or ""))
+
+    def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        return super().same_name(old, new) and not self.keyed_apart(old, new)
 
     def held_forms(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
         # "many" chosen by the caller for an attribute the labels hold single-valued

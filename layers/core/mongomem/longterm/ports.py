@@ -73,9 +73,11 @@ class MemoryRepository(Protocol):
         at: datetime,
         payload: dict[str, Any],
         text: str,
+        carried: dict[str, Any],
     ) -> MemoryRecord | None:
         """A `proposed` version becomes the active one (superseding `supersedes`, which the caller then
-        supersedes); None when it is no longer proposed."""
+        supersedes), with `carried`: the fields it takes from that version (expiry, metadata, the time it
+        is dated by); None when it is no longer proposed."""
         ...
 
     def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:

@@ -238,7 +238,8 @@ class MongoErasureRepository:
         coll = self.db["memories"]
         changed: list[str] = []
         deleted: list[str] = []
-        emptied: set[str] = set()
+        emptied: dict[str, str | None] = {}  # lineage -> the id its deleted active version replaced
+        replaced: dict[str, str | None] = {}  # deleted version -> the id it replaced
         # per lineage, the user's own words (their evidence's `said`): other versions carry them too
         words: dict[str, list[dict[str, list[str]] | None]] = {}
         query = {"tenant": scope.tenant, "user_id": ORG_OWNER, "evidence.user_id": scope.user_id}
@@ -253,13 +254,16 @@ class MongoErasureRepository:
                 if update is None:
                     coll.delete_one({"_id": doc["_id"]})
                     deleted.append(doc["_id"])
+                    replaced[doc["_id"]] = doc.get("supersedes")
                     if doc.get("status") == "active":
-                        emptied.add(doc["lineage_id"])
+                        emptied[doc["lineage_id"]] = doc.get("supersedes")
                     continue
                 coll.update_one({"_id": doc["_id"]}, {"$set": update})
                 changed.append(doc["_id"])
-            for lineage_id in emptied:
-                restored = self._restore_lineage(scope.tenant, lineage_id, at)
+            for lineage_id, before in emptied.items():
+                while before in replaced:  # past the versions this erase deleted too
+                    before = replaced[before]
+                restored = self._restore_lineage(scope.tenant, lineage_id, before, at)
                 if restored is not None:
                     changed.append(restored)
             if text_of is not None:
@@ -316,17 +320,26 @@ class MongoErasureRepository:
             changed.append(str(doc["_id"]))
         return changed
 
-    def _restore_lineage(self, tenant: str, lineage_id: str, at: datetime) -> str | None:
-        """Make the newest superseded version of an org lineage left without an active one active again;
-        returns its id (None when the lineage has no such version, or has an active one)."""
+    def _restore_lineage(self, tenant: str, lineage_id: str, before: str | None, at: datetime) -> str | None:
+        """Make the version an org lineage held before its deleted active version active again: the one
+        that version replaced (`before`), else the newest version an update replaced; returns its id
+        (None when the lineage has no such version, or has an active one). Only a version that was the
+        active one comes back: never a proposal, a version kept as history (stated earlier than the
+        current one: never active) or one its users retracted (no successor)."""
         coll = self.db["memories"]
         lineage = {"tenant": tenant, "user_id": ORG_OWNER, "lineage_id": lineage_id}
-        survivor = coll.find_one(
-            # a proposal never held the value: only a version that was active comes back
-            {**lineage, "status": "superseded"},
-            {"_id": 1},
-            sort=[("version", -1)],
-        )
+        # replaced by a later version (a retracted one has no successor; a proposal is not superseded)
+        versions = {d["_id"]: d for d in coll.find(lineage, {"version": 1, "status": 1, "superseded_by": 1})}
+        replaced = [
+            d
+            for d in versions.values()
+            if d.get("status") == "superseded"
+            and d.get("superseded_by")
+            # kept as history: "superseded" at once by the version that was active, of a lower number
+            and versions.get(d["superseded_by"], {}).get("version", d["version"] + 1) > d["version"]
+        ]
+        chosen = [d for d in replaced if d["_id"] == before] or sorted(replaced, key=lambda d: -d["version"])
+        survivor = chosen[0] if chosen else None
         if survivor is None or coll.count_documents({**lineage, "status": "active"}):
             return None
         coll.update_one(

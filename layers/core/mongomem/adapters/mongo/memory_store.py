@@ -263,9 +263,11 @@ class MemoryStore:
         at: datetime,
         payload: dict[str, Any],
         text: str,
+        carried: dict[str, Any],
     ) -> MemoryRecord | None:
         update = {
             "$set": {
+                **carried,
                 "status": "active",
                 "supersedes": supersedes,
                 "payload": payload,

@@ -82,9 +82,15 @@ class CandidateReader:
             if cached and batch is not None
             else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         )
-        # shared memory: one key, another name ("Q++" and "Q#" share the key "q") is not the same memory
-        shared = new.visibility == "org"
-        found.by_key = [r for r in by_key if not shared or new.kind.same_name(r.payload, new.payload)]
+        # shared memory: one key, another name ("Q++" and "Q#" share the key "q") is not the same memory;
+        # nor, in any memory, another value of a key that holds it ("C++" and "C#" of one's languages)
+        shared, kind = new.visibility == "org", new.kind
+        found.by_key = [
+            r
+            for r in by_key
+            if not kind.keyed_apart(r.payload, new.payload)
+            and (not shared or kind.same_name(r.payload, new.payload))
+        ]
         if not found.by_key and new.proposes_only and not new.retraction:
             alike = self.read_alike(scope, new, by_key)
             if alike:
@@ -225,4 +231,6 @@ def _read(key: str) -> str:
 
 
 def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -> bool:
+    if kind.keyed_apart(held, said):
+        return False
     return kind.reads_as(held, said) or _read(kind.read_key(held)) == _read(kind.read_key(said))

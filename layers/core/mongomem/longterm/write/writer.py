@@ -429,21 +429,11 @@ class MemoryWriter:
                 # a proposal keeps the expiry and the metadata of the version it would replace, and is not
                 # dated before it: its backers state a value, and one of them alone never decides when every
                 # user's version ends, what filters find it, or when it was first said (docs/adr/0072)
-                target = verdict.target
                 proposal = new_version(
                     scope, new, lineage, verdict.version, note, now, payload=verdict.proposed
                 )
-                observed = proposal.observed_at
-                if target.observed_at is not None and (observed is None or observed < target.observed_at):
-                    observed = target.observed_at
                 proposal = proposal.model_copy(
-                    update={
-                        "status": "proposed",
-                        "expires_at": target.expires_at,
-                        "metadata": dict(target.metadata),
-                        "metadata_by": target.metadata_by,
-                        "observed_at": observed,
-                    }
+                    update={"status": "proposed", **_carried(verdict.target, proposal)}
                 )
                 self._insert(scope, proposal)
                 return proposal
@@ -503,6 +493,8 @@ class MemoryWriter:
             now,
             verdict.payload,
             new.kind.text(verdict.payload),
+            # from the version it replaces now (the tenant may have corrected it since the proposal)
+            _carried(current, proposal),
         )
         if promoted is None or not self.store.supersede(scope, current.memory_id, promoted.memory_id, now):
             # another writer changed the lineage meanwhile (a promotion or an update carried at the same
@@ -512,6 +504,21 @@ class MemoryWriter:
             return Outcome(Decision.PROPOSE, proposed.reason, proposal, touched=[proposal.memory_id])
         touched = [promoted.memory_id, current.memory_id]
         return Outcome(verdict.decision, verdict.reason, promoted, touched=touched)
+
+
+def _carried(replaced: MemoryRecord, proposal: MemoryRecord) -> dict[str, Any]:
+    """What a proposal takes from the version it replaces (docs/adr/0072): its expiry and metadata, and a
+    date never before it. Its backers state a value; one of them alone never decides when every user's
+    version ends, what filters find it, or when it was first said."""
+    observed = proposal.observed_at
+    if replaced.observed_at is not None and (observed is None or observed < replaced.observed_at):
+        observed = replaced.observed_at
+    return {
+        "expires_at": replaced.expires_at,
+        "metadata": dict(replaced.metadata),
+        "metadata_by": replaced.metadata_by,
+        "observed_at": observed,
+    }
 
 
 class _VersionTaken(Exception):
