@@ -14,7 +14,7 @@ from typing import Any
 
 from mongomem.errors import Conflict, InvalidInput
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import ORG_OWNER
+from mongomem.models.memory import ORG_OWNER, MemoryView
 from mongomem.models.working_memory import Thread, WorkingMemoryKey
 from mongomem.workingmemory.ports import Stored
 
@@ -206,8 +206,6 @@ class InMemoryMemoryRepository:
 
     @staticmethod
     def _visible(record: Any, target: Any) -> bool:
-        from mongomem.models.memory import MemoryView
-
         if isinstance(target, Scope):
             return bool(record.tenant == target.tenant and record.user_id == target.user_id)
         assert isinstance(target, MemoryView)
@@ -356,6 +354,20 @@ class InMemoryMemoryRepository:
                 decisions=[*found.decisions, decision],
             )
 
+    def drop_proposals(self, scope: Scope, user_id: str, ids: list[str]) -> list[str]:
+        with self.lock:
+            gone = [
+                i
+                for i in ids
+                if (r := self.docs.get(i)) is not None
+                and self._visible(r, scope)
+                and r.status == "proposed"
+                and all(e.user_id == user_id and not e.tenant_wide for e in r.evidence)
+            ]
+            for i in gone:
+                del self.docs[i]
+            return gone
+
     def withdraw(self, scope: Scope, memory_id: str, at: datetime) -> None:
         with self.lock:
             found = self.docs.get(memory_id)
@@ -488,7 +500,10 @@ class InMemoryMemoryRepository:
                     return False
                 if any(r.metadata.get(k) != v for k, v in filters.metadata.items()):
                     return False
-                if filters.snapshot_id is not None and filters.snapshot_id not in r.snapshot_ids():
+                viewer = scope.scope.user_id if isinstance(scope, MemoryView) else scope.user_id
+                if filters.snapshot_id is not None and not any(
+                    e.snapshot_id == filters.snapshot_id and e.user_id in (viewer, None) for e in r.evidence
+                ):
                     return False
             return True
 

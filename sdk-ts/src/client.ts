@@ -124,10 +124,16 @@ export class MongomemClient {
   /** Every matching memory, following the cursor page by page. */
   async *iterMemories(query: QueryOf<"listMemories"> = {}, options?: RequestOptions): AsyncGenerator<ResultOf<"listMemories">["memories"][number]> {
     let cursor = query.cursor;
+    const asked = new Set<string>();
     do {
+      if (cursor) asked.add(cursor);
       const page = await this.listMemories({ ...query, cursor }, options);
       yield* page.memories;
       cursor = page.next_cursor;
+      // a cursor asked with already would be followed forever: the answer is not one the API gives
+      if (cursor && asked.has(cursor)) {
+        throw new MongomemError(200, "invalid_response", "the API answered a cursor it was asked with already: the list never ends");
+      }
     } while (cursor);
   }
 

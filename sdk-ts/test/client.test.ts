@@ -85,6 +85,34 @@ test("memories: write, read with history, search, list every page, delete", asyn
   assert.equal((await mem.getMemory(second.memory.memory_id, { user_id: user })).memory.status, "deleted");
 });
 
+test("iterMemories stops with invalid_response at a cursor the API gave already, and follows one that moves", async () => {
+  // Given a server whose next cursor never moves, and one that goes back to a cursor it gave
+  const serving = (cursors: (string | null)[]) => {
+    const asked: (string | null)[] = [];
+    const impl: typeof fetch = async (input) => {
+      asked.push(new URL(String(input)).searchParams.get("cursor"));
+      if (asked.length > 10) return new Response(JSON.stringify({ error: { code: "stop", message: "enough", details: null } }), { status: 400, headers: { "content-type": "application/json" } });
+      const body = { memories: [], next_cursor: cursors[Math.min(asked.length, cursors.length) - 1] };
+      return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
+    };
+    return { impl, asked };
+  };
+  for (const cursors of [["2026-01-02T00:00:00+00:00"], ["2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"]]) {
+    const { impl, asked } = serving(cursors);
+    const mem = new MongomemClient({ baseUrl: "http://memory.test", retries: 0, fetch: impl });
+    // When every memory is iterated, Then the SDK's own error ends it, not the server's refusal
+    const error = await (async () => {
+      for await (const _ of mem.iterMemories({ user_id: "ana" })) void _;
+    })().catch((e: unknown) => e);
+    assert.ok(error instanceof MongomemError && error.code === "invalid_response", String(error));
+    assert.equal(asked.length, new Set(cursors).size + 1, JSON.stringify(asked));
+  }
+  const moving = serving(["2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00", null]);
+  const mem = new MongomemClient({ baseUrl: "http://memory.test", retries: 0, fetch: moving.impl });
+  for await (const _ of mem.iterMemories({ user_id: "ana" })) void _;
+  assert.deepEqual(moving.asked, [null, "2026-01-02T00:00:00+00:00", "2026-01-01T00:00:00+00:00"]);
+});
+
 test("threads and working memory through the client", async () => {
   const mem = client();
   const user = uid("cy");

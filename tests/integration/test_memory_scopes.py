@@ -299,6 +299,26 @@ def test_org_extraction_by_two_users_reinforces_one_memory(
 
 
 # -- erasure ---------------------------------------------------------------------------------------
+def test_a_snapshot_id_lists_only_what_the_callers_own_snapshot_stated(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    # Given ana's session stating a preference (private) and a term (org), extracted
+    turns = [{"role": "user", "content": "I prefer aisle seats. MTTR means mean time to recovery."}]
+    assert call(fns, ctx, "POST", "/v1/sessions/s-snap/turns", {"user_id": "ana", "turns": turns})[0] == 201
+    status, flushed = call(fns, ctx, "POST", "/v1/sessions/s-snap/flush", user_id="ana")
+    assert status == 200, flushed
+    snapshot = flushed["snapshot"]["snapshot_id"]
+    queue, policy = LocalQueue(svc.db), QueuePolicy(visibility_timeout=0.0)
+    drain_all(queue, EXTRACT_QUEUES, fns["extract"].lambda_handler, policy)
+    # When ana lists by her snapshot's id, Then both are listed
+    mine = listed(fns, ctx, "ana", snapshot_id=snapshot)
+    assert {"preference", "taxonomic"} <= {m["type"] for m in mine}, mine
+    # When bob lists by it (the id is a hash anyone can compute), Then nothing: the org term holds ana's
+    # evidence, not his, and a list must not tell him she had that session
+    assert listed(fns, ctx, "bob", snapshot_id=snapshot) == []
+    assert [m["payload"]["term"] for m in listed(fns, ctx, "bob", type="taxonomic")] == ["MTTR"]
+
+
 def test_erasing_a_user_removes_their_evidence_and_the_org_memories_only_they_stated(
     svc: Services, fns: dict[str, Any], ctx: Any
 ) -> None:

@@ -106,6 +106,47 @@ def test_a_service_account_cannot_share_what_its_project_keeps_private(
     assert status == 201
 
 
+def test_a_users_new_proposal_withdraws_their_oldest_beyond_five_but_never_one_another_user_backs(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    # Given the tenant's org term that two users restate (three behind it), and mallory's proposal that
+    # carol states too (two behind it: pending)
+    status, added = call(
+        fns, ctx, "POST", "/v1/memories", {"user_id": "ops", "type": "taxonomic", "payload": SLO}
+    )
+    assert status == 201, added
+    for user in ("dee", "eli"):
+        assert (
+            call(fns, ctx, "POST", "/v1/memories", {"type": "taxonomic", "payload": SLO}, as_user=user)[0]
+            == 200
+        )
+
+    def propose(user: str, n: int) -> dict[str, Any]:
+        payload = {"term": "SLO", "definition": f"a service level objective, draft {n}"}
+        status, answer = call(
+            fns, ctx, "POST", "/v1/memories", {"type": "taxonomic", "payload": payload}, as_user=user
+        )
+        assert status == 202, answer
+        return dict(answer)
+
+    propose("mal", 0)
+    propose("carol", 0)
+    # When mallory proposes six more definitions of her own
+    answers = [propose("mal", n) for n in range(1, 7)]
+    # Then she keeps her five newest (the sixth withdrew her oldest, and says so), and the one carol backs
+    assert ["withdrawn" in a["reason"] for a in answers] == [False] * 5 + [True], [
+        a["reason"] for a in answers
+    ]
+    pending = [d for d in org_docs(svc, "SLO") if d["status"] == "proposed"]
+    drafts = sorted(int(d["payload"]["definition"].rsplit(" ", 1)[1]) for d in pending)
+    assert drafts == [0, 2, 3, 4, 5, 6], drafts
+    # and the withdrawn one is gone from every user's history of the term
+    status, history = call(
+        fns, ctx, "GET", f"/v1/memories/{added['memory']['memory_id']}?history=true", as_user="eli"
+    )
+    assert status == 200 and "draft 1" not in json.dumps(history), history
+
+
 # -- who may change them --------------------------------------------------------------------------
 def test_a_users_conflicting_value_is_a_proposal_until_more_users_state_it(
     svc: Services, fns: dict[str, Any], ctx: Any

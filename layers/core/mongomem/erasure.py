@@ -44,28 +44,80 @@ def without_erased_words(
     payload: dict[str, Any],
     erased: list[dict[str, list[str]] | None],
     rest: list[dict[str, list[str]] | None],
+    *,
+    keyed: bool = True,
 ) -> dict[str, Any] | None:
     """An org memory's payload without the words only the erased user said (`erased`: their statements'
     words; `rest`: the other users'), or None when nothing changes: a list item (an alias, a tag, a tool
-    grant) no other user said, an optional text (a domain) no other user gave at all. Only when every
-    other statement recorded its words (older entries did not: then nothing is taken out)."""
+    grant) no other user said, an optional text (a domain, a qualifier's note) no other user gave that
+    same value of. Only when every other statement recorded its words (older entries did not: then nothing
+    is taken out); a mapping's entries only when they recorded it per key too (`keyed`, "qualifiers.note":
+    `stated_words`)."""
     if not erased or any(w is None for w in erased) or any(w is None for w in rest):
         return None
-    theirs = {t.strip().casefold() for w in rest if w for texts in w.values() for t in texts}
-    given = {name for w in rest if w for name in w}
-    mine = {name: {t.strip().casefold() for t in texts} for w in erased if w for name, texts in w.items()}
-    out = dict(payload)
-    for name, value in payload.items():
-        said = mine.get(name)
-        if not said:
-            continue
-        if isinstance(value, list):
-            kept = [v for v in value if not (isinstance(v, str) and v.strip().casefold() in said - theirs)]
-            if len(kept) != len(value):
-                out[name] = kept
-        elif isinstance(value, str) and name not in given and value.strip().casefold() in said:
-            out[name] = None
+    stated = [w for w in rest if w]
+    theirs = {_folded(t) for w in stated for texts in w.values() for t in texts}
+    given: dict[str, set[str]] = {}
+    for w in stated:
+        for name, texts in w.items():
+            given.setdefault(name, set()).update(_folded(t) for t in texts)
+    # a field every other statement gave is one the kind requires (a term, a definition, a fact's value):
+    # it is never emptied, whatever form the others gave it in (a name is matched by its key, not its letters)
+    required = set.intersection(*(set(w) for w in stated)) if stated else set()
+    mine: dict[str, set[str]] = {}
+    for said in erased:
+        for name, texts in (said or {}).items():
+            mine.setdefault(name, set()).update(_folded(t) for t in texts)
+    words = _Words(mine, theirs, given, required, keyed)
+    out = words.mapping(payload, "")
     return out if out != payload else None
+
+
+def _folded(text: str) -> str:
+    """A word as erasure compares it (`EvidenceRef.said` entries and payload values alike)."""
+    return text.strip().casefold()
+
+
+class _Words:
+    """What the erased user said (`mine`) against what the others said, for one payload."""
+
+    def __init__(
+        self,
+        mine: dict[str, set[str]],
+        theirs: set[str],
+        given: dict[str, set[str]],
+        required: set[str],
+        keyed: bool,
+    ) -> None:
+        self.mine, self.theirs, self.given, self.required, self.keyed = mine, theirs, given, required, keyed
+
+    def mapping(self, value: dict[str, Any], prefix: str) -> dict[str, Any]:
+        """The payload (no prefix: a text that goes becomes None) or one of its mappings (a text that
+        goes leaves the mapping: a qualifier has no empty value)."""
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            path = f"{prefix}{name}"
+            if isinstance(item, list):
+                said = self.mine.get(path, set()) - self.theirs
+                item = [v for v in item if not (isinstance(v, str) and _folded(v) in said)] if said else item
+            elif isinstance(item, str) and self.goes(path, item):
+                if prefix:
+                    continue
+                item = None
+            elif isinstance(item, dict) and self.keyed:
+                item = self.mapping(item, f"{path}.")
+            out[name] = item
+        return out
+
+    def goes(self, path: str, text: str) -> bool:
+        """A text only the erased user gave: they said it, and no other statement gave the field that
+        value (nor is it a field every statement gives)."""
+        said = _folded(text)
+        return (
+            said in self.mine.get(path, set())
+            and said not in self.given.get(path, set())
+            and (path not in self.required)
+        )
 
 
 class ErasureRepository(Protocol):

@@ -184,10 +184,11 @@ class MemoryClient(_Base):
         """Every matching memory, following the cursor page by page."""
         first = Methods.list_memories.build(user_id, type, status, page_size)
         call: Call[Any] | None = first
+        asked: set[str] = set()
         while call is not None:
             page = self._run(call)
             yield from page.memories
-            call = next_memories_page(first, page)
+            call = _following(first, page, asked)
 
     def close(self) -> None:
         self._http.close()
@@ -243,11 +244,12 @@ class AsyncMemoryClient(_Base):
         """Every matching memory, following the cursor page by page."""
         first = Methods.list_memories.build(user_id, type, status, page_size)
         call: Call[Any] | None = first
+        asked: set[str] = set()
         while call is not None:
             page = await self._run(call)
             for memory in page.memories:
                 yield memory
-            call = next_memories_page(first, page)
+            call = _following(first, page, asked)
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -259,6 +261,21 @@ class AsyncMemoryClient(_Base):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _following(first: Call[Any], page: Any, asked: set[str]) -> Call[Any] | None:
+    """The call for the page after `page`, noting its cursor in `asked`; the SDK's own error when the API
+    answers a cursor already asked with (one that never moves would be followed forever)."""
+    after = next_memories_page(first, page)
+    if after is not None:
+        if page.next_cursor in asked:
+            raise MemoryClientError(
+                200,
+                "invalid_response",
+                "the API answered a cursor it was asked with already: the list never ends",
+            )
+        asked.add(page.next_cursor)
+    return after
 
 
 def sigv4_auth(region: str, service: str = "execute-api", credentials: Any = None) -> Auth:

@@ -12,6 +12,7 @@ import re
 from functools import cache
 from typing import Any, ClassVar, Literal
 
+from annotated_types import MaxLen
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
@@ -398,9 +399,45 @@ class MemoryKind:
         """What a restatement adds to the stored payload (aliases, participants), or None."""
         return None
 
+    def capped(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A merged payload whose lists hold at most what one statement of the kind may give (the item's
+        `max_length`: 50 aliases), what the memory held first kept: restatements never grow a memory
+        past a valid item (issue 33's tenth probe; docs/adr/0077)."""
+        limits = _list_limits(self.item)
+        return {
+            name: value[: limits[name]] if name in limits and isinstance(value, list) else value
+            for name, value in payload.items()
+        }
+
+    def left_out(self, merged: dict[str, Any], new: dict[str, Any]) -> list[str]:
+        """What of a restatement's lists a merge into `merged` left out, the list being full:
+        "3 aliases (it holds at most 50)"."""
+        out: list[str] = []
+        for name, limit in _list_limits(self.item).items():
+            held = merged.get(name)
+            if not isinstance(held, list) or len(held) < limit:
+                continue
+            have = {norm(str(h)) for h in held}
+            missing = [v for v in new.get(name) or [] if isinstance(v, str) and norm(v) not in have]
+            if missing:
+                out.append(f"{len(missing)} {name} (it holds at most {limit})")
+        return out
+
     def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         """The payload of the new version when `new` changes `old` (UPDATE)."""
         return new
+
+
+@cache
+def _list_limits(model: type[BaseModel]) -> dict[str, int]:
+    """The most entries each list field of an item model takes (its `max_length`)."""
+    return {
+        name: int(m.max_length)
+        for name, spec in model.model_fields.items()
+        if name != "evidence_seqs"
+        for m in spec.metadata
+        if isinstance(m, MaxLen)
+    }
 
 
 def add_unique(have: list[str], extra: list[str]) -> list[str] | None:

@@ -80,4 +80,5 @@ class Episodic(MemoryKind):
             for name in ("participants", "tags")
             if (added := add_unique(list(old.get(name) or []), list(new.get(name) or []))) is not None
         }
-        return {**old, **grown} if grown else None
+        out = self.capped({**old, **grown})
+        return out if grown and out != old else None

@@ -60,9 +60,10 @@ class Taxonomic(MemoryKind):
             out["related_terms"] = related
         if not old.get("domain") and new.get("domain"):
             out["domain"] = new["domain"]
+        out = self.capped(out)
         return out if out != old else None
 
     def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         # a new definition keeps the aliases the term was known by
         merged = add_unique(list(new.get("aliases") or []), list(old.get("aliases") or []))
-        return {**new, "aliases": merged} if merged else new
+        return self.capped({**new, "aliases": merged}) if merged else new

@@ -85,6 +85,11 @@ class MemoryRepository(Protocol):
         (its activation's decision taken back)."""
         ...
 
+    def drop_proposals(self, scope: Scope, user_id: str, ids: list[str]) -> list[str]:
+        """Delete these pending proposals where `user_id` alone stands behind them (no other user's
+        evidence, no tenant's); the ids deleted."""
+        ...
+
     def record_use(
         self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime
     ) -> tuple[MemoryRecord | None, bool]:

@@ -34,6 +34,10 @@ class EvidenceRef(BaseModel):
     # an org statement's own words, per field (`stated_words`): erasing its user takes out of the org
     # memory what only they said (an alias, a tag); None for a private memory and older entries
     said: dict[str, list[str]] | None = None
+    # whether `said` holds a mapping's texts per key ("qualifiers.note"); entries stored before it was
+    # recorded read False: what they said of a mapping is unknown, so erasure takes no mapping entry out of
+    # a memory they back. Stored only (exclude: never answered).
+    said_keyed: bool = Field(False, exclude=True)
     tenant_wide: bool = Field(
         False,
         description="stated with a tenant-wide key (memory_service, operator) about shared memory: backed "
@@ -45,16 +49,20 @@ class EvidenceRef(BaseModel):
     counted: bool = Field(True, exclude=True)
 
 
-def stated_words(payload: dict[str, Any]) -> dict[str, list[str]]:
-    """The texts of a payload, per field: a text field's value, a list field's text items."""
+def stated_words(payload: dict[str, Any], prefix: str = "") -> dict[str, list[str]]:
+    """The texts of a payload, per field: a text field's value, a list field's text items, and a mapping's
+    (a fact's qualifiers, a custom type's object) per key, "qualifiers.note"."""
     words: dict[str, list[str]] = {}
     for name, value in payload.items():
+        path = f"{prefix}{name}"
         if isinstance(value, str) and value:
-            words[name] = [value]
+            words[path] = [value]
         elif isinstance(value, list):
             texts = [v for v in value if isinstance(v, str)]
             if texts:
-                words[name] = texts
+                words[path] = texts
+        elif isinstance(value, dict):
+            words.update(stated_words(value, f"{path}."))
     return words
 
 

@@ -12,7 +12,7 @@ from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
 from mongomem.adapters.mongo.ids import resource_key
 from mongomem.erasure import LABELS, PendingSweep, TextOf, without_erased_words
 from mongomem.models.common import Scope, as_utc
-from mongomem.models.memory import ORG_OWNER
+from mongomem.models.memory import ORG_OWNER, stated_words
 from mongomem.models.sessions import StoredSnapshot
 
 # A procedure's success/failure reports (adapters/mongo/memory_store.py writes them).
@@ -66,6 +66,7 @@ def _without_user(
         payload,
         [*(e.get("said") for e in mine), *(_part(w, labels=True) for w in tenants)],
         [*(e.get("said") for e in others), *(_part(w, labels=False) for w in tenants)],
+        keyed=_keyed([*others, *(e for e in named if e.get("tenant_wide"))]),
     )
     if words is not None and text_of is not None:
         try:
@@ -80,6 +81,12 @@ def _without_user(
 def _added(entries: list[dict[str, Any]]) -> int:
     """How much the evidence entries added to a memory's reinforcement_count (`EvidenceRef.counted`)."""
     return sum(1 for e in entries if e.get("counted", True))
+
+
+def _keyed(entries: list[dict[str, Any]]) -> bool:
+    """Every entry recorded the mappings it stated per key (`EvidenceRef.said_keyed`): one stored before
+    may have said a qualifier it does not name, so no mapping entry is taken out while it backs the memory."""
+    return all(e.get("said_keyed") for e in entries)
 
 
 def _part(said: dict[str, list[str]] | None, *, labels: bool) -> dict[str, list[str]] | None:
@@ -100,11 +107,7 @@ def _tenants(evidence: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any
     payload still holds."""
     said = evidence.get("said")
     if said:
-        held = {
-            name: {str(v).strip().casefold() for v in (value if isinstance(value, list) else [value])}
-            for name, value in payload.items()
-            if value
-        }
+        held = {name: {t.strip().casefold() for t in texts} for name, texts in stated_words(payload).items()}
         said = {
             name: kept
             for name, texts in said.items()
@@ -301,10 +304,11 @@ class MongoErasureRepository:
         docs = list(
             coll.find({"tenant": tenant, "user_id": ORG_OWNER, "lineage_id": lineage_id}, {"vector": 0})
         )
-        rest = [e.get("said") for d in docs for e in d.get("evidence") or []]
+        entries = [e for d in docs for e in d.get("evidence") or []]
+        rest = [e.get("said") for e in entries]
         changed: list[str] = []
         for doc in docs:
-            payload = without_erased_words(doc.get("payload") or {}, erased, rest)
+            payload = without_erased_words(doc.get("payload") or {}, erased, rest, keyed=_keyed(entries))
             if payload is None:
                 continue
             try:

@@ -55,7 +55,12 @@ def unexpired() -> dict[str, Any]:
 
 def _uncounted(evidence: EvidenceRef) -> dict[str, Any]:
     """An evidence entry pushed without adding to reinforcement_count (`EvidenceRef.counted`)."""
-    return {**evidence.model_dump(), "counted": False}
+    return {**_evidence_doc(evidence), "counted": False}
+
+
+def _evidence_doc(evidence: EvidenceRef) -> dict[str, Any]:
+    """An evidence entry as stored: its answered fields, and `said_keyed` where it holds (stored only)."""
+    return {**evidence.model_dump(), **({"said_keyed": True} if evidence.said_keyed else {})}
 
 
 def to_record(doc: dict[str, Any]) -> MemoryRecord:
@@ -81,6 +86,7 @@ def to_record(doc: dict[str, Any]) -> MemoryRecord:
 
 def to_doc(record: MemoryRecord) -> dict[str, Any]:
     data = record.model_dump(exclude={"memory_id", "embedding_model", "embedding_dim"})
+    data["evidence"] = [_evidence_doc(e) for e in record.evidence]
     if data.get("usage") is None:
         data.pop("usage", None)  # set by the first feedback (an embedded document, incremented in place)
     dim = record.embedding_dim or (len(record.vector) if record.vector else None)
@@ -215,7 +221,7 @@ class MemoryStore:
             "$inc": {"reinforcement_count": 1},
             # index_state: the index holds the count too (search ranks by it), re-written after this
             "$set": {"last_reinforced_at": at, "updated_at": at, "index_state": "pending"},
-            "$push": {"evidence": evidence.model_dump(), "decisions": decision.model_dump()},
+            "$push": {"evidence": _evidence_doc(evidence), "decisions": decision.model_dump()},
         }
         if evidence.observed_at is not None and earliest:
             update["$min"] = {"observed_at": min(evidence.observed_at, at)}
@@ -287,6 +293,23 @@ class MemoryStore:
                     "$pop": {"decisions": 1},
                 },
             )
+
+    def drop_proposals(self, scope: Scope, user_id: str, ids: list[str]) -> list[str]:
+        if not ids:
+            return []
+        # only the user's own: a proposal another user (or the tenant) backed meanwhile stays
+        query = {
+            "_id": {"$in": ids},
+            **scope.filter(),
+            "status": "proposed",
+            "evidence": {"$not": {"$elemMatch": {"user_id": {"$ne": user_id}}}},
+            "evidence.tenant_wide": {"$ne": True},
+        }
+        with translate_errors():
+            found = [str(d["_id"]) for d in self.coll.find(query, {"_id": 1})]
+            if found:
+                self.coll.delete_many({**query, "_id": {"$in": found}})
+        return found
 
     def record_use(
         self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime
@@ -442,7 +465,13 @@ class MemoryStore:
             for key, value in filters.metadata.items():
                 query[f"metadata.{key}"] = value
             if filters.snapshot_id is not None:
-                query["evidence.snapshot_id"] = filters.snapshot_id
+                # the viewer's own evidence only: a snapshot id is computable (a hash of the user and the
+                # session), and another user's entry in an org memory must not answer whether they had that
+                # session. A private memory's entries written before evidence named its user have none.
+                viewer = scope.scope.user_id if isinstance(scope, MemoryView) else scope.user_id
+                query["evidence"] = {
+                    "$elemMatch": {"snapshot_id": filters.snapshot_id, "user_id": {"$in": [viewer, None]}}
+                }
         if observed:
             query["observed_at"] = {
                 **({"$gte": observed.after} if observed.after else {}),

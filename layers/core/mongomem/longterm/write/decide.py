@@ -116,7 +116,10 @@ def _reinforce(
     # add goes through the proposal rule (_by_key), or nowhere (a memory of another key, found by meaning);
     # `own`: the speaker is the only user behind it, whose additions the rule would accept at once anyway
     merged = None if new.proposes_only and not own else new.kind.merged(target.payload, new.payload)
-    return Reinforce(reason=reason, by=by, score=score, target=target, merged=merged)
+    # a full list takes no more (MemoryKind.capped): the answer says what was not kept
+    left = new.kind.left_out(merged if merged is not None else target.payload, new.payload)
+    note = f"; not merged, the memory holds as many as one statement may: {', '.join(left)}" if left else ""
+    return Reinforce(reason=reason + note, by=by, score=score, target=target, merged=merged, left_out=note)
 
 
 def additions(new: NewMemory, current: MemoryRecord) -> dict[str, Any] | None:

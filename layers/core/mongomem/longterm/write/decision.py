@@ -199,11 +199,13 @@ class PastVersion(_Ruling):
 @dataclass(frozen=True, kw_only=True)
 class Reinforce(_Ruling):
     """REINFORCE: `target` restated, counted once per snapshot, evidence merged; `merged`: what the
-    restatement adds to its payload (None: nothing)."""
+    restatement adds to its payload (None: nothing); `left_out`: what a full list of it did not take
+    (`MemoryKind.left_out`), which the answer names."""
 
     decision: ClassVar[Decision] = Decision.REINFORCE
     target: MemoryRecord
     merged: dict[str, Any] | None = None
+    left_out: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

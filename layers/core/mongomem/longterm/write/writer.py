@@ -37,6 +37,7 @@ from mongomem.longterm.write.decision import (
     Thresholds,
     Unchanged,
     Verdict,
+    contributors,
 )
 from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.reads import CandidateReader, KeyReads
@@ -49,6 +50,8 @@ from mongomem.vectors.port import VectorIndex
 
 # How many times one write is read and decided when other writers keep taking its version number.
 DECIDE_ATTEMPTS = 3
+# The pending proposals one user may hold per org memory: a new one withdraws their oldest (docs/adr/0077).
+MAX_PENDING_PROPOSALS = 5
 
 
 @dataclass
@@ -231,7 +234,7 @@ class MemoryWriter:
                 payload = kind.without_grants(payload)
             proof = _cited(evidence, cited, request.turn_times)
             if visibility == "org":  # what this user said, so erasing them can take out what only they said
-                proof = proof.model_copy(update={"said": stated_words(payload)})
+                proof = proof.model_copy(update={"said": stated_words(payload), "said_keyed": True})
             cleared = _cleared(kind, raw) if request.authoritative else frozenset()
             accepted.append((payload, proof, cleared))
         return accepted
@@ -388,7 +391,8 @@ class MemoryWriter:
         )
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
-            return Outcome(Decision.NOOP, "restatement already counted", current, verdict.by, verdict.score)
+            reason = "restatement already counted" + verdict.left_out
+            return Outcome(Decision.NOOP, reason, current, verdict.by, verdict.score)
         # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
         return self._outcome(verdict, record, [record.memory_id])
 
@@ -442,7 +446,37 @@ class MemoryWriter:
         proposal = self._store_proposal(scope, new, verdict, now)
         if isinstance(proposal, Outcome):
             return proposal
-        return Outcome(Decision.PROPOSE, verdict.reason, proposal, touched=[proposal.memory_id])
+        reason = verdict.reason
+        if isinstance(verdict, Propose) and (dropped := self._keep_pending_capped(scope, new, proposal)):
+            reason += (
+                f"; your {dropped} oldest pending proposal(s) of this memory withdrawn: a user keeps at "
+                f"most {MAX_PENDING_PROPOSALS} pending per org memory"
+            )
+        return Outcome(Decision.PROPOSE, reason, proposal, touched=[proposal.memory_id])
+
+    def _keep_pending_capped(self, scope: Scope, new: NewMemory, proposal: MemoryRecord) -> int:
+        """Withdraw the speaker's oldest pending proposals of the lineage that only they back, beyond
+        `MAX_PENDING_PROPOSALS` (docs/adr/0077): one user's proposals never grow every user's history and
+        every later write of the memory without end. How many were withdrawn."""
+        user = new.evidence.user_id
+        if not user or new.evidence.tenant_wide:
+            return 0
+        lineage = self.store.lineage(scope, proposal.lineage_id)
+        mine = sorted(
+            (r for r in lineage if r.status == "proposed" and contributors(r) == {user}),
+            key=lambda r: r.version,
+        )
+        excess = mine[:-MAX_PENDING_PROPOSALS]
+        if not excess:
+            return 0
+        gone = set(self.store.drop_proposals(scope, user, [r.memory_id for r in excess]))
+        # out of the index too: a withdrawn proposal's words are kept nowhere
+        self.indexer.sync([r.model_copy(update={"status": "deleted"}) for r in excess if r.memory_id in gone])
+        logger.info(
+            "older pending proposals withdrawn",
+            extra={"memory_type": new.kind.name, "lineage_id": proposal.lineage_id, "withdrawn": len(gone)},
+        )
+        return len(gone)
 
     def _promote(self, scope: Scope, new: NewMemory, verdict: Promote, now: datetime) -> Outcome:
         """Store the proposal (or back the pending one), then make it the active version."""
