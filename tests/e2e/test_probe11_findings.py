@@ -353,11 +353,6 @@ def _drill(stack: Stack, held: str, said: str) -> tuple[int, Any, str]:
     return status, answer, own
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 3 (MED): an org episode's year or month in full-width digits "
-    "is a 201 ADD beside the tenant's",
-)
 @pytest.mark.parametrize(
     ("held", "said"),
     [
