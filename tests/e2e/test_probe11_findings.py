@@ -506,11 +506,6 @@ def test_the_python_sdk_never_sends_the_key_to_a_redirect_target() -> None:
 
 
 # -- 5. the Python SDK and an answer without a body (LOW) -----------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 5 (LOW): MemoryClient lets a raw pydantic ValidationError escape for an "
-    "answer without a body",
-)
 @pytest.mark.parametrize("status", [200, 204, 302])
 def test_the_python_sdk_wraps_an_answer_without_a_body(status: int) -> None:
     """LOW. GET /v1/memories/{id} answered `status` with no content. Expected: MemoryClientError
