@@ -456,11 +456,6 @@ def ts_dist(node_modules: Path) -> Path:
     return SDK / "dist"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 4 (MED): the TypeScript SDK follows a cross-origin redirect and sends the "
-    "x-api-key to it",
-)
 def test_the_typescript_sdk_never_sends_the_key_to_a_redirect_target(ts_dist: Path) -> None:
     """MED. GET /v1/memories answered 307 to another origin: the TypeScript client's listMemories.
     Expected: its own error, and the other origin receives nothing; seen: the other origin receives the
@@ -645,11 +640,6 @@ class _Empty(http.server.BaseHTTPRequestHandler):
         return
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 5 (LOW): the TypeScript SDK resolves an empty answer as undefined and "
-    "iterMemories throws a raw TypeError",
-)
 def test_the_typescript_sdk_wraps_an_answer_without_a_body(ts_dist: Path) -> None:
     """LOW. Every GET answered 200 with no content: the TypeScript client's getMemory and iterMemories.
     Expected: MongomemError("invalid_response") from both; seen: undefined, and a raw TypeError."""
