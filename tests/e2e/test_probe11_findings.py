@@ -562,11 +562,6 @@ def test_a_new_term_claiming_an_org_terms_name_as_its_alias_is_a_proposal(stack:
 
 
 # -- 7. a sign spelled out, in private memory (LOW) ------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 11 finding 7 (LOW): a spelled-out sign ('minus 18 degrees' / '18 degrees') is a "
-    "REINFORCE in private memory",
-)
 @pytest.mark.parametrize(
     ("first", "second"),
     [
