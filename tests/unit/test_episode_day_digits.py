@@ -10,8 +10,8 @@ from mongomem.kinds.episodic import day_of
 from mongomem.models.common import DateText
 
 DATE = TypeAdapter(DateText)
-FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
-ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+FULL_WIDTH = {ord("0") + i: chr(0xFF10 + i) for i in range(10)}
+ARABIC_INDIC = {ord("0") + i: chr(0x0660 + i) for i in range(10)}
 
 
 @pytest.mark.parametrize("written", ["2026", "2026-03", "2026-03-02", "20260302", "2026-03-02T10:00:00"])

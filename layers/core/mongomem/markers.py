@@ -383,14 +383,9 @@ def neutralise(text: str) -> str:
     hides the name behind entities or markup (a tag or comment between its letters) is shown decoded and
     dropped of its tags, with the name rewritten; look-alike letters (confusables), combining marks and
     compatibility forms are folded as a reader would (`skeleton`)."""
-    if (
-        text.isascii()
-        and "&" not in text
-        and "\\u" not in text
-        and "<" not in text
-        and not _ASCII_HINT.search(text)
-    ):
-        return text
+    plain = text.isascii() and "&" not in text and "\\u" not in text
+    if plain and not any(_ASCII_HINT.search(form) for form in _untagged(text)):
+        return text  # plain ASCII that spells no "mongo", tags dropped or not: the common case, fast
     if not _hides_name(text):
         return text
     out = _rewrite_lookalikes(_NAME.sub(_NEUTRAL, text))

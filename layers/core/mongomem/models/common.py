@@ -167,8 +167,8 @@ _REDUCED_DATE = re.compile(r"^([0-9]{4})(?:-([0-9]{2}))?$")
 
 
 def ascii_digits(text: str) -> str:
-    """`text` with every decimal digit of any script read by its value ("２０２６" and "٢٠٢٦" are "2026"):
-    one date is one key however its digits are written."""
+    """`text` with every decimal digit of any script read by its value ("2026" in full-width or Arabic-Indic
+    digits is "2026"): one date is one key however its digits are written."""
     if text.isascii():
         return text
     return "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in text)
