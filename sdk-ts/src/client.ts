@@ -352,15 +352,27 @@ export class MongomemClient {
     const where = new URL(this.baseUrl).host;
     let response: Response;
     try {
-      response = await this.fetchImpl(url, { method, headers, body, signal: controller.signal });
+      // A redirect is never followed: fetch would re-send the x-api-key (and a 307's body) to whatever
+      // origin the answer names; it drops only Authorization across origins.
+      response = await this.fetchImpl(url, { method, headers, body, signal: controller.signal, redirect: "manual" });
       if (response.status >= 400) throw await errorFromResponse(response);
-      const text = await response.text();
-      if (!text) return undefined;
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (cause) {
-        throw new MongomemError(null, "invalid_response", "the API answered with non-JSON", null, null, { cause });
+      if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new MongomemError(response.status || null, "invalid_response", "the API answered with a redirect, not followed");
       }
+      const text = await response.text();
+      let answer: unknown;
+      try {
+        answer = JSON.parse(text) as unknown;
+      } catch (cause) {
+        const what = text ? "non-JSON" : "no content";
+        throw new MongomemError(null, "invalid_response", `the API answered with ${what}`, null, null, { cause });
+      }
+      // every route answers a JSON document: anything else is no answer a method could return
+      if (answer === null || typeof answer !== "object") {
+        throw new MongomemError(response.status, "invalid_response", "the API answered with no JSON object");
+      }
+      return answer;
     } catch (error) {
       if (error instanceof MongomemError) throw error;
       if (outer?.aborted) throw error; // the caller cancelled: not ours to retry

@@ -182,6 +182,11 @@ _LATIN_LOOKALIKES = {
 _FOLD_LATIN = {c: letter for letter, chars in _LATIN_LOOKALIKES.items() for c in chars}
 # The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.
 _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory")
+# Markup a reader may drop, as the two common "strip tags" patterns read it: innermost first (`<[^<>]*>`,
+# again until none is left), or from a "<" to the next ">" (`<[^>]*>`, so "<a<b>" goes whole; a comment
+# too). Between two letters of the name it is nothing: "mongo<b></b>mem-memory" and "mongo<!-- -->mem-memory"
+# are the name once tags are dropped.
+_INNERMOST_TAG = re.compile(r"<[^<>]*>")
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
 # A JSON string escape: a surrogate pair as one character (what `json.dumps` writes for a character outside
@@ -324,8 +329,40 @@ def skeleton(text: str) -> str:
     return text.translate(_FOLDED)
 
 
+def _to_next_gt(text: str) -> str:
+    """`text` without every span from a "<" to the next ">" (`re.sub(r"<[^>]*>", "", text)` in linear
+    time: that pattern rescans to the end from each "<" of a text without ">")."""
+    kept: list[str] = []
+    at = 0
+    while (start := text.find("<", at)) >= 0 and (end := text.find(">", start)) >= 0:
+        kept.append(text[at:start])
+        at = end + 1
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def _untagged(text: str) -> tuple[str, ...]:
+    """`text` as written and as readers that drop its tags and comments see it (innermost tags dropped until
+    none is left, a few rounds at most; or every "<" to the next ">"); `(text,)` when it holds no "<"."""
+    if "<" not in text:
+        return (text,)
+    inner = text
+    for _ in range(4):
+        dropped = _INNERMOST_TAG.sub("", inner)
+        if dropped == inner:
+            break
+        inner = dropped
+    return text, inner, _to_next_gt(text)
+
+
+def _hidden_in(text: str) -> str | None:
+    """The form of `text` (decoded, then as written or dropped of its tags) in which a reader sees the name,
+    if any: the first one, so markup is dropped only when it hides the name."""
+    return next((f for f in _untagged(reader_forms(text)) if _SKELETON_NAME.search(skeleton(f))), None)
+
+
 def _hides_name(text: str) -> bool:
-    return bool(_SKELETON_NAME.search(skeleton(reader_forms(text))))
+    return _hidden_in(text) is not None
 
 
 def _rewrite_lookalikes(text: str) -> str:
@@ -343,15 +380,20 @@ def _rewrite_lookalikes(text: str) -> str:
 def neutralise(text: str) -> str:
     """`text` unable to open, close or forge a marker, however it is later escaped, unescaped, stripped
     of tags or re-spaced: every form of the marker's name in it becomes `mongo-mem memory`. Text that
-    hides the name behind entities is shown decoded, with the name rewritten; look-alike letters
-    (confusables), combining marks and compatibility forms are folded as a reader would (`skeleton`)."""
-    if text.isascii() and "&" not in text and "\\u" not in text and not _ASCII_HINT.search(text):
-        return text
+    hides the name behind entities or markup (a tag or comment between its letters) is shown decoded and
+    dropped of its tags, with the name rewritten; look-alike letters (confusables), combining marks and
+    compatibility forms are folded as a reader would (`skeleton`)."""
+    plain = text.isascii() and "&" not in text and "\\u" not in text
+    if plain and not any(_ASCII_HINT.search(form) for form in _untagged(text)):
+        return text  # plain ASCII that spells no "mongo", tags dropped or not: the common case, fast
     if not _hides_name(text):
         return text
     out = _rewrite_lookalikes(_NAME.sub(_NEUTRAL, text))
-    if _hides_name(out):
-        out = _rewrite_lookalikes(reader_forms(out))
+    for _ in range(3):  # each round rewrites what one reader's form shows; two readers at most differ
+        hidden = _hidden_in(out)
+        if hidden is None:
+            break
+        out = _rewrite_lookalikes(hidden)
     return out
 
 

@@ -118,12 +118,19 @@ class _Base(Methods):
     def _read(self, call: Call[T], response: httpx.Response) -> T:
         if response.status_code >= 400:
             raise _error_from(response)
-        if not response.content:
-            return call.parse(None)
-        try:
-            data = response.json()
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder recurses
-            raise MemoryClientError(None, "invalid_response", "the API answered with non-JSON") from exc
+        # a redirect is never followed (follow_redirects=False): it is no answer of the API's
+        if 300 <= response.status_code < 400:
+            raise MemoryClientError(
+                response.status_code, "invalid_response", "the API answered with a redirect"
+            )
+        # no body: a call that expects nothing parses None; one that expects a model refuses it below
+        data = None
+        if response.content:
+            try:
+                data = response.json()
+            # RecursionError: nested deeper than the decoder recurses
+            except (ValueError, RecursionError) as exc:
+                raise MemoryClientError(None, "invalid_response", "the API answered with non-JSON") from exc
         try:
             return call.parse(data)
         except (

@@ -11,6 +11,7 @@ from pydantic import Field
 from mongomem.kinds.base import Item, MemoryKind, add_unique
 from mongomem.kinds.fields import DateText, Long, Short
 from mongomem.kinds.meaning import norm
+from mongomem.models.common import ascii_digits
 
 _EXTENDED_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _WEEK = re.compile(r"(\d{4})-?W(\d{2})")
@@ -19,8 +20,9 @@ _WEEK = re.compile(r"(\d{4})-?W(\d{2})")
 def day_of(when: str) -> str:
     """The part of an episode's key that says when: the calendar day in the extended form, whatever
     ISO 8601 form names it ("20260302" and "2026-W10-1" are "2026-03-02"), so the day a retelling spells
-    otherwise is the same episode; a week alone as "2026-W10"; a year or a month as written."""
-    text = when.strip()
+    otherwise is the same episode; a week alone as "2026-W10"; a year or a month as written, its digits
+    of any script read by value (an episode stored before dates were read so)."""
+    text = ascii_digits(when.strip())
     if _EXTENDED_DAY.match(text):
         return text[:10]  # the key stored episodes already hold: the day as written, never moved to UTC
     week = _WEEK.fullmatch(text)

@@ -98,7 +98,7 @@ def anchors(text: str) -> frozenset[str]:
     """What must be equal for two texts to say the same thing: numbers (phone numbers, times, dates,
     versions, amounts, ids), the meanings of the table's words (how often, how many, when, whether:
     `MEANINGS`; a meaning said twice counts twice) and proper nouns."""
-    text = _visible(text)
+    text = _SIGN_WORD.sub(lambda m: "-" if MEANINGS[m["word"].lower()] == "minus" else "+", _visible(text))
     found: set[str] = set(_number_pairs(text))
     said: list[str] = []
     for m in _NUMBER.finditer(text):
@@ -153,6 +153,14 @@ def anchors(text: str) -> frozenset[str]:
 _NUMBER = re.compile(
     r"(?:(?<![\w.,/:-])(?P<sign>[-\u2212\u2013\u2011\ufe63\uff0d+])|(?P<cur>[$€£¥₹₩₽₺₪₦฿₱₴]))?"
     r"(?P<n>(?<!\d)\.?\d[\w.:,/+-]*)|(?P<hash>#)\d[\w.:,/+-]*"
+)
+# A sign spelled out before a number (the table's words meaning "minus" or "plus"): "minus 18 degrees" is
+# "-18 degrees", "plus 18" is "18". Not after a number: "5 minus 3" is a difference, not "-3".
+_SIGN_WORD = re.compile(
+    r"(?<![\d.,]\s)(?<![\w.,])(?P<word>"
+    + "|".join(sorted((w for w, m in MEANINGS.items() if m in ("minus", "plus")), key=len, reverse=True))
+    + r")\s+(?=\.?\d)",
+    re.IGNORECASE,
 )
 _CURRENCY = {
     "$": "dollar",

@@ -98,6 +98,10 @@ _MEANING_TABLE: dict[str, str] = {
     "minimum": "minimum",
     "above": "above over exceed exceeds exceeding exceeded",
     "below": "below under",
+    # a sign in words: before a number it is the number's sign ("minus 18" is -18, "plus 18" is 18:
+    # `meaning.anchors`); elsewhere a meaning of its own ("the test was negative")
+    "minus": "minus negative",
+    "plus": "plus positive",
     "within": "within",
     "percent": "percent percentage pct",
     "permille": "permille",

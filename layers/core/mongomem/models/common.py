@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
@@ -162,11 +163,20 @@ def parse_utc_datetime(text: str) -> datetime:
     return _utc_datetime(datetime.fromisoformat(text))
 
 
-_REDUCED_DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?$")
+_REDUCED_DATE = re.compile(r"^([0-9]{4})(?:-([0-9]{2}))?$")
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with every decimal digit of any script read by its value ("2026" in full-width or Arabic-Indic
+    digits is "2026"): one date is one key however its digits are written."""
+    if text.isascii():
+        return text
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in text)
 
 
 def _date_text(value: str) -> str:
-    text = value.strip()
+    # digits of any script are read by their value, so a date is stored (and keyed) in ASCII digits
+    text = ascii_digits(value.strip())
     if len(text) > MAX_DATE_TEXT_CHARS:
         raise ValueError(f"a date holds at most {MAX_DATE_TEXT_CHARS} characters; got {len(text)}")
     reduced = _REDUCED_DATE.fullmatch(text)
