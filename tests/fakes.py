@@ -1260,7 +1260,8 @@ class InMemoryErasureRepository:
         memories, when = self.store.memories, _ms(at)
         changed: list[str] = []
         deleted: list[str] = []
-        emptied: set[str] = set()
+        emptied: dict[str, str | None] = {}  # lineage -> the id its deleted active version replaced
+        replaced: dict[str, str | None] = {}  # deleted version -> the id it replaced
         with memories.lock:
             stated = [
                 r
@@ -1281,8 +1282,9 @@ class InMemoryErasureRepository:
                 if not rest:
                     del memories.docs[r.memory_id]
                     deleted.append(r.memory_id)
+                    replaced[r.memory_id] = r.supersedes
                     if r.status == "active":
-                        emptied.add(r.lineage_id)
+                        emptied[r.lineage_id] = r.supersedes
                     continue
                 said = {e.snapshot_id for e in mine if e.snapshot_id}
                 update: dict[str, Any] = {
@@ -1297,16 +1299,27 @@ class InMemoryErasureRepository:
                     update["observed_at"] = max(min(seen), r.observed_at) if r.observed_at else min(seen)
                 memories.docs[r.memory_id] = r.model_copy(deep=True, update=update)
                 changed.append(r.memory_id)
-            for lineage_id in emptied:
-                versions = [
-                    r
+            for lineage_id, before in emptied.items():
+                while before in replaced:  # past the versions this erase deleted too
+                    before = replaced[before]
+                versions = {
+                    r.memory_id: r
                     for r in memories.docs.values()
                     if (r.tenant, r.user_id, r.lineage_id) == (scope.tenant, ORG_OWNER, lineage_id)
+                }
+                # replaced by a later version: never a proposal, one kept as history, or one retracted
+                survivors = [
+                    r
+                    for r in versions.values()
+                    if r.status == "superseded"
+                    and r.superseded_by
+                    and (r.superseded_by not in versions or versions[r.superseded_by].version > r.version)
                 ]
-                survivors = [r for r in versions if r.status == "superseded"]
-                if not survivors or any(r.status == "active" for r in versions):
+                if not survivors or any(r.status == "active" for r in versions.values()):
                     continue
-                back = max(survivors, key=lambda r: r.version)
+                back = next((r for r in survivors if r.memory_id == before), None) or max(
+                    survivors, key=lambda r: r.version
+                )
                 memories.docs[back.memory_id] = back.model_copy(
                     update={
                         "status": "active",

@@ -119,3 +119,20 @@ def test_forgetting_a_users_org_evidence_drops_what_only_they_said(erasure: Any,
     elsewhere = store.record(Scope(tenant="globex", user_id=ORG_OWNER), "g1-v1")
     assert [e.user_id for e in elsewhere.evidence] == ["ana"] and elsewhere.index_state == "indexed"
     assert erasure.forget_org_evidence(ANA, now) == ([], [])  # again: nothing left to forget
+
+
+def test_forgetting_restores_the_version_replaced_never_one_kept_as_history(erasure: Any, store: Any) -> None:
+    from mongomem.models.memory import ORG_OWNER
+
+    org = Scope(tenant="acme", user_id=ORG_OWNER)
+    # v1 was active until ana's v3 replaced it; v2 was recorded as history (stated earlier than v1,
+    # superseded at once by it: a higher number than the version that superseded it)
+    store.add_record(org_version("h-v1", "h", 1, "superseded", [("bo", "snap-b")], superseded_by="h-v3"))
+    store.add_record(org_version("h-v2", "h", 2, "superseded", [("bo", "snap-c")], superseded_by="h-v1"))
+    store.add_record(org_version("h-v3", "h", 3, "active", [("ana", "snap-a")], supersedes="h-v1"))
+    erasure.forget_org_evidence(ANA, utcnow().replace(microsecond=0))
+    # the value the lineage held before ana's version comes back, never the history version
+    assert [(v, store.record(org, v).status) for v in ("h-v1", "h-v2")] == [
+        ("h-v1", "active"),
+        ("h-v2", "superseded"),
+    ]

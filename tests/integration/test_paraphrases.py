@@ -339,3 +339,32 @@ def test_the_migration_keys_an_older_release_facts_about_the_user_under_one_subj
         "user|home city",
     )
     assert old.payload["subject"] == "Maria"  # the stored wording is kept; only the key is canonical
+
+
+def test_the_migration_keys_an_older_release_org_fact_by_the_name_it_shows(build: Any) -> None:
+    # Given an org fact an older release keyed "user|..." though it shows a name (docs/adr/0075)
+    svc = build(OfflineLLM())
+    request = CreateMemoryRequest.model_validate(
+        {
+            "type": "semantic",
+            "visibility": "org",
+            "reconcile": False,
+            "payload": {"subject": "North Dock", "attribute": "gate opening time", "value": "7 am"},
+        }
+    )
+    memory_id = svc.memories.create(ANA, request).memory.memory_id
+    older = {
+        "subject": "user",
+        "attribute": "gate opening time",
+        "value": "7 am",
+        "qualifiers": {"name": "North Dock"},
+    }
+    svc.memory_store.coll.update_one(
+        {"_id": memory_id}, {"$set": {"key": "user|gate opening time", "payload": older}}
+    )
+    # When the migration runs
+    report = rekey(svc.memory_store, svc.kinds).as_dict()
+    # Then the fact is keyed by the name it shows, where every later statement about North Dock meets it
+    assert report["rekeyed"] == 1
+    stored = svc.memory_store.coll.find_one({"_id": memory_id})
+    assert stored is not None and stored["key"] == "north dock|gate opening time"

@@ -700,3 +700,34 @@ def test_a_value_said_of_another_subject_is_a_memory_of_its_own(store: Any, inde
     )
     # Then it is kept beside the first, never taken for a restatement of it by meaning
     assert again.decisions == {"ADD": 1}
+
+
+def test_two_values_of_a_many_valued_fact_one_snapshot_states_are_both_kept(store: Any, index: Any) -> None:
+    # Given one conversation that says both "C++" and "C#" (one key: the marks fold away)
+    w = writer(store, index)
+    semantic = KINDS["semantic"]
+    done = w.write(ANA, semantic, [fact("languages", "C++"), fact("languages", "C#")], snap(1))
+    # Then both are memories; and the snapshot redelivered adds nothing
+    assert done.decisions == {"ADD": 2}
+    again = w.write(ANA, semantic, [fact("languages", "C++"), fact("languages", "C#")], snap(1))
+    assert set(again.decisions) == {"NOOP"}
+    active = sorted(r.payload["value"] for r in store.all_versions() if r.status == "active")
+    assert active == ["C#", "C++"]
+    # and a closing full stop is no other value
+    assert w.write(ANA, semantic, [fact("languages", "C#.")], snap(2)).decisions == {"REINFORCE": 1}
+
+
+def test_an_alias_added_to_a_term_another_term_names_stays_with_that_term(store: Any, index: Any) -> None:
+    # Given the tenant's org terms Gate, and Entrance which goes by "Gate" too
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    entrance = {**term("Entrance", "the front door"), "aliases": ["Gate"]}
+    for said in (term("Gate", "where trucks enter"), entrance):
+        w.write(ANA, taxonomic, [said], snap(len(said)), visibility="org", authoritative=True)
+    # When a user restates Gate and adds an alias of its own
+    bos = {**term("Gate", "where trucks enter"), "aliases": ["truck gate"]}
+    done = w.write(BO, taxonomic, [bos], snap(9), visibility="org")
+    # Then it is about Gate: a proposal to add the alias to Gate, never a definition for Entrance
+    assert done.decisions == {"PROPOSE": 1}
+    proposed = [r.payload for r in store.all_versions() if r.status == "proposed"]
+    assert [(p["term"], p["definition"]) for p in proposed] == [("Gate", "where trucks enter")]

@@ -76,3 +76,15 @@ def test_restatements_never_grow_a_memory_past_a_valid_item(which: int, rounds: 
 
 def _limit(kind: MemoryKind, field: str) -> int:
     return int(next(m.max_length for m in kind.item.model_fields[field].metadata if hasattr(m, "max_length")))
+
+
+def test_a_memory_past_the_limit_loses_nothing_it_held() -> None:
+    # Given terms and episodes that grew past the limit before it held (60 aliases, 60 participants)
+    term, episode = Taxonomic(), Episodic()
+    held = {**TERM, "aliases": _names("old", 60)}
+    gathering = {**EPISODE, "participants": _names("guest", 60)}
+    # When they are restated word for word, or with one more entry
+    assert term.merged(held, dict(TERM)) is None  # nothing new: nothing to merge, nothing cut
+    grown = episode.merged(gathering, {**EPISODE, "participants": ["a new guest"]})
+    # Then every entry they held stays (a full list takes no more)
+    assert grown is None or grown["participants"] == _names("guest", 60)

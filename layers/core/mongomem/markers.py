@@ -186,7 +186,7 @@ _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|r
 # again until none is left), or from a "<" to the next ">" (`<[^>]*>`, so "<a<b>" goes whole; a comment
 # too). Between two letters of the name it is nothing: "mongo<b></b>mem-memory" and "mongo<!-- -->mem-memory"
 # are the name once tags are dropped.
-_INNERMOST_TAG = re.compile(r"<[^<>]*>")
+_BRACKET = re.compile(r"[<>]")
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
 # A JSON string escape: a surrogate pair as one character (what `json.dumps` writes for a character outside
@@ -341,18 +341,32 @@ def _to_next_gt(text: str) -> str:
     return "".join(kept)
 
 
+def _innermost_dropped(text: str) -> str:
+    """`text` with innermost tags dropped until none is left (`re.sub(r"<[^<>]*>", "", ...)` repeated
+    until nothing changes, in one linear pass: each ">" takes back to the nearest "<" still open)."""
+    kept: list[str] = []  # the pieces kept so far
+    opened: list[int] = []  # where in `kept` each "<" still open starts
+    at = 0
+    for bracket in _BRACKET.finditer(text):
+        kept.append(text[at : bracket.start()])
+        at = bracket.end()
+        if bracket.group() == "<":
+            opened.append(len(kept))
+            kept.append("<")
+        elif opened:
+            del kept[opened.pop() :]
+        else:
+            kept.append(">")
+    kept.append(text[at:])
+    return "".join(kept)
+
+
 def _untagged(text: str) -> tuple[str, ...]:
     """`text` as written and as readers that drop its tags and comments see it (innermost tags dropped until
-    none is left, a few rounds at most; or every "<" to the next ">"); `(text,)` when it holds no "<"."""
+    none is left; or every "<" to the next ">"); `(text,)` when it holds no "<"."""
     if "<" not in text:
         return (text,)
-    inner = text
-    for _ in range(4):
-        dropped = _INNERMOST_TAG.sub("", inner)
-        if dropped == inner:
-            break
-        inner = dropped
-    return text, inner, _to_next_gt(text)
+    return text, _innermost_dropped(text), _to_next_gt(text)
 
 
 def _hidden_in(text: str) -> str | None:

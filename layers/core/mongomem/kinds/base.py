@@ -307,11 +307,16 @@ class MemoryKind:
         away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
         return all(name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or "")) for f in self.named)
 
+    def apart_marks(self, payload: dict[str, Any]) -> str:
+        """The marks the key folds away that still tell this memory from another of its key ("++" of
+        "C++" where a many-valued fact's key holds its value); "" for most kinds and values."""
+        return ""
+
     def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether two payloads of one key are two memories whoever states them: a key that holds a value
         folds its marks away too ("C++" and "C#" of a many-valued fact), and a value is never a restatement
         or an update of another value."""
-        return False
+        return self.apart_marks(old) != self.apart_marks(new)
 
     def read_key(self, payload: dict[str, Any]) -> str:
         """The key of the name as a reader takes it: every naming field's look-alike letters read as the
@@ -376,7 +381,7 @@ class MemoryKind:
         held, said = self.subject(old), self.subject(new)
         if held is None or said is None:
             return True
-        return subject_form(as_read(held)) == subject_form(as_read(said))
+        return _whose(held) == _whose(said)
 
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
@@ -399,15 +404,22 @@ class MemoryKind:
         """What a restatement adds to the stored payload (aliases, participants), or None."""
         return None
 
-    def capped(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """A merged payload whose lists hold at most what one statement of the kind may give (the item's
-        `max_length`: 50 aliases), what the memory held first kept: restatements never grow a memory
-        past a valid item (issue 33's tenth probe; docs/adr/0077)."""
+    def capped(self, payload: dict[str, Any], held: dict[str, Any]) -> dict[str, Any]:
+        """A merged payload whose lists take in no more than one statement of the kind may give (the
+        item's `max_length`: 50 aliases): every entry the memory `held` stays (one that grew past the
+        limit before the limit held keeps what it has), the others fill what room is left, in order.
+        Restatements never grow a memory past a valid item (issue 33's tenth probe; docs/adr/0077)."""
         limits = _list_limits(self.item)
-        return {
-            name: value[: limits[name]] if name in limits and isinstance(value, list) else value
-            for name, value in payload.items()
-        }
+        out = dict(payload)
+        for name, value in payload.items():
+            if name not in limits or not isinstance(value, list):
+                continue
+            kept = {norm(str(h)) for h in held.get(name) or []}
+            room = max(0, limits[name] - len(kept))
+            fresh = [v for v in value if norm(str(v)) not in kept][:room]
+            allowed = {id(v) for v in fresh}
+            out[name] = [v for v in value if norm(str(v)) in kept or id(v) in allowed]
+        return out
 
     def left_out(self, merged: dict[str, Any], new: dict[str, Any]) -> list[str]:
         """What of a restatement's lists a merge into `merged` left out, the list being full:
@@ -438,6 +450,13 @@ def _list_limits(model: type[BaseModel]) -> dict[str, int]:
         for m in spec.metadata
         if isinstance(m, MaxLen)
     }
+
+
+def _whose(subject: str) -> str:
+    """A subject as `about_same` compares it: its form as read, a leading "my" aside ("my wife" / "wife":
+    in the user's own memory, one person)."""
+    words = subject_form(as_read(subject)).split()
+    return " ".join(words[1:] if len(words) > 1 and words[0] == "my" else words)
 
 
 def add_unique(have: list[str], extra: list[str]) -> list[str] | None:

@@ -82,5 +82,5 @@ class Episodic(MemoryKind):
             for name in ("participants", "tags")
             if (added := add_unique(list(old.get(name) or []), list(new.get(name) or []))) is not None
         }
-        out = self.capped({**old, **grown})
+        out = self.capped({**old, **grown}, old)
         return out if grown and out != old else None

@@ -90,5 +90,5 @@ class Procedural(MemoryKind):
                 out[name] = grown
         if not old.get("description") and new.get("description"):
             out["description"] = new["description"]
-        out = self.capped(out)
+        out = self.capped(out, old)
         return out if out != old else None

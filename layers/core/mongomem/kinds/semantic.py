@@ -143,14 +143,12 @@ class Semantic(MemoryKind):
             return f"{key}|{value_form(attribute, payload['value'])}"
         return key
 
-    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        # a key that holds the value: "C++" and "C#", ".NET" and "NET" are two languages
-        held = (
-            old.get("cardinality") == "many"
-            or new.get("cardinality") == "many"
-            or many_valued(new["attribute"])
-        )
-        return held and name_marks(str(old.get("value") or "")) != name_marks(str(new.get("value") or ""))
+    def apart_marks(self, payload: dict[str, Any]) -> str:
+        # a key that holds the value: "C++" and "C#", ".NET" and "NET" are two languages; a closing full
+        # stop is no mark of the value ("Spanish." is "Spanish")
+        if payload.get("cardinality") != "many" and not many_valued(payload["attribute"]):
+            return ""
+        return name_marks(str(payload.get("value") or "").strip().rstrip(".").rstrip())
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         return super().same_name(old, new) and not self.keyed_apart(old, new)

@@ -60,10 +60,11 @@ class Taxonomic(MemoryKind):
             out["related_terms"] = related
         if not old.get("domain") and new.get("domain"):
             out["domain"] = new["domain"]
-        out = self.capped(out)
+        out = self.capped(out, old)
         return out if out != old else None
 
     def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         # a new definition keeps the aliases the term was known by
         merged = add_unique(list(new.get("aliases") or []), list(old.get("aliases") or []))
-        return self.capped({**new, "aliases": merged}) if merged else new
+        # the new version's own aliases first (what its speaker said), the old ones where room is left
+        return self.capped({**new, "aliases": merged}, new) if merged else new

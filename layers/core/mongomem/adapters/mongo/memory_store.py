@@ -307,9 +307,8 @@ class MemoryStore:
         }
         with translate_errors():
             found = [str(d["_id"]) for d in self.coll.find(query, {"_id": 1})]
-            if found:
-                self.coll.delete_many({**query, "_id": {"$in": found}})
-        return found
+            # one by one: a proposal another user backed between the read and the delete stays, unreported
+            return [i for i in found if self.coll.delete_one({**query, "_id": i}).deleted_count]
 
     def record_use(
         self, scope: Scope, memory_id: str, user_id: str, window: str, outcome: str, at: datetime

@@ -73,6 +73,8 @@ class CandidateReader:
                 if cached and batch is not None
                 else self.store.with_evidence(scope, new.kind.name, new.key, new.snapshot_id)
             )
+            if found.prior is not None and new.kind.keyed_apart(found.prior.payload, new.payload):
+                found.prior = self._prior_apart(scope, new)  # the snapshot's other value of the key
             if found.prior is not None:
                 return found
         if not new.reconcile and not new.retraction:
@@ -115,6 +117,17 @@ class CandidateReader:
             ]
         return found
 
+    def _prior_apart(self, scope: Scope, new: NewMemory) -> MemoryRecord | None:
+        """The newest version of the key holding this snapshot's evidence whose value is the new
+        memory's (a key that holds values told apart by their marks: "C++" and "C#" of one snapshot)."""
+        held = [
+            r
+            for r in self.store.by_keys(scope, new.kind.name, [new.key], new.snapshot_id)
+            if any(e.snapshot_id == new.snapshot_id for e in r.evidence)
+            and not new.kind.keyed_apart(r.payload, new.payload)
+        ]
+        return max(held, key=lambda r: r.version) if held else None
+
     def read_alike(self, scope: Scope, new: NewMemory, by_key: list[MemoryRecord]) -> list[MemoryRecord]:
         """One user's new org memory whose name reads as an org memory's name ("PLTZ." or "\u0420LTZ",
         Cyrillic ER, for "PLTZ"; "KPI" for a stored "K.P.I."), in the form it was said or in another form
@@ -139,13 +152,20 @@ class CandidateReader:
         name is a proposal against that memory (`read_alike`); said in two, it is the same proposal,
         never an addition its only user merges at once (issue 33's eleventh probe)."""
         kind = new.kind
-        added = {
-            f: [a for a in new.payload.get(f) or [] if a not in (held.payload.get(f) or [])]
-            for f in kind.alias_fields
-        }
-        if not any(added.values()):
+        if len(kind.named) != 1:
             return []
-        claimed = self.named_as_alias(scope, new, {**new.payload, **added}, besides=held.key)
+        had = {norm(str(a)) for f in kind.alias_fields for a in held.payload.get(f) or []}
+        added = [
+            a
+            for f in kind.alias_fields
+            for a in new.payload.get(f) or []
+            if isinstance(a, str) and norm(a) and norm(a) not in had
+        ]
+        if not added:
+            return []
+        # the names the new aliases read as, and only those: the memory's own name is its own
+        said = {kind.read_key({**new.payload, kind.named[0]: a}) for a in added}
+        claimed = self.named_as_alias(scope, new, new.payload, besides=held.key, said=said)
         return _renamed(new, new.payload, claimed) if claimed else []
 
     def _alike(
@@ -180,17 +200,23 @@ class CandidateReader:
         return []
 
     def named_as_alias(
-        self, scope: Scope, new: NewMemory, form: dict[str, Any], besides: str | None = None
+        self,
+        scope: Scope,
+        new: NewMemory,
+        form: dict[str, Any],
+        besides: str | None = None,
+        said: set[str] | None = None,
     ) -> list[MemoryRecord]:
         """One user's new org memory that goes by a name an org memory goes by, through an alias on
         either side ("pallet zone K" named as the tenant's term whose alias it is, or a new term claiming
         that term's name as its alias): that memory's active versions, newest first (docs/security.md
         "Names that read alike"). Reads every active name of the kind once, for a new org name only
-        (`besides`: the key of the memory the statement restates, whose names are its own)."""
+        (`besides`: the key of the memory the statement restates, whose names are its own; `said`: the
+        names to look for, else every name `form` goes by)."""
         kind = new.kind
         if not kind.alias_fields:
             return []
-        said = kind.names_read(form)
+        said = kind.names_read(form) if said is None else said
         fields = [*kind.named, *sorted(kind.alias_fields)]
         for key, names in self.store.active_names(scope, kind.name, fields):
             if key != besides and said & kind.names_read(names):

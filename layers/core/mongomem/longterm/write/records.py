@@ -24,7 +24,7 @@ def lineage_id(scope: Scope, new: NewMemory) -> str:
     """A new lineage's id."""
     if not new.snapshot_id:
         return "lin-" + uuid.uuid4().hex[:24]
-    return "lin-" + _digest(f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}")
+    return "lin-" + _digest(f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{_keyed(new)}|{new.snapshot_id}")
 
 
 def memory_id(scope: Scope, new: NewMemory, lineage: str, version: int) -> str:
@@ -32,8 +32,15 @@ def memory_id(scope: Scope, new: NewMemory, lineage: str, version: int) -> str:
     if not new.snapshot_id:
         return "mem-" + uuid.uuid4().hex[:24]
     return "mem-" + _digest(
-        f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{new.key}|{new.snapshot_id}|{lineage}|{version}"
+        f"{scope.tenant}|{scope.user_id}|{new.kind.name}|{_keyed(new)}|{new.snapshot_id}|{lineage}|{version}"
     )
+
+
+def _keyed(new: NewMemory) -> str:
+    """The key, and the marks that tell two memories of it apart ("C++" / "C#": `apart_marks`), so two
+    values one snapshot states are two versions, never one taken for the other's redelivery."""
+    marks = new.kind.apart_marks(new.payload)
+    return f"{new.key}|{marks}" if marks else new.key
 
 
 def decision_record(

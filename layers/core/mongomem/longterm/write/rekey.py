@@ -28,7 +28,7 @@ from mongomem.kinds.base import norm
 from mongomem.kinds.labels import names_user
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.models.common import Scope, utcnow
-from mongomem.models.memory import MemoryRecord
+from mongomem.models.memory import ORG_OWNER, MemoryRecord
 
 BATCH = 500
 
@@ -98,14 +98,16 @@ def rekey(
 def _current_key(
     record: MemoryRecord, kinds: KindRegistry, names: dict[tuple[str, str], set[str]]
 ) -> str | None:
-    """The key the record's kind computes now (a subject naming the user made "user"); None when the
-    kind is unknown to this deployment or cannot read the payload (written by another version): the
-    record keeps its key."""
+    """The key the record's kind computes now (in a user's memory a subject naming the user made "user";
+    in shared memory the name it shows: docs/adr/0075); None when the kind is unknown to this deployment
+    or cannot read the payload (written by another version): the record keeps its key."""
     kind = kinds.get(record.type)
     if kind is None:
         return None
     try:
         payload = record.payload
+        if record.user_id == ORG_OWNER:
+            return kind.key(kind.as_named(payload))
         subject = kind.subject(payload)
         if subject is not None and names_user(
             subject, names.get((record.tenant, record.user_id), set()), record.user_id
