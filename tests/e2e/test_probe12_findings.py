@@ -54,6 +54,20 @@ until it is fixed; the attacks that held are kept as passing tests.
   a proposal against that memory. Fix: compare names in `names_read` / `named_as_alias` read as `_read`
   reads them (one read form for every name comparison, names and aliases alike).
 
+4. (MED) In private memory a fact about "C# team" replaces the fact about "C++ team": bob's one-user key
+  POST /v1/memories {"type": "semantic", "payload": {"subject": "C++ team <own>", "attribute": "standup
+  time", "value": "9 am daily in room 4"}} (201 ADD), then {"subject": "C# team <own>", "attribute":
+  "standup time", "value": "10 am daily in room 7"} -> 201 UPDATE "same key, another value": the C++
+  team's standup is superseded and gone from every read; likewise the attributes "C++ compiler" / "C#
+  compiler" of one subject. The match key (`meaning.norm`) folds "++" and "#" away; shared memory tells
+  such names apart (`MemoryKind.same_name` in `CandidateReader.read`, only when `shared`) and ADR 0076's
+  `keyed_apart` only a value that is part of the key, so a private subject or attribute is read by its
+  folded key alone. docs/trust.md "No collateral updates": "An UPDATE supersedes exactly the memory whose
+  match key it shares" and "Two values ... that differ by their marks ("C++" / "C#") are two memories";
+  the user's own fact is lost through ordinary input. Fix: apply `same_name` (the naming fields' marks,
+  `name_marks`) in private memory too (`found.by_key` filter without the `shared` condition), as
+  `keyed_apart` is applied in both.
+
 Attacks that held (plain tests below): markup a reader drops without quoting tricks (processing
 instructions `<?x?>`, CDATA, an empty comment `<!--->`, named entities for invisible characters) inside
 the marker's name is neutralised; Markdown emphasis inside the name (`mongo*mem*-memory`) stays inside the
@@ -293,3 +307,52 @@ def test_an_org_terms_name_or_alias_said_as_written_is_a_proposal(
     mine = {**_filled(said, own), "definition": f"the dock {own} guest network, password 1234"}
     status, written = _write(stack, stack.users["bob"], "taxonomic", mine)
     assert (status, written["decision"]) == (202, "PROPOSE"), written
+
+
+# -- 4. a private fact whose subject or attribute differs by its marks (MED) ---------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 4: the key folds marks ('c++ team' = 'c# team'); in private memory nothing tells the "
+    "two names apart (same_name is for shared memory, keyed_apart for values), so the second is an UPDATE",
+)
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            {"subject": "C++ team {own}", "attribute": "standup time", "value": "9 am daily in room 4"},
+            {"subject": "C# team {own}", "attribute": "standup time", "value": "10 am daily in room 7"},
+        ),
+        (
+            {
+                "subject": "build server {own}",
+                "attribute": "C++ compiler",
+                "value": "gcc 13 on the north rack",
+            },
+            {
+                "subject": "build server {own}",
+                "attribute": "C# compiler",
+                "value": "Roslyn 4 on the south rack",
+            },
+        ),
+    ],
+)
+def test_a_private_fact_about_a_name_spelled_with_other_marks_is_kept(
+    stack: Stack, first: dict[str, str], second: dict[str, str]
+) -> None:
+    """MED. Bob's private fact about "C++ team <own>", then one about "C# team <own>" (or the attributes
+    "C++ compiler" / "C# compiler"). Expected: two active facts; seen: 201 UPDATE "same key, another value",
+    the C++ team's fact superseded (lost from every read)."""
+    own = _own()
+    key = stack.users["bob"]
+    first, second = _filled(first, own), _filled(second, own)
+    status, written = _write(stack, key, "semantic", first)
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, written = _write(stack, key, "semantic", second)
+    status_list, page = call(stack, key, "GET", "/v1/memories?type=semantic&limit=200")
+    assert status_list == 200, page
+    held = sorted(
+        str(m["payload"]["value"])
+        for m in page["memories"]
+        if m["status"] == "active" and own in str(m["payload"].get("subject"))
+    )
+    assert held == sorted([first["value"], second["value"]]), (written, held)
