@@ -2,7 +2,8 @@
 (project config: terms and procedures org-wide, the default), with payloads none of the earlier probes
 (tests/e2e/test_probe_findings.py, test_probe2_findings.py ... test_probe11_findings.py) used. Each finding's
 test fails on dbed2fa for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)`
-until it is fixed; the attacks that held are kept as passing tests.
+until it is fixed; the attacks that held are kept as passing tests. No HIGH; four MED (finding 2 arguably
+the table's coverage probe 3 already hit).
 
 1. (MED) A tag whose quoted attribute holds ">" hides the marker's name from neutralisation, and an HTML
   reader then sees the block end early. Bob's one-user key POST /v1/memories {"type": "taxonomic",
@@ -72,7 +73,9 @@ Attacks that held (plain tests below): markup a reader drops without quoting tri
 instructions `<?x?>`, CDATA, an empty comment `<!--->`, named entities for invisible characters) inside
 the marker's name is neutralised; Markdown emphasis inside the name (`mongo*mem*-memory`) stays inside the
 block because a Markdown renderer leaves the block (an HTML block) as it is; a Polish negation ("nie", a
-word the table does not hold either) in text whose letters the table does not read is compared exactly.
+word the table does not hold either) in text whose letters the table does not read is compared exactly;
+an alias or a name written as the tenant's term writes it, and a name split inside a word against the
+tenant's term's own name, are proposals against it.
 """
 
 from __future__ import annotations
