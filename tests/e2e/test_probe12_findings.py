@@ -264,11 +264,6 @@ def _tenant_term(stack: Stack, payload: dict[str, Any]) -> None:
     assert (status, written["decision"]) == (201, "ADD"), written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 3: names_read / named_as_alias compare aliases by read_key without running a word's "
-    "parts together ('wi fi' vs 'wifi'); the claim of the tenant's name is a second org term (201 ADD)",
-)
 @pytest.mark.parametrize(
     ("held", "said"),
     [
@@ -313,11 +308,6 @@ def test_an_org_terms_name_or_alias_said_as_written_is_a_proposal(
 
 
 # -- 4. a private fact whose subject or attribute differs by its marks (MED) ---------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 4: the key folds marks ('c++ team' = 'c# team'); in private memory nothing tells the "
-    "two names apart (same_name is for shared memory, keyed_apart for values), so the second is an UPDATE",
-)
 @pytest.mark.parametrize(
     ("first", "second"),
     [

@@ -731,3 +731,30 @@ def test_an_alias_added_to_a_term_another_term_names_stays_with_that_term(store:
     assert done.decisions == {"PROPOSE": 1}
     proposed = [r.payload for r in store.all_versions() if r.status == "proposed"]
     assert [(p["term"], p["definition"]) for p in proposed] == [("Gate", "where trucks enter")]
+
+
+@pytest.mark.parametrize(("first", "second"), [("C++ team", "C# team"), ("Q++", "Q#")])
+def test_a_private_fact_about_a_name_spelled_with_other_marks_is_its_own(
+    store: Any, index: Any, first: str, second: str
+) -> None:
+    # Given a private fact about FIRST; when the user states a fact about SECOND, one key once the marks fold
+    w = writer(store, index)
+    semantic = KINDS["semantic"]
+    said = {"attribute": "standup time", "evidence_seqs": [1]}
+    w.write(ANA, semantic, [{**said, "subject": first, "value": "9 am"}], snap(1))
+    done = w.write(ANA, semantic, [{**said, "subject": second, "value": "10 am"}], snap(2))
+    # Then both facts stay: another name is never an update of the first
+    assert done.decisions == {"ADD": 1}
+    assert len([r for r in store.all_versions() if r.status == "active"]) == 2
+
+
+def test_an_alias_split_inside_a_word_claims_the_org_term_it_reads_as(store: Any, index: Any) -> None:
+    # Given the tenant's org term WiFi; when one user's new term claims "Wi-Fi" as its alias
+    w = writer(store, index)
+    taxonomic = KINDS["taxonomic"]
+    w.write(ANA, taxonomic, [term("WiFi", "the dock network")], snap(1), visibility="org", authoritative=True)
+    bos = {**term("Q9", "the open network"), "aliases": ["Wi-Fi"]}
+    done = w.write(BO, taxonomic, [bos], snap(2), visibility="org")
+    # Then it is a proposal against WiFi, never a second org term every user reads
+    assert done.decisions == {"PROPOSE": 1}
+    assert [r.payload["term"] for r in store.all_versions() if r.status == "active"] == ["WiFi"]

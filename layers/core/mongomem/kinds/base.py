@@ -337,13 +337,18 @@ class MemoryKind:
     def names_read(self, payload: dict[str, Any]) -> set[str]:
         """Every name the payload goes by, as a reader takes it: the read key of its name and of each of
         its aliases (a kind with one naming field). "pallet zone K" names the term whose alias it is."""
-        names = {self.read_key(payload)} if all(payload.get(f) for f in self.named) else set()
+        names = {self.name_read(payload)} if all(payload.get(f) for f in self.named) else set()
         if len(self.named) == 1:
             for field in self.alias_fields:
                 for alias in payload.get(field) or []:
                     if isinstance(alias, str) and norm(alias):
-                        names.add(self.read_key({**payload, self.named[0]: alias}))
+                        names.add(self.name_read({**payload, self.named[0]: alias}))
         return names
+
+    def name_read(self, payload: dict[str, Any]) -> str:
+        """The read key with each part's words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and "PLTZ7"
+        read as one name (a hyphen or a space inside a word is no other name)."""
+        return "|".join("".join(part.split()) for part in self.read_key(payload).split("|"))
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and

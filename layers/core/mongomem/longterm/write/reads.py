@@ -84,15 +84,11 @@ class CandidateReader:
             if cached and batch is not None
             else self.store.active_by_key(scope, new.kind.name, new.key, new.agent_id)
         )
-        # shared memory: one key, another name ("Q++" and "Q#" share the key "q") is not the same memory;
-        # nor, in any memory, another value of a key that holds it ("C++" and "C#" of one's languages)
+        # one key, another name ("Q++" and "Q#", "C++ team" and "C# team" share the key "q") is not the
+        # same memory, in any memory; nor another value of a key that holds it ("C++" and "C#" of one's
+        # languages)
         shared, kind = new.visibility == "org", new.kind
-        found.by_key = [
-            r
-            for r in by_key
-            if not kind.keyed_apart(r.payload, new.payload)
-            and (not shared or kind.same_name(r.payload, new.payload))
-        ]
+        found.by_key = [r for r in by_key if kind.same_name(r.payload, new.payload)]
         if not found.by_key and new.proposes_only and not new.retraction:
             alike = self.read_alike(scope, new, by_key)
             if alike:
@@ -164,7 +160,7 @@ class CandidateReader:
         if not added:
             return []
         # the names the new aliases read as, and only those: the memory's own name is its own
-        said = {kind.read_key({**new.payload, kind.named[0]: a}) for a in added}
+        said = {kind.name_read({**new.payload, kind.named[0]: a}) for a in added}
         claimed = self.named_as_alias(scope, new, new.payload, besides=held.key, said=said)
         return _renamed(new, new.payload, claimed) if claimed else []
 
