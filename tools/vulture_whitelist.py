@@ -117,3 +117,4 @@ _.dim  # attribute, bench/studies/embeddings/models.py (each candidate model say
 _.intra_op_num_threads  # attribute, bench/studies/embeddings/models.py (onnxruntime reads it)
 _.__call__  # Protocol methods, layers/core/mongomem/api/app.py (RouteBuilder, FastBuilder: a call signature)
 _._tools  # attribute, sdk/mongomem/integrations/strands.py (Strands' Plugin reads the tools it is given)
+_.handle_data  # HTMLParser callback, tests/e2e/test_probe12_findings.py (an HTML reader's text)
