@@ -127,8 +127,7 @@ import pytest
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
 from mongomem.kinds.taxonomic import TaxonomicItem
-from mongomem.local.stack import LocalStack
-from tests.e2e.probe_stack import TENANT, Stack, api, call
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
 CONFIG = """
@@ -145,33 +144,7 @@ memory:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    root = tmp_path_factory.mktemp("probe10-findings")
-    (root / "project-config.yaml").write_text(CONFIG)
-    running = LocalStack(
-        data_dir=root / "data",
-        port=0,
-        config_file=root / "project-config.yaml",
-        scan_seconds=60,
-        poll_seconds=0.2,
-    ).start()
-    try:
-        tenant = create_key(running.keys, TENANT, "memory_service")[0]
-        keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in USERS}
-        ready = Stack(running, tenant, keys)
-        deadline = time.monotonic() + 120
-        while not _answers(ready):
-            assert time.monotonic() < deadline, "the stack never answered"
-            time.sleep(1.0)
-        yield ready
-    finally:
-        running.stop()
-
-
-def _answers(stack: Stack) -> bool:
-    try:
-        return api(stack, stack.tenant, "GET", "/v1/memories?user_id=alice")[0] == 200
-    except OSError:  # a first call slower than the client's timeout
-        return False
+    yield from answering_stack(tmp_path_factory.mktemp("probe10-findings"), USERS, CONFIG)
 
 
 def _own() -> str:
