@@ -275,7 +275,7 @@ def _ranked(stack: Stack, query: str) -> list[str]:
 
 def test_one_users_restatements_do_not_rerank_every_users_search(stack: Stack) -> None:
     """MED. The tenant's org terms A "the pallet count of the Y yard" and B "the pallet count of the Y yard
-    at night"; eve's search "pallet count of the Y yard" ranks A, B. Bob's one-user key restates B word for
+    at night"; eve's search "pallet count of the Y yard" ranked A, B. Bob's one-user key restates B word for
     word 20 times (20 x 200 REINFORCE); eve's search now ranked B, A (B's reinforcement_count 21: boost
     1 + 0.05 ln 21). Now bob counts once: the ranking after his 20 restatements is the one after his
     first, and B's count is 2."""
@@ -285,7 +285,9 @@ def test_one_users_restatements_do_not_rerank_every_users_search(stack: Stack) -
     night = {"term": second, "definition": f"the pallet count of the {own} yard at night"}
     b = seed(stack, "taxonomic", night)
     query = f"pallet count of the {own} yard"
-    assert [t for t in _ranked(stack, query) if t.startswith(f"YARD{own}")] == [first, second]
+    # Which of the two ranks first on their own turns on the closer meaning of a random name (an RRF tie
+    # goes to the nearer vector), so the claim is the ranking's and the count's, not A's place.
+    assert sorted(t for t in _ranked(stack, query) if t.startswith(f"YARD{own}")) == [first, second]
     once: list[str] = []
     for n in range(20):
         status, written = call(
