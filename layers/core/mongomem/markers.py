@@ -187,6 +187,7 @@ _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|r
 # too). Between two letters of the name it is nothing: "mongo<b></b>mem-memory" and "mongo<!-- -->mem-memory"
 # are the name once tags are dropped.
 _BRACKET = re.compile(r"[<>]")
+_INNERMOST = re.compile(r"<[^<>]*>")  # innermost tags dropped once (a sanitiser's one pass)
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
 # A JSON string escape: a surrogate pair as one character (what `json.dumps` writes for a character outside
@@ -361,12 +362,99 @@ def _innermost_dropped(text: str) -> str:
     return "".join(kept)
 
 
+# What an HTML reader (a browser, an HTML sanitiser, html2text) shows of a text, after WHATWG HTML's
+# tokenizer (https://html.spec.whatwg.org/multipage/parsing.html#tokenization): a tag runs to the ">" that is
+# outside a quoted attribute value (`<b title=">">` is one tag), a comment to "-->" or "--!>", "<!", "<?"
+# and "</" before no letter to the next ">" (a bogus comment), a construct the input ends inside shows
+# nothing, and "<" before anything else is text; and as a lenient reader does (see `_html_text`). Linear:
+# Python's html.parser rescans an unterminated construct on every "<" after it (10 s for 100 kB of "<a").
+_HTML_SPACE = "\t\n\f\r "
+_ATTRIBUTE = re.compile(
+    rf"[{_HTML_SPACE}/]*(?:(?P<end>>)|(?P<name>[^{_HTML_SPACE}/>][^{_HTML_SPACE}/>=]*)[{_HTML_SPACE}]*"
+    rf"(?:=[{_HTML_SPACE}]*(?:(?P<quote>[\"'])|[^{_HTML_SPACE}>]*))?)"
+)
+_COMMENT_END = re.compile(r"--!?>")
+_LENIENT_COMMENT_END = re.compile(r"--[\t\n\f\r ]*>")  # html.parser before 3.14: "-- >" too
+_TAG_OPEN = re.compile(r"/?[A-Za-z]")  # a start or end tag's name begins with an ASCII letter
+
+
+_CUT_OFF = -1  # a construct the input ends inside
+
+
+def _tag_end(text: str, at: int) -> int:
+    """Where the tag whose name starts at `at` ends (just past its ">"), or `_CUT_OFF`."""
+    while (found := _ATTRIBUTE.match(text, at)) and (found["end"] or found["name"]):
+        at = found.end()
+        if found["end"]:
+            return at
+        if found["quote"]:
+            close = text.find(found["quote"], at)
+            if close < 0:
+                return _CUT_OFF
+            at = close + 1
+    return _CUT_OFF
+
+
+def _construct_end(text: str, lt: int, lenient: bool) -> int | None:
+    """Where the markup that starts with the "<" at `lt` ends, `_CUT_OFF`, or None when that "<" is text."""
+    after = text[lt + 1 : lt + 3]
+    if _TAG_OPEN.match(after):
+        return _tag_end(text, lt + 1)
+    if text.startswith("<!--", lt):
+        if not lenient and text.startswith((">", "->"), lt + 4):  # "<!-->" and "<!--->" end at once
+            return text.index(">", lt + 4) + 1
+        closed = (_LENIENT_COMMENT_END if lenient else _COMMENT_END).search(text, lt + 4)
+        return closed.end() if closed else _CUT_OFF
+    if after[:1] in ("!", "?") or (after[:1] == "/" and len(after) > 1):  # "</" ending the input is text
+        gt = text.find(">", lt + 1)
+        return gt + 1 if gt >= 0 else _CUT_OFF
+    return None
+
+
+def _html_text(text: str, lenient: bool) -> str:
+    """`text` as an HTML reader shows it (see above). A construct the input ends inside shows nothing to a
+    reader that follows the standard; a `lenient` one (Python's html.parser before 3.14, and html2text and
+    BeautifulSoup over it) shows it as text up to the next ">" (or "<") and reads on from there."""
+    kept: list[str] = []
+    at = 0
+    lt = text.find("<")
+    budget = (
+        8 * len(text) + 1024
+    )  # a lenient reading rescans cut-off tags: bounded, then read as the standard
+    while lt >= 0:
+        end = _construct_end(text, lt, lenient)
+        if end is None:
+            lt = text.find("<", lt + 1)
+            continue
+        kept.append(text[at:lt])
+        if end == _CUT_OFF:
+            budget -= len(text) - lt
+            if not lenient or budget < 0:
+                return "".join(kept)
+            gt = text.find(">", lt + 1)
+            after = gt + 1 if gt >= 0 else text.find("<", lt + 1)
+            end = after if after > lt else len(text)
+            kept.append(text[lt:end])
+        at = end
+        lt = text.find("<", at)
+    kept.append(text[at:])
+    return "".join(kept)
+
+
 def _untagged(text: str) -> tuple[str, ...]:
-    """`text` as written and as readers that drop its tags and comments see it (innermost tags dropped until
-    none is left; or every "<" to the next ">"); `(text,)` when it holds no "<"."""
+    """`text` as written and as readers that drop its tags and comments see it: innermost tags dropped until
+    none is left, or once; every "<" to the next ">"; tags read as HTML reads them (a quoted ">" inside
+    one), a construct cut off by the end shown or not. `(text,)` when it holds no "<"."""
     if "<" not in text:
         return (text,)
-    return text, _innermost_dropped(text), _to_next_gt(text)
+    return (
+        text,
+        _innermost_dropped(text),
+        _INNERMOST.sub("", text),
+        _to_next_gt(text),
+        _html_text(text, lenient=False),
+        _html_text(text, lenient=True),
+    )
 
 
 def _hidden_in(text: str) -> str | None:
