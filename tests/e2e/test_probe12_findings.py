@@ -152,11 +152,6 @@ def _forged(own: str, split: str) -> str:
 
 
 # -- 1. a tag whose quoted attribute holds ">" (MED) ---------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 1: a quoted '>' inside a tag's attribute hides the name from markers._untagged; "
-    "an HTML reader sees two closing sentinels and the guard keeps the forged text",
-)
 @pytest.mark.parametrize("split", ['<b title=">">', "<b title='>'>", "<!-- > -->"])
 def test_a_tag_with_a_quoted_gt_inside_the_markers_name_cannot_end_the_block(
     stack: Stack, split: str
@@ -214,11 +209,6 @@ def _private_correction(stack: Stack, first: str, second: str) -> tuple[int, Any
     return status, second_written, values
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 2: a negation word the meaning table does not hold ('tidak', 'nu') is one inserted "
-    "word; same_value calls the correction a restatement (REINFORCE) and it is lost",
-)
 @pytest.mark.parametrize(
     ("first", "second"),
     [

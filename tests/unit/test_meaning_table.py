@@ -65,6 +65,54 @@ def test_swapping_a_word_of_the_table_is_never_a_restatement(case: tuple[str, st
     )
 
 
+# Words the table does not read: other languages' negations ("tidak", "nu", "nie", "ei") among them.
+UNREAD = "tidak bukan belum nu nicio nie ei khong hindi north spare second".split()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(FILLER), min_size=5, max_size=16),
+    st.lists(st.sampled_from(UNREAD), min_size=1, max_size=2),
+    st.data(),
+)
+def test_a_word_inserted_that_the_table_does_not_read_is_never_a_restatement(
+    words: list[str], inserted: list[str], data: st.DataObject
+) -> None:
+    # Given a statement and the same statement with words inserted that no anchor reads (a negation in a
+    # language the table lacks, a qualifier)
+    longer = list(words)
+    for word in inserted:
+        longer.insert(data.draw(st.integers(0, len(longer))), word)
+    before, after = " ".join(words), " ".join(longer)
+    # Then it is a new value, either way round, through the shared rules and a kind's comparison
+    for old, new in ((before, after), (after, before)):
+        assert not same_value(old, new), (old, new)
+        assert not restates(old, new), (old, new)
+        assert not Semantic().same_content(
+            {"subject": "acme", "attribute": "rule", "value": old},
+            {"subject": "acme", "attribute": "rule", "value": new},
+        )
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (
+            "the review of greenhouse logs is done by facilities",
+            "the review of greenhouse logs is also done by facilities",
+        ),
+        (
+            "pallets from the dock are counted by the team",
+            "pallets from the dock are really counted by the team",
+        ),
+        ("the backup of the database runs at site", "the backup of the database now runs at the site"),
+    ],
+)
+def test_a_filler_inserted_is_still_a_restatement(one: str, other: str) -> None:
+    assert same_value(one, other)
+    assert restates(one, other)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_synonym_from_the_table_keeps_the_anchors(data: st.DataObject) -> None:

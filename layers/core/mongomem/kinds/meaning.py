@@ -310,6 +310,34 @@ def order_changed(old: str, new: str) -> bool:
     return False
 
 
+# Words whose insertion changes no value: articles and words that stress or place in time what is said.
+_FILLERS = frozenset("a an the also really very just too indeed actually now currently still".split())
+
+
+def only_inserted(old: str, new: str) -> bool:
+    """Whether one text is the other with words inserted (no word replaced, none moved) and one of them is
+    not a filler: "not counted" for "counted" in a language the table does not read ("tidak", "nu") is
+    the shape of most negations, and a word added to a statement is a qualifier ("the north dock")."""
+    a, b = norm(old).split(), norm(new).split()
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    if len(short) == len(long):
+        return False
+    rest = iter(long)
+    if not all(word in rest for word in short):  # `short` is a subsequence of `long`
+        return False
+    extra = list(long)
+    for word in short:
+        extra.remove(word)
+    return any(not _read_by_anchors(word) for word in extra)
+
+
+def _read_by_anchors(word: str) -> bool:
+    """Whether inserting `word` changes nothing the anchors do not compare: a filler, a word of the table
+    (its meaning is an anchor) or a currency's name ("$500" / "500 dollars")."""
+    money = {*_CURRENCY.values(), *_DOLLARS.values()}
+    return word in _FILLERS or _word_meanings(word) is not None or word.removesuffix("s") in money
+
+
 def same_value(old: str, new: str) -> bool:
     """The same value after normalisation: exactly, for short values and for text in a script the table
     does not read (a changed word there may be a changed number or negation); for longer text the same
@@ -323,6 +351,8 @@ def same_value(old: str, new: str) -> bool:
         return False
     if anchors(old) != anchors(new) or negates_by_prefix(old, new) or order_changed(old, new):
         return False
+    if only_inserted(old, new):
+        return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
 
@@ -334,7 +364,7 @@ def restates(old: str, new: str) -> bool:
         return True
     if anchors(old) != anchors(new) or negates_by_prefix(old, new) or _unread(old) or _unread(new):
         return False
-    if order_changed(old, new):
+    if order_changed(old, new) or only_inserted(old, new):
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
