@@ -3,7 +3,10 @@
 (tests/e2e/test_probe_findings.py, test_probe2_findings.py ... test_probe11_findings.py) used. Each finding's
 test fails on dbed2fa for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)`
 until it is fixed; the attacks that held are kept as passing tests. No HIGH; four MED (finding 2 arguably
-the table's coverage probe 3 already hit).
+the table's coverage probe 3 already hit). All fixed, the markers removed: 1 (`markers._untagged` also
+reads the text as HTML's tokenizer does, and as a lenient parser and a one-pass sanitiser do), 2 (a word
+inserted that no anchor reads is a new value: `meaning.only_inserted`), 3 (`MemoryKind.name_read`), 4
+(`same_name` for every key match; a closing full stop is no mark of a name).
 
 1. (MED) A tag whose quoted attribute holds ">" hides the marker's name from neutralisation, and an HTML
   reader then sees the block end early. Bob's one-user key POST /v1/memories {"type": "taxonomic",
@@ -339,3 +342,23 @@ def test_a_private_fact_about_a_name_spelled_with_other_marks_is_kept(
         if m["status"] == "active" and own in str(m["payload"].get("subject"))
     )
     assert held == sorted([first["value"], second["value"]]), (written, held)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        {"subject": "Dock fire drill {own}.", "attribute": "evacuation time", "value": "4 minutes"},
+        {"subject": "Dock fire drill {own}", "attribute": "evacuation time.", "value": "4 minutes"},
+    ],
+)
+def test_a_closing_full_stop_after_a_name_is_the_same_name(stack: Stack, said: dict[str, str]) -> None:
+    """Comparing names by their marks (finding 4's fix) must not split a name from the full stop that
+    closes the sentence it ends: bob's private fact about "Dock fire drill <own>", said again with a
+    closing full stop after the subject or the attribute, is one fact restated, not a second one."""
+    own = _own()
+    key = stack.users["bob"]
+    plain = {"subject": "Dock fire drill {own}", "attribute": "evacuation time", "value": "4 minutes"}
+    status, written = _write(stack, key, "semantic", _filled(plain, own))
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, written = _write(stack, key, "semantic", _filled(said, own))
+    assert (status, written["decision"]) == (200, "REINFORCE"), written

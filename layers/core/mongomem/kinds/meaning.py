@@ -399,9 +399,12 @@ def worded(text: str) -> str:
 def name_marks(text: str) -> str:
     """What a name is spelled with besides its letters, digits and spaces, in order: symbols and
     punctuation ("C++" -> "++", ".NET" -> ".", "X!" -> "!"), except punctuation joining two letters of
-    one word ("post-incident", "O'Brien"). The key (`norm`) folds them all away; two names of one key
-    with other marks are two names."""
-    said = unicodedata.normalize("NFKC", text)
+    one word ("post-incident", "O'Brien"), and a closing full stop (it ends the sentence a name closes:
+    "Dock fire drill." is "Dock fire drill"; "Acme Inc." is "Acme Inc"). The key (`norm`) folds them all
+    away; two names of one key with other marks are two names."""
+    said = unicodedata.normalize("NFKC", text).strip()
+    if said.endswith(".") and not said.endswith(".."):
+        said = said[:-1]
     marks = []
     for i, ch in enumerate(said):
         if ch.isalnum() or ch.isspace():
