@@ -7,6 +7,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +106,13 @@ def call(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tu
         time.sleep(2.0)
         status, answer = api(stack, key, method, path, body)
     return status, answer
+
+
+def unique() -> str:
+    """Six hex letters that make a test's names its own on a stack the module's tests share."""
+    return uuid.uuid4().hex[:6]
+
+
+def write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
+    """POST /v1/memories with `key`: (status, answer)."""
+    return call(stack, key, "POST", "/v1/memories", {"type": kind, "payload": payload, **more})

@@ -118,7 +118,6 @@ import http.server
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,7 +126,7 @@ import pytest
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
 from mongomem.kinds.taxonomic import TaxonomicItem
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, unique, write
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
 CONFIG = """
@@ -147,21 +146,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     yield from answering_stack(tmp_path_factory.mktemp("probe10-findings"), USERS, CONFIG)
 
 
-def _own() -> str:
-    return uuid.uuid4().hex[:6]
-
-
 def _fresh_user(stack: Stack, name: str) -> tuple[str, str]:
-    user = f"{name}10-{_own()}"
+    user = f"{name}10-{unique()}"
     return user, create_key(stack.running.keys, TENANT, "service_account", user)[0]
 
 
-def _write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
-    return call(stack, key, "POST", "/v1/memories", {"type": kind, "payload": payload, **more})
-
-
 def _tenant(stack: Stack, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
-    return _write(stack, stack.tenant, kind, payload, user_id="alice", **more)
+    return write(stack, stack.tenant, kind, payload, user_id="alice", **more)
 
 
 def _org_list(stack: Stack, kind: str, own: str) -> list[dict[str, Any]]:
@@ -179,7 +170,7 @@ def test_erasure_never_restores_a_version_kept_as_history(stack: Stack) -> None:
     2020 with allowed_tools ["Bash(*)"] (201 UPDATE "kept as history"); two users carry a third step (202,
     201 UPDATE); both erase themselves (200, 200). Expected: v1 is active again (its steps, no grant);
     seen: the 2020 steps are active and every user's SKILL.md pre-approves Bash(*)."""
-    own = _own()
+    own = unique()
     base = {"name": f"Rotate dock keys {own}", "when_to_use": f"when a key of dock {own} is lost"}
     current = {**base, "steps": ["revoke the lost key", "issue a new key"]}
     status, added = _tenant(stack, "procedural", current)
@@ -189,7 +180,7 @@ def test_erasure_never_restores_a_version_kept_as_history(stack: Stack) -> None:
     assert (status, kept["decision"], kept["memory"]["status"]) == (201, "UPDATE", "superseded"), kept
     changed = {**base, "steps": [*current["steps"], "log the rotation"]}
     users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
-    answers = [_write(stack, key, "procedural", changed) for _, key in users]
+    answers = [write(stack, key, "procedural", changed) for _, key in users]
     assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
     for user, key in users:
         status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
@@ -205,7 +196,7 @@ def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
     """HIGH (narrow), the same with a term: the tenant's "within 2 hours" (now) and "within 6 hours"
     (2020, kept as history); two users carry "within 3 hours" and erase themselves; every user reads the
     2020 value "within 6 hours"."""
-    own = _own()
+    own = unique()
     term = f"Dock rule {own}"
     status, added = _tenant(
         stack, "taxonomic", {"term": term, "definition": f"pallets of dock {own} are counted within 2 hours"}
@@ -216,7 +207,7 @@ def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
     assert (status, kept["decision"]) == (201, "UPDATE"), kept
     users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
     changed = {"term": term, "definition": f"pallets of dock {own} are counted within 3 hours"}
-    answers = [_write(stack, key, "taxonomic", changed) for _, key in users]
+    answers = [write(stack, key, "taxonomic", changed) for _, key in users]
     assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
     for user, key in users:
         assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
@@ -226,7 +217,7 @@ def test_erasure_restores_the_value_the_term_held_last(stack: Stack) -> None:
 
 def test_erasure_restores_the_version_the_erased_users_replaced(stack: Stack) -> None:
     """Held: without a version kept as history, the same erasure makes the tenant's v1 active again."""
-    own = _own()
+    own = unique()
     term = f"Gate rule {own}"
     status, added = _tenant(
         stack, "taxonomic", {"term": term, "definition": f"trucks wait 20 minutes at gate {own}"}
@@ -234,7 +225,7 @@ def test_erasure_restores_the_version_the_erased_users_replaced(stack: Stack) ->
     assert (status, added["decision"]) == (201, "ADD"), added
     users = [_fresh_user(stack, name) for name in ("ursa", "vera")]
     answers = [
-        _write(stack, key, "taxonomic", {"term": term, "definition": f"trucks wait 25 minutes at gate {own}"})
+        write(stack, key, "taxonomic", {"term": term, "definition": f"trucks wait 25 minutes at gate {own}"})
         for _, key in users
     ]
     assert [s for s, _ in answers] == [202, 201], answers
@@ -251,7 +242,7 @@ def test_the_tenants_second_value_of_a_many_valued_org_fact_is_kept_beside_the_f
 ) -> None:
     """MED. The tenant key's org fact {"subject": "dock <own>", "attribute": "languages", "value": first}
     (201 ADD), then the same with `second` -> 201 UPDATE (first superseded); expected 201 ADD, both listed."""
-    own = _own()
+    own = unique()
     fact = {"subject": f"dock {own} scanner", "attribute": "languages"}
     status, added = _tenant(stack, "semantic", {**fact, "value": first})
     assert (status, added["decision"]) == (201, "ADD"), added
@@ -266,9 +257,9 @@ def test_a_users_second_private_value_spelled_with_other_marks_is_kept(stack: St
     "C++"} (201 ADD), then "C#" -> 200 REINFORCE "same key and the same value" (C# lost)."""
     _, key = _fresh_user(stack, "lang")
     fact = {"subject": "user", "attribute": "languages"}
-    status, added = _write(stack, key, "semantic", {**fact, "value": "C++"}, visibility="private")
+    status, added = write(stack, key, "semantic", {**fact, "value": "C++"}, visibility="private")
     assert (status, added["decision"]) == (201, "ADD"), added
-    status, again = _write(stack, key, "semantic", {**fact, "value": "C#"}, visibility="private")
+    status, again = write(stack, key, "semantic", {**fact, "value": "C#"}, visibility="private")
     assert (status, again["decision"]) == (201, "ADD"), again
 
 
@@ -277,14 +268,14 @@ def test_users_adding_a_value_to_a_many_valued_org_fact_keep_the_tenants(stack: 
     bob states "Java" for it: 201 ADD (a value beside it, as a many-valued attribute takes); bob states
     "C#": 202 PROPOSE "adds to the org memory", and carol's "C#" carries it (201 UPDATE "stated by 2
     user(s) against 1"): every user's list now shows Java and C#, and the tenant's C++ is superseded."""
-    own = _own()
+    own = unique()
     fact = {"subject": f"scanner {own}", "attribute": "languages"}
     status, added = _tenant(stack, "semantic", {**fact, "value": "C++"})
     assert (status, added["decision"]) == (201, "ADD"), added
-    status, java = _write(stack, stack.users["bob"], "semantic", {**fact, "value": "Java"})
+    status, java = write(stack, stack.users["bob"], "semantic", {**fact, "value": "Java"})
     assert (status, java["decision"]) == (201, "ADD"), java
     for user in ("bob", "carol"):
-        _write(stack, stack.users[user], "semantic", {**fact, "value": "C#"})
+        write(stack, stack.users[user], "semantic", {**fact, "value": "C#"})
     values = sorted(m["payload"]["value"] for m in _org_list(stack, "semantic", own))
     assert "C++" in values, values
 
@@ -294,11 +285,11 @@ def test_a_users_other_value_of_a_single_valued_org_fact_spelled_with_other_mark
 ) -> None:
     """Held: a single-valued org fact ("dock <own> | scanner language: C++") said by bob as "C#" is a
     proposal (202), never a restatement."""
-    own = _own()
+    own = unique()
     fact = {"subject": f"dock {own} scanner", "attribute": "firmware language"}
     status, added = _tenant(stack, "semantic", {**fact, "value": "C++"})
     assert (status, added["decision"]) == (201, "ADD"), added
-    status, said = _write(stack, stack.users["bob"], "semantic", {**fact, "value": "C#"})
+    status, said = write(stack, stack.users["bob"], "semantic", {**fact, "value": "C#"})
     assert (status, said["decision"]) == (202, "PROPOSE"), said
 
 
@@ -308,19 +299,19 @@ def test_erasure_takes_the_erased_users_domain_out_whatever_other_domains_were_s
     add an alias (202 PROPOSE, 201 UPDATE: the active version carries U's domain); eve proposes another
     definition with "domain": "logistics" (202, pending); U's key DELETE /v1/users/U (200). Every user
     still reads U's domain in the active term."""
-    own = _own()
+    own = unique()
     user, key = _fresh_user(stack, "dom")
     said = {"term": f"Yard code {own}", "definition": f"the code of the {own} yard"}
     private = f"{user} private project {own}"
-    status, added = _write(stack, key, "taxonomic", {**said, "domain": private})
+    status, added = write(stack, key, "taxonomic", {**said, "domain": private})
     assert (status, added["decision"]) == (201, "ADD"), added
     answers = [
-        _write(stack, stack.users[u], "taxonomic", {**said, "aliases": [f"yc {own}"]})
+        write(stack, stack.users[u], "taxonomic", {**said, "aliases": [f"yc {own}"]})
         for u in ("carol", "dave")
     ]
     assert [(s, a["decision"]) for s, a in answers] == [(202, "PROPOSE"), (201, "UPDATE")], answers
     other = {"term": said["term"], "definition": f"the gate code of the {own} yard", "domain": "logistics"}
-    status, proposed = _write(stack, stack.users["eve"], "taxonomic", other)
+    status, proposed = write(stack, stack.users["eve"], "taxonomic", other)
     assert status == 202, proposed
     status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
     assert status == 200, erased
@@ -330,14 +321,14 @@ def test_erasure_takes_the_erased_users_domain_out_whatever_other_domains_were_s
 
 def test_erasure_takes_the_erased_users_domain_out_of_a_version_others_carried(stack: Stack) -> None:
     """Held: the same without eve's proposal: U's domain leaves the version carol and dave carried."""
-    own = _own()
+    own = unique()
     user, key = _fresh_user(stack, "dom")
     said = {"term": f"Yard code {own}", "definition": f"the code of the {own} yard"}
     private = f"{user} private project {own}"
-    status, added = _write(stack, key, "taxonomic", {**said, "domain": private})
+    status, added = write(stack, key, "taxonomic", {**said, "domain": private})
     assert (status, added["decision"]) == (201, "ADD"), added
     for other in ("carol", "dave"):
-        status, _ = _write(stack, stack.users[other], "taxonomic", {**said, "aliases": [f"yc {own}"]})
+        status, _ = write(stack, stack.users[other], "taxonomic", {**said, "aliases": [f"yc {own}"]})
         assert status in (201, 202)
     assert call(stack, key, "DELETE", f"/v1/users/{user}")[0] == 200
     [live] = _org_list(stack, "taxonomic", own)
@@ -351,13 +342,13 @@ def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Sta
     private phone 555 <own>"}} (201 ADD, org); carol restates the fact without qualifiers (200 REINFORCE);
     U's key DELETE /v1/users/U (200). The fact stays (carol backs it) and every user still reads U's note
     in its payload and text ("... (note: <U> private phone 555 ...)")."""
-    own = _own()
+    own = unique()
     user, key = _fresh_user(stack, "qual")
     fact = {"subject": f"north gate {own}", "attribute": "night contact", "value": "the gate office"}
     private = f"{user} private phone 555 {own}"
-    status, added = _write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
+    status, added = write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
     assert (status, added["decision"]) == (201, "ADD"), added
-    status, restated = _write(stack, stack.users["carol"], "semantic", fact)
+    status, restated = write(stack, stack.users["carol"], "semantic", fact)
     assert (status, restated["decision"]) == (200, "REINFORCE"), restated
     status, erased = call(stack, key, "DELETE", f"/v1/users/{user}")
     assert status == 200, erased
@@ -392,7 +383,7 @@ def test_another_users_snapshot_id_lists_nothing_of_theirs(stack: Stack) -> None
     sha256("acme|alice|dock-notes-<own>#1")[:24], and GET /v1/memories?snapshot_id=snap-... lists the term:
     bob learns that alice has that session and what it told the org (an oracle over her session ids and
     topics). Expected: an empty list (only the caller's own evidence matches)."""
-    own = _own()
+    own = unique()
     term, session = f"P7{own.upper()}", f"dock-notes-{own}"
     said = [f"{term} stands for the pallet zone of the north dock.", f"Noted: {term} is that pallet zone."]
     turns = {"turns": [{"role": r, "content": t} for r, t in zip(("user", "assistant"), said, strict=True)]}
@@ -410,7 +401,7 @@ def test_another_users_snapshot_id_lists_nothing_of_theirs(stack: Stack) -> None
 
 def test_a_snapshot_id_of_nobodys_session_lists_nothing(stack: Stack) -> None:
     """Held (control): a computed id of a session alice never had lists nothing."""
-    sid = _snapshot_id("alice", f"no-such-session-{_own()}", 1)
+    sid = _snapshot_id("alice", f"no-such-session-{unique()}", 1)
     status, page = call(stack, stack.users["bob"], "GET", f"/v1/memories?snapshot_id={sid}")
     assert (status, page["memories"]) == (200, []), page
 
@@ -424,7 +415,7 @@ def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_repl
     now reads carries v1's metadata and expires in two hours (then the term is gone for every user: v2
     stays superseded), not v2's (none, {"team": "dock <own>"}); and it is observed before v2 (bob's time),
     so a list filtered by observed_after = v2's time shows the superseded v2 and not the active term."""
-    own = _own()
+    own = unique()
     term = f"Cold room rule {own}"
     soon = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).isoformat()
     old, current = {"team": f"dock-old {own}"}, {"team": f"dock {own}"}
@@ -437,13 +428,13 @@ def test_a_carried_proposal_keeps_the_expiry_and_metadata_of_the_version_it_repl
     )
     assert (status, added["decision"]) == (201, "ADD"), added
     bobs = {"term": term, "definition": f"the cold room {own} is checked every 8 hours"}
-    status, proposed = _write(stack, stack.users["bob"], "taxonomic", bobs)
+    status, proposed = write(stack, stack.users["bob"], "taxonomic", bobs)
     assert status == 202, proposed
     corrected = {"term": term, "definition": f"the cold room {own} is checked every 3 hours"}
     status, updated = _tenant(stack, "taxonomic", corrected, metadata=current)
     assert (status, updated["decision"]) == (201, "UPDATE"), updated
     assert (updated["memory"]["metadata"], updated["memory"]["expires_at"]) == (current, None)
-    status, carried = _write(stack, stack.users["carol"], "taxonomic", bobs)
+    status, carried = write(stack, stack.users["carol"], "taxonomic", bobs)
     assert (status, carried["decision"]) == (201, "UPDATE"), carried
     [live] = _org_list(stack, "taxonomic", own)
     assert live["payload"]["definition"] == bobs["definition"], live["payload"]
@@ -456,14 +447,14 @@ def test_an_org_term_stays_a_valid_term_however_often_its_only_user_adds_to_it(s
     """LOW. A fresh user's org term (201 ADD), then 3 restatements with 50 new aliases each (200 REINFORCE,
     merged): the stored term held 150 aliases, more than a taxonomic item may (50). Fixed: the first 50
     merge, the later rounds merge nothing and say so (docs/adr/0077)."""
-    own = _own()
+    own = unique()
     _, key = _fresh_user(stack, "grow")
     said = {"term": f"Dock code {own}", "definition": f"the code of the {own} dock gate"}
-    status, added = _write(stack, key, "taxonomic", said)
+    status, added = write(stack, key, "taxonomic", said)
     assert (status, added["decision"]) == (201, "ADD"), added
     for round_ in range(3):
         aliases = [f"dock {own} code {round_}-{i} " + "x" * 200 for i in range(50)]
-        status, grown = _write(stack, key, "taxonomic", {**said, "aliases": aliases})
+        status, grown = write(stack, key, "taxonomic", {**said, "aliases": aliases})
         # the first 50 merge (REINFORCE); later rounds merge nothing (the user counted already: NOOP),
         # and the answer says what was not merged
         assert (status, grown["decision"]) == (200, "NOOP" if round_ else "REINFORCE"), grown
@@ -481,7 +472,7 @@ def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) 
     characters) with 50 aliases and 50 related terms of 280 characters each (202 each); eve's GET
     /v1/memories/{id}?history=true answers every proposal whole: over 6 MB, more than a Lambda function
     may answer, so every user's history of that term fails on a deployed stack."""
-    own = _own()
+    own = unique()
     term = f"Gate rule {own}"
     status, added = _tenant(
         stack, "taxonomic", {"term": term, "definition": f"lorries queue 20 minutes at bay {own}"}
@@ -495,7 +486,7 @@ def test_one_users_proposals_keep_an_org_terms_history_answerable(stack: Stack) 
             "aliases": [f"a{n}-{i} " + "y" * 270 for i in range(50)],
             "related_terms": [f"r{n}-{i} " + "w" * 270 for i in range(50)],
         }
-        status, proposed = _write(stack, key, "taxonomic", payload)
+        status, proposed = write(stack, key, "taxonomic", payload)
         assert status == 202, proposed
     path = f"/v1/memories/{added['memory']['memory_id']}?history=true"
     status, answer = call(stack, stack.users["eve"], "GET", path)
@@ -555,7 +546,7 @@ def test_the_sdk_stops_at_a_cursor_that_does_not_move() -> None:
 def test_a_pending_proposal_reaches_no_other_users_domains_conflicts_or_search(stack: Stack) -> None:
     """Held: bob's and carol's pending proposals (a domain added, another definition with another domain)
     appear in none of eve's GET /v1/domains, GET /v1/memories/conflicts and search results."""
-    own = _own()
+    own = unique()
     term, definition = f"Bay code {own}", f"the code of bay {own}"
     status, added = _tenant(stack, "taxonomic", {"term": term, "definition": definition})
     assert (status, added["decision"]) == (201, "ADD"), added
@@ -564,7 +555,7 @@ def test_a_pending_proposal_reaches_no_other_users_domains_conflicts_or_search(s
         ("carol", {"term": term, "definition": f"another code of bay {own}", "domain": f"other {own}"}),
     ]
     for user, payload in proposals:
-        assert _write(stack, stack.users[user], "taxonomic", payload)[0] == 202
+        assert write(stack, stack.users[user], "taxonomic", payload)[0] == 202
     eve = stack.users["eve"]
     status, domains = call(stack, eve, "GET", "/v1/domains")
     assert status == 200 and own not in json.dumps(domains), domains
@@ -581,7 +572,7 @@ def test_a_proposal_made_before_the_tenant_revoked_a_tool_grant_never_brings_it_
     the version had); the tenant revokes every grant ("allowed_tools": [], 201 UPDATE); carol and dave
     state bob's very statement: what becomes active grants nothing (their statements make the revoked
     version's additions, never bob's stale proposal)."""
-    own = _own()
+    own = unique()
     procedure = {
         "name": f"Reset the dock scanner {own}",
         "when_to_use": f"when the scanner of dock {own} hangs",
@@ -590,11 +581,11 @@ def test_a_proposal_made_before_the_tenant_revoked_a_tool_grant_never_brings_it_
     status, added = _tenant(stack, "procedural", {**procedure, "allowed_tools": ["Bash(*)"]})
     assert (status, added["decision"]) == (201, "ADD"), added
     tagged = {**procedure, "tags": [f"dock {own}"]}
-    assert _write(stack, stack.users["bob"], "procedural", tagged)[0] == 202
+    assert write(stack, stack.users["bob"], "procedural", tagged)[0] == 202
     status, revoked = _tenant(stack, "procedural", {**procedure, "allowed_tools": []})
     assert (status, revoked["decision"]) == (201, "UPDATE"), revoked
     for user in ("carol", "dave"):
-        status, said = _write(stack, stack.users[user], "procedural", tagged)
+        status, said = write(stack, stack.users[user], "procedural", tagged)
         assert status in (201, 202), said
     [live] = _org_list(stack, "procedural", own)
     assert not live["payload"].get("allowed_tools"), live["payload"]

@@ -95,7 +95,7 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed, unique
 
 USERS = ("alice", "bob", "carol", "eve")
 # The working-memory schema of finding 4: the patterns sit in an allOf beside unevaluatedProperties.
@@ -136,10 +136,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     yield from answering_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG)
 
 
-def _own() -> str:
-    return uuid.uuid4().hex[:6]
-
-
 def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:
     """The active org memories of `kind` as eve (any user of the tenant) lists them."""
     status, page = call(
@@ -155,7 +151,7 @@ def test_a_many_valued_statement_of_an_org_fact_is_not_a_second_fact(stack: Stac
     bob's one-user key POST /v1/memories {"type": "semantic", "payload": {"subject": "north dock S",
     "attribute": "opening time", "value": "11 pm", "cardinality": "many"}} -> 201 ADD (expected 202
     PROPOSE), and eve's list of org facts shows "11 pm" beside "7 am"."""
-    subject = f"north dock {_own()}"
+    subject = f"north dock {unique()}"
     seed(stack, "semantic", {"subject": subject, "attribute": "opening time", "value": "7 am"})
     said = {"subject": subject, "attribute": "opening time", "value": "11 pm", "cardinality": "many"}
     status, written = call(
@@ -174,7 +170,7 @@ def test_a_many_valued_org_fact_through_a_one_user_mcp_server_is_not_a_second_fa
     decision ADD (expected PROPOSE), and eve lists bob's "11 pm" beside the tenant's "7 am"."""
     from tests.e2e.test_probe7_findings import _mcp_create
 
-    subject = f"west dock {_own()}"
+    subject = f"west dock {unique()}"
     seed(stack, "semantic", {"subject": subject, "attribute": "opening time", "value": "7 am"})
     said = {"subject": subject, "attribute": "opening time", "value": "11 pm", "cardinality": "many"}
     got = _mcp_create(stack, "bob", {"type": "semantic", "payload": said})
@@ -193,8 +189,8 @@ def _rule_name() -> str:
 
 def _lookalike_cases() -> dict[str, tuple[str, Any, Any, str]]:
     """(kind, the tenant's payload, bob's, bob's words that must not reach eve) per kind."""
-    name, spelled, team = _rule_name(), _rule_name(), f"dock team {_own()}"
-    later = f"pallets are counted at 4 pm, ignore the 2 pm count {_own()}"
+    name, spelled, team = _rule_name(), _rule_name(), f"dock team {unique()}"
+    later = f"pallets are counted at 4 pm, ignore the 2 pm count {unique()}"
     preference = {"subject": team, "category": "answer language", "preference": "answers in English"}
     return {
         "custom type": (
@@ -206,7 +202,7 @@ def _lookalike_cases() -> dict[str, tuple[str, Any, Any, str]]:
         "custom type, spelled": (
             "dock_rule",
             {"rule": spelled, "value": "crates are counted at 2 pm"},
-            {"rule": ".".join(spelled) + ".", "value": f"crates are counted at 4 pm {_own()}"},
+            {"rule": ".".join(spelled) + ".", "value": f"crates are counted at 4 pm {unique()}"},
             "crates are counted at 4 pm",
         ),
         "preference": (
@@ -250,7 +246,7 @@ def test_one_users_restatements_of_an_org_term_count_once(stack: Stack) -> None:
     {"term": T, "definition": <the tenant's, word for word>}} 12 times -> 12 x 200 REINFORCE; eve reads T
     with reinforcement_count 13 and 13 evidence entries (expected: bob counted once, 2)."""
     term = f"P8{uuid.uuid4().hex[:4].upper()}"
-    definition = f"the count of pallets waiting at the {_own()} dock"
+    definition = f"the count of pallets waiting at the {unique()} dock"
     memory = seed(stack, "taxonomic", {"term": term, "definition": definition})
     said = {"type": "taxonomic", "payload": {"term": term, "definition": definition}}
     for n in range(12):  # counted once: the restatements after the first change nothing
@@ -279,7 +275,7 @@ def test_one_users_restatements_do_not_rerank_every_users_search(stack: Stack) -
     word 20 times (20 x 200 REINFORCE); eve's search now ranked B, A (B's reinforcement_count 21: boost
     1 + 0.05 ln 21). Now bob counts once: the ranking after his 20 restatements is the one after his
     first, and B's count is 2."""
-    own = _own()
+    own = unique()
     first, second = f"YARD{own}A", f"YARD{own}B"
     seed(stack, "taxonomic", {"term": first, "definition": f"the pallet count of the {own} yard"})
     night = {"term": second, "definition": f"the pallet count of the {own} yard at night"}
@@ -336,7 +332,7 @@ def test_a_deleted_org_term_is_gone_from_every_read(stack: Stack) -> None:
     """LOW. The tenant's org term T "... DELETEME <marker>"; the tenant key DELETE
     /v1/memories/{id} -> 200; eve's GET /v1/memories/{id} -> 200 with the definition (status "deleted"),
     and GET /v1/memories?type=taxonomic&status=deleted lists it (expected: 404, and no text)."""
-    marker = f"DELETEME{_own()}"
+    marker = f"DELETEME{unique()}"
     memory = seed(
         stack, "taxonomic", {"term": f"P8{uuid.uuid4().hex[:4].upper()}", "definition": f"the dock {marker}"}
     )
@@ -393,7 +389,7 @@ def test_erasure_takes_the_users_metadata_off_an_org_term(stack: Stack) -> None:
     "definition": "the pallet count of the <own> dock"}, "metadata": {"note": "BOBNOTE <own> call me at
     555-0100"}} -> 201 ADD; carol restates {"term": T, "definition": <the same>} -> 200 REINFORCE; B's key
     DELETE /v1/users/B -> 200; eve's GET /v1/memories/{id} -> 200 and its metadata still holds BOBNOTE."""
-    own = _own()
+    own = unique()
     user = f"bob8-{own}"
     key = create_key(stack.running.keys, TENANT, "service_account", user)[0]
     term, note = f"P8{own.upper()}", f"BOBNOTE {own} call me at 555-0100"
@@ -418,7 +414,7 @@ def test_erasure_takes_the_users_metadata_off_a_version_others_carried(stack: St
     and the version they carried keeps bob's metadata (a proposal keeps the metadata of the version it
     replaces, docs/adr/0072); B's key DELETE /v1/users/B -> 200: bob's version goes, and the active
     version - stated by alice and carol only - still shows BOBNOTE to every user."""
-    own = _own()
+    own = unique()
     user = f"bob8-{own}"
     key = create_key(stack.running.keys, TENANT, "service_account", user)[0]
     term, note = f"P8{own.upper()}", f"BOBNOTE {own} lives at 4 Elm Street"
@@ -447,7 +443,7 @@ def test_erasure_takes_the_users_metadata_off_a_version_others_carried(stack: St
 def test_another_value_of_a_semantic_org_fact_is_a_proposal(stack: Stack) -> None:
     """Held: the tenant's org fact "north dock S opening time: 7 am"; bob's "11 pm" for the same subject and
     attribute (cardinality one) is a 202 PROPOSE, and eve's list keeps "7 am" only."""
-    subject = f"north dock {_own()}"
+    subject = f"north dock {unique()}"
     seed(stack, "semantic", {"subject": subject, "attribute": "opening time", "value": "7 am"})
     said = {"subject": subject, "attribute": "opening time", "value": "11 pm"}
     status, written = call(
@@ -463,7 +459,7 @@ def test_another_value_of_a_semantic_org_fact_is_a_proposal(stack: Stack) -> Non
 def test_a_one_user_retraction_of_a_semantic_org_fact_is_refused(stack: Stack) -> None:
     """Held: bob's one-user key retracting the tenant's org fact ("retracted": true) is a 403, and eve still
     lists it."""
-    subject = f"south dock {_own()}"
+    subject = f"south dock {unique()}"
     seed(stack, "semantic", {"subject": subject, "attribute": "closing time", "value": "6 pm"})
     said = {"subject": subject, "attribute": "closing time", "value": "6 pm", "retracted": True}
     status, answer = call(
@@ -507,7 +503,7 @@ def test_another_value_of_a_custom_or_preference_org_memory_is_a_proposal(
     """Held: bob's other value of the tenant's org dock_rule under its exact name, and his flipped polarity
     of the tenant's org preference, are 202 PROPOSE; eve's list keeps the tenant's only."""
     kind, tenants, bobs = case
-    own = _own()
+    own = unique()
     tenants = {k: v.format(own=own) for k, v in tenants.items()}
     bobs = {k: v.format(own=own) for k, v in bobs.items()}
     seed(stack, kind, tenants)
