@@ -41,16 +41,23 @@ arguable).
   never a restatement". Shared memory holds (the letter rule: bob's is a 202 proposal, the tenant's a 201
   UPDATE; held, below). Fix: compare the summary with `same_value` and the occurred_at / place exactly
   (a new time of the same day is a new value).
-3. (MED) A user's correction of a fact's unit (in `qualifiers`) or of its `valid_from` date is lost:
-  bob's one-user key POST /v1/memories {"type": "semantic", "visibility": "private", "payload":
-  {"subject": "<own> depot", "attribute": "pallet weight limit", "value": "500", "qualifiers": {"unit":
-  "kg"}}} (201 ADD), then the same with {"unit": "lb"} -> 200 REINFORCE "same key and the same value":
-  his memory still reads "500 (unit: kg)"; likewise "valid_from" "2026-01-01" -> "2026-06-01" and
-  {"since": "2024"} -> {"since": "2025"}. `Semantic.same_content` (kinds/semantic.py) compares the value
-  only (`value_form`, `same_value` of `payload["value"]`); the qualifiers, which `Semantic.text` shows
-  as part of the fact, and valid_from are never compared. docs/trust.md "No collateral updates" (a
-  changed unit or date is never a restatement). Shared memory holds (held, below). Fix: a restatement
-  also says the same qualifiers (as `hard_anchors` of their values, or exactly) and valid_from.
+3. (MED) In private memory the fields outside a kind's `value` are never compared: a user's correction of
+  a fact's unit (in `qualifiers`) or `valid_from` date, or of a procedure's expected output or
+  `when_to_use`, is lost. Bob's one-user key POST /v1/memories {"type": "semantic", "visibility":
+  "private", "payload": {"subject": "<own> depot", "attribute": "pallet weight limit", "value": "500",
+  "qualifiers": {"unit": "kg"}}} (201 ADD), then the same with {"unit": "lb"} -> 200 REINFORCE "same key
+  and the same value": his memory still reads "500 (unit: kg)"; likewise "valid_from" "2026-01-01" ->
+  "2026-06-01" and {"since": "2024"} -> {"since": "2025"}. His private procedure "Drain the pump <own>"
+  with the step {"action": "switch the pump off", "expected_output": "the pump stops within 5 minutes"},
+  then "... within 50 minutes" -> 200 REINFORCE; "when the dock pump is flooded ..." -> "when the dock
+  pump is not flooded ..." -> 200 REINFORCE. `Semantic.same_content` (kinds/semantic.py) compares the
+  value only (`value_form`, `same_value` of `payload["value"]`), though `Semantic.text` shows the
+  qualifiers as part of the fact; `ProceduralKind.same_content` (kinds/procedural.py) compares the steps'
+  actions only (`step_action`), never their expected outputs nor when_to_use. docs/trust.md "No
+  collateral updates" (a changed number, unit, date or negation is never a restatement). Shared memory
+  holds (the letter rule: held, below). Fix: a restatement also says the same qualifiers and valid_from
+  (their hard anchors, or exactly), and for procedures the same expected outputs and when_to_use
+  (`same_value` of each).
 4. (MED, arguably the table's coverage again: docs/trust.md "The limit of a word table" accepts misses
   in private memory) Words of the promised classes the table still lacks, each a 200 REINFORCE of bob's
   private fact (long values, Latin script): a date "at the end of March" -> "at the beginning of March";
@@ -290,6 +297,64 @@ _FACT_CHANGES = [
         {"value": "Marta Kowalski", "valid_from": "2026-06-01"},
     ),
 ]
+
+
+_PUMP = {
+    "name": "Drain the pump {own}",
+    "when_to_use": "when the dock pump is flooded during the night shift",
+}
+_PROCEDURE_CHANGES = [
+    (
+        {
+            "steps": [
+                {"action": "switch the pump {own} off", "expected_output": "the pump stops within 5 minutes"}
+            ]
+        },
+        {
+            "steps": [
+                {"action": "switch the pump {own} off", "expected_output": "the pump stops within 50 minutes"}
+            ]
+        },
+    ),
+    (
+        {"steps": ["switch the pump {own} off", "open the drain valve"]},
+        {
+            "when_to_use": "when the dock pump is not flooded during the night shift",
+            "steps": ["switch the pump {own} off", "open the drain valve"],
+        },
+    ),
+]
+
+
+def _filled(value: Any, own: str) -> Any:
+    if isinstance(value, str):
+        return value.format(own=own)
+    if isinstance(value, list):
+        return [_filled(v, own) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, own) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 3: ProceduralKind.same_content compares the steps' actions only: a changed expected "
+    "output or when_to_use of a private procedure is a REINFORCE",
+)
+@pytest.mark.parametrize(("first", "second"), _PROCEDURE_CHANGES)
+def test_a_private_procedures_changed_expected_output_or_when_is_an_update(
+    stack: Stack, first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    """MED. Bob's private procedure, then the same steps with another expected output (a number) or a
+    negated when_to_use. Expected: 201 UPDATE; seen: 200 REINFORCE."""
+    own = _own()
+    bob = stack.users["bob"]
+    status, written = _write(stack, bob, "procedural", _filled({**_PUMP, **first}, own), visibility="private")
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, written = _write(
+        stack, bob, "procedural", _filled({**_PUMP, **second}, own), visibility="private"
+    )
+    assert (status, written["decision"]) == (201, "UPDATE"), written
 
 
 @pytest.mark.xfail(
