@@ -3,8 +3,8 @@ whose project config makes semantic facts and episodes org-wide (besides terms a
 an org custom type `dock_rule`, with payloads and angles none of the earlier probes used
 (tests/e2e/test_probe_findings.py, test_probe2_findings.py ... test_probe12_findings.py). Each finding's
 test fails on 5207f2a for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)` until
-it is fixed; the attacks that held are kept as passing tests. One HIGH (finding 1, probe 11's HIGH 8 again
-for the kinds without a subject), four MED (finding 4 arguably the table's coverage again, finding 5
+it is fixed; the attacks that held are kept as passing tests. Two HIGH (finding 1, probe 11's HIGH 8 again
+for the kinds without a subject, and finding 6, its consequence for erasure), four MED (finding 4 arguably the table's coverage again, finding 5
 arguable).
 
 1. (HIGH; probe 11's finding 8 fixed for kinds with a subject only) A memory of another name with the same
@@ -83,6 +83,24 @@ arguable).
   `list_memories` tool shows one"; docs/memory-scopes.md: an addition "is a proposal until enough users
   state exactly it". Fix: a proposal is no skill (404/409 in `skill` for status "proposed"), or its
   SKILL.md says so in its name and description.
+6. (HIGH; found last, a consequence of finding 1) Erasure keeps the name of an erased user's org memory
+  that another user "restated" under another name: the erased user's words stay served to every user.
+  Frank's one-user key POST /v1/memories {"type": "procedural", "payload": {"name": "Frank Novak insulin
+  pump reset <own>", "when_to_use": "when the charger light blinks red", "steps": [3 steps]}} (201 ADD,
+  an org procedure only frank backs); bob's one-user key states {"name": "Reset the dock charger <own>",
+  the same when_to_use and steps} (200 REINFORCE "restates a memory in other words (cosine 0.94)",
+  finding 1); frank's key DELETE /v1/users/frank -> 200 ("org_memories_updated": 1): every user still
+  reads "Frank Novak insulin pump reset <own>" (GET, search, and GET .../skill answers the skill
+  "frank-novak-insulin-pump-reset-<own>"), words only frank said. Likewise gina's org term "Gina Novak
+  diabetes clinic <own>" after bob's term "HC<own>" with the same definition (200 REINFORCE, cosine
+  0.90). `forget_org_evidence` keeps the memory because bob's evidence backs it, and
+  `erasure.without_erased_words` never empties a field "every other statement gave" (`required`): bob's
+  statement gave a name, another one, so frank's name stays. docs/security.md "Erasure": "An org memory
+  other users stated too loses the words only the erased user said", and an org memory only the user
+  stated goes entirely; issue 33: erasure "leaves no copy of the user's content". Fix: finding 1's fix
+  (bob's statement is then a memory of its own, and frank's goes with him); and in erasure, a naming
+  field (`named`, a custom type's match key) that no remaining statement gave in the same read form means
+  no one else stated this memory: delete the version (or the lineage), never keep the erased user's name.
 
 Held (plain tests below): bob's one-user statement of another unit, valid_from, episode time or place of an
 org fact or episode is a 202 proposal every user's read leaves out, and the tenant's is a 201 UPDATE; a
@@ -110,7 +128,7 @@ import pytest
 from mongomem import markers
 from tests.e2e.probe_stack import Stack, answering_stack, call
 
-USERS = ("alice", "bob", "eve")
+USERS = ("alice", "bob", "eve", "frank", "gina")
 CONFIG = """
 memory:
   snapshot: {max_messages: 50, idle_seconds: 3600}
@@ -601,3 +619,47 @@ def test_a_restatement_by_meaning_merges_nothing_of_a_users_other_name(stack: St
     assert status == 200, found
     held = json.dumps(found["memory"]["payload"])
     assert all(word not in held for word in (f"bobtag{own}", f"when bob says {own}", f"bob {own}")), held
+
+
+# -- 6. erasure keeps a name only the erased user said (HIGH) --------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 6: a restatement by meaning under another name (finding 1) keeps the erased user's org "
+    "memory, and without_erased_words never empties a required field: the erased user's name stays served",
+)
+@pytest.mark.parametrize("kind", ["procedural", "taxonomic"])
+def test_erasure_leaves_no_name_only_the_erased_user_said(stack: Stack, kind: str) -> None:
+    """HIGH. A user's org procedure (term) named with their private words; bob states one of another name
+    with the same steps (definition): 200 REINFORCE. The user erases themselves. Expected: no user reads
+    the user's name any more; seen: the memory stays active under it (GET, search, SKILL.md name)."""
+    own = _own()
+    user = "frank" if kind == "procedural" else "gina"
+    if kind == "procedural":
+        steps = [f"unplug the charger {own}", "hold the reset button for ten seconds", "plug it back in"]
+        same = {"when_to_use": "when the charger light blinks red", "steps": steps}
+        theirs, bobs = (
+            {"name": f"{user} Novak insulin pump reset {own}", **same},
+            {
+                "name": f"Reset the dock charger {own}",
+                **same,
+            },
+        )
+    else:
+        same = {"definition": f"the clinic {own} where the night shift drivers get their yearly health check"}
+        theirs, bobs = {"term": f"{user} Novak diabetes clinic {own}", **same}, {"term": f"HC{own}", **same}
+    status, written = _write(stack, stack.users[user], kind, theirs)
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, stated = _write(stack, stack.users["bob"], kind, bobs)
+    assert status in (200, 201, 202), stated
+    status, erased = call(stack, stack.users[user], "DELETE", f"/v1/users/{user}")
+    assert status == 200, erased
+    secret = f"{user} Novak"
+    status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{written['memory']['memory_id']}")
+    assert status == 404 or found["memory"]["status"] != "active" or secret not in found["memory"]["text"], (
+        found
+    )
+    status, searched = call(
+        stack, stack.users["eve"], "POST", "/v1/memories/search", {"query": f"{secret} {own}"}
+    )
+    assert status == 200, searched
+    assert secret not in json.dumps(searched), searched
