@@ -4,8 +4,8 @@ an org custom type `dock_rule`, with payloads and angles none of the earlier pro
 (tests/e2e/test_probe_findings.py, test_probe2_findings.py ... test_probe12_findings.py). Each finding's
 test fails on 5207f2a for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)` until
 it is fixed; the attacks that held are kept as passing tests. Two HIGH (finding 1, probe 11's HIGH 8 again
-for the kinds without a subject, and finding 6, its consequence for erasure), four MED (finding 4 arguably the table's coverage again, finding 5
-arguable).
+for the kinds without a subject, and finding 6, its consequence for erasure), four MED (finding 4 arguably
+the table's coverage again, finding 5 arguable), one LOW (finding 7).
 
 1. (HIGH; probe 11's finding 8 fixed for kinds with a subject only) A memory of another name with the same
   value is taken for a restatement by meaning and lost, for every kind without a subject: custom types,
@@ -34,7 +34,7 @@ arguable).
   <own>", "summary": "the north dock was evacuated in 4 minutes", "occurred_at": "2026-03-02"}} (201
   ADD), then the same with "evacuated in 40 minutes" -> 200 REINFORCE "same key and the same value": his
   list keeps "4 minutes"; likewise "was not evacuated" (a negation), "occurred_at" 09:00 -> 15:00 of the
-  same day (a time) and "place" "north dock" -> "south dock". `EpisodicKind.same_content`
+  same day (a time) and "place" "north dock" -> "south dock". `Episodic.same_content`
   (kinds/episodic.py) is `return True` ("a retelling adds, never replaces"): no anchor is compared, so
   the guard "REINFORCE is refused when the hard anchors differ" never runs. docs/trust.md "No collateral
   updates": "a changed number, quantity, unit, frequency or period, time, date, negation or modality is
@@ -52,7 +52,7 @@ arguable).
   then "... within 50 minutes" -> 200 REINFORCE; "when the dock pump is flooded ..." -> "when the dock
   pump is not flooded ..." -> 200 REINFORCE. `Semantic.same_content` (kinds/semantic.py) compares the
   value only (`value_form`, `same_value` of `payload["value"]`), though `Semantic.text` shows the
-  qualifiers as part of the fact; `ProceduralKind.same_content` (kinds/procedural.py) compares the steps'
+  qualifiers as part of the fact; `Procedural.same_content` (kinds/procedural.py) compares the steps'
   actions only (`step_action`), never their expected outputs nor when_to_use. docs/trust.md "No
   collateral updates" (a changed number, unit, date or negation is never a restatement). Shared memory
   holds (the letter rule: held, below). Fix: a restatement also says the same qualifiers and valid_from
@@ -93,9 +93,9 @@ arguable).
   reads "Frank Novak insulin pump reset <own>" (GET, search, and GET .../skill answers the skill
   "frank-novak-insulin-pump-reset-<own>"), words only frank said. Likewise gina's org term "Gina Novak
   diabetes clinic <own>" after bob's term "HC<own>" with the same definition (200 REINFORCE, cosine
-  0.90). `forget_org_evidence` keeps the memory because bob's evidence backs it, and
-  `erasure.without_erased_words` never empties a field "every other statement gave" (`required`): bob's
-  statement gave a name, another one, so frank's name stays. docs/security.md "Erasure": "An org memory
+  0.90). `MongoErasureRepository.forget_org_evidence` (adapters/mongo/erasure.py) keeps the memory
+  because bob's evidence backs it, and `erasure.without_erased_words` never empties a field "every other
+  statement gave" (`required`): bob's statement gave a name, another one, so frank's name stays. docs/security.md "Erasure": "An org memory
   other users stated too loses the words only the erased user said", and an org memory only the user
   stated goes entirely; issue 33: erasure "leaves no copy of the user's content". Fix: finding 1's fix
   (bob's statement is then a memory of its own, and frank's goes with him); and in erasure, a naming
@@ -299,7 +299,7 @@ def _episode(own: str, more: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="finding 2: EpisodicKind.same_content is True: a changed number, negation, time or place of a "
+    reason="finding 2: Episodic.same_content is True: a changed number, negation, time or place of a "
     "private episode is a REINFORCE and the old one stays",
 )
 @pytest.mark.parametrize(("first", "second"), _EPISODE_CHANGES)
@@ -369,7 +369,7 @@ def _filled(value: Any, own: str) -> Any:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="finding 3: ProceduralKind.same_content compares the steps' actions only: a changed expected "
+    reason="finding 3: Procedural.same_content compares the steps' actions only: a changed expected "
     "output or when_to_use of a private procedure is a REINFORCE",
 )
 @pytest.mark.parametrize(("first", "second"), _PROCEDURE_CHANGES)
@@ -477,7 +477,8 @@ def test_a_private_correction_of_a_promised_class_is_an_update(stack: Stack, fir
 
 # -- held ------------------------------------------------------------------------------------------------
 def test_a_term_name_in_nfd_is_a_proposal_against_the_nfc_term(stack: Stack) -> None:
-    """Held: "Café<own>" with a combining acute (NFD) against the tenant's precomposed name is the org term."""
+    """Held: "Café<own>" with a combining acute (NFD) against the tenant's precomposed name is the org
+    term."""
     own = _own()
     term = unicodedata.normalize("NFC", f"Café{own}")
     status, written = _tenant(
