@@ -95,12 +95,13 @@ the table's coverage again, finding 5 arguable), one LOW (finding 7).
   diabetes clinic <own>" after bob's term "HC<own>" with the same definition (200 REINFORCE, cosine
   0.90). `MongoErasureRepository.forget_org_evidence` (adapters/mongo/erasure.py) keeps the memory
   because bob's evidence backs it, and `erasure.without_erased_words` never empties a field "every other
-  statement gave" (`required`): bob's statement gave a name, another one, so frank's name stays. docs/security.md "Erasure": "An org memory
-  other users stated too loses the words only the erased user said", and an org memory only the user
-  stated goes entirely; issue 33: erasure "leaves no copy of the user's content". Fix: finding 1's fix
-  (bob's statement is then a memory of its own, and frank's goes with him); and in erasure, a naming
-  field (`named`, a custom type's match key) that no remaining statement gave in the same read form means
-  no one else stated this memory: delete the version (or the lineage), never keep the erased user's name.
+  statement gave" (`required`): bob's statement gave a name, another one, so frank's name stays.
+  docs/security.md "Erasure": "An org memory other users stated too loses the words only the erased user
+  said", and an org memory only the user stated goes entirely; issue 33: erasure "leaves no copy of the
+  user's content". Fix: finding 1's fix (bob's statement is then a memory of its own, and frank's goes
+  with him); and in erasure, a naming field (`named`, a custom type's match key) that no remaining
+  statement gave in the same read form means no one else stated this memory: delete the version (or the
+  lineage), never keep the erased user's name.
 7. (LOW) One import request holds the memory API for minutes. Bob's one-user key POST /v1/import
   {"format": "turns", "turns": [2,000 turns of one session, "hi <i>", each two hours after the last]}
   (the most a request takes) -> 200 after 164 s on the local stack ("snapshots": 2000): every turn is a
