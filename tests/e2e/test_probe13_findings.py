@@ -209,11 +209,6 @@ def _named(kind: str, name: str) -> dict[str, Any]:
     return {"name": name, "when_to_use": _WHEN, "steps": _STEPS}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 1: about_same is True for a kind without a subject, so a rule or procedure of another "
-    "name with the same value is a REINFORCE by meaning of the other and never stored",
-)
 @pytest.mark.parametrize(
     ("kind", "first", "second"),
     [
@@ -234,11 +229,6 @@ def test_the_tenants_memory_of_another_name_with_the_same_value_is_stored(
     assert len(_listed(stack, "eve", kind, own)) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 1: a one-user statement of another procedure's name is counted as backing the tenant's "
-    "procedure (REINFORCE by meaning), never stored",
-)
 def test_a_users_procedure_of_another_name_backs_no_org_procedure(stack: Stack) -> None:
     """HIGH. The tenant's org procedure for the north gate; bob's one-user key states the south gate's with
     the same steps. Expected: a memory of its own (201 ADD, or a proposal), the tenant's count unchanged;
@@ -255,11 +245,6 @@ def test_a_users_procedure_of_another_name_backs_no_org_procedure(stack: Stack) 
     assert written["memory"]["lineage_id"] != north["lineage_id"], written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 1: in private memory a user's second procedure with the same steps is a REINFORCE of "
-    "the first",
-)
 def test_a_users_second_private_procedure_is_kept(stack: Stack) -> None:
     own = _own()
     bob = stack.users["bob"]
@@ -637,11 +622,6 @@ def test_a_restatement_by_meaning_merges_nothing_of_a_users_other_name(stack: St
 
 
 # -- 6. erasure keeps a name only the erased user said (HIGH) --------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 6: a restatement by meaning under another name (finding 1) keeps the erased user's org "
-    "memory, and without_erased_words never empties a required field: the erased user's name stays served",
-)
 @pytest.mark.parametrize("kind", ["procedural", "taxonomic"])
 def test_erasure_leaves_no_name_only_the_erased_user_said(stack: Stack, kind: str) -> None:
     """HIGH. A user's org procedure (term) named with their private words; bob states one of another name

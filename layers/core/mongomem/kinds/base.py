@@ -380,13 +380,25 @@ class MemoryKind:
         return restates(self.value(old), self.value(new))
 
     def about_same(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """Whether two memories of a kind with a subject are about one subject (as a reader takes it): a
-        value said of another subject ("south dock", "son") restates nothing said of the first, however
-        close in meaning (the key reads attributes in other words; a subject is who or what it is)."""
+        """Whether two memories found by meaning are about one thing (as a reader takes it): a value said
+        of another subject ("south dock", "son") restates nothing said of the first, however close in
+        meaning (the key reads attributes in other words; a subject is who or what it is). A kind without
+        a subject is about what its name names: "Rotate south gate keys" restates nothing of "Rotate north
+        gate keys", a rule for another gate nothing of the first, however alike their steps or values; a
+        name said in other words ("Rotating the north gate keys") is the same name (`restates` of the
+        names: the same anchors, no word inserted that no anchor reads, most words shared)."""
         held, said = self.subject(old), self.subject(new)
-        if held is None or said is None:
+        if held is not None and said is not None:
+            return _whose(held) == _whose(said)
+        if held is not None or said is not None or not self.named:
             return True
-        return _whose(held) == _whose(said)
+        if self.reads_as(old, new):
+            return True
+        return restates(self._name_said(old), self._name_said(new))
+
+    def _name_said(self, payload: dict[str, Any]) -> str:
+        """The naming fields as one text, each look-alike letter read as the letter it is drawn like."""
+        return " ".join(as_read(str(payload.get(f) or "")) for f in self.named)
 
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
