@@ -283,11 +283,6 @@ def _episode(own: str, more: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v.format(own=own) for k, v in _DRILL.items()}, **more}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 2: Episodic.same_content is True: a changed number, negation, time or place of a "
-    "private episode is a REINFORCE and the old one stays",
-)
 @pytest.mark.parametrize(("first", "second"), _EPISODE_CHANGES)
 def test_a_private_episodes_correction_is_an_update(
     stack: Stack, first: dict[str, Any], second: dict[str, Any]
@@ -353,11 +348,6 @@ def _filled(value: Any, own: str) -> Any:
     return value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 3: Procedural.same_content compares the steps' actions only: a changed expected "
-    "output or when_to_use of a private procedure is a REINFORCE",
-)
 @pytest.mark.parametrize(("first", "second"), _PROCEDURE_CHANGES)
 def test_a_private_procedures_changed_expected_output_or_when_is_an_update(
     stack: Stack, first: dict[str, Any], second: dict[str, Any]
@@ -374,11 +364,6 @@ def test_a_private_procedures_changed_expected_output_or_when_is_an_update(
     assert (status, written["decision"]) == (201, "UPDATE"), written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 3: Semantic.same_content compares the value only: a changed unit qualifier or "
-    "valid_from is a REINFORCE and the old fact stays",
-)
 @pytest.mark.parametrize(("first", "second"), _FACT_CHANGES)
 def test_a_private_facts_changed_unit_or_date_is_an_update(
     stack: Stack, first: dict[str, Any], second: dict[str, Any]

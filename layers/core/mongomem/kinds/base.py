@@ -52,6 +52,7 @@ __all__ = [
     "json_schema",
     "junk_reason",
     "norm",
+    "said_alike",
     "same_value",
 ]
 
@@ -455,6 +456,17 @@ class MemoryKind:
     def updated(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         """The payload of the new version when `new` changes `old` (UPDATE)."""
         return new
+
+
+def said_alike(held: Any, said: Any) -> bool:
+    """Whether a field two statements of one memory both give says the same in both (a field one of
+    them leaves empty only adds): texts by `same_value` (short ones exactly), a mapping (a fact's
+    qualifiers) key by key. "kg" / "lb", "since 2024" / "since 2025" are not alike."""
+    if _empty(held) or _empty(said):
+        return True
+    if isinstance(held, dict) and isinstance(said, dict):
+        return all(said_alike(held[k], said[k]) for k in held.keys() & said.keys())
+    return same_value(str(held), str(said))
 
 
 @cache

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, add_unique
+from mongomem.kinds.base import Item, MemoryKind, add_unique, said_alike
 from mongomem.kinds.fields import DateText, Long, Short
-from mongomem.kinds.meaning import norm
+from mongomem.kinds.meaning import hard_anchors, negates_by_prefix, norm, only_inserted
 from mongomem.models.common import ascii_digits
 
 _EXTENDED_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -32,6 +32,18 @@ def day_of(when: str) -> str:
         return datetime.fromisoformat(text).date().isoformat()  # the day of the writer's clock, as above
     except ValueError:
         return text[:10]  # no ISO 8601 day (a year, a month): keyed as before
+
+
+def _time_of(when: Any) -> datetime | None:
+    """The moment an episode's `occurred_at` names when it gives a time of day (None for a day alone)."""
+    text = ascii_digits(str(when or "").strip())
+    if len(text) <= 10:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is None else moment.astimezone(UTC).replace(tzinfo=None)
 
 
 class EpisodicItem(Item):
@@ -74,7 +86,20 @@ class Episodic(MemoryKind):
         return f"{text} ({'; '.join(extras)})" if extras else text
 
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        return True  # the key already holds the title and the day: a retelling adds, never replaces
+        """A retelling of the episode (the key holds its title and day): it adds, never replaces, unless
+        it changes what the summary says (a number, a negation: `hard_anchors`, a word inserted that no
+        anchor reads), the time of day both give, or the place both give."""
+        held, said = str(old.get("summary") or ""), str(new.get("summary") or "")
+        if (
+            hard_anchors(held) != hard_anchors(said)
+            or negates_by_prefix(held, said)
+            or only_inserted(held, said)
+        ):
+            return False
+        times = _time_of(old.get("occurred_at")), _time_of(new.get("occurred_at"))
+        if None not in times and times[0] != times[1]:
+            return False
+        return said_alike(old.get("place"), new.get("place"))
 
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
         grown = {

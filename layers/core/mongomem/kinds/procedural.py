@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mongomem.kinds.base import Item, MemoryKind, add_unique
+from mongomem.kinds.base import Item, MemoryKind, add_unique, said_alike
 from mongomem.kinds.fields import Long, Short
 from mongomem.kinds.meaning import norm, same_value
 
@@ -46,6 +46,10 @@ def step_action(step: Any) -> str:
     return str(step["action"]) if isinstance(step, dict) else str(step)
 
 
+def _expected(step: Any) -> Any:
+    return step.get("expected_output") if isinstance(step, dict) else None
+
+
 class Procedural(MemoryKind):
     name = "procedural"
     item = ProceduralItem
@@ -78,9 +82,16 @@ class Procedural(MemoryKind):
         return " | ".join(step_action(s) for s in payload["steps"])
 
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        # the same steps in the same order, each saying the same thing
+        """The same steps in the same order, each saying the same thing and expecting the same output
+        where both say one, for the same situation (`when_to_use`: "when the pump is not flooded" is
+        another procedure's situation)."""
         a, b = [step_action(s) for s in old["steps"]], [step_action(s) for s in new["steps"]]
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) != len(b) or not all(same_value(x, y) for x, y in zip(a, b, strict=True)):
+            return False
+        outputs = zip(map(_expected, old["steps"]), map(_expected, new["steps"]), strict=True)
+        return said_alike(old.get("when_to_use"), new.get("when_to_use")) and all(
+            said_alike(x, y) for x, y in outputs
+        )
 
     def merged(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
         out = dict(old)

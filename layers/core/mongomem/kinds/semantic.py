@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, as_read
+from mongomem.kinds.base import Item, MemoryKind, as_read, said_alike
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
 from mongomem.kinds.meaning import name_marks, norm, same_value, signs_and_money
@@ -161,7 +161,11 @@ class Semantic(MemoryKind):
 
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """The same value in its canonical form ("Vegetarian" / "a vegetarian diet", "3 March" / "March 3rd"),
-        else by the shared rules (numbers, names and negations compared exactly)."""
+        else by the shared rules (numbers, names and negations compared exactly); and the same qualifiers
+        and `valid_from` where both give them (the text shows them: "500 (unit: kg)" is not "500 (unit:
+        lb)")."""
+        if not all(said_alike(old.get(f), new.get(f)) for f in ("qualifiers", "valid_from")):
+            return False
         if value_form(old["attribute"], old["value"]) == value_form(new["attribute"], new["value"]) and (
             signs_and_money(str(old["value"])) == signs_and_money(str(new["value"]))
         ):
