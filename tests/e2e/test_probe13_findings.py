@@ -522,11 +522,6 @@ def test_another_users_thread_is_not_found(stack: Stack) -> None:
 
 
 # -- 5. a pending proposal exported as the org procedure's skill (MED, arguable) -------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 5: ProcedureService.skill serves any non-deleted version: a pending one-user proposal "
-    "is exported as a SKILL.md under the org procedure's skill name, unmarked",
-)
 def test_a_pending_proposal_is_never_exported_as_a_skill(stack: Stack) -> None:
     """MED (arguable). The tenant's org procedure; bob proposes it with an extra step (202); eve's key asks
     GET /v1/memories/{bob's proposal id}/skill. Expected: a 404 / 409 (or a SKILL.md that says it is an
@@ -550,7 +545,8 @@ def test_a_pending_proposal_is_never_exported_as_a_skill(stack: Stack) -> None:
     status, skill = call(
         stack, stack.users["eve"], "GET", f"/v1/memories/{proposed['memory']['memory_id']}/skill"
     )
-    assert status != 200 or step not in skill["content"], (skill["name"], current["name"], skill["content"])
+    assert status == 409 and skill["error"]["code"] == "conflict", skill
+    assert step not in json.dumps(skill), skill
 
 
 def test_a_pending_proposals_words_reach_no_other_users_reads(stack: Stack) -> None:

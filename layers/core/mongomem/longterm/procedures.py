@@ -64,6 +64,13 @@ class ProcedureService:
 
     def skill(self, scope: Scope, memory_id: str) -> SkillExport:
         record = self._procedure(scope, memory_id)
+        if record.status == "proposed":
+            # a proposal changes nothing until enough users state it: exported under the skill's name it
+            # would read as the procedure every agent follows
+            raise Conflict(
+                f"memory {memory_id!r} is a proposal not yet accepted; export the current version",
+                {"memory_id": memory_id, "status": record.status, "lineage_id": record.lineage_id},
+            )
         if record.status != "active" and record.payload.get("allowed_tools"):
             # a version no longer current grants nothing: its tool grants were replaced or revoked
             payload = {k: v for k, v in record.payload.items() if k != "allowed_tools"}
