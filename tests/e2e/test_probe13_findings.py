@@ -404,11 +404,6 @@ def test_shared_memory_holds_the_same_changes(
 
 
 # -- 4. the table's words of the promised classes (MED, arguable) -----------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 4: the meaning table lacks end/beginning, odd/even, dozens, outside/during and a "
-    "replaced per-word: a changed date, frequency, quantity or time is a REINFORCE",
-)
 @pytest.mark.parametrize(
     ("first", "second"),
     [

@@ -30,6 +30,11 @@ _PERIOD = re.compile(
     re.IGNORECASE,
 )
 _EVERY_OTHER = re.compile(r"\bevery\s+other\b", re.IGNORECASE)
+# What a rate is counted in, after the periods above are read: "once per shift", "twice a pallet".
+_RATE = re.compile(
+    r"\b(?:per|(?:once|twice|thrice|times)\s+(?:a|an|every|each))\s+(?!of\b)(?P<unit>[A-Za-z][A-Za-z'-]*)",
+    re.IGNORECASE,
+)
 # "has to" is an obligation ("must"), "gets to" a permission ("allowed").
 _MODAL_PHRASE = re.compile(r"\b(?:(?P<must>has|have|had)|(?P<may>gets?|got))\s+to\b", re.IGNORECASE)
 # A value of at most this many words is compared exactly (after normalisation): "Blue" is not "Blue changed".
@@ -125,6 +130,8 @@ def anchors(text: str) -> frozenset[str]:
     text = _PERIOD.sub(" ", text)
     said.extend("alternate" for _ in _EVERY_OTHER.finditer(text))
     text = _EVERY_OTHER.sub(" ", text)
+    for m in _RATE.finditer(text):
+        said.append(f"per>{norm(m['unit']).removesuffix('s')}")  # "once per shift" is not "once per pallet"
     for m in _MODAL_PHRASE.finditer(text):
         said.append("must" if m.group("must") else "allowed")
     text = _MODAL_PHRASE.sub(" ", text)
