@@ -245,6 +245,23 @@ def test_a_users_procedure_of_another_name_backs_no_org_procedure(stack: Stack) 
     assert written["memory"]["lineage_id"] != north["lineage_id"], written
 
 
+def test_a_users_org_procedure_named_in_other_words_backs_nothing(stack: Stack) -> None:
+    """Finding 6's other half. A name said in other words ("Rotating the north gate keys" for the tenant's
+    "Rotate north gate keys") reads as the same name to `about_same`, so bob's statement of it with the
+    same steps was counted as backing the tenant's procedure, and erasing the org procedure's only other
+    backer would have kept words only they said. Shared memory is restated to the letter only: bob's
+    statement backs nothing, and the tenant's count is unchanged."""
+    own = _own()
+    status, tenant = _tenant(stack, "procedural", _named("procedural", f"Rotate north gate keys {own}"))
+    assert status in (200, 201), tenant
+    north = tenant["memory"]
+    other_words = _named("procedural", f"Rotating the north gate keys {own}")
+    status, written = _write(stack, stack.users["bob"], "procedural", other_words)
+    assert status in (201, 202) and written["decision"] != "REINFORCE", written
+    status, found = call(stack, stack.users["eve"], "GET", f"/v1/memories/{north['memory_id']}")
+    assert status == 200 and found["memory"]["reinforcement_count"] == 1, found["memory"]
+
+
 def test_a_users_second_private_procedure_is_kept(stack: Stack) -> None:
     own = _own()
     bob = stack.users["bob"]

@@ -87,11 +87,26 @@ def _restatement(
     kind = new.kind
     if (
         best_score >= thresholds.reinforce_at
+        and _restated_as_shared_memory_is(new, best)
         and kind.about_same(best.payload, new.payload)
         and kind.restates(best.payload, new.payload)
     ):
         return best_score, best
     return None
+
+
+def _restated_as_shared_memory_is(new: NewMemory, candidate: MemoryRecord) -> bool:
+    """Shared memory is restated to the letter only (its name and every field it holds: what a backer
+    says is what the version says), never in other words, however close: a statement in other words
+    backs nothing (docs/security.md, the proposal rule) and leaves no words of its own behind it."""
+    if "org" not in (new.visibility, candidate.visibility):
+        return True
+    held, said = candidate.payload, new.payload
+    return (
+        new.kind.reads_as(held, said)
+        and new.kind.same_name(held, said)
+        and new.kind.states_exactly(held, said)
+    )
 
 
 def _ambiguous(found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
@@ -289,11 +304,8 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
         return _add("no memory with this key or meaning", score=best_score)
     if found.judgement is None:
         for score, candidate in ambiguous:
-            if "org" in (new.visibility, candidate.visibility) and not (
-                new.kind.same_name(candidate.payload, new.payload)
-                and new.kind.states_exactly(candidate.payload, new.payload)
-            ):
-                continue  # shared memory is restated to the letter only (restates_by_key), never by meaning
+            if not _restated_as_shared_memory_is(new, candidate):
+                continue
             if new.kind.about_same(candidate.payload, new.payload) and new.kind.restates(
                 candidate.payload, new.payload
             ):
