@@ -179,3 +179,39 @@ def test_a_bad_import_is_refused_whole_naming_what_is_wrong(client: MemoryClient
     with pytest.raises(MemoryClientError) as err:  # nothing was recorded: the session does not exist
         client.list_turns("s1", user)
     assert err.value.status == 404
+
+
+def test_a_history_of_more_stretches_than_a_request_cuts_is_refused_whole_and_the_cli_splits_it(
+    stack: LocalStack, client: MemoryClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33's thirteenth probe, finding 7: every stretch between idle gaps is recorded and promoted on
+    its own, so 2,000 turns two hours apart held the memory API for minutes (a deployed stack's 30 s
+    would have cut the request half written). One request cuts at most MAX_IMPORT_STRETCHES."""
+    from mongomem.models.imports import MAX_IMPORT_STRETCHES
+
+    user = f"gap-{uuid.uuid4().hex[:6]}"
+    count = MAX_IMPORT_STRETCHES + 20
+    turns = [
+        {"session_id": "shifts", "role": "user", "content": f"shift note {n}",
+         "timestamp": (MAY_8 + timedelta(hours=2 * n)).isoformat()}
+        for n in range(count)
+    ]  # fmt: skip
+    # When one request carries more idle-separated stretches than a request may cut
+    with pytest.raises(MemoryClientError) as refused:
+        client.import_history(user, format="turns", turns=turns)
+    # Then it is refused whole, before any write, saying how many it cut and how many it may
+    assert (refused.value.status, refused.value.code) == (413, "payload_too_large")
+    assert refused.value.details["stretches"] == count
+    assert refused.value.details["max_stretches"] == MAX_IMPORT_STRETCHES
+    with pytest.raises(MemoryClientError) as nothing:
+        client.list_turns("shifts", user)
+    assert nothing.value.status == 404  # no session was opened, no turn recorded
+    # When the same history is imported with the CLI (the file's order is not the time order)
+    path = write_jsonl(tmp_path / "shifts.jsonl", turns)
+    assert cli_main(["import", str(path), "--user", user, "--base-url", stack.url]) == 0
+    # Then it sends it in requests the API takes, and every turn is recorded once, in time order
+    out = capsys.readouterr().out
+    assert f"imported {count} turns (0 already there)" in out, out
+    assert f"{count} snapshots" in out, out
+    stored = client.list_turns("shifts", user, limit=count).turns
+    assert [t.content for t in stored] == [t["content"] for t in turns]

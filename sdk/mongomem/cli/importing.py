@@ -60,6 +60,12 @@ def requests_of(turns: list[Any]) -> list[list[Any]]:
     return out
 
 
+def _too_many_stretches(exc: Any) -> bool:
+    """The API refused a request for the stretches (snapshots) it would cut, before writing any of it."""
+    details = exc.details if isinstance(exc.details, dict) else {}
+    return exc.code == "payload_too_large" and "max_stretches" in details
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from mongomem.client import MemoryClient, MemoryClientError  # lazy: 219 ms
 
@@ -80,11 +86,20 @@ def cmd_import(args: argparse.Namespace) -> int:
         Bar("imported", "turns") as bar,
     ):
         bar.update(0, len(turns))
-        for part in requests_of(turns):
+        pending = requests_of(turns)
+        while pending:
+            part = pending.pop(0)
             body = [t.model_dump(mode="json", exclude_none=True) for t in part]
             try:
                 report = client.import_history(args.user_id, format="turns", turns=body)
             except MemoryClientError as exc:
+                if _too_many_stretches(exc) and len(part) > 1:
+                    # the server cuts a request into snapshots at idle gaps and takes so many per request:
+                    # send the turns in two halves, in time order (nothing of this request was written)
+                    first = {s: n for n, s in enumerate(dict.fromkeys(t.session_id for t in part))}
+                    part.sort(key=lambda t: (first[t.session_id], t.timestamp))
+                    pending[:0] = [part[: len(part) // 2], part[len(part) // 2 :]]
+                    continue
                 print(
                     f"import failed after {done} of {len(turns)} turns: {explain(exc, conn)}", file=sys.stderr
                 )

@@ -13,6 +13,10 @@ from mongomem.models.turns import Name, Role
 ImportFormat = Literal["turns", "jsonl", "locomo"]
 # Turns one import request may carry (the CLI sends a file in requests of at most this many).
 MAX_IMPORT_TURNS = 2_000
+# Idle-separated stretches (each one snapshot) one import request may cut: each is recorded and promoted
+# on its own (~80 ms on the local stack), so a request of 2,000 turns two hours apart would hold the
+# memory API for minutes and outlast a deployed stack's 30 s; the CLI halves a request refused so.
+MAX_IMPORT_STRETCHES = 100
 
 
 class ImportTurn(Model):

@@ -20,7 +20,13 @@ from pydantic import ValidationError
 from mongomem.config import MemoryConfig
 from mongomem.errors import Conflict, InvalidInput, PayloadTooLarge
 from mongomem.models.common import Scope, as_utc, utcnow
-from mongomem.models.imports import MAX_IMPORT_TURNS, ImportReport, ImportRequest, ImportTurn
+from mongomem.models.imports import (
+    MAX_IMPORT_STRETCHES,
+    MAX_IMPORT_TURNS,
+    ImportReport,
+    ImportRequest,
+    ImportTurn,
+)
 from mongomem.models.sessions import StoredSnapshot
 from mongomem.models.turns import RecordTurnsRequest
 from mongomem.shortterm.ports import TurnRepository
@@ -201,6 +207,7 @@ class Importer:
                 self._check_order(scope, session_id, fresh[0][0])
             planned = [(s, self._batches(session_id, s, turns)) for s in _stretches(fresh, idle)]
             plans.append((session_id, planned))
+        _check_stretches(sum(len(planned) for _, planned in plans))
         for session_id, planned in plans:
             for stretch, batches in planned:
                 for batch, keys in zip(
@@ -262,6 +269,17 @@ class Importer:
                     {"path": f"turns.{index}" + (f".{field}" if where[2:] else ""), "session_id": session_id},
                 ) from None
         return out
+
+
+def _check_stretches(count: int) -> None:
+    """Before any write: one request cuts at most MAX_IMPORT_STRETCHES idle-separated stretches."""
+    if count > MAX_IMPORT_STRETCHES:
+        raise PayloadTooLarge(
+            f"this import cuts {count} stretches of conversation separated by idle time (each one snapshot); "
+            f"one request cuts at most {MAX_IMPORT_STRETCHES}: send fewer turns per request "
+            "(`mongomem import FILE` splits a file so)",
+            {"path": "turns", "stretches": count, "max_stretches": MAX_IMPORT_STRETCHES},
+        )
 
 
 def _check_sizes(turns: list[ImportTurn], memory: MemoryConfig) -> None:
