@@ -118,3 +118,5 @@ _.intra_op_num_threads  # attribute, bench/studies/embeddings/models.py (onnxrun
 _.__call__  # Protocol methods, layers/core/mongomem/api/app.py (RouteBuilder, FastBuilder: a call signature)
 _._tools  # attribute, sdk/mongomem/integrations/strands.py (Strands' Plugin reads the tools it is given)
 _.handle_data  # HTMLParser callback, tests/e2e/test_probe12_findings.py (an HTML reader's text)
+_.handle_starttag  # HTMLParser callback, tests/e2e/test_probe14_findings.py (script and style hidden)
+_.handle_endtag  # HTMLParser callback, tests/e2e/test_probe14_findings.py (script and style hidden)
