@@ -219,7 +219,6 @@ def _bob_writes_both(stack: Stack, kind: str, first: dict[str, Any], second: dic
 
 
 # -- 1. the route back: a custom type keyed by two fields, the fields' values swapped (HIGH) ---------------
-@pytest.mark.xfail(strict=True, reason="finding 1: the route back is a restatement of the route there")
 def test_the_route_back_is_a_memory_of_its_own(stack: Stack) -> None:
     """HIGH. Bob's route from the Lisbon depot to the Porto depot, then the route back with the same
     timetable. Expected: 201 ADD, two routes listed; seen: 200 REINFORCE "restates a memory in other words
@@ -257,7 +256,6 @@ def _procedure(name: str, steps: list[str]) -> dict[str, Any]:
     return {"name": name, "when_to_use": "when it is needed", "steps": steps}
 
 
-@pytest.mark.xfail(strict=True, reason="finding 2: a name with one word replaced is taken for the same name")
 @pytest.mark.parametrize(
     ("kind", "first", "second"),
     [
@@ -312,7 +310,6 @@ def test_a_private_procedure_named_with_a_word_inserted_is_kept(stack: Stack) ->
 
 
 # -- 3. the rest of a kind's key besides its subject: another attribute, another category (HIGH) ------------
-@pytest.mark.xfail(strict=True, reason="finding 3: a fact of another attribute with the same value is lost")
 @pytest.mark.parametrize(
     ("kind", "first", "second"),
     [

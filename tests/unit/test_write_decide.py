@@ -149,7 +149,7 @@ TICKET = stored(ticket("open"), 5)
 LIKES = stored(fact("likes", "spicy ramen"), 6)
 NEAR = stored(fact("favourite dish", "ramen with extra chili"), 7)
 THIRTY = stored(fact("commute", "takes 30 minutes"), 8)
-FORTY = stored(fact("commute time", "takes 30 minutes by bike"), 9)
+FORTY = stored(fact("commuting", "takes 30 minutes by bike"), 9)
 PENDING = stored(term("ETA", "expected time of arrival"), 10, version=2, status="proposed", said_by=("cy",))
 # a pending proposal of the same correction and more (issue 33: another script the old folding dropped)
 SAYS_MORE = stored(
@@ -248,7 +248,7 @@ ROWS: dict[str, Row] = {
         version=2,
     ),
     "a close match by meaning with another number is a new memory": Row(
-        new(fact("commute length", "takes 40 minutes")),
+        new(fact("commuting", "takes 40 minutes")),
         Candidates(by_meaning=[(0.97, THIRTY)]),
         Decision.ADD,
         NewLineage,
@@ -319,7 +319,7 @@ ROWS: dict[str, Row] = {
         by="llm",
     ),
     "the model may not merge two numbers": Row(
-        new(fact("commute length", "takes 40 minutes")),
+        new(fact("commuting", "takes 40 minutes")),
         Candidates(by_meaning=[(0.85, THIRTY)], judgement=judged("REINFORCE", THIRTY)),
         Decision.ADD,
         NewLineage,

@@ -380,26 +380,28 @@ class MemoryKind:
         """For memories found by meaning (another key): `new` restates `old` in other words."""
         return restates(self.value(old), self.value(new))
 
+    # Fields besides the subject that say what of the subject a memory holds (a fact's attribute, a
+    # preference's category): said in other words they are one ("job" / "occupation"), but with a word of
+    # them replaced or added they are another ("main gate" / "side gate", "travel" / "work travel").
+    aspects: ClassVar[tuple[str, ...]] = ()
+
     def about_same(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether two memories found by meaning are about one thing (as a reader takes it): a value said
-        of another subject ("south dock", "son") restates nothing said of the first, however close in
-        meaning (the key reads attributes in other words; a subject is who or what it is). A kind without
-        a subject is about what its name names: "Rotate south gate keys" restates nothing of "Rotate north
-        gate keys", a rule for another gate nothing of the first, however alike their steps or values; a
-        name said in other words ("Rotating the north gate keys") is the same name (`restates` of the
-        names: the same anchors, no word inserted that no anchor reads, most words shared)."""
+        of another subject ("south dock", "son"), or of another aspect of it ("opening time of the side
+        gate" after "... of the main gate"), restates nothing said of the first, however close in meaning;
+        an aspect in other words ("job" / "occupation") is the same. A kind without a subject is about what
+        its name names, field by field and word by word in order: "Rotate south gate keys", "Onboard a new
+        doctor", "Restart server B", a route back (origin and destination swapped) restate nothing of the
+        first; only a name said with other endings or without "the" ("Rotating the north gate keys" for
+        "Rotate north gate keys") or in look-alike letters is the same name."""
         held, said = self.subject(old), self.subject(new)
         if held is not None and said is not None:
-            return _whose(held) == _whose(said)
+            return _whose(held) == _whose(said) and all(
+                _aspect_alike(str(old.get(f) or ""), str(new.get(f) or "")) for f in self.aspects
+            )
         if held is not None or said is not None or not self.named:
             return True
-        if self.reads_as(old, new):
-            return True
-        return restates(self._name_said(old), self._name_said(new))
-
-    def _name_said(self, payload: dict[str, Any]) -> str:
-        """The naming fields as one text, each look-alike letter read as the letter it is drawn like."""
-        return " ".join(as_read(str(payload.get(f) or "")) for f in self.named)
+        return all(_name_alike(str(old.get(f) or ""), str(new.get(f) or "")) for f in self.named)
 
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
@@ -479,6 +481,34 @@ def _list_limits(model: type[BaseModel]) -> dict[str, int]:
         for m in spec.metadata
         if isinstance(m, MaxLen)
     }
+
+
+def _stems(text: str) -> list[str]:
+    """A name's words as `about_same` compares them, in order: read as drawn (`as_read`), "the" and a
+    lower-case "a" / "an" left out, an ending ("-ing", "-ed", "-es", "-s", "-e") taken off."""
+    out = []
+    for word in re.findall(r"\w+", as_read(text)):
+        if word.lower() == "the" or word in ("a", "an"):
+            continue
+        stem = norm(word)
+        for ending in ("ing", "ed", "es", "s", "e"):
+            if stem.endswith(ending) and len(stem) - len(ending) >= 3:
+                stem = stem[: -len(ending)]
+                break
+        out.append(stem)
+    return out
+
+
+def _name_alike(held: str, said: str) -> bool:
+    return norm(as_read(held)) == norm(as_read(said)) or _stems(held) == _stems(said)
+
+
+def _aspect_alike(held: str, said: str) -> bool:
+    """The same aspect: one name (`_name_alike`), or two names sharing no word (other words for it: the
+    match by meaning brought them together); one word replaced or added names another aspect."""
+    if not held or not said or _name_alike(held, said):
+        return True
+    return not set(_stems(held)) & set(_stems(said))
 
 
 def _whose(subject: str) -> str:

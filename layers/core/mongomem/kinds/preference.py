@@ -30,6 +30,7 @@ class Preference(MemoryKind):
     name = "preference"
     # the key's fields: who, what about, and the preference itself (a look-alike of them names the same)
     named = ("subject", "category", "preference")
+    aspects = ("category",)
     item = PreferenceItem
     instructions = (
         "Extract PREFERENCES only: what the user likes, dislikes or wants, and how they want to be answered "

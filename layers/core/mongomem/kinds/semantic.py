@@ -65,6 +65,7 @@ class SemanticItem(Item):
 class Semantic(MemoryKind):
     name = "semantic"
     named = ("subject", "attribute")
+    aspects = ("attribute",)
     item = SemanticItem
     instructions = (
         "Extract FACTS only: labelled, self-contained facts about the user or the world (subject, attribute, "
