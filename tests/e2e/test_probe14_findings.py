@@ -506,9 +506,6 @@ def test_the_as_of_line_says_what_the_block_cuts(stack: Stack) -> None:
 
 
 # -- 9. backing to the letter, but for the dots that close a value (HIGH) ---------------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="finding 9: trailing dots are folded when a statement backs a proposal"
-)
 def test_a_statement_ending_in_one_dot_backs_no_proposal_ending_in_two(stack: Stack) -> None:
     """HIGH. The tenant's org procedure "Clear the build cache" with the steps ["cd /srv/build/cache/tmp",
     "rm -rf old"] (201). Bob's one-user key proposes the last step "rm -rf .." (202 PROPOSE, backed by 1);

@@ -630,8 +630,9 @@ def test_a_reworded_org_value_is_never_counted_as_its_restatement(
     )
     user = decide(new(changed, said_by="ana", visibility="org"), found, Thresholds(), NOW)
     assert (tenant.decision, user.decision) == (Decision.UPDATE, Decision.PROPOSE)
-    # the same words with other spacing and a closing full stop are a restatement
-    again = term("KPI", "  ".join(words) + ".")
+    # the same words with other spacing and a closing full stop (after a letter or digit: "rm -rf ." is a
+    # path, not a sentence) are a restatement
+    again = term("KPI", "  ".join(words) + ("." if words[-1][-1].isalnum() else ""))
     with contextlib.suppress(KindError):  # a definition of a bare "0." is refused as junk: nothing to decide
         assert decide(new(again, visibility="org"), found, Thresholds(), NOW).decision is Decision.REINFORCE
 

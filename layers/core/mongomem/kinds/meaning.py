@@ -391,9 +391,7 @@ def worded(text: str) -> str:
     closing full stop, the capital of an opening word of three letters or more ("Post" / "post", but
     "Mm" is not "mm", nor "Mbar" "mbar": `_first_word_folded`) and a hyphen joining two letters of a compound, read as a space ("post-incident
     review." and "post incident review" are worded alike)."""
-    said = " ".join(unicodedata.normalize("NFC", text).split())
-    if said.endswith(".") and not said.endswith(".."):
-        said = said[:-1]  # a closing full stop ends the sentence, whatever stands before it
+    said = _without_closing_stop(" ".join(unicodedata.normalize("NFC", text).split()))
     out = [
         " "
         if ch in _HYPHENS and 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
@@ -409,9 +407,7 @@ def name_marks(text: str) -> str:
     one word ("post-incident", "O'Brien"), and a closing full stop (it ends the sentence a name closes:
     "Dock fire drill." is "Dock fire drill"; "Acme Inc." is "Acme Inc"). The key (`norm`) folds them all
     away; two names of one key with other marks are two names."""
-    said = unicodedata.normalize("NFKC", text).strip()
-    if said.endswith(".") and not said.endswith(".."):
-        said = said[:-1]
+    said = _without_closing_stop(unicodedata.normalize("NFKC", text).strip())
     marks = []
     for i, ch in enumerate(said):
         if ch.isalnum() or ch.isspace():
@@ -428,8 +424,16 @@ def exact(text: str) -> str:
     (every script, symbols, invisible ones, letter case: "5 MW" is not "5 mW") except runs of whitespace,
     a closing full stop and the case of an opening word as `worded` folds it ("Counted" / "counted", but
     "Mm" is not "mm")."""
-    said = " ".join(unicodedata.normalize("NFC", text).split()).rstrip(". ")
+    said = _without_closing_stop(" ".join(unicodedata.normalize("NFC", text).split()))
     return _first_word_folded(said)
+
+
+def _without_closing_stop(said: str) -> str:
+    """`said` without the full stop that closes its sentence: one ".", right after a letter, a digit or a
+    closing bracket or quote. "rm -rf .." keeps both dots and "rm -rf ." its one (a path, not a stop)."""
+    if len(said) > 1 and said[-1] == "." and (said[-2].isalnum() or said[-2] in ")]}\"'\u2019\u201d"):
+        return said[:-1]
+    return said
 
 
 # An opening word whose capital is one of these SI prefixes is a unit said by case when a unit symbol
