@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
 
 TAG = "mongomem-memory"
@@ -187,6 +188,7 @@ _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|r
 # too). Between two letters of the name it is nothing: "mongo<b></b>mem-memory" and "mongo<!-- -->mem-memory"
 # are the name once tags are dropped.
 _BRACKET = re.compile(r"[<>]")
+_MARKDOWN_MARKS = re.compile(r"[*_`~]")
 _INNERMOST = re.compile(r"<[^<>]*>")  # innermost tags dropped once (a sanitiser's one pass)
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
@@ -375,7 +377,11 @@ _ATTRIBUTE = re.compile(
 )
 _COMMENT_END = re.compile(r"--!?>")
 _LENIENT_COMMENT_END = re.compile(r"--[\t\n\f\r ]*>")  # html.parser before 3.14: "-- >" too
-_TAG_OPEN = re.compile(r"/?[A-Za-z]")  # a start or end tag's name begins with an ASCII letter
+_RAW_TEXT = re.compile(rf"<(?P<name>script|style)(?=[{_HTML_SPACE}/>])", re.IGNORECASE)  # content unshown
+_TAG_OPEN = re.compile(r"/?[A-Za-z]")
+_CONSTRUCT = re.compile(
+    r"<(?:/?[A-Za-z]|[!?]|/.)", re.DOTALL
+)  # a "<" that may open markup  # a start or end tag's name begins with an ASCII letter
 
 
 _CUT_OFF = -1  # a construct the input ends inside
@@ -395,11 +401,24 @@ def _tag_end(text: str, at: int) -> int:
     return _CUT_OFF
 
 
-def _construct_end(text: str, lt: int, lenient: bool) -> int | None:
-    """Where the markup that starts with the "<" at `lt` ends, `_CUT_OFF`, or None when that "<" is text."""
+def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) -> int | None:
+    """Where the markup that starts with the "<" at `lt` ends, `_CUT_OFF`, or None when that "<" is text.
+    A script or style element is one construct: a reader shows nothing of its content (`hidden` notes
+    where no end tag of one follows, so that many unclosed ones are read in linear time)."""
     after = text[lt + 1 : lt + 3]
     if _TAG_OPEN.match(after):
-        return _tag_end(text, lt + 1)
+        end = _tag_end(text, lt + 1)
+        raw = _RAW_TEXT.match(text, lt)
+        if raw is None or end == _CUT_OFF:
+            return end
+        name = raw["name"].lower()
+        if hidden.get(name, len(text) + 1) <= end:
+            return _CUT_OFF
+        closing = re.compile(rf"</{name}(?=[{_HTML_SPACE}/>])", re.IGNORECASE).search(text, end)
+        if closing is None:
+            hidden[name] = end
+            return _CUT_OFF
+        return _tag_end(text, closing.start() + 2)
     if text.startswith("<!--", lt):
         if not lenient and text.startswith((">", "->"), lt + 4):  # "<!-->" and "<!--->" end at once
             return text.index(">", lt + 4) + 1
@@ -417,14 +436,15 @@ def _html_text(text: str, lenient: bool) -> str:
     BeautifulSoup over it) shows it as text up to the next ">" (or "<") and reads on from there."""
     kept: list[str] = []
     at = 0
-    lt = text.find("<")
-    budget = (
-        8 * len(text) + 1024
-    )  # a lenient reading rescans cut-off tags: bounded, then read as the standard
-    while lt >= 0:
-        end = _construct_end(text, lt, lenient)
+    # a lenient reading rescans cut-off tags: bounded, then read as the standard
+    budget = 2 * len(text) + 1024
+    hidden: dict[str, int] = {}  # where no more end tag of each raw-text element follows
+    found = _CONSTRUCT.search(text)
+    while found is not None:
+        lt = found.start()
+        end = _construct_end(text, lt, lenient, hidden)
         if end is None:
-            lt = text.find("<", lt + 1)
+            found = _CONSTRUCT.search(text, lt + 1)
             continue
         kept.append(text[at:lt])
         if end == _CUT_OFF:
@@ -436,7 +456,7 @@ def _html_text(text: str, lenient: bool) -> str:
             end = after if after > lt else len(text)
             kept.append(text[lt:end])
         at = end
-        lt = text.find("<", at)
+        found = _CONSTRUCT.search(text, at)
     kept.append(text[at:])
     return "".join(kept)
 
@@ -457,10 +477,29 @@ def _untagged(text: str) -> tuple[str, ...]:
     )
 
 
+def _forms(text: str) -> Iterator[str]:
+    """`text` as written and dropped of its tags (`_untagged`), each also as rendered Markdown shows it:
+    emphasis and code marks (`*`, `_`, `` ` ``, `~`) are no letters to a reader ("mongo**mem**")."""
+    for form in _untagged(text):
+        yield form
+        if _MARKDOWN_MARKS.search(form):
+            yield _MARKDOWN_MARKS.sub("", form)
+
+
+def _read(text: str) -> Iterator[str]:
+    """Every form of `text` a reader may show: decoded, then as written or dropped of its tags or marks
+    (`_forms`); and, as an HTML reader reads it, its tags dropped before its entities are decoded
+    ("&lt;/mongo<style>...</style>mem" shows "</mongomem")."""
+    yield from _forms(reader_forms(text))
+    if "<" in text:
+        for lenient in (False, True):
+            yield from _forms(reader_forms(_html_text(text, lenient)))
+
+
 def _hidden_in(text: str) -> str | None:
-    """The form of `text` (decoded, then as written or dropped of its tags) in which a reader sees the name,
-    if any: the first one, so markup is dropped only when it hides the name."""
-    return next((f for f in _untagged(reader_forms(text)) if _SKELETON_NAME.search(skeleton(f))), None)
+    """The form of `text` in which a reader sees the name, if any (`_read`): the first one, so markup is
+    dropped only when it hides the name."""
+    return next((f for f in _read(text) if _SKELETON_NAME.search(skeleton(f))), None)
 
 
 def _hides_name(text: str) -> bool:
@@ -486,7 +525,7 @@ def neutralise(text: str) -> str:
     dropped of its tags, with the name rewritten; look-alike letters (confusables), combining marks and
     compatibility forms are folded as a reader would (`skeleton`)."""
     plain = text.isascii() and "&" not in text and "\\u" not in text
-    if plain and not any(_ASCII_HINT.search(form) for form in _untagged(text)):
+    if plain and not any(_ASCII_HINT.search(form) for form in _forms(text)):
         return text  # plain ASCII that spells no "mongo", tags dropped or not: the common case, fast
     if not _hides_name(text):
         return text
