@@ -386,7 +386,6 @@ def test_a_closing_sentinel_split_by_a_script_element_is_neutralised(stack: Stac
 
 
 # -- 5. who does what to whom: the two sides of a statement swapped (MED) ------------------------------------
-@pytest.mark.xfail(strict=True, reason="finding 5: a statement with its two sides swapped is a restatement")
 @pytest.mark.parametrize(
     ("held", "said"),
     [
@@ -426,9 +425,6 @@ def test_a_private_fact_with_two_names_swapped_is_an_update(stack: Stack) -> Non
 
 
 # -- 6. currencies the table does not read (MED, the table's coverage) ----------------------------------------
-@pytest.mark.xfail(
-    strict=True, reason="finding 6: a currency word the table lacks, replaced, is a restatement"
-)
 @pytest.mark.parametrize(
     ("held", "said"),
     [
@@ -556,7 +552,6 @@ def test_a_statement_with_another_letter_case_backs_no_proposal(stack: Stack) ->
 
 
 # -- 10. a unit corrected under another qualifier name (MED; probe 13's finding 3 for one name only) ---------
-@pytest.mark.xfail(strict=True, reason="finding 10: a qualifier under another name is never compared")
 @pytest.mark.parametrize("said", [{"units": "lb"}, {"Unit": "lb"}, {"measured in": "lb"}])
 def test_a_private_facts_unit_under_another_qualifier_name_is_an_update(
     stack: Stack, said: dict[str, str]
@@ -576,7 +571,6 @@ def test_a_private_facts_unit_under_another_qualifier_name_is_an_update(
 
 
 # -- 11. a procedure's description negated (MED; probe 13's finding 3 for the other fields only) -------------
-@pytest.mark.xfail(strict=True, reason="finding 11: a procedure's description is never compared")
 def test_a_private_procedures_negated_description_is_an_update(stack: Stack) -> None:
     """MED. Eve's private procedure with the description "never run it on the production cluster" (201
     ADD), then the same with "run it on the production cluster" -> 200 REINFORCE "same key and the same

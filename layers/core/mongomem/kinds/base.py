@@ -467,7 +467,13 @@ def said_alike(held: Any, said: Any) -> bool:
     if _empty(held) or _empty(said):
         return True
     if isinstance(held, dict) and isinstance(said, dict):
-        return all(said_alike(held[k], said[k]) for k in held.keys() & said.keys())
+        # keys read as names ("Unit" / "unit" / "units"); each side naming one the other lacks is a field
+        # said under another name ("unit" / "measured in"), not one more
+        held_by = {" ".join(_stems(str(k))): v for k, v in held.items()}
+        said_by = {" ".join(_stems(str(k))): v for k, v in said.items()}
+        if held_by.keys() - said_by.keys() and said_by.keys() - held_by.keys():
+            return False
+        return all(said_alike(held_by[k], said_by[k]) for k in held_by.keys() & said_by.keys())
     return same_value(str(held), str(said))
 
 

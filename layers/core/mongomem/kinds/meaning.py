@@ -300,21 +300,34 @@ _TIME_WORDS = frozenset(
 )
 # Words whose two sides say which is which: "the backup runs before the deploy" is not the reverse.
 _SIDED = frozenset("before after than until instead rather above below".split())
+# Words joining the items of a list, whose order says nothing.
+_LISTED = frozenset("and or nor plus und oder et ou y o e".split())
 
 
 def order_changed(old: str, new: str) -> bool:
     """Whether two texts say the same words in an order that changes what they say: two days, months or
     times of day or more in another order ("parents in May, in-laws in June" / "parents in June, in-laws
-    in May"), or the words around a sided word ("before", "than") swapped."""
+    in May"), the words around a sided word ("before", "than") swapped, or any two words swapped with
+    the rest in place (who hands what to whom)."""
     wa, wb = norm(old).split(), norm(new).split()
     ta = [MEANINGS.get(w) for w in wa if MEANINGS.get(w) in _TIME_WORDS]
     tb = [MEANINGS.get(w) for w in wb if MEANINGS.get(w) in _TIME_WORDS]
     if len(ta) >= 2 and sorted(map(str, ta)) == sorted(map(str, tb)) and ta != tb:
         return True
+    ca, cb = [w for w in wa if len(w) > 2], [w for w in wb if len(w) > 2]
     if _SIDED & set(wa) and _SIDED & set(wb):
-        ca, cb = [w for w in wa if len(w) > 2], [w for w in wb if len(w) > 2]
         return sorted(ca) == sorted(cb) and ca != cb
-    return False
+    # two words swapped, the rest in place: who does what to whom ("the warehouse pays the carrier" /
+    # "the carrier pays the warehouse", "from Lisbon to Porto" / "from Porto to Lisbon")
+    # (not two items of a list: "5 vans and 3 trucks" / "3 trucks and 5 vans")
+    apart = [i for i, (x, y) in enumerate(zip(ca, cb, strict=False)) if x != y]
+    if len(ca) != len(cb) or len(apart) != 2:
+        return False
+    first, second = apart
+    if (ca[first], ca[second]) != (cb[second], cb[first]):
+        return False
+    at = [i for i, w in enumerate(wa) if len(w) > 2]
+    return not _LISTED & set(wa[at[first] : at[second]])
 
 
 # Words whose insertion changes no value: articles and words that stress or place in time what is said.

@@ -84,12 +84,12 @@ class Procedural(MemoryKind):
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """The same steps in the same order, each saying the same thing and expecting the same output
         where both say one, for the same situation (`when_to_use`: "when the pump is not flooded" is
-        another procedure's situation)."""
+        another procedure's situation), described alike where both describe it."""
         a, b = [step_action(s) for s in old["steps"]], [step_action(s) for s in new["steps"]]
         if len(a) != len(b) or not all(same_value(x, y) for x, y in zip(a, b, strict=True)):
             return False
         outputs = zip(map(_expected, old["steps"]), map(_expected, new["steps"]), strict=True)
-        return said_alike(old.get("when_to_use"), new.get("when_to_use")) and all(
+        return all(said_alike(old.get(f), new.get(f)) for f in ("when_to_use", "description")) and all(
             said_alike(x, y) for x, y in outputs
         )
 
