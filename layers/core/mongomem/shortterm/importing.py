@@ -193,12 +193,15 @@ class Importer:
         report.sessions = len(by_session)
         idle = timedelta(seconds=self.memory.snapshot.idle_seconds)
         now = utcnow()
+        for said in by_session.values():
+            said.sort(key=lambda t: t.timestamp)  # stable: equal times keep the file's order
+        # refused before a single read when even the turns already imported could not fit
+        _check_stretches(sum(len(_stretches([(t, "") for t in said], idle)) for said in by_session.values()))
         # Plan every session's batches first, each validated exactly as the record path will: a turn the
         # record path would refuse, or an older turn than the session already holds, refuses the whole
         # import before anything is written.
         plans: list[tuple[str, list[tuple[_Stretch, list[RecordTurnsRequest]]]]] = []
         for session_id, said in by_session.items():
-            said.sort(key=lambda t: t.timestamp)  # stable: equal times keep the file's order
             seen = self.turns.import_keys(scope, session_id)
             fresh = [(t, k) for t in said if (k := import_key(t)) not in seen]
             seen.update(k for _, k in fresh)

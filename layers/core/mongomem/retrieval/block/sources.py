@@ -202,7 +202,7 @@ class AskedOn:
         out = Gathered()
         if ask.request.as_of is not None:
             when = as_utc(ask.request.as_of)
-            text = f"{when:%A}, {stamp(when)} (nothing recorded after it is below)"
+            text = f"{when:%A}, {stamp(when)} (memories and messages recorded after it are left out; working memory is as it is now)"
             out.candidates.append(use.offer(["as_of"], text, 1.0, "the date the question is asked"))
             out.found = 1
         return out
