@@ -189,6 +189,8 @@ _SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|r
 # are the name once tags are dropped.
 _BRACKET = re.compile(r"[<>]")
 _MARKDOWN_MARKS = re.compile(r"[*_`~]")
+# A Markdown link or image: its text shows, its target does not (bounded: linear on "[[[[...")
+_MARKDOWN_LINK = re.compile(r"!?\[(?P<text>[^\[\]\n]{0,500})\]\([^()\n]{0,2000}\)")
 _INNERMOST = re.compile(r"<[^<>]*>")  # innermost tags dropped once (a sanitiser's one pass)
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
 _ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
@@ -377,8 +379,13 @@ _ATTRIBUTE = re.compile(
 )
 _COMMENT_END = re.compile(r"--!?>")
 _LENIENT_COMMENT_END = re.compile(r"--[\t\n\f\r ]*>")  # html.parser before 3.14: "-- >" too
-_RAW_TEXT = re.compile(rf"<(?P<name>script|style)(?=[{_HTML_SPACE}/>])", re.IGNORECASE)  # content unshown
+_RAW_TEXT = re.compile(
+    rf"<(?P<name>script|style|template|iframe|noscript|noembed|noframes|object)(?=[{_HTML_SPACE}/>])",
+    re.IGNORECASE,
+)  # content unshown
 _TAG_OPEN = re.compile(r"/?[A-Za-z]")
+_TAG_NAME = re.compile(rf"[A-Za-z][^{_HTML_SPACE}/>]*")
+_HIDDEN = re.compile(rf"[{_HTML_SPACE}/\"']hidden(?=[{_HTML_SPACE}/>=])", re.IGNORECASE)  # the attribute
 _CONSTRUCT = re.compile(
     r"<(?:/?[A-Za-z]|[!?]|/.)", re.DOTALL
 )  # a "<" that may open markup  # a start or end tag's name begins with an ASCII letter
@@ -401,6 +408,21 @@ def _tag_end(text: str, at: int) -> int:
     return _CUT_OFF
 
 
+def _element_end(text: str, lt: int, end: int) -> int:
+    """Where the element whose start tag spans `lt`..`end` ends (past its end tag, elements of its name
+    nested in it counted), or `_CUT_OFF`: a `hidden` element shows nothing of what it holds."""
+    name = _TAG_NAME.match(text, lt + 1)
+    if name is None:
+        return end
+    depth = 1
+    tags = re.compile(rf"<(/?){re.escape(name.group())}(?=[{_HTML_SPACE}/>])", re.IGNORECASE)
+    for tag in tags.finditer(text, end):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return _tag_end(text, tag.start() + 2)
+    return _CUT_OFF
+
+
 def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) -> int | None:
     """Where the markup that starts with the "<" at `lt` ends, `_CUT_OFF`, or None when that "<" is text.
     A script or style element is one construct: a reader shows nothing of its content (`hidden` notes
@@ -408,6 +430,8 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
     after = text[lt + 1 : lt + 3]
     if _TAG_OPEN.match(after):
         end = _tag_end(text, lt + 1)
+        if end != _CUT_OFF and not lenient and after[0] != "/" and _HIDDEN.search(text, lt, end):
+            return _element_end(text, lt, end)
         raw = _RAW_TEXT.match(text, lt)
         if raw is None or end == _CUT_OFF:
             return end
@@ -479,9 +503,13 @@ def _untagged(text: str) -> tuple[str, ...]:
 
 def _forms(text: str) -> Iterator[str]:
     """`text` as written and dropped of its tags (`_untagged`), each also as rendered Markdown shows it:
-    emphasis and code marks (`*`, `_`, `` ` ``, `~`) are no letters to a reader ("mongo**mem**")."""
+    emphasis and code marks (`*`, `_`, `` ` ``, `~`) are no letters to a reader ("mongo**mem**"), and a
+    link or an image shows its text only ("mongo[mem](https://x)")."""
     for form in _untagged(text):
         yield form
+        if "](" in form:
+            form = _MARKDOWN_LINK.sub(r"\g<text>", form)
+            yield form
         if _MARKDOWN_MARKS.search(form):
             yield _MARKDOWN_MARKS.sub("", form)
 

@@ -392,8 +392,8 @@ class MemoryKind:
         an aspect in other words ("job" / "occupation") is the same. A kind without a subject is about what
         its name names, field by field and word by word in order: "Rotate south gate keys", "Onboard a new
         doctor", "Restart server B", a route back (origin and destination swapped) restate nothing of the
-        first; only a name said with other endings or without "the" ("Rotating the north gate keys" for
-        "Rotate north gate keys") or in look-alike letters is the same name."""
+        first; only a name said without "the" ("Rotate the north gate keys" for "Rotate north gate keys")
+        or in look-alike letters is the same name."""
         held, said = self.subject(old), self.subject(new)
         if held is not None and said is not None:
             return _whose(held) == _whose(said) and all(
@@ -461,18 +461,21 @@ class MemoryKind:
 
 
 def said_alike(held: Any, said: Any) -> bool:
-    """Whether a field two statements of one memory both give says the same in both (a field one of
-    them leaves empty only adds): texts by `same_value` (short ones exactly), a mapping (a fact's
-    qualifiers) key by key. "kg" / "lb", "since 2024" / "since 2025" are not alike."""
-    if _empty(held) or _empty(said):
+    """Whether a field of two statements of one memory says the same in both: texts by `same_value`
+    (short ones exactly), a mapping (a fact's qualifiers) key by key. "kg" / "lb", "since 2024" / "since
+    2025" are not alike; a field (or a qualifier) only the new statement gives is news, never dropped as a
+    restatement; one only the held statement gives is said less, not otherwise."""
+    if _empty(said):
         return True
+    if _empty(held):
+        return False  # news the held statement lacks ("except in August"): an update keeps it
     if isinstance(held, dict) and isinstance(said, dict):
-        # keys read as names ("Unit" / "unit" / "units"); each side naming one the other lacks is a field
-        # said under another name ("unit" / "measured in"), not one more
+        # keys read as names ("Unit" / "unit"); a key only the new statement names is news or a field
+        # said under another name ("unit" / "measured in"): either way not a restatement
         held_by = {" ".join(_stems(str(k))): v for k, v in held.items()}
         said_by = {" ".join(_stems(str(k))): v for k, v in said.items()}
-        if held_by.keys() - said_by.keys() and said_by.keys() - held_by.keys():
-            return False
+        if said_by.keys() - held_by.keys():
+            return False  # a qualifier the held statement lacks ("until 2025") is news: never dropped
         return all(said_alike(held_by[k], said_by[k]) for k in held_by.keys() & said_by.keys())
     return same_value(str(held), str(said))
 
@@ -490,19 +493,11 @@ def _list_limits(model: type[BaseModel]) -> dict[str, int]:
 
 
 def _stems(text: str) -> list[str]:
-    """A name's words as `about_same` compares them, in order: read as drawn (`as_read`), "the" and a
-    lower-case "a" / "an" left out, an ending ("-ing", "-ed", "-es", "-s", "-e") taken off."""
-    out = []
-    for word in re.findall(r"\w+", as_read(text)):
-        if word.lower() == "the" or word in ("a", "an"):
-            continue
-        stem = norm(word)
-        for ending in ("ing", "ed", "es", "s", "e"):
-            if stem.endswith(ending) and len(stem) - len(ending) >= 3:
-                stem = stem[: -len(ending)]
-                break
-        out.append(stem)
-    return out
+    """A name's words as `about_same` compares them, in order: read as drawn (`as_read`), folded as the key
+    folds them (`norm`), "the" and a lower-case "a" / "an" left out. No ending is taken off: "care" is not
+    "car", "parking" not "park", "news" not "new" (a name said with other endings is a second memory at
+    worst, never a lost one)."""
+    return [norm(w) for w in re.findall(r"\w+", as_read(text)) if w.lower() != "the" and w not in ("a", "an")]
 
 
 def _name_alike(held: str, said: str) -> bool:

@@ -307,8 +307,8 @@ _LISTED = frozenset("and or nor plus und oder et ou y o e".split())
 def order_changed(old: str, new: str) -> bool:
     """Whether two texts say the same words in an order that changes what they say: two days, months or
     times of day or more in another order ("parents in May, in-laws in June" / "parents in June, in-laws
-    in May"), the words around a sided word ("before", "than") swapped, or any two words swapped with
-    the rest in place (who hands what to whom)."""
+    in May"), the words around a sided word ("before", "than") swapped, or two or three words moved
+    among their places with the rest in place (who hands what to whom, which amount goes with what)."""
     wa, wb = norm(old).split(), norm(new).split()
     ta = [MEANINGS.get(w) for w in wa if MEANINGS.get(w) in _TIME_WORDS]
     tb = [MEANINGS.get(w) for w in wb if MEANINGS.get(w) in _TIME_WORDS]
@@ -317,21 +317,18 @@ def order_changed(old: str, new: str) -> bool:
     ca, cb = [w for w in wa if len(w) > 2], [w for w in wb if len(w) > 2]
     if _SIDED & set(wa) and _SIDED & set(wb):
         return sorted(ca) == sorted(cb) and ca != cb
-    # two words swapped, the rest in place: who does what to whom ("the warehouse pays the carrier" /
-    # "the carrier pays the warehouse", "from Lisbon to Porto" / "from Porto to Lisbon")
-    # (not two items of a list: "5 vans and 3 trucks" / "3 trucks and 5 vans")
-    apart = [i for i, (x, y) in enumerate(zip(ca, cb, strict=False)) if x != y]
-    if len(ca) != len(cb) or len(apart) != 2:
+    # two or three words moved among their places, the rest in place: who does what to whom ("the
+    # warehouse pays the carrier" / "the carrier pays the warehouse", "from gate A to gate B", "20 euros
+    # per pallet and 50 per truck" / "50 ... and 20 ..."), every word read, however short; not the two
+    # items of a list ("apples and pears" / "pears and apples")
+    apart = [i for i, (x, y) in enumerate(zip(wa, wb, strict=False)) if x != y]
+    if len(wa) != len(wb) or not 2 <= len(apart) <= 3 or sorted(wa) != sorted(wb):
         return False
-    first, second = apart
-    if (ca[first], ca[second]) != (cb[second], cb[first]):
-        return False
-    at = [i for i, w in enumerate(wa) if len(w) > 2]
-    return not _LISTED & set(wa[at[first] : at[second]])
+    return not (len(apart) == 2 and apart[1] == apart[0] + 2 and wa[apart[0] + 1] in _LISTED)
 
 
 # Words whose insertion changes no value: articles and words that stress or place in time what is said.
-_FILLERS = frozenset("a an the also really very just too indeed actually now currently still".split())
+_FILLERS = frozenset("a an the also really very indeed actually now currently still".split())
 
 
 def only_inserted(old: str, new: str) -> bool:
