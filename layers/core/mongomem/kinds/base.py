@@ -387,21 +387,25 @@ class MemoryKind:
 
     def about_same(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether two memories found by meaning are about one thing (as a reader takes it): a value said
-        of another subject ("south dock", "son"), or of another aspect of it ("opening time of the side
-        gate" after "... of the main gate"), restates nothing said of the first, however close in meaning;
-        an aspect in other words ("job" / "occupation") is the same. A kind without a subject is about what
+        of another subject ("south dock", "son") restates nothing said of the first, however close in
+        meaning (its aspect: `same_aspect`). A kind without a subject is about what
         its name names, field by field and word by word in order: "Rotate south gate keys", "Onboard a new
         doctor", "Restart server B", a route back (origin and destination swapped) restate nothing of the
         first; only a name said without "the" ("Rotate the north gate keys" for "Rotate north gate keys")
         or in look-alike letters is the same name."""
         held, said = self.subject(old), self.subject(new)
         if held is not None and said is not None:
-            return _whose(held) == _whose(said) and all(
-                _aspect_alike(str(old.get(f) or ""), str(new.get(f) or "")) for f in self.aspects
-            )
+            return _whose(held) == _whose(said)
         if held is not None or said is not None or not self.named:
             return True
         return all(_name_alike(str(old.get(f) or ""), str(new.get(f) or "")) for f in self.named)
+
+    def same_aspect(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether two memories of one subject hold the same aspect of it (`aspects`), as the rules read
+        words: one name, or no word shared. A judging model reads the words themselves ("favourite dish"
+        for "favourite food"); the rules, deciding alone, take a word replaced or added for another aspect
+        ("side gate" / "main gate")."""
+        return all(_aspect_alike(str(old.get(f) or ""), str(new.get(f) or "")) for f in self.aspects)
 
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.

@@ -89,6 +89,7 @@ def _restatement(
         best_score >= thresholds.reinforce_at
         and _restated_as_shared_memory_is(new, best)
         and kind.about_same(best.payload, new.payload)
+        and kind.same_aspect(best.payload, new.payload)
         and kind.restates(best.payload, new.payload)
     ):
         return best_score, best
@@ -306,8 +307,10 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
         for score, candidate in ambiguous:
             if not _restated_as_shared_memory_is(new, candidate):
                 continue
-            if new.kind.about_same(candidate.payload, new.payload) and new.kind.restates(
-                candidate.payload, new.payload
+            if (
+                new.kind.about_same(candidate.payload, new.payload)
+                and new.kind.same_aspect(candidate.payload, new.payload)
+                and new.kind.restates(candidate.payload, new.payload)
             ):
                 reason = f"restates a memory in other words (cosine {score:.2f}, same anchors)"
                 return _reinforce(new, candidate, reason, score=score)
