@@ -675,3 +675,20 @@ def test_a_statement_dated_in_the_future_does_not_outrank_later_ones() -> None:
     assert isinstance(carried, Promote), carried
     # a statement's own time is never later than now
     assert new(term("ETA", "x"), at=far).observed(NOW) == NOW
+
+
+def test_a_judging_model_never_counts_shared_memory_in_other_words_as_restated() -> None:
+    # the letter rule holds on the model's path too: a shared memory the statement words otherwise is not
+    # shown to the model, and a REINFORCE of it (a model's answer about a memory it was not shown) is an ADD
+    shared = stored(fact("favourite dish", "ramen with extra chili"), 11, said_by=("bo",))
+    shared = shared.model_copy(update={"visibility": "org"})
+    reworded = new(fact("favourite dish", "Ramen with extra chili, please"), said_by="ana", visibility="org")
+    assert to_judge(reworded, Candidates(by_meaning=[(0.85, shared)]), Thresholds()) == []
+    found = Candidates(by_meaning=[(0.85, shared)], judgement=judged("REINFORCE", shared))
+    verdict = decide(reworded, found, Thresholds(), NOW)
+    assert (verdict.decision, type(verdict)) == (Decision.ADD, NewLineage)
+    # the same words to the letter are still the model's to judge, and its REINFORCE stands
+    same = new(fact("favourite dish", "ramen with extra chili"), said_by="ana", visibility="org")
+    assert to_judge(same, Candidates(by_meaning=[(0.85, shared)]), Thresholds()) == [(0.85, shared)]
+    found = Candidates(by_meaning=[(0.85, shared)], judgement=judged("REINFORCE", shared))
+    assert decide(same, found, Thresholds(), NOW).decision is Decision.REINFORCE

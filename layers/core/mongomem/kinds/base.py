@@ -476,8 +476,8 @@ def said_alike(held: Any, said: Any) -> bool:
     if isinstance(held, dict) and isinstance(said, dict):
         # keys read as names ("Unit" / "unit"); a key only the new statement names is news or a field
         # said under another name ("unit" / "measured in"): either way not a restatement
-        held_by = {" ".join(_stems(str(k))): v for k, v in held.items()}
-        said_by = {" ".join(_stems(str(k))): v for k, v in said.items()}
+        held_by = {" ".join(_name_words(str(k))): v for k, v in held.items()}
+        said_by = {" ".join(_name_words(str(k))): v for k, v in said.items()}
         if said_by.keys() - held_by.keys():
             return False  # a qualifier the held statement lacks ("until 2025") is news: never dropped
         return all(said_alike(held_by[k], said_by[k]) for k in held_by.keys() & said_by.keys())
@@ -496,7 +496,7 @@ def _list_limits(model: type[BaseModel]) -> dict[str, int]:
     }
 
 
-def _stems(text: str) -> list[str]:
+def _name_words(text: str) -> list[str]:
     """A name's words as `about_same` compares them, in order: read as drawn (`as_read`), folded as the key
     folds them (`norm`), "the" and a lower-case "a" / "an" left out. No ending is taken off: "care" is not
     "car", "parking" not "park", "news" not "new" (a name said with other endings is a second memory at
@@ -505,7 +505,7 @@ def _stems(text: str) -> list[str]:
 
 
 def _name_alike(held: str, said: str) -> bool:
-    return norm(as_read(held)) == norm(as_read(said)) or _stems(held) == _stems(said)
+    return norm(as_read(held)) == norm(as_read(said)) or _name_words(held) == _name_words(said)
 
 
 def _aspect_alike(held: str, said: str) -> bool:
@@ -513,7 +513,7 @@ def _aspect_alike(held: str, said: str) -> bool:
     match by meaning brought them together); one word replaced or added names another aspect."""
     if not held or not said or _name_alike(held, said):
         return True
-    return not set(_stems(held)) & set(_stems(said))
+    return not set(_name_words(held)) & set(_name_words(said))
 
 
 def _whose(subject: str) -> str:

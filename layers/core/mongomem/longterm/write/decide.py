@@ -74,7 +74,7 @@ def to_judge(new: NewMemory, found: Candidates, thresholds: Thresholds) -> list[
     """The candidates a model would be asked about (none when the rules decide without one)."""
     if not meaning_decides(new, found) or _restatement(new, found, thresholds) is not None:
         return []
-    return _ambiguous(found, thresholds)[:JUDGED]
+    return _open_to_restatement(new, _ambiguous(found, thresholds))[:JUDGED]
 
 
 def _restatement(
@@ -113,6 +113,14 @@ def _restated_as_shared_memory_is(new: NewMemory, candidate: MemoryRecord) -> bo
 def _ambiguous(found: Candidates, thresholds: Thresholds) -> list[tuple[float, MemoryRecord]]:
     """The matches by meaning too close to call unrelated, best first."""
     return [(s, c) for s, c in found.by_meaning if s >= thresholds.ambiguous_from]
+
+
+def _open_to_restatement(
+    new: NewMemory, matches: list[tuple[float, MemoryRecord]]
+) -> list[tuple[float, MemoryRecord]]:
+    """The matches `new` could restate: shared memory only to the letter, whoever decides (the rules
+    or a judging model, which is never shown a shared memory it could not restate)."""
+    return [(s, c) for s, c in matches if _restated_as_shared_memory_is(new, c)]
 
 
 def _add(reason: str, by: By = "rule", score: float | None = None) -> NewLineage:
@@ -303,10 +311,9 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
     ambiguous = _ambiguous(found, thresholds)
     if not ambiguous:
         return _add("no memory with this key or meaning", score=best_score)
+    open_to_it = _open_to_restatement(new, ambiguous)
     if found.judgement is None:
-        for score, candidate in ambiguous:
-            if not _restated_as_shared_memory_is(new, candidate):
-                continue
+        for score, candidate in open_to_it:
             if (
                 new.kind.about_same(candidate.payload, new.payload)
                 and new.kind.same_aspect(candidate.payload, new.payload)
@@ -316,10 +323,10 @@ def _by_meaning(new: NewMemory, found: Candidates, thresholds: Thresholds) -> Ve
                 return _reinforce(new, candidate, reason, score=score)
         return _add("close in meaning, but says something else", score=best_score)
     answer = found.judgement
-    shown = ambiguous[:JUDGED]
+    shown = open_to_it[:JUDGED]
     scored = {c.memory_id: (s, c) for s, c in shown}
     if answer.decision == "ADD" or answer.target_id not in scored:
-        return _add(f"LLM: {answer.reason}", "llm", shown[0][0])
+        return _add(f"LLM: {answer.reason}", "llm", best_score)
     score, target = scored[answer.target_id]
     if answer.decision == "UPDATE":
         # An update supersedes only a memory of the same key (those were decided above by rule): an
