@@ -17,14 +17,45 @@ from mongomem.identity.service import create_key
 from mongomem.local.stack import LocalStack
 
 TENANT = "acme"
-CONFIG = """
+
+
+# The probes' custom type of shared rules: `dock_rule(visibility)` is its entry under `custom_types`.
+_DOCK_RULE = """
+    - name: dock_rule
+      description: a rule of the docks
+      schema:
+        type: object
+        properties:
+          rule: {type: string, maxLength: 100}
+          value: {type: string, maxLength: 300}
+        required: [rule, value]
+      match_key: [rule]
+      prompt: Extract the rules of the docks.
+      visibility: %s"""
+
+
+def config(*, org: tuple[str, ...] = (), custom_types: str = "") -> str:
+    """The probes' project config: extraction off, `org` built-in kinds shared by the tenant, the entries
+    `custom_types` (YAML under `custom_types:`, e.g. `dock_rule("org")`), offline model, hashing embedder."""
+    shared = "".join(f"\n    {kind}: {{visibility: org}}" for kind in org)
+    types = f"\n  custom_types:{custom_types}" if custom_types else ""
+    return f"""
 memory:
-  snapshot: {max_messages: 50, idle_seconds: 3600}
-  extraction: {enabled: []}
+  snapshot: {{max_messages: 50, idle_seconds: 3600}}
+  extraction:
+    enabled: []{shared}{types}
   providers:
-    llm: {kind: offline}
-    embeddings: {kind: hashing, dim: 64}
+    llm: {{kind: offline}}
+    embeddings: {{kind: hashing, dim: 64}}
 """
+
+
+def dock_rule(visibility: str) -> str:
+    """The `dock_rule` custom type's entry (a rule keyed by its name), private or org."""
+    return _DOCK_RULE % visibility
+
+
+CONFIG = config()
 
 
 @dataclass
@@ -116,3 +147,42 @@ def unique() -> str:
 def write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
     """POST /v1/memories with `key`: (status, answer)."""
     return call(stack, key, "POST", "/v1/memories", {"type": kind, "payload": payload, **more})
+
+
+def memories(stack: Stack, user: str, kind: str, own: str, **query: str) -> list[dict[str, Any]]:
+    """The active memories of `kind` whose payload holds `own`, as `user` lists them (`query`: more of
+    the list's parameters, e.g. visibility="org")."""
+    more = "".join(f"&{k}={v}" for k, v in query.items())
+    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200{more}")
+    assert status == 200, page
+    return [
+        m
+        for m in page["memories"]
+        if m["status"] == "active" and own in json.dumps(m["payload"], ensure_ascii=False)
+    ]
+
+
+def listed(stack: Stack, user: str, kind: str, own: str, **query: str) -> list[str]:
+    """The texts of `memories(...)`, sorted."""
+    return sorted(str(m["text"]) for m in memories(stack, user, kind, own, **query))
+
+
+def filled(value: Any, own: str) -> Any:
+    """`value` with "{own}" in every text in it (lists and objects too) replaced by `own`."""
+    if isinstance(value, str):
+        return value.format(own=own)
+    if isinstance(value, list):
+        return [filled(v, own) for v in value]
+    if isinstance(value, dict):
+        return {k: filled(v, own) for k, v in value.items()}
+    return value
+
+
+def writes_both(stack: Stack, user: str, kind: str, first: dict[str, Any], second: dict[str, Any]) -> Any:
+    """`user`'s one-user key writes `first` (201 ADD) then `second` in private memory: the second answer."""
+    key = stack.users[user]
+    status, written = write(stack, key, kind, first, visibility="private")
+    assert (status, written["decision"]) == (201, "ADD"), written
+    status, written = write(stack, key, kind, second, visibility="private")
+    assert status in (200, 201), written
+    return written

@@ -126,7 +126,7 @@ import pytest
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
 from mongomem.kinds.taxonomic import TaxonomicItem
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, unique, write
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, memories, unique, write
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
 CONFIG = """
@@ -157,11 +157,7 @@ def _tenant(stack: Stack, kind: str, payload: dict[str, Any], **more: Any) -> tu
 
 def _org_list(stack: Stack, kind: str, own: str) -> list[dict[str, Any]]:
     """The active org memories of `kind` that mention `own`, as eve (any user of the tenant) lists them."""
-    status, page = call(
-        stack, stack.users["eve"], "GET", f"/v1/memories?type={kind}&visibility=org&limit=200"
-    )
-    assert status == 200, page
-    return [m for m in page["memories"] if m["status"] == "active" and own in str(m["payload"])]
+    return memories(stack, "eve", kind, own, visibility="org")
 
 
 # -- 1. erasure restores a version kept as history, never active (HIGH, narrow) -----------------------------

@@ -170,7 +170,7 @@ import pytest
 from mongomem import markers
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, unique, write
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, memories, unique, write
 from tests.e2e.test_typescript import SDK, node_modules
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
@@ -205,11 +205,7 @@ def _tenant(stack: Stack, kind: str, payload: dict[str, Any]) -> tuple[int, Any]
 
 def _org_list(stack: Stack, kind: str, own: str) -> list[dict[str, Any]]:
     """The active org memories of `kind` that mention `own`, as eve (any user of the tenant) lists them."""
-    status, page = call(
-        stack, stack.users["eve"], "GET", f"/v1/memories?type={kind}&visibility=org&limit=200"
-    )
-    assert status == 200, page
-    return [m for m in page["memories"] if m["status"] == "active" and own in str(m["payload"])]
+    return memories(stack, "eve", kind, own, visibility="org")
 
 
 def _context_without_tags(stack: Stack, definition: str, own: str) -> str:

@@ -143,32 +143,20 @@ from typing import Any
 import pytest
 
 from mongomem import markers
-from tests.e2e.probe_stack import Stack, answering_stack, call, unique, write
+from tests.e2e.probe_stack import (
+    Stack,
+    answering_stack,
+    call,
+    config,
+    dock_rule,
+    filled,
+    listed,
+    unique,
+    write,
+)
 
 USERS = ("alice", "bob", "eve", "frank", "gina")
-CONFIG = """
-memory:
-  snapshot: {max_messages: 50, idle_seconds: 3600}
-  extraction:
-    enabled: []
-    semantic: {visibility: org}
-    episodic: {visibility: org}
-  custom_types:
-    - name: dock_rule
-      description: a rule of the docks
-      schema:
-        type: object
-        properties:
-          rule: {type: string, maxLength: 100}
-          value: {type: string, maxLength: 300}
-        required: [rule, value]
-      match_key: [rule]
-      prompt: Extract the rules of the docks.
-      visibility: org
-  providers:
-    llm: {kind: offline}
-    embeddings: {kind: hashing, dim: 64}
-"""
+CONFIG = config(org=("semantic", "episodic"), custom_types=dock_rule("org"))
 
 
 @pytest.fixture(scope="module")
@@ -178,18 +166,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _tenant(stack: Stack, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:
     return write(stack, stack.tenant, kind, payload, user_id="alice", **more)
-
-
-def _listed(stack: Stack, user: str, kind: str, own: str, **query: str) -> list[str]:
-    """The texts of the active memories of `kind` that hold `own`, as `user` lists them."""
-    more = "".join(f"&{k}={v}" for k, v in query.items())
-    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200{more}")
-    assert status == 200, page
-    return sorted(
-        str(m["text"])
-        for m in page["memories"]
-        if m["status"] == "active" and own in json.dumps(m["payload"])
-    )
 
 
 # -- 1. another name, the same value: a restatement by meaning (HIGH) -------------------------------------
@@ -221,7 +197,7 @@ def test_the_tenants_memory_of_another_name_with_the_same_value_is_stored(
     assert status in (200, 201), written  # 200: a REINFORCE of an earlier test's rule (the same bug)
     status, written = _tenant(stack, kind, _named(kind, second.format(own=own)))
     assert (status, written["decision"]) == (201, "ADD"), written
-    assert len(_listed(stack, "eve", kind, own)) == 2
+    assert len(listed(stack, "eve", kind, own)) == 2
 
 
 def test_a_users_procedure_of_another_name_backs_no_org_procedure(stack: Stack) -> None:
@@ -269,7 +245,7 @@ def test_a_users_second_private_procedure_is_kept(stack: Stack) -> None:
             visibility="private",
         )
         assert (status, written["decision"]) == (201, "ADD"), written
-    assert len(_listed(stack, "bob", "procedural", own)) == 2
+    assert len(listed(stack, "bob", "procedural", own)) == 2
 
 
 # -- 2. a private episode's correction (MED) --------------------------------------------------------------
@@ -350,16 +326,6 @@ _PROCEDURE_CHANGES = [
 ]
 
 
-def _filled(value: Any, own: str) -> Any:
-    if isinstance(value, str):
-        return value.format(own=own)
-    if isinstance(value, list):
-        return [_filled(v, own) for v in value]
-    if isinstance(value, dict):
-        return {k: _filled(v, own) for k, v in value.items()}
-    return value
-
-
 @pytest.mark.parametrize(("first", "second"), _PROCEDURE_CHANGES)
 def test_a_private_procedures_changed_expected_output_or_when_is_an_update(
     stack: Stack, first: dict[str, Any], second: dict[str, Any]
@@ -368,9 +334,9 @@ def test_a_private_procedures_changed_expected_output_or_when_is_an_update(
     negated when_to_use. Expected: 201 UPDATE; seen: 200 REINFORCE."""
     own = unique()
     bob = stack.users["bob"]
-    status, written = write(stack, bob, "procedural", _filled({**_PUMP, **first}, own), visibility="private")
+    status, written = write(stack, bob, "procedural", filled({**_PUMP, **first}, own), visibility="private")
     assert (status, written["decision"]) == (201, "ADD"), written
-    status, written = write(stack, bob, "procedural", _filled({**_PUMP, **second}, own), visibility="private")
+    status, written = write(stack, bob, "procedural", filled({**_PUMP, **second}, own), visibility="private")
     assert (status, written["decision"]) == (201, "UPDATE"), written
 
 

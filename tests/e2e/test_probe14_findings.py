@@ -144,7 +144,6 @@ references without ";" ("&#109em") are decoded before the name is looked for.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
@@ -152,7 +151,18 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.e2e.probe_stack import Stack, answering_stack, call, unique, write
+from tests.e2e.probe_stack import (
+    Stack,
+    answering_stack,
+    call,
+    config,
+    dock_rule,
+    filled,
+    listed,
+    unique,
+    write,
+    writes_both,
+)
 
 USERS = ("alice", "bob", "eve", "frank", "gina")
 _ROUTE_SCHEMA = """
@@ -165,63 +175,19 @@ _ROUTE_SCHEMA = """
         required: [origin, destination, value]
       match_key: [origin, destination]
       prompt: Extract the routes."""
-CONFIG = f"""
-memory:
-  snapshot: {{max_messages: 50, idle_seconds: 3600}}
-  extraction: {{enabled: []}}
-  custom_types:
+_ROUTES = f"""
     - name: route
       description: a transport route{_ROUTE_SCHEMA}
       visibility: private
     - name: org_route
       description: a shared transport route{_ROUTE_SCHEMA}
-      visibility: org
-    - name: dock_rule
-      description: a rule of the docks
-      schema:
-        type: object
-        properties:
-          rule: {{type: string, maxLength: 100}}
-          value: {{type: string, maxLength: 300}}
-        required: [rule, value]
-      match_key: [rule]
-      prompt: Extract the rules of the docks.
-      visibility: private
-  providers:
-    llm: {{kind: offline}}
-    embeddings: {{kind: hashing, dim: 64}}
-"""
+      visibility: org"""
+CONFIG = config(custom_types=_ROUTES + dock_rule("private"))
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     yield from answering_stack(tmp_path_factory.mktemp("probe14-findings"), USERS, CONFIG)
-
-
-def _listed(stack: Stack, user: str, kind: str, own: str) -> list[str]:
-    """The texts of the active memories of `kind` that hold `own`, as `user` lists them."""
-    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200")
-    assert status == 200, page
-    return sorted(
-        str(m["text"])
-        for m in page["memories"]
-        if m["status"] == "active" and own in json.dumps(m["payload"])
-    )
-
-
-def _filled(payload: dict[str, Any], own: str) -> dict[str, Any]:
-    """`payload` with "{own}" in its texts replaced by `own`."""
-    return {k: v.format(own=own) if isinstance(v, str) else v for k, v in payload.items()}
-
-
-def _bob_writes_both(stack: Stack, kind: str, first: dict[str, Any], second: dict[str, Any]) -> Any:
-    """Bob's one-user key writes `first` (201 ADD) then `second` in his private memory: the second answer."""
-    bob = stack.users["bob"]
-    status, written = write(stack, bob, kind, first, visibility="private")
-    assert (status, written["decision"]) == (201, "ADD"), written
-    status, written = write(stack, bob, kind, second, visibility="private")
-    assert status in (200, 201), written
-    return written
 
 
 # -- 1. the route back: a custom type keyed by two fields, the fields' values swapped (HIGH) ---------------
@@ -233,8 +199,8 @@ def test_the_route_back_is_a_memory_of_its_own(stack: Stack) -> None:
     there = {"origin": f"the Lisbon depot {own}", "destination": f"the Porto depot {own}"}
     back = {"origin": there["destination"], "destination": there["origin"]}
     value = {"value": "a truck leaves every hour from 6 am to 10 pm"}
-    written = _bob_writes_both(stack, "route", {**there, **value}, {**back, **value})
-    assert (written["decision"], len(_listed(stack, "bob", "route", own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", "route", {**there, **value}, {**back, **value})
+    assert (written["decision"], len(listed(stack, "bob", "route", own))) == ("ADD", 2), written
 
 
 def test_the_tenants_org_route_back_is_a_memory_of_its_own(stack: Stack) -> None:
@@ -248,7 +214,7 @@ def test_the_tenants_org_route_back_is_a_memory_of_its_own(stack: Stack) -> None
         payload = {"origin": f"{origin} {own}", "destination": f"{destination} {own}", "value": value}
         status, written = write(stack, stack.tenant, "org_route", payload, user_id="alice")
         assert (status, written["decision"]) == (201, "ADD"), written
-    assert len(_listed(stack, "eve", "org_route", own)) == 2
+    assert len(listed(stack, "eve", "org_route", own)) == 2
 
 
 # -- 2. a name with one word replaced reads as the same name (HIGH) ---------------------------------------
@@ -299,15 +265,16 @@ def test_a_private_memory_of_another_name_is_kept(
     (his rule for the loading gate, then the service gate's). Expected: 201 ADD, both listed; seen: 200
     REINFORCE "restates a memory in other words (cosine 0.96)", the second one lost."""
     own = unique()
-    written = _bob_writes_both(stack, kind, _filled(first, own), _filled(second, own))
-    assert (written["decision"], len(_listed(stack, "bob", kind, own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", kind, filled(first, own), filled(second, own))
+    assert (written["decision"], len(listed(stack, "bob", kind, own))) == ("ADD", 2), written
 
 
 def test_a_private_procedure_named_with_a_word_inserted_is_kept(stack: Stack) -> None:
     """Held: a word inserted into the name ("the north dock") is another name (`only_inserted`)."""
     own = unique()
-    written = _bob_writes_both(
+    written = writes_both(
         stack,
+        "bob",
         "procedural",
         _procedure(f"Restart the service {own}", _RESTART),
         _procedure(f"Restart the payroll service {own}", _RESTART),
@@ -339,8 +306,8 @@ def test_a_private_memory_of_another_attribute_is_kept(
     (cosine 0.89, same anchors)": the side gate's opening time is lost. The same for a preference of
     another category."""
     own = unique()
-    written = _bob_writes_both(stack, kind, _filled(first, own), _filled(second, own))
-    assert (written["decision"], len(_listed(stack, "bob", kind, own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", kind, filled(first, own), filled(second, own))
+    assert (written["decision"], len(listed(stack, "bob", kind, own))) == ("ADD", 2), written
 
 
 # -- 4. the closing sentinel hidden in a script or style element (MED) -------------------------------------
@@ -415,9 +382,9 @@ def test_a_private_fact_with_its_sides_swapped_is_an_update(stack: Stack, held: 
     REINFORCE "same key and the same value", his memory keeps the old direction."""
     own = unique()
     fact = {"subject": f"dock {own}", "attribute": "handover"}
-    written = _bob_writes_both(stack, "semantic", {**fact, "value": held}, {**fact, "value": said})
+    written = writes_both(stack, "bob", "semantic", {**fact, "value": held}, {**fact, "value": said})
     assert written["decision"] == "UPDATE", written
-    assert _listed(stack, "bob", "semantic", own) == [f"dock {own} handover: {said}"]
+    assert listed(stack, "bob", "semantic", own) == [f"dock {own} handover: {said}"]
 
 
 def test_a_private_fact_with_two_names_swapped_is_an_update(stack: Stack) -> None:
@@ -427,7 +394,7 @@ def test_a_private_fact_with_two_names_swapped_is_an_update(stack: Stack) -> Non
     fact = {"subject": f"team {own}", "attribute": "reporting line"}
     held = {**fact, "value": "Ann Lee reports to Bob Stone in the finance team"}
     said = {**fact, "value": "Bob Stone reports to Ann Lee in the finance team"}
-    assert _bob_writes_both(stack, "semantic", held, said)["decision"] == "UPDATE"
+    assert writes_both(stack, "bob", "semantic", held, said)["decision"] == "UPDATE"
 
 
 # -- 6. currencies the table does not read (MED, the table's coverage) ----------------------------------------
@@ -454,7 +421,7 @@ def test_a_private_fact_in_another_currency_is_an_update(stack: Stack, held: str
     same value"."""
     own = unique()
     fact = {"subject": f"dock {own}", "attribute": "late fee"}
-    written = _bob_writes_both(stack, "semantic", {**fact, "value": held}, {**fact, "value": said})
+    written = writes_both(stack, "bob", "semantic", {**fact, "value": held}, {**fact, "value": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -464,7 +431,7 @@ def test_a_private_fact_in_a_currency_the_table_reads_is_an_update(stack: Stack)
     fact = {"subject": f"dock {own}", "attribute": "late fee"}
     held = {**fact, "value": "the late fee is 500 USD per pallet on the north dock"}
     said = {**fact, "value": "the late fee is 500 EUR per pallet on the north dock"}
-    assert _bob_writes_both(stack, "semantic", held, said)["decision"] == "UPDATE"
+    assert writes_both(stack, "bob", "semantic", held, said)["decision"] == "UPDATE"
 
 
 # -- 7. the closing sentinel split by Markdown emphasis or a code span (MED) ----------------------------------

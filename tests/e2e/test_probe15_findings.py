@@ -94,7 +94,6 @@ noembed, noframes and object contents are unshown, and so is an element with a `
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -103,7 +102,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.e2e.probe_stack import Stack, answering_stack, call, write
+from tests.e2e.probe_stack import Stack, answering_stack, call, filled, listed, write, writes_both
 
 USERS = ("alice", "bob", "eve", "frank", "gina")
 
@@ -117,32 +116,6 @@ def _own(request: pytest.FixtureRequest) -> str:
     """Six hex letters that make a test's names its own, the same on every run (the hashing embedding's
     cosines, and so the decisions, depend on every word of a text: no random name)."""
     return f"{zlib.crc32(request.node.name.encode()):08x}"[:6]
-
-
-def _listed(stack: Stack, user: str, kind: str, own: str) -> list[str]:
-    """The texts of the active memories of `kind` that hold `own`, as `user` lists them."""
-    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200")
-    assert status == 200, page
-    return sorted(
-        str(m["text"])
-        for m in page["memories"]
-        if m["status"] == "active" and own in json.dumps(m["payload"])
-    )
-
-
-def _filled(payload: dict[str, Any], own: str) -> dict[str, Any]:
-    """`payload` with "{own}" in its texts replaced by `own`."""
-    return {k: v.format(own=own) if isinstance(v, str) else v for k, v in payload.items()}
-
-
-def _writes_both(stack: Stack, user: str, kind: str, first: dict[str, Any], second: dict[str, Any]) -> Any:
-    """`user`'s one-user key writes `first` (201 ADD) then `second` in private memory: the second answer."""
-    key = stack.users[user]
-    status, written = write(stack, key, kind, first, visibility="private")
-    assert (status, written["decision"]) == (201, "ADD"), written
-    status, written = write(stack, key, kind, second, visibility="private")
-    assert status in (200, 201), written
-    return written
 
 
 # -- 1. `_stems` reads other words as one: "care" / "car", "tape" / "tap", "parking" / "park" (HIGH) -------
@@ -178,8 +151,8 @@ def test_a_private_memory_of_a_name_one_letter_longer_is_kept(
     words (cosine 0.82, same anchors)": the care insurance is lost. The same for "parking fee" / "park
     fee" and the procedures "Replace the kitchen tap" / "... tape"."""
     own = _own(request)
-    written = _writes_both(stack, "bob", kind, _filled(first, own), _filled(second, own))
-    assert (written["decision"], len(_listed(stack, "bob", kind, own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", kind, filled(first, own), filled(second, own))
+    assert (written["decision"], len(listed(stack, "bob", kind, own))) == ("ADD", 2), written
 
 
 @pytest.mark.parametrize(
@@ -214,8 +187,8 @@ def test_a_private_memory_of_an_aspect_sharing_no_word_is_kept(
     """Held: `_aspect_alike` reads aspects sharing no word as other words for one aspect, but these were
     never found close enough by meaning to be compared."""
     own = _own(request)
-    written = _writes_both(stack, "eve", kind, _filled(first, own), _filled(second, own))
-    assert (written["decision"], len(_listed(stack, "eve", kind, own))) == ("ADD", 2), written
+    written = writes_both(stack, "eve", kind, filled(first, own), filled(second, own))
+    assert (written["decision"], len(listed(stack, "eve", kind, own))) == ("ADD", 2), written
 
 
 def test_procedures_named_for_two_languages_told_apart_by_marks_are_kept(
@@ -225,10 +198,10 @@ def test_procedures_named_for_two_languages_told_apart_by_marks_are_kept(
     own = _own(request)
     steps = ["download the new release", "run the installer", "rebuild the project"]
     first = {"name": f"Upgrade the C++ compiler {own}", "when_to_use": "a new release is out", "steps": steps}
-    written = _writes_both(
+    written = writes_both(
         stack, "gina", "procedural", first, {**first, "name": f"Upgrade the C# compiler {own}"}
     )
-    assert (written["decision"], len(_listed(stack, "gina", "procedural", own))) == ("ADD", 2), written
+    assert (written["decision"], len(listed(stack, "gina", "procedural", own))) == ("ADD", 2), written
 
 
 # -- 2. the order rule misses one-letter names swapped and three roles rotated (MED) ----------------------
@@ -253,7 +226,7 @@ def test_a_private_fact_with_its_order_changed_is_an_update(
     seen: 200 REINFORCE "same key and the same value"."""
     own = _own(request)
     first = {"subject": f"south dock {own}", "attribute": "pallet handover", "value": held}
-    written = _writes_both(stack, "alice", "semantic", first, {**first, "value": said})
+    written = writes_both(stack, "alice", "semantic", first, {**first, "value": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -268,7 +241,7 @@ def test_a_private_fact_with_numbered_docks_swapped_is_an_update(
         "value": "pallets are moved from dock 12 to dock 40 every night",
     }
     said = "pallets are moved from dock 40 to dock 12 every night"
-    written = _writes_both(stack, "alice", "semantic", first, {**first, "value": said})
+    written = writes_both(stack, "alice", "semantic", first, {**first, "value": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -299,10 +272,10 @@ def test_a_private_fact_with_a_qualifier_added_keeps_it(
     Expected: an UPDATE, or the qualifier merged; seen: 200 REINFORCE "same key and the same value", the
     memory still "Acme (since: 2024)"."""
     own = _own(request)
-    first = _filled(first, own)
-    written = _writes_both(stack, "bob", "semantic", first, {**first, **second})
+    first = filled(first, own)
+    written = writes_both(stack, "bob", "semantic", first, {**first, **second})
     added = next(iter(second["qualifiers"].values())) if "until" not in second["qualifiers"] else "2025"
-    assert any(added in text for text in _listed(stack, "bob", "semantic", own)), written
+    assert any(added in text for text in listed(stack, "bob", "semantic", own)), written
 
 
 def test_a_private_preference_with_its_polarity_changed_is_an_update(
@@ -311,7 +284,7 @@ def test_a_private_preference_with_its_polarity_changed_is_an_update(
     """Held: a preference's polarity changed is an UPDATE."""
     own = _own(request)
     first = {"category": f"food {own}", "preference": "spicy dishes", "polarity": "positive"}
-    written = _writes_both(stack, "bob", "preference", first, {**first, "polarity": "negative"})
+    written = writes_both(stack, "bob", "preference", first, {**first, "polarity": "negative"})
     assert written["decision"] == "UPDATE", written
 
 
@@ -440,7 +413,7 @@ def test_a_private_fact_with_two_amounts_swapped_is_an_update(
     200 REINFORCE "same key and the same value": the corrected fees are lost."""
     own = _own(request)
     first = {"subject": f"north dock {own}", "attribute": "charges", "value": held}
-    written = _writes_both(stack, "eve", "semantic", first, {**first, "value": said})
+    written = writes_both(stack, "eve", "semantic", first, {**first, "value": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -454,7 +427,7 @@ def test_a_private_fact_with_two_counts_swapped_is_an_update(
         "attribute": "fleet",
         "value": "the north dock holds 3 vans and 5 trucks",
     }
-    written = _writes_both(
+    written = writes_both(
         stack, "eve", "semantic", first, {**first, "value": "the north dock holds 5 vans and 3 trucks"}
     )
     assert written["decision"] == "UPDATE", written

@@ -95,7 +95,17 @@ import pytest
 
 from mongomem.client import MemoryClient, MemoryClientError
 from mongomem.identity.service import create_key
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed, unique
+from tests.e2e.probe_stack import (
+    TENANT,
+    Stack,
+    answering_stack,
+    call,
+    config,
+    dock_rule,
+    memories,
+    seed,
+    unique,
+)
 
 USERS = ("alice", "bob", "carol", "eve")
 # The working-memory schema of finding 4: the patterns sit in an allOf beside unevaluatedProperties.
@@ -106,29 +116,7 @@ BEHIND_ALL_OF = {
     "allOf": [{"patternProperties": {CATASTROPHIC: {"type": "string"}}}],
     "unevaluatedProperties": False,
 }
-CONFIG = """
-memory:
-  snapshot: {max_messages: 50, idle_seconds: 3600}
-  extraction:
-    enabled: []
-    semantic: {visibility: org}
-    preference: {visibility: org}
-  custom_types:
-    - name: dock_rule
-      description: a rule of the docks
-      schema:
-        type: object
-        properties:
-          rule: {type: string, maxLength: 100}
-          value: {type: string, maxLength: 300}
-        required: [rule, value]
-      match_key: [rule]
-      prompt: Extract the rules of the docks.
-      visibility: org
-  providers:
-    llm: {kind: offline}
-    embeddings: {kind: hashing, dim: 64}
-"""
+CONFIG = config(org=("semantic", "preference"), custom_types=dock_rule("org"))
 
 
 @pytest.fixture(scope="module")
@@ -138,11 +126,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:
     """The active org memories of `kind` as eve (any user of the tenant) lists them."""
-    status, page = call(
-        stack, stack.users["eve"], "GET", f"/v1/memories?type={kind}&visibility=org&limit=200"
-    )
-    assert status == 200, page
-    return [m for m in page["memories"] if m["status"] == "active"]
+    return memories(stack, "eve", kind, "", visibility="org")
 
 
 # -- 1. a semantic org fact restated as many-valued ----------------------------------------------------

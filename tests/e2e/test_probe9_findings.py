@@ -141,20 +141,10 @@ from mongomem.longterm.write.indexing import MemoryIndexer
 from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import EvidenceRef
-from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, seed, unique, write
+from tests.e2e.probe_stack import TENANT, Stack, answering_stack, call, config, memories, seed, unique, write
 
 USERS = ("alice", "bob", "carol", "dave", "eve")
-CONFIG = """
-memory:
-  snapshot: {max_messages: 50, idle_seconds: 3600}
-  extraction:
-    enabled: []
-    semantic: {visibility: org}
-    episodic: {visibility: org}
-  providers:
-    llm: {kind: offline}
-    embeddings: {kind: hashing, dim: 64}
-"""
+CONFIG = config(org=("semantic", "episodic"))
 
 
 @pytest.fixture(scope="module")
@@ -164,11 +154,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:
     """The active org memories of `kind` as eve (any user of the tenant) lists them."""
-    status, page = call(
-        stack, stack.users["eve"], "GET", f"/v1/memories?type={kind}&visibility=org&limit=200"
-    )
-    assert status == 200, page
-    return [m for m in page["memories"] if m["status"] == "active"]
+    return memories(stack, "eve", kind, "", visibility="org")
 
 
 def _shown(stack: Stack, kind: str, own: str) -> list[str]:
