@@ -50,7 +50,7 @@ test: $(STAMP) opensearch chromium sam-build ## run the whole suite, the deploye
 # among them, was 1.7 s of every run).
 UNIT_PYTEST = PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest -p _hypothesis_pytestplugin -p pytest_timeout
 unit: $(STAMP) ## the database-free tests, in seconds (PYTEST_ARGS=)
-	$(UNIT_PYTEST) tests/unit -q $(PYTEST_ARGS)
+	$(UNIT_PYTEST) -p xdist -n auto tests/unit -q $(PYTEST_ARGS)
 	$(UNIT_PYTEST) tests/contract -k in-memory -q $(PYTEST_ARGS)
 
 # Only the deployed twin: sam build, then every built function in its own interpreter against moto,
