@@ -21,7 +21,12 @@ from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
 from mongomem.config import environment
+from mongomem.local import rebuild
 from mongomem.local.lock import DataDirLock, stop_leftovers
+
+
+def _progress(line: str) -> None:
+    print(f"mongomem: rebuilding the database files after an erase: {line}", file=sys.stderr, flush=True)
 
 
 def free_port() -> int:
@@ -39,8 +44,14 @@ class EmbeddedMongo:
         port: int | None = None,
         cache_size: str = "512M",
         extra_args: tuple[str, ...] = (),
+        *,
+        lock: bool = True,
+        rebuild_on_stop: bool = True,
     ) -> None:
         self.data_dir = data_dir
+        self.take_lock = lock  # False: the caller owns the data dir already (a rebuild's own servers)
+        # after an erase, a clean stop rebuilds the files (mongomem.local.rebuild): no freed block keeps it
+        self.rebuild_on_stop = rebuild_on_stop
         self.extra_args = extra_args  # more SecantusDB options (tests: `--auth`)
         self.port = port or free_port()
         self.cache_size = cache_size
@@ -55,10 +66,12 @@ class EmbeddedMongo:
     def start(self, timeout: float = 60.0) -> EmbeddedMongo:
         if self.data_dir is not None:
             self.data_dir = self.data_dir.resolve()
-            self.lock = DataDirLock(self.data_dir)
-            stale = self.lock.acquire()  # DataDirBusy while another live process owns the data dir
-            # a dead owner's lock is taken over, with any server it left on the same storage
-            stop_leftovers(str(self.data_dir / "db"), stale.get("child_pid"))
+            if self.take_lock:
+                self.lock = DataDirLock(self.data_dir)
+                stale = self.lock.acquire()  # DataDirBusy while another live process owns the data dir
+                # a dead owner's lock is taken over, with any server it left on the same storage
+                stop_leftovers(str(self.data_dir / "db"), stale.get("child_pid"))
+                rebuild.recover(self.data_dir)  # a rebuild cut short: its swap finished or undone
         self._spawn(timeout)
         return self
 
@@ -145,17 +158,32 @@ class EmbeddedMongo:
         raise RuntimeError(f"SecantusDB did not answer on port {self.port} within {timeout:.0f}s")
 
     def stop(self) -> None:
+        clean = False
         try:
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.terminate()
                 try:
                     self.proc.wait(timeout=20)
+                    clean = True  # stopped, not killed: the files are closed (a rebuild reopens them anyway)
                 except subprocess.TimeoutExpired:
                     self.proc.kill()
                     self.proc.wait(timeout=10)
+            self.proc = None
+            owned = self.lock is not None and self.rebuild_on_stop and self.data_dir is not None
+            if clean and owned and self.data_dir is not None and rebuild.pending(self.data_dir):
+                rebuild.rebuild(self.data_dir, self._serve_unlocked, _progress)
         finally:
             self.proc = None
             self._release()
+
+    def _serve_unlocked(self, data_dir: Path) -> EmbeddedMongo:
+        return EmbeddedMongo(
+            data_dir,
+            cache_size=self.cache_size,
+            extra_args=self.extra_args,
+            lock=False,
+            rebuild_on_stop=False,
+        ).start()
 
     def kill(self) -> None:
         """Hard stop (fault tests): SIGKILL, as a crash would."""

@@ -6,7 +6,8 @@ SIGKILL cannot stop its child, and a server left running keeps the data dir's Wi
 within half a second and shuts the server down the way SIGTERM does (a clean WiredTiger close).
 
 A checkpoint (MongoDB's `fsync` command, which the local stack sends after erasing a user) leaves no copy
-of deleted documents in the data dir: see `scrubbing_checkpoint`.
+of deleted documents in the journal or the oplog (see `scrubbing_checkpoint`) and marks the data dir for
+a rebuild of its table files when the server next stops (mongomem.local.rebuild).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ POLL_SECONDS = 0.5
 # WiredTiger's journal files, as SecantusDB configures them (`log=(file_max=10MB)`).
 JOURNAL_PREFIX = "WiredTigerLog."
 JOURNAL_FILE_MAX = 10 * 1024 * 1024
+ERASED_MARK = "erased-since-rebuild"  # mongomem.local.rebuild.ERASED_MARK (this module imports nothing of it)
 
 
 def scrubbing_checkpoint(checkpoint: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -41,6 +43,8 @@ def scrubbing_checkpoint(checkpoint: Callable[[Any], None]) -> Callable[[Any], N
         home = getattr(storage, "home_path", None)
         if getattr(storage, "_in_memory", False) or not home:
             return
+        # the table files' freed blocks keep what was deleted: the next clean stop rebuilds them
+        (Path(home).parent / ERASED_MARK).touch()
         storage.prune_oplog()
         if any(Path(home).glob(JOURNAL_PREFIX + "*")):
             # longer than a journal file: it never fits the current one (files are pre-sized, so their
