@@ -122,3 +122,26 @@ def test_no_rebuild_runs_under_a_running_server(tmp_path: Path) -> None:
             EmbeddedMongo(data).start()  # the owner's lock: a rebuild runs only in the owner's stop
     finally:
         server.stop()
+
+
+def test_a_rebuild_that_fails_keeps_the_old_files_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "mongo"
+    server = EmbeddedMongo(data).start()
+    _seed(server, "ERASEDWORDS", "KEPTWORDS")
+
+    def broken(*_: Any) -> int:
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(rebuild, "_copy_collection", broken)
+    server.stop()  # the stop itself succeeds
+    assert "WARNING: not rebuilt (the disk is full)" in capsys.readouterr().err
+    assert rebuild.pending(data) and not (data / "rebuild").exists()
+    monkeypatch.undo()
+    again = EmbeddedMongo(data).start()
+    try:
+        assert _read(again)[:2] == (500, 1)
+    finally:
+        again.stop()  # and the next stop rebuilds
+    assert not rebuild.pending(data) and holding(data, "ERASEDWORDS") == []

@@ -171,7 +171,13 @@ class EmbeddedMongo:
             self.proc = None
             owned = self.lock is not None and self.rebuild_on_stop and self.data_dir is not None
             if clean and owned and self.data_dir is not None and rebuild.pending(self.data_dir):
-                rebuild.rebuild(self.data_dir, self._serve_unlocked, _progress)
+                try:
+                    rebuild.rebuild(self.data_dir, self._serve_unlocked, _progress)
+                except Exception as err:  # the old files stay in place, and the mark: tried at the next stop
+                    _progress(
+                        f"WARNING: not rebuilt ({err}); the old files are kept, and may hold an erased "
+                        "user's data in freed blocks until the next stop rebuilds them"
+                    )
         finally:
             self.proc = None
             self._release()

@@ -70,15 +70,19 @@ def rebuild(
     recover(data_dir)
     fresh = data_dir / _FRESH
     fresh.mkdir()
-    source = serve(data_dir)
     try:
-        target = serve(fresh)
+        source = serve(data_dir)
         try:
-            copied = _copy(source.uri, target.uri, progress)
+            target = serve(fresh)
+            try:
+                copied = _copy(source.uri, target.uri, progress)
+            finally:
+                target.stop()
         finally:
-            target.stop()
-    finally:
-        source.stop()
+            source.stop()
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)  # a partial copy: the old files are untouched
+        raise
     (fresh / _COMPLETE).write_text("checked\n")
     os.replace(data_dir / STORAGE, data_dir / _OLD)
     os.replace(fresh / STORAGE, data_dir / STORAGE)
