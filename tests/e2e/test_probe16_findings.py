@@ -316,10 +316,6 @@ _KEY_STEPS = ["revoke the lost key", "issue a new key"]
     ],
     ids=["landlord-we", "wife-I", "new-york-lisbon", "night-day-supervisor"],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 1: roles or places of several words swapped are read as a restatement",
-)
 def test_a_private_fact_with_two_roles_of_several_words_swapped_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -330,10 +326,6 @@ def test_a_private_fact_with_two_roles_of_several_words_swapped_is_an_update(
     assert written["decision"] == "UPDATE", written
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 1: roles or places of several words swapped are read as a restatement",
-)
 def test_a_private_procedure_whose_step_swaps_two_places_is_an_update(
     request: pytest.FixtureRequest, stack: Stack
 ) -> None:
@@ -372,10 +364,6 @@ def test_a_private_procedure_whose_step_swaps_two_places_is_an_update(
     ],
     ids=["van-car", "ann-bob", "lisbon-porto"],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 2: an episode's summary with who did what to whom swapped is a restatement",
-)
 def test_a_private_episode_with_its_roles_swapped_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -398,9 +386,6 @@ def test_a_private_episode_with_its_roles_swapped_is_an_update(
         ("Node 123 upgrade", "Node 1.2.3 upgrade"),
     ],
     ids=["section-12.3-1.23", "release-2.10-21.0", "tier-15-1.5", "node-123-1.2.3"],
-)
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 3: an org name whose numbers run together reads as another org name"
 )
 def test_an_org_term_of_another_number_is_no_proposal_against_the_tenants(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
@@ -434,10 +419,6 @@ def test_an_org_term_of_another_number_is_no_proposal_against_the_tenants(
     ],
     ids=["birthday-anniversary", "doctor-dentist", "insurer-mechanic", "school-nursery"],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 4: a fact of another aspect sharing no word is read as a restatement",
-)
 def test_a_private_fact_of_another_aspect_with_the_same_value_is_kept(
     request: pytest.FixtureRequest, stack: Stack, subject: str, held: str, said: str, value: str
 ) -> None:
@@ -459,10 +440,6 @@ def test_a_private_fact_of_another_aspect_with_the_same_value_is_kept(
         ("hotels", "flights", "a quiet room away from the lifts"),
     ],
     ids=["coffee-tea", "flights-trains", "hotels-flights"],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 4: a fact of another aspect sharing no word is read as a restatement",
 )
 def test_a_private_preference_of_another_category_is_kept(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str, preference: str
@@ -491,9 +468,6 @@ def test_a_private_preference_of_another_category_is_kept(
     ],
     ids=["server-A-B-before", "UK-US-than"],
 )
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 5: short names swapped around a sided word are a restatement"
-)
 def test_a_private_fact_with_short_names_swapped_around_a_sided_word_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -503,9 +477,6 @@ def test_a_private_fact_with_short_names_swapped_around_a_sided_word_is_an_updat
     assert written["decision"] == "UPDATE", written
 
 
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 5: short names swapped around a sided word are a restatement"
-)
 def test_a_private_procedure_step_with_short_names_swapped_around_before_is_an_update(
     request: pytest.FixtureRequest, stack: Stack
 ) -> None:
@@ -528,7 +499,6 @@ def test_a_private_procedure_step_with_short_names_swapped_around_before_is_an_u
     [("Andreas", "Andrea"), ("Carlos", "Carlo"), ("Dr Nikolas Weber", "Dr Nikola Weber")],
     ids=["andreas", "carlos", "nikolas"],
 )
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 6: value_form folds a name's final s as a plural")
 def test_a_private_fact_whose_name_loses_a_final_s_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -555,9 +525,6 @@ def test_a_private_fact_whose_name_loses_a_final_s_is_an_update(
     ],
     ids=["patient-shift", "sprint-release"],
 )
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 7: 'every <unit>' that is no calendar period is no anchor"
-)
 def test_a_private_fact_with_another_every_unit_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -582,7 +549,6 @@ def test_a_private_fact_with_another_every_unit_is_an_update(
     ],
     ids=["works-used-to-work", "plays-used-to-play"],
 )
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 8: 'used to' (no longer) is read as a restatement")
 def test_a_private_fact_said_to_be_past_with_used_to_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -637,9 +603,6 @@ def _forged_end_shown(stack: Stack, own: str, user: str, forged: str) -> tuple[b
     ],
     ids=["parens-in-destination", "parens-in-title", "empty-link-parens", "escaped-paren"],
 )
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 9: a Markdown link with parentheses hides the closing sentinel"
-)
 def test_a_closing_sentinel_split_by_a_link_with_parentheses_is_neutralised(
     request: pytest.FixtureRequest, stack: Stack, forged: str
 ) -> None:
@@ -672,9 +635,6 @@ def test_a_closing_sentinel_split_by_a_link_with_parentheses_is_neutralised(
     ids=["custom-type-note", "fact-qualifier"],
 )
 @pytest.mark.parametrize("writer", ["tenant", "one-user"])
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 10: a field shared memory lacks is dropped as a restatement"
-)
 def test_a_field_added_to_shared_memory_is_kept_or_proposed(
     request: pytest.FixtureRequest,
     stack: Stack,
@@ -723,9 +683,6 @@ def test_a_field_added_to_shared_memory_is_kept_or_proposed(
     ],
     ids=["procedure", "term"],
 )
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 11: an org name said with 'the' is a second org memory"
-)
 def test_a_users_org_name_with_the_is_a_proposal_against_the_tenants(
     request: pytest.FixtureRequest, stack: Stack, kind: str, held: dict[str, Any], said: dict[str, Any]
 ) -> None:
@@ -746,10 +703,6 @@ def test_a_users_org_name_with_the_is_a_proposal_against_the_tenants(
 
 
 # -- 12. "his" / "her" in an attribute: two people's facts on one key (MED) --------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="probe 16 finding 12: 'his' / 'her' in an attribute puts two people's facts on one key",
-)
 def test_two_owners_facts_under_one_subject_are_two_memories(
     request: pytest.FixtureRequest, stack: Stack
 ) -> None:
@@ -782,9 +735,6 @@ def test_two_owners_facts_under_one_subject_are_two_memories(
     ],
     ids=["doors-keys", "shifts-people", "respectively"],
 )
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 13: paired lists swapped around 'and' are a restatement"
-)
 def test_a_private_fact_with_paired_items_swapped_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -795,9 +745,6 @@ def test_a_private_fact_with_paired_items_swapped_is_an_update(
 
 
 # -- 14. two episodes of one title on one day: the second supersedes the first (MED, arguable) --------------
-@pytest.mark.xfail(
-    strict=True, reason="probe 16 finding 14: a second episode of one title on one day supersedes"
-)
 def test_two_private_episodes_of_one_title_on_one_day_are_two(
     request: pytest.FixtureRequest, stack: Stack
 ) -> None:
@@ -834,7 +781,6 @@ def test_two_private_episodes_of_one_title_on_one_day_are_two(
     ],
     ids=["display-none", "title", "datalist", "rp"],
 )
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 15: an element a browser hides splits the sentinel")
 def test_a_closing_sentinel_split_by_a_hidden_element_is_neutralised(
     request: pytest.FixtureRequest, stack: Stack, forged: str
 ) -> None:
@@ -872,7 +818,6 @@ def test_a_closing_sentinel_split_by_a_hidden_element_is_neutralised(
     ],
     ids=["eggs-lemons", "pallets-cases", "adults-cars"],
 )
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 16: what a number alone counts is no anchor")
 def test_a_private_fact_whose_number_counts_another_thing_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -897,7 +842,6 @@ def test_a_private_fact_whose_number_counts_another_thing_is_an_update(
     ],
     ids=["m-yd", "GB-Gb"],
 )
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 17: a short unit symbol or its case is no anchor")
 def test_a_private_fact_with_another_unit_symbol_is_an_update(
     request: pytest.FixtureRequest, stack: Stack, held: str, said: str
 ) -> None:
@@ -908,7 +852,6 @@ def test_a_private_fact_with_another_unit_symbol_is_an_update(
 
 
 # -- 18. a private term's domain corrected (MED) ------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="probe 16 finding 18: a private term's other domain is a restatement")
 def test_a_private_term_with_another_domain_is_an_update(
     request: pytest.FixtureRequest, stack: Stack
 ) -> None:

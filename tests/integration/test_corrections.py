@@ -41,8 +41,15 @@ CORRECTIONS = [
         "cannot eat shellfish without any problem at all",
     ),
 ]
+# Restated to the letter: an opening capital, spacing and a closing full stop aside.
 RESTATEMENTS = [
     ("favourite colour", "Blue", "blue"),
+    ("phone number", "+1 555 0100", "+1  555 0100"),
+    ("standup", STANDUP, STANDUP.rstrip(".") + "."),
+]
+# Restated in other words: the next version (issue 33's sixteenth probe: no table reads every order, role,
+# rate or tense, so a wording that differs is never taken for the same value and dropped).
+REWORDED = [
     ("phone number", "+1 555 0100", "+1 (555) 0100"),
     ("standup", STANDUP, "Every weekday at 9:30, in room B2, with the whole platform team."),
 ]
@@ -112,6 +119,17 @@ def test_a_restatement_is_reinforced(build: Any, attribute: str, old: str, new: 
     again = svc.memories.create(ANA, fact(attribute, new))
     assert again.decision == "REINFORCE" and again.memory.memory_id == first.memory.memory_id
     assert again.memory.reinforcement_count == 2 and again.memory.payload["value"] == old
+
+
+@pytest.mark.parametrize(("attribute", "old", "new"), REWORDED, ids=[r[0] for r in REWORDED])
+def test_a_restatement_in_other_words_is_the_next_version(build: Any, attribute: str, old: str, new: str) -> None:
+    svc = build()
+    first = svc.memories.create(ANA, fact(attribute, old))
+    again = svc.memories.create(ANA, fact(attribute, new))
+    # the new wording is the current version, the old one kept as its history: nothing is lost
+    assert (again.decision, again.memory.supersedes) == ("UPDATE", first.memory.memory_id)
+    active = svc.memories.list(ANA, "semantic", "active", 10, None).memories
+    assert [m.payload["value"] for m in active] == [new]
 
 
 def test_a_correction_under_another_wording_of_the_attribute_is_kept(build: Any) -> None:

@@ -262,13 +262,28 @@ ROWS: dict[str, Row] = {
         NewLineage,
         "no memory with this key or meaning",
     ),
-    "a restatement in other words is counted": Row(
-        new(fact("enjoys", "spicy ramen")),
+    "a restatement found by meaning is counted": Row(
+        new(fact("likes", "spicy ramen")),
         Candidates(by_meaning=[(0.95, LIKES)]),
         Decision.REINFORCE,
         Reinforce,
         "restates a memory in other words (cosine 0.95)",
         target=LIKES.memory_id,
+    ),
+    # issue 33's sixteenth probe: "birthday" / "anniversary" share no word and may hold one value
+    "without a model, the same value of an aspect named in other words is a memory of its own": Row(
+        new(fact("enjoys", "spicy ramen")),
+        Candidates(by_meaning=[(0.95, LIKES)]),
+        Decision.ADD,
+        NewLineage,
+        "close in meaning, but says something else",
+    ),
+    "without a model, a value in other words is a memory of its own": Row(
+        new(fact("likes", "ramen, spicy")),
+        Candidates(by_meaning=[(0.95, LIKES)]),
+        Decision.ADD,
+        NewLineage,
+        "close in meaning, but says something else",
     ),
     "a distant match is unrelated": Row(
         new(fact("enjoys", "spicy ramen")),
@@ -278,7 +293,7 @@ ROWS: dict[str, Row] = {
         "no memory with this key or meaning",
     ),
     "without a model, an ambiguous match with the same anchors is counted": Row(
-        new(fact("commute", "takes 30 minutes by bike")),
+        new(fact("commuting", "takes 30 minutes by bike")),
         Candidates(by_meaning=[(0.85, FORTY)]),
         Decision.REINFORCE,
         Reinforce,
@@ -583,7 +598,7 @@ def test_an_embedder_declares_its_own_thresholds() -> None:
     assert Thresholds.for_embedder(E5()) == Thresholds(0.96, 0.9)
     assert Thresholds.for_embedder(HashingEmbedder()) == Thresholds()
     # a score restating under the default profile is only ambiguous under E5's
-    statement, found = new(fact("enjoys", "spicy ramen")), Candidates(by_meaning=[(0.94, LIKES)])
+    statement, found = new(fact("likes", "spicy ramen")), Candidates(by_meaning=[(0.94, LIKES)])
     assert decide(statement, found, Thresholds(), NOW).decision is Decision.REINFORCE
     assert to_judge(statement, found, Thresholds.for_embedder(E5())) == [(0.94, LIKES)]
 
@@ -637,10 +652,15 @@ def test_a_reworded_org_value_is_never_counted_as_its_restatement(
         assert decide(new(again, visibility="org"), found, Thresholds(), NOW).decision is Decision.REINFORCE
 
 
-def test_a_private_memory_keeps_its_paraphrase_rules() -> None:
-    # the letter rule is shared memory's: a user's own fact restated with other punctuation is a restatement
+def test_a_private_memory_of_one_key_is_restated_only_to_the_letter() -> None:
+    # issue 33's sixteenth probe: no table of value words reads every order, role, rate or tense ("the
+    # landlord pays the water bill and we pay the electricity" / "we pay the water bill and the landlord
+    # the electricity", "used to work"): a statement of the key in other words is its next version (the
+    # old one kept as history: nothing lost), never a REINFORCE that drops it
     found = Candidates(by_key=[CITY])
-    assert decide(new(fact("home city", "Lisbon!")), found, Thresholds(), NOW).decision is Decision.REINFORCE
+    assert decide(new(fact("home city", "Lisbon!")), found, Thresholds(), NOW).decision is Decision.UPDATE
+    # the same words with other spacing and a closing full stop restate it
+    assert decide(new(fact("home city", "Lisbon.")), found, Thresholds(), NOW).decision is Decision.REINFORCE
 
 
 def test_a_statement_backs_a_proposal_only_with_its_letter_case() -> None:

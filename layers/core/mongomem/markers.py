@@ -386,6 +386,14 @@ _RAW_TEXT = re.compile(
 _TAG_OPEN = re.compile(r"/?[A-Za-z]")
 _TAG_NAME = re.compile(rf"[A-Za-z][^{_HTML_SPACE}/>]*")
 _HIDDEN = re.compile(rf"[{_HTML_SPACE}/\"']hidden(?=[{_HTML_SPACE}/>=])", re.IGNORECASE)  # the attribute
+# Elements a browser does not show by the HTML standard's default style sheet (display: none), and a style
+# attribute that hides its element: what they hold is unshown, as a `hidden` element's is.
+_UNSHOWN_ELEMENT = re.compile(rf"<(?:title|datalist|rp)(?=[{_HTML_SPACE}/>])", re.IGNORECASE)
+_HIDING_STYLE = re.compile(
+    r"style[\t\n\f\r ]*=[^>]*?(?:display[\t\n\f\r ]*:[\t\n\f\r ]*none|visibility[\t\n\f\r ]*:"
+    r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9]))",
+    re.IGNORECASE,
+)
 _CONSTRUCT = re.compile(
     r"<(?:/?[A-Za-z]|[!?]|/.)", re.DOTALL
 )  # a "<" that may open markup  # a start or end tag's name begins with an ASCII letter
@@ -430,7 +438,16 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
     after = text[lt + 1 : lt + 3]
     if _TAG_OPEN.match(after):
         end = _tag_end(text, lt + 1)
-        if end != _CUT_OFF and not lenient and after[0] != "/" and _HIDDEN.search(text, lt, end):
+        if (
+            end != _CUT_OFF
+            and not lenient
+            and after[0] != "/"
+            and (
+                _HIDDEN.search(text, lt, end)
+                or _UNSHOWN_ELEMENT.match(text, lt)
+                or _HIDING_STYLE.search(text, lt, end)
+            )
+        ):
             return _element_end(text, lt, end)
         raw = _RAW_TEXT.match(text, lt)
         if raw is None or end == _CUT_OFF:
@@ -501,14 +518,61 @@ def _untagged(text: str) -> tuple[str, ...]:
     )
 
 
+def _links_shown(text: str) -> str:
+    """`text` as a Markdown renderer shows its links, in one pass: an inline link's destination and title
+    dropped (balanced and escaped parentheses in it: "[mem](https://x/a(b)c "t(1)")"), a reference's
+    label dropped ("[mem][r]", "[mem][]"), and every "[" / "]" left out (a shortcut reference "[mem]"
+    shows "mem"). A destination its line ends inside is text."""
+    closing = _closing_parentheses(text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("](", i) and (i + 1) in closing:
+            i = closing[i + 1] + 1
+            continue
+        if text.startswith("][", i):
+            close = text.find("]", i + 2, i + 1002)
+            if close >= 0 and "[" not in text[i + 2 : close] and "\n" not in text[i + 2 : close]:
+                i = close + 1
+                continue
+        if text[i] not in "[]":
+            out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def _closing_parentheses(text: str) -> dict[int, int]:
+    """Each "(" of `text` that a ")" on its line closes, to that ")" (nesting counted, a backslash
+    escaping the next character): one pass."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            closing[opened.pop()] = i
+        elif ch == "\n":
+            opened.clear()
+        i += 1
+    return closing
+
+
 def _forms(text: str) -> Iterator[str]:
     """`text` as written and dropped of its tags (`_untagged`), each also as rendered Markdown shows it:
     emphasis and code marks (`*`, `_`, `` ` ``, `~`) are no letters to a reader ("mongo**mem**"), and a
-    link or an image shows its text only ("mongo[mem](https://x)")."""
+    link or an image shows its text only ("mongo[mem](https://x)", "mongo[mem](https://x/a(b) "t")",
+    "mongo[mem][r]")."""
     for form in _untagged(text):
         yield form
         if "](" in form:
-            form = _MARKDOWN_LINK.sub(r"\g<text>", form)
+            yield _MARKDOWN_LINK.sub(r"\g<text>", form)
+        if "]" in form:
+            form = _links_shown(form)
             yield form
         if _MARKDOWN_MARKS.search(form):
             yield _MARKDOWN_MARKS.sub("", form)

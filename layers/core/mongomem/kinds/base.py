@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 # The comparisons live in mongomem.kinds.meaning; `norm`, `same_value` and `hard_anchors` are named here
 # too, where the kinds and their callers have always found them.
 from mongomem.kinds.labels import subject_form
-from mongomem.kinds.meaning import hard_anchors, name_marks, norm, restates, same_value, stated, worded
+from mongomem.kinds.meaning import hard_anchors, name_marks, norm, same_value, stated, worded
 from mongomem.markers import skeleton
 
 # Two or more single letters or digits, each after the first set off by anything that is neither (dots,
@@ -28,7 +28,27 @@ _SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[\W_]+[^\W_])+(?![^\W_])\.?")
 
 
 def _joined(match: re.Match[str]) -> str:
-    return "".join(ch for ch in match.group(0) if ch.isalnum())
+    # letter by letter read as the word; two digits stay apart ("1.23" is not "12.3", "Tier 1.5" not "15")
+    out = ""
+    for ch in (c for c in match.group(0) if c.isalnum()):
+        out += f" {ch}" if out and out[-1].isdigit() and ch.isdigit() else ch
+    return out
+
+
+def run_together(words: str) -> str:
+    """A name's words run together as a reader takes them ("Wi Fi" / "WiFi", "PLTZ 7" / "PLTZ7"), but
+    never two numbers: "section 12 3" and "section 1 23" stay two names (issue 33's sixteenth probe)."""
+    out = ""
+    for word in words.split():
+        out += f" {word}" if out and out[-1].isdigit() and word[0].isdigit() else word
+    return out
+
+
+def unarticled(words: str) -> str:
+    """A name's words without "the" and a lower-case "a" / "an" (as `_name_words` reads names): "Rotate
+    the north gate keys" names what "Rotate north gate keys" names."""
+    kept = " ".join(w for w in words.split() if w.lower() != "the" and w not in ("a", "an"))
+    return kept or words  # a name that is only an article ("The", "a") is that word
 
 
 def as_read(text: str) -> str:
@@ -323,7 +343,9 @@ class MemoryKind:
         """The key of the name as a reader takes it: every naming field's look-alike letters read as the
         Latin letters and digits they are drawn like (`markers.skeleton`, Unicode TR39 confusables), so
         "\u0420LTZ" with a Cyrillic ER reads as "PLTZ"; the key already folds case, accents and marks."""
-        return self.key({**payload, **{f: as_read(str(payload[f])) for f in self.named if payload.get(f)}})
+        return self.key(
+            {**payload, **{f: unarticled(as_read(str(payload[f]))) for f in self.named if payload.get(f)}}
+        )
 
     def held_forms(self, payload: dict[str, Any]) -> list[dict[str, Any]]:
         """Other forms of the payload that a stored memory may hold it under, where the caller's choice
@@ -349,36 +371,43 @@ class MemoryKind:
     def name_read(self, payload: dict[str, Any]) -> str:
         """The read key with each part's words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and "PLTZ7"
         read as one name (a hyphen or a space inside a word is no other name)."""
-        return "|".join("".join(part.split()) for part in self.read_key(payload).split("|"))
+        return "|".join(run_together(part) for part in self.read_key(payload).split("|"))
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and
         "\u0420LTZ" (Cyrillic ER) read alike, though `same_name` tells them apart."""
         return all(
-            norm(as_read(str(old.get(f) or ""))) == norm(as_read(str(new.get(f) or ""))) for f in self.named
+            norm(unarticled(as_read(str(old.get(f) or ""))))
+            == norm(unarticled(as_read(str(new.get(f) or ""))))
+            for f in self.named
         )
 
     def states_exactly(self, old: dict[str, Any], new: dict[str, Any], *, whole_lists: bool = False) -> bool:
-        """True when every field `new` gives that `old` holds too repeats it to the letter (`worded`):
-        how a restatement of shared memory is recognised. The naming fields are the key's (compared
-        already). Fields `old` leaves empty only add, and so do labels (`unordered`: aliases, tool grants)
-        unless `whole_lists` (a tenant-wide writer, who may also remove a label or a grant): the proposal
-        rule decides additions (`decide.additions`)."""
+        """True when every field `new` gives repeats `old`'s to the letter (`worded`): how a restatement of
+        one key is recognised, in private and shared memory alike. The naming fields are the key's
+        (compared already). A field or a qualifier only `new` gives is news (a new version, or from one
+        user a proposal), never dropped; labels (`unordered`: aliases, tool grants) only add unless
+        `whole_lists` (a tenant-wide writer, who may also remove a label or a grant): the proposal rule
+        decides additions (`decide.additions`)."""
         for field, said in new.items():
             held = old.get(field)
-            if field in self.named or _empty(said) or _empty(held):
+            if field in self.named or _empty(said):
                 continue
-            if field in self.unordered and isinstance(said, list) and isinstance(held, list):
-                if whole_lists and {worded(str(x)) for x in said} != {worded(str(x)) for x in held}:
+            if field in self.unordered and isinstance(said, list) and isinstance(held or [], list):
+                if whole_lists and {worded(str(x)) for x in said} != {worded(str(x)) for x in held or []}:
                     return False
                 continue
             if _letter(held) != _letter(said):
-                return False
+                return False  # another value, or news (a field or a qualifier only `new` gives)
         return True
 
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """For memories found by meaning (another key): `new` restates `old` in other words."""
-        return restates(self.value(old), self.value(new))
+        """For memories found by meaning (another key, its names read by `about_same` / `same_aspect`):
+        `new` restates `old` when every other field it gives says the same to the letter (`states_exactly`).
+        No table of value words reads every order, role, rate or tense (issue 33's sixteenth probe); the
+        rules deciding alone keep a value said in other words as a memory of its own (a duplicate at
+        worst, never a loss), and a judging model, where one is asked, reads the words itself."""
+        return self.states_exactly(old, new)
 
     # Fields besides the subject that say what of the subject a memory holds (a fact's attribute, a
     # preference's category): said in other words they are one ("job" / "occupation"), but with a word of
@@ -509,11 +538,12 @@ def _name_alike(held: str, said: str) -> bool:
 
 
 def _aspect_alike(held: str, said: str) -> bool:
-    """The same aspect: one name (`_name_alike`), or two names sharing no word (other words for it: the
-    match by meaning brought them together); one word replaced or added names another aspect."""
-    if not held or not said or _name_alike(held, said):
-        return True
-    return not set(_name_words(held)) & set(_name_words(said))
+    """The same aspect as the rules read it alone: one name (`_name_alike`; the key folds the synonyms
+    labels.py lists, "job" / "occupation", before a match by meaning is looked for). Two names sharing no
+    word may be other words for one aspect ("birthday" / "date of birth") or two aspects ("birthday" /
+    "anniversary", "doctor" / "dentist": issue 33's sixteenth probe): only a judging model tells them
+    apart, so the rules keep both (a duplicate at worst)."""
+    return not held or not said or _name_alike(held, said)
 
 
 def _whose(subject: str) -> str:

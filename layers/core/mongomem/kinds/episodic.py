@@ -85,6 +85,16 @@ class Episodic(MemoryKind):
         text = f"{payload['title']}. {payload['summary']}"
         return f"{text} ({'; '.join(extras)})" if extras else text
 
+    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Two episodes of one title on one day at two times of day both give are two episodes (a client
+        call at 9:00 and another at 15:00: issue 33's sixteenth probe), never one taken for the other's
+        correction; a time said wrong and said again is a second episode at worst, never a loss."""
+        times = _time_of(old.get("occurred_at")), _time_of(new.get("occurred_at"))
+        return None not in times and times[0] != times[1]
+
+    def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        return super().same_name(old, new) and not self.keyed_apart(old, new)
+
     def same_content(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """A retelling of the episode (the key holds its title and day): it adds, never replaces, unless
         it changes what the summary says (a number, a negation: `hard_anchors`, a word inserted that no

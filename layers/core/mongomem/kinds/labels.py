@@ -6,7 +6,7 @@ A semantic memory's match key is built from these canonical forms, so a restatem
 its memory by key (and is a REINFORCE), and a changed value is an UPDATE of exactly that memory.
 
 The forms are deliberately small and readable (docs/adr/0022-canonical-attribute-keys-a-paraphrase-is-the-same.md):
-- case, accents and punctuation folded (`norm`), a leading article, "user's" / "my" / "their" dropped;
+- case, accents and punctuation folded (`norm`), a leading article, "user's" / "my" / "your" / "our" dropped ("his" / "her" / "their" name someone);
 - a possessive "X's Y" read as "X Y" and "name of X" as "X name";
 - British spellings of common words read as American ("favourite colour" -> "favorite color");
 - a short table of synonyms, each mapping a few labels onto one the offline rules already use; nothing
@@ -29,7 +29,10 @@ import re
 from mongomem.kinds.meaning import norm
 
 _ARTICLES = frozenset({"the", "a", "an"})
-_OWNERS = frozenset({"my", "their", "his", "her", "your", "our"})
+# The user's own (said by the user, or to them): "his" / "her" / "their" name someone, and two people's
+# facts under one subject ("my parents": his phone number, her phone number) are two (issue 33's
+# sixteenth probe).
+_OWNERS = frozenset({"my", "your", "our"})
 # "the user's ...", "user's ..." (not "user name": that is an attribute of its own)
 _USERS = re.compile(r"^\s*(?:the\s+)?users?(?:['\u2019]s|s['\u2019]|['\u2019])\s+", re.IGNORECASE)
 

@@ -439,9 +439,10 @@ def exact(text: str) -> str:
 
 
 def _without_closing_stop(said: str) -> str:
-    """`said` without the full stop that closes its sentence: one ".", right after a letter, a digit or a
-    closing bracket or quote. "rm -rf .." keeps both dots and "rm -rf ." its one (a path, not a stop)."""
-    if len(said) > 1 and said[-1] == "." and (said[-2].isalnum() or said[-2] in ")]}\"'\u2019\u201d"):
+    """`said` without the full stop that closes its sentence: one ".", right after a letter, a digit, a
+    closing bracket or quote, or the "#" / "+" / "%" closing a word ("C#.", "C++.", "40%."). "rm -rf .."
+    keeps both dots and "rm -rf ." its one (a path, not a stop)."""
+    if len(said) > 1 and said[-1] == "." and (said[-2].isalnum() or said[-2] in ")]}\"'\u2019\u201d#+%"):
         return said[:-1]
     return said
 

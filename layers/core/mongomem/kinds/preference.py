@@ -8,7 +8,7 @@ from pydantic import Field
 
 from mongomem.kinds.base import Item, MemoryKind
 from mongomem.kinds.fields import Short
-from mongomem.kinds.meaning import norm
+from mongomem.kinds.meaning import norm, worded
 
 Polarity = Literal["positive", "negative"]
 Strength = Literal["mild", "moderate", "strong"]
@@ -71,4 +71,5 @@ class Preference(MemoryKind):
         return self.value(old) == self.value(new)
 
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        return self.value(old) == self.value(new) and norm(old["preference"]) == norm(new["preference"])
+        # what is preferred is part of the name (the key): found by meaning, it is restated to the letter
+        return super().restates(old, new) and worded(old["preference"]) == worded(new["preference"])

@@ -168,7 +168,7 @@ def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
         if new.authoritative and any(target.payload.get(f) for f in new.cleared):
             return False  # the tenant clears a field the memory holds: a new version without it
         return new.kind.states_exactly(target.payload, new.payload, whole_lists=new.authoritative)
-    return new.kind.same_content(target.payload, new.payload)
+    return new.kind.states_exactly(target.payload, new.payload, whole_lists=False)
 
 
 def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
