@@ -122,7 +122,9 @@ def test_a_restatement_is_reinforced(build: Any, attribute: str, old: str, new: 
 
 
 @pytest.mark.parametrize(("attribute", "old", "new"), REWORDED, ids=[r[0] for r in REWORDED])
-def test_a_restatement_in_other_words_is_the_next_version(build: Any, attribute: str, old: str, new: str) -> None:
+def test_a_restatement_in_other_words_is_the_next_version(
+    build: Any, attribute: str, old: str, new: str
+) -> None:
     svc = build()
     first = svc.memories.create(ANA, fact(attribute, old))
     again = svc.memories.create(ANA, fact(attribute, new))
