@@ -469,10 +469,11 @@ class VaryingLLM:
             return LLMResult(text=json.dumps(answer), model=self.name)
         items = []
         for line in (request.shared or "").splitlines():
-            if not line.startswith("["):
+            # the transcript: one JSON object per turn (extraction/prompts.py)
+            if not line.startswith("{"):
                 continue
-            seq_text, _, rest = line[1:].partition("] ")
-            content = rest.split("): ", 1)[-1]
+            turn = json.loads(line)
+            seq_text, content = str(turn.get("seq")), str(turn.get("content") or "")
             known = self.by_content.get(content)
             if known is None:
                 continue
