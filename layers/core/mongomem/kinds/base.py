@@ -28,11 +28,12 @@ _SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[\W_]+[^\W_])+(?![^\W_])\.?")
 
 
 def _joined(match: re.Match[str]) -> str:
-    # letter by letter read as the word; two digits stay apart ("1.23" is not "12.3", "Tier 1.5" not "15")
-    out = ""
-    for ch in (c for c in match.group(0) if c.isalnum()):
-        out += f" {ch}" if out and out[-1].isdigit() and ch.isdigit() else ch
-    return out
+    # a code spelled letter by letter ("P-9-9-7-F") is read as the word; digits alone set off by dots or
+    # dashes are numbers, kept apart ("Tier 1.5" is not "Tier 15", "Node 1.2.3" not "Node 123")
+    chars = [c for c in match.group(0) if c.isalnum()]
+    if not any(c.isalpha() for c in chars):
+        return " ".join(chars)
+    return "".join(chars)
 
 
 def run_together(words: str) -> str:

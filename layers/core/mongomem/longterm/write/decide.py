@@ -158,12 +158,12 @@ def additions(new: NewMemory, current: MemoryRecord) -> dict[str, Any] | None:
 
 
 def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
-    """Whether `new` restates `target` for reconciliation by key: the kind's normalised comparison, or
-    for an org memory every field to the letter (`MemoryKind.states_exactly`; a tenant-wide writer's
-    labels and grants whole). Shared memory is read by every user, so a restatement in other words is
-    not counted as one: from a one-user caller it is a proposal, from the tenant a new version. No
-    table of value words (times, units, dates, negations in every language) can be complete; the
-    letter is (docs/security.md "The proposal rule")."""
+    """Whether `new` restates `target` for reconciliation by key: every field it gives to the letter
+    (`MemoryKind.states_exactly`; for shared memory a tenant-wide writer's labels and grants whole). A
+    restatement in other words is not counted as one: in private memory it is the next version, of
+    shared memory from a one-user caller a proposal, from the tenant a new version. No table of value
+    words (times, units, dates, orders, negations in every language) can be complete; the letter is
+    (docs/adr/0080, docs/security.md "The proposal rule")."""
     if "org" in (new.visibility, target.visibility):
         if new.authoritative and any(target.payload.get(f) for f in new.cleared):
             return False  # the tenant clears a field the memory holds: a new version without it

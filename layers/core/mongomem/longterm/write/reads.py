@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mongomem.kinds import MemoryKind
-from mongomem.kinds.base import as_read, norm, run_together
+from mongomem.kinds.base import as_read, norm, run_together, unarticled
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.decide import additions, restates_by_key
 from mongomem.longterm.write.decision import Candidates, NewMemory
@@ -280,7 +280,7 @@ def _read(key: str) -> str:
     name spelled letter by letter as the word), its words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and
     "PLTZ7" read alike (a hyphen or a space inside a word is no other name), two numbers never ("1.23" /
     "12.3": `run_together`); the parts' separator is the key's own."""
-    return "|".join(run_together(norm(as_read(part))) for part in key.split("|"))
+    return "|".join(run_together(norm(unarticled(as_read(part)))) for part in key.split("|"))
 
 
 def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -> bool:
