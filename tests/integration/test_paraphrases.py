@@ -162,7 +162,7 @@ def test_facts_worded_alike_are_not_merged_and_each_is_reinforced_by_its_own_res
     assert decisions(svc).count("UPDATE") == 0
 
 
-def test_an_llm_that_labels_and_words_a_fact_differently_each_time_reinforces_one_memory(
+def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_memory(
     build: Any, extract_fn: Any, ctx: Any
 ) -> None:
     svc = build(
@@ -190,16 +190,23 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_reinforces_on
     ]
     for n, turns in enumerate(said):
         say(svc, extract_fn, ctx, f"s{n}", *turns)
-    # Then the restatements reinforced one memory each, however they were labelled
-    assert facts(svc) == [("favourite colour", "green", 3), ("languages", "Spanish", 3)]
+    # Then each fact is one memory, however it was labelled: restated to the letter it is counted
+    # ("Green" for "green"), in other words it is the next version ("the colour green": docs/adr/0080)
+    assert facts(svc) == [("Language", "Spanish language", 1), ("Preferred Colour", "the colour green", 1)]
+    # and nothing is lost: the earlier wordings are the history of those memories
+    assert facts(svc, "superseded") == [("favourite colour", "green", 2), ("languages", "Spanish", 2)]
     # When the colour changes and another language is named: the colour is updated, the language added
     say(svc, extract_fn, ctx, "s3", "My favourite colour is blue now.", "I also speak French.")
     assert facts(svc) == [
+        ("Language", "Spanish language", 1),
         ("favorite colour", "blue", 1),  # the new version, labelled as the LLM labelled it
-        ("languages", "Spanish", 3),
         ("spoken languages", "French", 1),
     ]
-    assert facts(svc, "superseded") == [("favourite colour", "green", 3)]
+    assert facts(svc, "superseded") == [
+        ("Preferred Colour", "the colour green", 1),
+        ("favourite colour", "green", 2),
+        ("languages", "Spanish", 2),
+    ]
 
 
 def test_an_llm_naming_two_different_facts_alike_keeps_both(build: Any, extract_fn: Any, ctx: Any) -> None:

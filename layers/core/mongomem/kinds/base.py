@@ -402,6 +402,27 @@ class MemoryKind:
                 return False  # another value, or news (a field or a qualifier only `new` gives)
         return True
 
+    def adds_only(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether `new` repeats every field `old` holds that it gives, to the letter, and gives fields
+        `old` leaves empty (a note, a qualifier, a description): news that the next version adds to what
+        the memory holds (`with_additions`), keeping its other fields (a tool grant among them)."""
+        added = False
+        for field, said in new.items():
+            held = old.get(field)
+            if field in self.named or field in self.unordered or _empty(said):
+                continue
+            if _empty(held):
+                added = True
+            elif _letter(held) != _letter(said):
+                return False
+        return added
+
+    def with_additions(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """`old` with the fields `new` gives (an `adds_only` statement's next version), labels merged."""
+        grown = {**old, **{k: v for k, v in new.items() if not _empty(v) and k not in self.unordered}}
+        merged = self.merged(grown, new)
+        return merged if merged is not None else grown
+
     def restates(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """For memories found by meaning (another key, its names read by `about_same` / `same_aspect`):
         `new` restates `old` when every other field it gives says the same to the letter (`states_exactly`).

@@ -189,7 +189,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         if new.proposes_only and not (behind and behind <= {new.evidence.user_id}):
             # another user's history would be listed to every user in the org lineage: a proposal instead,
             # which this older statement cannot carry (later statements of it can)
-            updated = new.kind.updated(target.payload, new.payload)
+            updated = _next(new, target)
             return _propose(new, target, found.lineage, updated, promote=False)
         when = new.observed(now).date().isoformat()
         reason = (
@@ -198,7 +198,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         )
         return PastVersion(reason=reason, target=target, version=max(versions) + 1)
     if new.proposes_only:
-        return _propose(new, target, found.lineage, new.kind.updated(target.payload, new.payload))
+        return _propose(new, target, found.lineage, _next(new, target))
     # the next version number (a value kept as history may hold target.version + 1 already)
     return NewVersion(
         reason="same key, another value",
@@ -215,11 +215,19 @@ def _updated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
     """The payload of the next version: what the kind makes of the two, and a tenant-wide writer's
     labels and grants of shared memory as that writer gave them (it may remove an alias or a tool grant,
     which the kind's merge would keep, and clear a field by sending it empty)."""
-    payload = new.kind.updated(target.payload, new.payload)
+    payload = _next(new, target)
     if new.authoritative and "org" in (new.visibility, target.visibility):
         given = {f: new.payload[f] for f in new.kind.unordered if new.payload.get(f)}
         payload = {k: v for k, v in {**payload, **given}.items() if k not in new.cleared}
     return payload
+
+
+def _next(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
+    """What `new` makes of `target` as its next version: a statement that only adds fields (a note, a
+    qualifier, a description) adds them to what the memory holds; another value is the kind's update."""
+    if new.kind.adds_only(target.payload, new.payload):
+        return new.kind.with_additions(target.payload, new.payload)
+    return new.kind.updated(target.payload, new.payload)
 
 
 def _propose(
