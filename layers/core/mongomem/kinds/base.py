@@ -395,7 +395,8 @@ class MemoryKind:
             if field in self.named or _empty(said):
                 continue
             if field in self.unordered and isinstance(said, list) and isinstance(held or [], list):
-                if whole_lists and {worded(str(x)) for x in said} != {worded(str(x)) for x in held or []}:
+                # labels only add (merged on a REINFORCE), unless the tenant gives the whole list anew
+                if whole_lists and held and {worded(str(x)) for x in said} != {worded(str(x)) for x in held}:
                     return False
                 continue
             if _letter(held) != _letter(said):
