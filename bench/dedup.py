@@ -79,7 +79,14 @@ PHRASE_FAMILIES: list[Family] = [
             "These days I live in {v}.",
             "I currently live in {v}.",
         ],
-        ["home city", "city of residence", "the user's home city", "Home City", "current city", "residence"],
+        [
+            "home city",
+            "city of residence",
+            "the user's home city",
+            "Home City",
+            "current city",
+            "residence city",
+        ],
     ),
     Family(
         "hometown",

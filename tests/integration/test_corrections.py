@@ -43,7 +43,7 @@ CORRECTIONS = [
 ]
 # Restated to the letter: an opening capital, spacing and a closing full stop aside.
 RESTATEMENTS = [
-    ("favourite colour", "Blue", "blue"),
+    ("favourite colour", "Navy blue", "navy blue"),
     ("phone number", "+1 555 0100", "+1  555 0100"),
     ("standup", STANDUP, STANDUP.rstrip(".") + "."),
 ]

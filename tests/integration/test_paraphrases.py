@@ -172,8 +172,8 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_mem
                 item("languages", "Spanish", cardinality="many", evidence_seqs=[3]),
             ],
             [
-                item("the user's favorite color", "Green", "User"),
-                item("languages spoken", "spanish", evidence_seqs=[3]),
+                item("the user's favorite color", "green", "User"),
+                item("languages spoken", "Spanish", evidence_seqs=[3]),
             ],
             [
                 item("Preferred Colour", "the colour green", "the user"),
@@ -190,8 +190,9 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_mem
     ]
     for n, turns in enumerate(said):
         say(svc, extract_fn, ctx, f"s{n}", *turns)
-    # Then each fact is one memory, however it was labelled: restated to the letter it is counted
-    # ("Green" for "green"), in other words it is the next version ("the colour green": docs/adr/0080)
+    # Then each fact is one memory, however it was labelled: restated to the letter it is counted (under
+    # another label), in other words it is the next version ("the colour green": docs/adr/0080; a value
+    # of one word is said by its case too: "Green" would be a version of its own)
     assert facts(svc) == [("Language", "Spanish language", 1), ("Preferred Colour", "the colour green", 1)]
     # and nothing is lost: the earlier wordings are the history of those memories
     assert facts(svc, "superseded") == [("favourite colour", "green", 2), ("languages", "Spanish", 2)]
@@ -294,7 +295,7 @@ def test_stored_keys_are_recomputed_and_duplicates_merged_by_the_migration(build
         CreateMemoryRequest.model_validate(
             {
                 "type": "semantic",
-                "payload": {"subject": "the user", "attribute": "Favourite Colour", "value": "Green"},
+                "payload": {"subject": "the user", "attribute": "Favourite Colour", "value": "green"},
             }
         ),
     )

@@ -193,7 +193,7 @@ ROWS: dict[str, Row] = {
         by="api",
     ),
     "the same key and value is counted, not duplicated": Row(
-        new(fact("Home City", "lisbon")),
+        new(fact("Home City", "Lisbon")),
         Candidates(by_key=[CITY]),
         Decision.REINFORCE,
         Reinforce,

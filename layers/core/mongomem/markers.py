@@ -389,6 +389,23 @@ _HIDDEN = re.compile(rf"[{_HTML_SPACE}/\"']hidden(?=[{_HTML_SPACE}/>=])", re.IGN
 # Elements a browser does not show by the HTML standard's default style sheet (display: none), and a style
 # attribute that hides its element: what they hold is unshown, as a `hidden` element's is.
 _UNSHOWN_ELEMENT = re.compile(rf"<(?:title|datalist|rp)(?=[{_HTML_SPACE}/>])", re.IGNORECASE)
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[\t\n\f\r ]?|(.))", re.DOTALL)
+
+
+def _css_plain(tag: str) -> str:
+    """A tag's text as CSS reads its style: comments dropped ("display:/**/none") and escapes decoded
+    ("non\\65", "n\\one"), so that a hiding style is recognised however it is written."""
+
+    def decoded(found: re.Match[str]) -> str:
+        if found.group(1):
+            code = int(found.group(1), 16)
+            return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+        return found.group(2)
+
+    return _CSS_ESCAPE.sub(decoded, _CSS_COMMENT.sub("", tag))
+
+
 _HIDING_STYLE = re.compile(
     r"style[\t\n\f\r ]*=[^>]*?(?:display[\t\n\f\r ]*:[\t\n\f\r ]*none|visibility[\t\n\f\r ]*:"
     r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9]))",
@@ -445,7 +462,7 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
             and (
                 _HIDDEN.search(text, lt, end)
                 or _UNSHOWN_ELEMENT.match(text, lt)
-                or _HIDING_STYLE.search(text, lt, end)
+                or ("style" in text[lt:end].lower() and _HIDING_STYLE.search(_css_plain(text[lt:end])))
             )
         ):
             return _element_end(text, lt, end)
@@ -542,22 +559,30 @@ def _links_shown(text: str) -> str:
 
 
 def _closing_parentheses(text: str) -> dict[int, int]:
-    """Each "(" of `text` that a ")" on its line closes, to that ")" (nesting counted, a backslash
-    escaping the next character): one pass."""
+    """Each "(" of `text` that a ")" of its paragraph closes, to that ")", as a Markdown link's destination
+    and title are read: nesting counted, a backslash escaping the next character, a title's quotes (after
+    a space or a line end inside the parentheses) holding any parenthesis, one line end allowed, a blank
+    line ending everything open (issue 33's seventeenth probe). One pass."""
     closing: dict[int, int] = {}
     opened: list[int] = []
+    quote = ""
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
         if ch == "\\":
             i += 2
             continue
-        if ch == "(":
+        if ch == "\n" and text[i + 1 : i + 2] == "\n":
+            opened.clear()
+            quote = ""
+        elif quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'" and opened and text[i - 1] in " \t\n":
+            quote = ch
+        elif ch == "(":
             opened.append(i)
         elif ch == ")" and opened:
             closing[opened.pop()] = i
-        elif ch == "\n":
-            opened.clear()
         i += 1
     return closing
 

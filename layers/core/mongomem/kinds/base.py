@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from functools import cache
 from typing import Any, ClassVar, Literal
 
@@ -27,13 +28,33 @@ from mongomem.markers import skeleton
 _SPELLED = re.compile(r"(?<![^\W_])[^\W_](?:[\W_]+[^\W_])+(?![^\W_])\.?")
 
 
+_SEPARATED = re.compile(r"([^\W_])([\W_]*)")
+
+
 def _joined(match: re.Match[str]) -> str:
-    # a code spelled letter by letter ("P-9-9-7-F") is read as the word; digits alone set off by dots or
-    # dashes are numbers, kept apart ("Tier 1.5" is not "Tier 15", "Node 1.2.3" not "Node 123")
-    chars = [c for c in match.group(0) if c.isalnum()]
+    # A code spelled letter by letter with one separator throughout ("P-9-9-7-F", "U.S.A.") is read as the
+    # word. Digits alone set off by dots or dashes are numbers ("Tier 1.5" is not "Tier 15", "Node 1.2.3"
+    # not "Node 123"), and so are two digits set apart where the separators differ ("Section 4.1(b)" is
+    # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe).
+    units = _SEPARATED.findall(match.group(0).rstrip("."))
+    chars = [c for c, _ in units]
+    seps = {sep for _, sep in units[:-1]}
     if not any(c.isalpha() for c in chars):
         return " ".join(chars)
-    return "".join(chars)
+    if len(seps) == 1:
+        return "".join(chars)
+    out = chars[0]
+    for (before, _), ch in zip(units, chars[1:], strict=False):
+        out += f" {ch}" if before.isdigit() and ch.isdigit() else ch
+    return out
+
+
+def accents_of(name: str) -> str:
+    """A name's accents, in order, as the key (which folds them) loses them: "avó" and "avô"
+    (grandmother, grandfather), "bà" and "ba" are two names (issue 33's seventeenth probe)."""
+    return "".join(
+        ch for ch in unicodedata.normalize("NFD", name.casefold()) if unicodedata.category(ch) == "Mn"
+    )
 
 
 def run_together(words: str) -> str:
@@ -327,7 +348,11 @@ class MemoryKind:
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether two payloads of one key name the same thing: the key folds symbols and punctuation
         away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
-        return all(name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or "")) for f in self.named)
+        return all(
+            name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or ""))
+            and accents_of(str(old.get(f) or "")) == accents_of(str(new.get(f) or ""))
+            for f in self.named
+        )
 
     def apart_marks(self, payload: dict[str, Any]) -> str:
         """The marks the key folds away that still tell this memory from another of its key ("++" of
@@ -372,7 +397,10 @@ class MemoryKind:
     def name_read(self, payload: dict[str, Any]) -> str:
         """The read key with each part's words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and "PLTZ7"
         read as one name (a hyphen or a space inside a word is no other name)."""
-        return "|".join(run_together(part) for part in self.read_key(payload).split("|"))
+        read = "|".join(run_together(part) for part in self.read_key(payload).split("|"))
+        # accents are letters of a name (the key folds them): "Résumé" names no "Resume"
+        marks = "".join(accents_of(str(payload.get(f) or "")) for f in self.named)
+        return f"{read}~{marks}" if marks else read
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and
@@ -380,6 +408,7 @@ class MemoryKind:
         return all(
             norm(unarticled(as_read(str(old.get(f) or ""))))
             == norm(unarticled(as_read(str(new.get(f) or ""))))
+            and accents_of(str(old.get(f) or "")) == accents_of(str(new.get(f) or ""))
             for f in self.named
         )
 
@@ -395,8 +424,11 @@ class MemoryKind:
             if field in self.named or _empty(said):
                 continue
             if field in self.unordered and isinstance(said, list) and isinstance(held or [], list):
-                # labels only add (merged on a REINFORCE), unless the tenant gives the whole list anew
-                if whole_lists and held and {worded(str(x)) for x in said} != {worded(str(x)) for x in held}:
+                # labels only add (merged on a REINFORCE), unless the tenant gives the whole list anew, or
+                # a list of who (`replaced`) names none the memory holds: "Tom Baker" for "Ann Lee" on a
+                # call is a correction of who was there, not one more (issue 33's seventeenth probe)
+                told, kept = {worded(str(x)) for x in said}, {worded(str(x)) for x in held or []}
+                if held and ((whole_lists and told != kept) or (field in self.replaced and not told & kept)):
                     return False
                 continue
             if _letter(held) != _letter(said):
@@ -462,6 +494,9 @@ class MemoryKind:
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
     unordered: ClassVar[frozenset[str]] = frozenset()
+    # Of those, lists a statement corrects by naming others (an episode's participants): one that shares
+    # no item with the memory's is another value, not an addition.
+    replaced: ClassVar[frozenset[str]] = frozenset()
     # Fields that grant power to whoever follows the memory (a procedure's allowed_tools, which a
     # SKILL.md pre-approves): in shared memory only a tenant-wide writer sets them.
     grants: ClassVar[tuple[str, ...]] = ()

@@ -63,6 +63,7 @@ class Episodic(MemoryKind):
     name = "episodic"
     item = EpisodicItem
     unordered = frozenset({"participants", "tags"})
+    replaced = frozenset({"participants"})
     named = ("title",)
     instructions = (
         "Extract EPISODES only: events that happened (title, short summary, participants, when as an ISO date "

@@ -93,12 +93,8 @@ SYNONYMS: dict[str, str] = {
             "current city of residence",
             "residence city",
             "city",
-            "residence",
-            "place of residence",
-            "current residence",
-            "lives in",
-            "living in",
-            "home",
+            # not "residence", "home", "lives in": they may hold an address beside the city (issue 33's
+            # seventeenth probe: "residence: 12 Elm Street, flat 4" is no home city)
             "current home city",
         ],
         "home city",

@@ -460,11 +460,13 @@ _CASED_UNITS = frozenset({"Cal"})
 
 
 def _first_word_folded(said: str) -> str:
-    """`said` with its opening word lower-cased when that word is a sentence's capital (three letters or
-    more, the rest lower case), never when case is what it says: a unit ("Mm", "MW", "Mbar", "Mg/l",
-    "Cal") or an acronym ("LIS")."""
+    """`said` with its opening word lower-cased when that word is a sentence's capital (a word of three
+    letters or more, letters only, the rest lower case, and more words after it), never when case is
+    what it says: a unit ("Mm", "MW", "Mbar", "Mg/l", "Cal"), an acronym ("LIS"), or a value of one word
+    ("Sunflower42", "Settings.json", "Jsmith": a password, a file name, a login; issue 33's seventeenth
+    probe)."""
     first = said.split(" ", 1)[0]
-    if len(first) < 3 or not first[1:].islower():
+    if len(first) < 3 or not first.isalpha() or not first[1:].islower() or " " not in said:
         return said
     if _CASED_PREFIX.match(first) or first.rstrip(".,;:") in _CASED_UNITS:
         return said

@@ -227,7 +227,13 @@ def _next(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
     qualifier, a description) adds them to what the memory holds; another value is the kind's update."""
     if new.kind.adds_only(target.payload, new.payload):
         return new.kind.with_additions(target.payload, new.payload)
-    return new.kind.updated(target.payload, new.payload)
+    payload = new.kind.updated(target.payload, new.payload)
+    if new.proposes_only:  # one user never changes a tool grant of shared memory: the held one stays
+        payload = {
+            **new.kind.without_grants(payload),
+            **{g: target.payload[g] for g in new.kind.grants if g in target.payload},
+        }
+    return payload
 
 
 def _propose(
@@ -295,7 +301,9 @@ def _retract(new: NewMemory, by_key: list[MemoryRecord], now: datetime) -> Verdi
         # one user cannot end what every user of the tenant reads (docs/security.md, trust model)
         reason = f"retracts {said!r} in shared memory: only a tenant-wide writer can"
         return Unchanged(reason=reason)
-    held = [r for r in by_key if new.kind.same_content(r.payload, new.payload)]
+    # what is retracted is what a memory says to the letter (docs/adr/0080): "not Andrea" ends no "Andreas"
+    retracted = {k: v for k, v in new.payload.items() if k != "retracted"}
+    held = [r for r in by_key if new.kind.states_exactly(r.payload, retracted)]
     if not held:
         current = f" (it holds {new.kind.value(by_key[0].payload)!r})" if by_key else ""
         return Unchanged(reason=f"retracts {said!r}, which no active memory states{current}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mongomem.kinds import MemoryKind
-from mongomem.kinds.base import as_read, norm, run_together, unarticled
+from mongomem.kinds.base import accents_of, as_read, norm, run_together
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.decide import additions, restates_by_key
 from mongomem.longterm.write.decision import Candidates, NewMemory
@@ -280,10 +280,21 @@ def _read(key: str) -> str:
     name spelled letter by letter as the word), its words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and
     "PLTZ7" read alike (a hyphen or a space inside a word is no other name), two numbers never ("1.23" /
     "12.3": `run_together`); the parts' separator is the key's own."""
-    return "|".join(run_together(norm(unarticled(as_read(part)))) for part in key.split("|"))
+    return "|".join(run_together(_without_the(norm(as_read(part)))) for part in key.split("|"))
+
+
+def _without_the(words: str) -> str:
+    """A key's words without "the" (a key is folded to lower case, so a capital "A" naming a zone, a
+    server or a plan cannot be told from the article "a": only "the" is read away here; issue 33's
+    seventeenth probe)."""
+    kept = " ".join(w for w in words.split() if w != "the")
+    return kept or words
 
 
 def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -> bool:
     if kind.keyed_apart(held, said):
+        return False
+    # accents are letters of a name (Unicode TR39 keeps them): "Résumé" is not "Resume", "avó" not "avô"
+    if any(accents_of(str(held.get(f) or "")) != accents_of(str(said.get(f) or "")) for f in kind.named):
         return False
     return kind.reads_as(held, said) or _read(kind.read_key(held)) == _read(kind.read_key(said))
