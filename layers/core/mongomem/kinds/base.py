@@ -36,14 +36,14 @@ def _joined(match: re.Match[str]) -> str:
     # word. Digits alone set off by dots or dashes are numbers ("Tier 1.5" is not "Tier 15", "Node 1.2.3"
     # not "Node 123"), and so are two digits set apart where the separators differ ("Section 4.1(b)" is
     # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe).
-    units = _SEPARATED.findall(match.group(0).rstrip("."))
+    units: list[tuple[str, str]] = _SEPARATED.findall(match.group(0).rstrip("."))
     chars = [c for c, _ in units]
     seps = {sep for _, sep in units[:-1]}
     if not any(c.isalpha() for c in chars):
         return " ".join(chars)
     if len(seps) == 1:
         return "".join(chars)
-    out = chars[0]
+    out: str = chars[0]
     for (before, _), ch in zip(units, chars[1:], strict=False):
         out += f" {ch}" if before.isdigit() and ch.isdigit() else ch
     return out
