@@ -4,7 +4,8 @@ procedures) and declares a custom org type `gate_rule`; every private write name
 "private"`. Payloads and angles none of the earlier probes used (tests/e2e/test_probe_findings.py,
 test_probe2_findings.py ... test_probe16_findings.py). Each finding's test fails on e6509c6 for the reason
 given (seen with `--runxfail`) and is marked `xfail(strict=True)` until it is fixed; the attacks that held
-are kept as passing tests.
+are kept as passing tests. Fixed since (markers removed): 1-5 and 7-10 (docs/adr/0080, its addendum);
+6 (LOW) stays open.
 
 FINDINGS (three HIGH: ordinary input losing a memory or changing the tenant's shared memory through a name
 that is another name; six MED; one LOW).
