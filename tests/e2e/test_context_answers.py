@@ -127,7 +127,9 @@ def test_a_persons_facts_have_one_subject_and_a_later_statement_supersedes(base:
     # Then it reconciled with the same memory: one active city, Valencia, restated
     assert values(base, "maria", "home city") == ["Valencia"]
     [valencia] = [m for m in facts(base, "maria") if m["payload"]["attribute"] == "home city"]
-    assert valencia["reinforcement_count"] == 3
+    # (her name is kept as the fact's `name` qualifier, and "maria" is not "Maria" to the letter: that
+    # statement is the next version, "the user" restates it; docs/adr/0080)
+    assert valencia["reinforcement_count"] == 2
 
 
 def test_a_negated_retraction_ends_the_fact_and_a_correction_keeps_only_its_value(base: str) -> None:
