@@ -1,6 +1,6 @@
 """When two texts say the same thing: normalisation (`norm`, `exact`, `stated`), the anchors a change of
 which changes a statement (`anchors`, `hard_anchors`: numbers, clock times, periods, the table's meanings,
-names) and the comparisons every kind uses (`same_value`, `restates`, `negates_by_prefix`).
+names) and the comparisons every kind uses (`same_value`, `negates_by_prefix`).
 """
 
 from __future__ import annotations
@@ -372,19 +372,6 @@ def same_value(old: str, new: str) -> bool:
         return False
     wa, wb = content_words(old), content_words(new)
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
-
-
-def restates(old: str, new: str) -> bool:
-    """A paraphrase of the same statement: the same anchors and a fair share of the words (the vector
-    match that brought the two together says they mean alike)."""
-    if same_value(old, new):
-        return True
-    if anchors(old) != anchors(new) or negates_by_prefix(old, new) or _unread(old) or _unread(new):
-        return False
-    if order_changed(old, new) or only_inserted(old, new):
-        return False
-    wa, wb = content_words(old), content_words(new)
-    return bool(wa and wb) and len(wa & wb) / min(len(wa), len(wb)) >= 0.5
 
 
 # Punctuation that says something wherever it stands: a share, a number sign, an "and", an "or", a mark.

@@ -1,12 +1,12 @@
 """The one table of words whose change changes a statement: each meaning and the words that say it.
 
-Read by `mongomem.kinds.meaning` (`anchors`, and so `same_value`, `restates`, every kind's comparison).
+Read by `mongomem.kinds.meaning` (`anchors`, and so `same_value`, every kind's comparison).
 """
 
 from __future__ import annotations
 
 # What a word means when a change of it changes a statement: ONE table, read by `anchors` (and so by
-# `same_value`, `restates`, every kind's comparison and the guard on a model's REINFORCE). Each entry is a
+# `same_value`, every kind's comparison and the guard on a model's REINFORCE). Each entry is a
 # meaning and the words that say it: words of one meaning are synonyms ("yearly", "annually"), so a swap
 # between them is a paraphrase; a swap to a word of another meaning is a new value ("yearly" -> "weekly",
 # "all" -> "some", "must" -> "may", "before" -> "after"), however alike the two sentences embed.
