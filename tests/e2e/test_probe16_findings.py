@@ -217,7 +217,6 @@ procedure of 100 steps of 4,000 characters take under 2 s.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -226,7 +225,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.e2e.probe_stack import Stack, answering_stack, call, write
+from tests.e2e.probe_stack import Stack, answering_stack, call, listed, write, writes_both
 
 USERS = ("alice", "bob", "eve", "frank", "gina")
 # Facts shared by default (finding 11), and a custom type of the tenant's; every other test writes with an
@@ -267,31 +266,10 @@ def _own(request: pytest.FixtureRequest) -> str:
     return f"{zlib.crc32(request.node.name.encode()):08x}"[:6]
 
 
-def _listed(stack: Stack, user: str, kind: str, own: str) -> list[str]:
-    """The texts of the active memories of `kind` that hold `own`, as `user` lists them."""
-    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200")
-    assert status == 200, page
-    return sorted(
-        str(m["text"])
-        for m in page["memories"]
-        if m["status"] == "active" and own in json.dumps(m["payload"])
-    )
-
-
-def _writes_both(stack: Stack, user: str, kind: str, first: dict[str, Any], second: dict[str, Any]) -> Any:
-    """`user`'s one-user key writes `first` (201 ADD) then `second` in private memory: the second answer."""
-    key = stack.users[user]
-    status, written = write(stack, key, kind, first, visibility="private")
-    assert (status, written["decision"]) == (201, "ADD"), written
-    status, written = write(stack, key, kind, second, visibility="private")
-    assert status in (200, 201), written
-    return written
-
-
 def _fact_corrected(stack: Stack, user: str, own: str, attribute: str, held: str, said: str) -> Any:
     """`user`'s private fact "<attribute> of my family <own>: <held>", then <said>: the second answer."""
     first = {"subject": f"my family {own}", "attribute": attribute, "value": held}
-    return _writes_both(stack, user, "semantic", first, {**first, "value": said})
+    return writes_both(stack, user, "semantic", first, {**first, "value": said})
 
 
 _KEY_STEPS = ["revoke the lost key", "issue a new key"]
@@ -345,7 +323,7 @@ def test_a_private_procedure_whose_step_swaps_two_places_is_an_update(
         **first,
         "steps": ["copy the nightly backup from Lisbon to New York", "check the copy's checksum"],
     }
-    written = _writes_both(stack, "frank", "procedural", first, second)
+    written = writes_both(stack, "frank", "procedural", first, second)
     assert written["decision"] == "UPDATE", written
 
 
@@ -376,7 +354,7 @@ def test_a_private_episode_with_its_roles_swapped_is_an_update(
     van ...". Expected: 201 UPDATE; seen: 200 REINFORCE "same key and the same value"."""
     own = _own(request)
     first = {"title": f"Car accident {own}", "summary": held, "occurred_at": "2026-11-30"}
-    written = _writes_both(stack, "eve", "episodic", first, {**first, "summary": said})
+    written = writes_both(stack, "eve", "episodic", first, {**first, "summary": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -407,9 +385,9 @@ def test_an_org_term_of_another_number_is_no_proposal_against_the_tenants(
     theirs = {"term": f"{said} {own}", "definition": "pallets are never stacked in the cold room"}
     status, bobs = write(stack, stack.users["bob"], "taxonomic", theirs)
     status, carols = write(stack, stack.users["gina"], "taxonomic", theirs)
-    listed = _listed(stack, "eve", "taxonomic", own)
-    assert f"{held} {own}: pallets are stacked at most three high" in listed, (bobs, carols, listed)
-    assert bobs["decision"] == "ADD", (bobs, listed)
+    terms = listed(stack, "eve", "taxonomic", own)
+    assert f"{held} {own}: pallets are stacked at most three high" in terms, (bobs, carols, terms)
+    assert bobs["decision"] == "ADD", (bobs, terms)
 
 
 # -- 4. a fact of another aspect that shares no word with the first is lost (HIGH) -------------------------
@@ -432,8 +410,8 @@ def test_a_private_fact_of_another_aspect_with_the_same_value_is_kept(
     lost. Likewise doctor / dentist (0.88), insurer / mechanic (0.88), school / nursery (0.86)."""
     own = _own(request)
     first = {"subject": f"{subject} {own}", "attribute": held, "value": value}
-    written = _writes_both(stack, "bob", "semantic", first, {**first, "attribute": said})
-    assert (written["decision"], len(_listed(stack, "bob", "semantic", own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", "semantic", first, {**first, "attribute": said})
+    assert (written["decision"], len(listed(stack, "bob", "semantic", own))) == ("ADD", 2), written
 
 
 @pytest.mark.parametrize(
@@ -453,8 +431,8 @@ def test_a_private_preference_of_another_category_is_kept(
     listed; seen: 200 REINFORCE "restates a memory in other words (cosine 0.88, same anchors)"."""
     own = _own(request)
     first = {"category": held, "preference": f"{preference} {own}"}
-    written = _writes_both(stack, "bob", "preference", first, {**first, "category": said})
-    assert (written["decision"], len(_listed(stack, "bob", "preference", own))) == ("ADD", 2), written
+    written = writes_both(stack, "bob", "preference", first, {**first, "category": said})
+    assert (written["decision"], len(listed(stack, "bob", "preference", own))) == ("ADD", 2), written
 
 
 # -- 5. a sided word with names of one or two letters around it (MED) -------------------------------------
@@ -493,7 +471,7 @@ def test_a_private_procedure_step_with_short_names_swapped_around_before_is_an_u
         "steps": ["drain and patch server A before server B", "check the logs"],
     }
     second = {**first, "steps": ["drain and patch server B before server A", "check the logs"]}
-    written = _writes_both(stack, "frank", "procedural", first, second)
+    written = writes_both(stack, "frank", "procedural", first, second)
     assert written["decision"] == "UPDATE", written
 
 
@@ -510,7 +488,7 @@ def test_a_private_fact_whose_name_loses_a_final_s_is_an_update(
     seen: 200 REINFORCE "same key and the same value" (`value_form` reads both as "andrea")."""
     own = _own(request)
     first = {"subject": f"my son {own}", "attribute": "piano teacher", "value": held}
-    written = _writes_both(stack, "bob", "semantic", first, {**first, "value": said})
+    written = writes_both(stack, "bob", "semantic", first, {**first, "value": said})
     assert written["decision"] == "UPDATE", written
 
 
@@ -701,9 +679,7 @@ def test_a_users_org_name_with_the_is_a_proposal_against_the_tenants(
     assert (status, written["decision"]) == (201, "ADD"), written
     fill = {k: v.format(own=own) if isinstance(v, str) else v for k, v in said.items()}
     status, written = write(stack, stack.users["bob"], kind, fill)
-    assert (status, written["decision"], len(_listed(stack, "eve", kind, own))) == (202, "PROPOSE", 1), (
-        written
-    )
+    assert (status, written["decision"], len(listed(stack, "eve", kind, own))) == (202, "PROPOSE", 1), written
 
 
 # -- 12. "his" / "her" in an attribute: two people's facts on one key (MED) --------------------------------
@@ -716,8 +692,8 @@ def test_two_owners_facts_under_one_subject_are_two_memories(
     own = _own(request)
     first = {"subject": f"my parents {own}", "attribute": "his phone number", "value": "555 0101"}
     second = {**first, "attribute": "her phone number", "value": "555 0199"}
-    written = _writes_both(stack, "eve", "semantic", first, second)
-    assert (written["decision"], len(_listed(stack, "eve", "semantic", own))) == ("ADD", 2), written
+    written = writes_both(stack, "eve", "semantic", first, second)
+    assert (written["decision"], len(listed(stack, "eve", "semantic", own))) == ("ADD", 2), written
 
 
 # -- 13. two items around "and" paired with another list, swapped (HIGH) -----------------------------------
@@ -770,8 +746,8 @@ def test_two_private_episodes_of_one_title_on_one_day_are_two(
         "occurred_at": "2026-11-30T15:00:00",
         "participants": ["Tom Baker"],
     }
-    written = _writes_both(stack, "eve", "episodic", first, second)
-    assert (written["decision"], len(_listed(stack, "eve", "episodic", own))) == ("ADD", 2), written
+    written = writes_both(stack, "eve", "episodic", first, second)
+    assert (written["decision"], len(listed(stack, "eve", "episodic", own))) == ("ADD", 2), written
 
 
 # -- 15. the closing sentinel split by an element a browser hides by its style or kind (MED) ----------------
@@ -869,7 +845,7 @@ def test_a_private_term_with_another_domain_is_an_update(
         "definition": "the estimated time of arrival of the inbound truck at the dock",
         "domain": "aviation",
     }
-    written = _writes_both(stack, "eve", "taxonomic", first, {**first, "domain": "logistics"})
+    written = writes_both(stack, "eve", "taxonomic", first, {**first, "domain": "logistics"})
     assert written["decision"] == "UPDATE", written
 
 

@@ -114,7 +114,6 @@ that is another name; six MED; one LOW).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
@@ -122,7 +121,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from tests.e2e.probe_stack import Stack, answering_stack, call, unique, write
+from tests.e2e.probe_stack import Stack, answering_stack, call, filled, memories, unique, write
 
 USERS = ("alice", "bob", "eve", "frank", "gina")
 CONFIG = """
@@ -157,13 +156,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def _active(stack: Stack, user: str, kind: str, own: str) -> list[dict[str, Any]]:
     """The payloads of the active memories of `kind` that hold `own`, as `user` lists them."""
-    status, page = call(stack, stack.users[user], "GET", f"/v1/memories?type={kind}&limit=200")
-    assert status == 200, page
-    return [
-        dict(m["payload"])
-        for m in page["memories"]
-        if m["status"] == "active" and own in json.dumps(m["payload"], ensure_ascii=False)
-    ]
+    return [dict(m["payload"]) for m in memories(stack, user, kind, own)]
 
 
 def _ok(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -235,16 +228,6 @@ def test_a_users_name_without_the_tenants_capital_a_is_a_term_of_its_own(stack: 
         "ADD",
         sorted([(held["term"], held["definition"]), (said["term"], said["definition"])]),
     ), written
-
-
-def filled(value: Any, own: str) -> Any:
-    if isinstance(value, str):
-        return value.format(own=own)
-    if isinstance(value, list):
-        return [filled(v, own) for v in value]
-    if isinstance(value, dict):
-        return {k: filled(v, own) for k, v in value.items()}
-    return value
 
 
 # -- 2. a dotted number followed by a letter run together: "4.1(b)" reads as "41(b)" (HIGH) ----------------
