@@ -717,8 +717,11 @@ def test_two_values_of_a_many_valued_fact_one_snapshot_states_are_both_kept(stor
     assert set(again.decisions) == {"NOOP"}
     active = sorted(r.payload["value"] for r in store.all_versions() if r.status == "active")
     assert active == ["C#", "C++"]
-    # and a closing full stop is no other value
-    assert w.write(ANA, semantic, [fact("languages", "C#.")], snap(2)).decisions == {"REINFORCE": 1}
+    # and a value of one word said with a closing full stop is kept as said (a password "Bluebird7.":
+    # issue 33's eighteenth probe), the one it follows kept as its history
+    assert w.write(ANA, semantic, [fact("languages", "C#.")], snap(2)).decisions == {"UPDATE": 1}
+    active = sorted(r.payload["value"] for r in store.all_versions() if r.status == "active")
+    assert active == ["C#.", "C++"]
 
 
 def test_an_alias_added_to_a_term_another_term_names_stays_with_that_term(store: Any, index: Any) -> None:

@@ -645,9 +645,9 @@ def test_a_reworded_org_value_is_never_counted_as_its_restatement(
     )
     user = decide(new(changed, said_by="ana", visibility="org"), found, Thresholds(), NOW)
     assert (tenant.decision, user.decision) == (Decision.UPDATE, Decision.PROPOSE)
-    # the same words with other spacing and a closing full stop (after a letter or digit: "rm -rf ." is a
-    # path, not a sentence) are a restatement
-    again = term("KPI", "  ".join(words) + ("." if words[-1][-1].isalnum() else ""))
+    # the same words with other spacing and a closing full stop of a sentence (after a letter or digit:
+    # "rm -rf ." is a path; a value of one word keeps its dot: "Bluebird7.") are a restatement
+    again = term("KPI", "  ".join(words) + ("." if len(words) > 1 and words[-1][-1].isalnum() else ""))
     with contextlib.suppress(KindError):  # a definition of a bare "0." is refused as junk: nothing to decide
         assert decide(new(again, visibility="org"), found, Thresholds(), NOW).decision is Decision.REINFORCE
 
@@ -659,8 +659,12 @@ def test_a_private_memory_of_one_key_is_restated_only_to_the_letter() -> None:
     # old one kept as history: nothing lost), never a REINFORCE that drops it
     found = Candidates(by_key=[CITY])
     assert decide(new(fact("home city", "Lisbon!")), found, Thresholds(), NOW).decision is Decision.UPDATE
-    # the same words with other spacing and a closing full stop restate it
-    assert decide(new(fact("home city", "Lisbon.")), found, Thresholds(), NOW).decision is Decision.REINFORCE
+    # the same words with other spacing and a closing full stop of a sentence restate it
+    spaced = fact("home city", "Lisbon  city centre.")
+    held = Candidates(by_key=[stored(fact("home city", "Lisbon city centre"), 4)])
+    assert decide(new(spaced), held, Thresholds(), NOW).decision is Decision.REINFORCE
+    # a value of one word keeps its closing dot (a password "Bluebird7.": issue 33's eighteenth probe)
+    assert decide(new(fact("home city", "Lisbon.")), found, Thresholds(), NOW).decision is Decision.UPDATE
 
 
 def test_a_statement_backs_a_proposal_only_with_its_letter_case() -> None:

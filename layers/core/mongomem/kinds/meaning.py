@@ -384,18 +384,41 @@ def worded(text: str) -> str:
     """A text to the letter, as a restatement of shared memory must repeat it: every character of every
     script, its punctuation and its letter case count (a unit is said by case: "5 MW" is not "5 mW"; a
     host, an address, a file name or a range by its dots, dashes, underscores and commas: "pkg-acme.io"
-    is not "pkg.acme.io", "Monday-Friday" is not "Monday, Friday"), except runs of whitespace, a
-    closing full stop, the capital of an opening word of three letters or more ("Post" / "post", but
-    "Mm" is not "mm", nor "Mbar" "mbar": `_first_word_folded`) and a hyphen joining two letters of a compound, read as a space ("post-incident
-    review." and "post incident review" are worded alike)."""
-    said = _without_closing_stop(" ".join(unicodedata.normalize("NFC", text).split()))
+    is not "pkg.acme.io", "Monday-Friday" is not "Monday, Friday"), and so do its line breaks and each
+    line's indentation (a script or YAML corrected by its indentation is another value: issue 33's
+    eighteenth probe), except runs of spaces and tabs between words of a line, a closing full stop of a
+    sentence (more than one word: "Bluebird7." is not "Bluebird7"), the capital of an opening word of
+    three letters or more ("Post" / "post", but "Mm" is not "mm", nor "Mbar" "mbar":
+    `_first_word_folded`) and a hyphen joining two letters of a compound, read as a space
+    ("post-incident review." and "post incident review" are worded alike)."""
+    said = _without_closing_stop(_spaced(text), sentence=True)
     out = [
         " "
         if ch in _HYPHENS and 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
         else ch
         for i, ch in enumerate(said)
     ]
-    return _first_word_folded(" ".join("".join(out).split()))
+    return _first_word_folded(_spaced("".join(out)))
+
+
+def _spaced(text: str) -> str:
+    """`text` (NFC) with each run of spaces and tabs between two words of a line read as one space and
+    the spaces closing a line dropped; its lines (any line break reads as one), each line's indentation
+    and the blank lines between lines kept as said. A text of one line loses its indentation, a text
+    its blank opening and closing lines."""
+    lines = unicodedata.normalize("NFC", text).splitlines()
+    kept = []
+    for line in lines:
+        words = line.split()
+        indent = line[: len(line) - len(line.lstrip())]
+        kept.append(indent + " ".join(words) if words else "")
+    while kept and not kept[0]:
+        kept.pop(0)
+    while kept and not kept[-1]:
+        kept.pop()
+    if len(kept) == 1:
+        return kept[0].lstrip()
+    return "\n".join(kept)
 
 
 def name_marks(text: str) -> str:
@@ -418,17 +441,19 @@ def name_marks(text: str) -> str:
 
 def exact(text: str) -> str:
     """A text as compared when one user's statement backs another's proposal: every character counts
-    (every script, symbols, invisible ones, letter case: "5 MW" is not "5 mW") except runs of whitespace,
-    a closing full stop and the case of an opening word as `worded` folds it ("Counted" / "counted", but
-    "Mm" is not "mm")."""
-    said = _without_closing_stop(" ".join(unicodedata.normalize("NFC", text).split()))
-    return _first_word_folded(said)
+    (every script, symbols, invisible ones, letter case: "5 MW" is not "5 mW", line breaks and
+    indentation) except runs of spaces between words, a closing full stop of a sentence and the case of
+    an opening word as `worded` folds them ("Counted" / "counted", but "Mm" is not "mm")."""
+    return _first_word_folded(_without_closing_stop(_spaced(text), sentence=True))
 
 
-def _without_closing_stop(said: str) -> str:
+def _without_closing_stop(said: str, sentence: bool = False) -> str:
     """`said` without the full stop that closes its sentence: one ".", right after a letter, a digit, a
     closing bracket or quote, or the "#" / "+" / "%" closing a word ("C#.", "C++.", "40%."). "rm -rf .."
-    keeps both dots and "rm -rf ." its one (a path, not a stop)."""
+    keeps both dots and "rm -rf ." its one (a path, not a stop). With `sentence`, only a text of more than
+    one word has a sentence to close: a value of one word keeps its dot (a password "Bluebird7.")."""
+    if sentence and len(said.split()) < 2:
+        return said
     if len(said) > 1 and said[-1] == "." and (said[-2].isalnum() or said[-2] in ")]}\"'\u2019\u201d#+%"):
         return said[:-1]
     return said
@@ -452,8 +477,9 @@ def _first_word_folded(said: str) -> str:
     what it says: a unit ("Mm", "MW", "Mbar", "Mg/l", "Cal"), an acronym ("LIS"), or a value of one word
     ("Sunflower42", "Settings.json", "Jsmith": a password, a file name, a login; issue 33's seventeenth
     probe)."""
-    first = said.split(" ", 1)[0]
-    if len(first) < 3 or not first.isalpha() or not first[1:].islower() or " " not in said:
+    words = said.split()
+    first = words[0] if words else ""
+    if len(first) < 3 or not first.isalpha() or not first[1:].islower() or len(words) < 2:
         return said
     if _CASED_PREFIX.match(first) or first.rstrip(".,;:") in _CASED_UNITS:
         return said
