@@ -35,13 +35,15 @@ def _joined(match: re.Match[str]) -> str:
     # A code spelled letter by letter with one separator throughout ("P-9-9-7-F", "U.S.A.") is read as the
     # word. Digits alone set off by dots or dashes are numbers ("Tier 1.5" is not "Tier 15", "Node 1.2.3"
     # not "Node 123"), and so are two digits set apart where the separators differ ("Section 4.1(b)" is
-    # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe).
+    # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe), and so are digits a code
+    # holds that does not open and close with a letter ("4.1.b" is not "41b", "A-1-2" not "A-12", "B.1.4"
+    # not "B14": its eighteenth).
     units: list[tuple[str, str]] = _SEPARATED.findall(match.group(0).rstrip("."))
     chars = [c for c, _ in units]
     seps = {sep for _, sep in units[:-1]}
     if not any(c.isalpha() for c in chars):
         return " ".join(chars)
-    if len(seps) == 1:
+    if len(seps) == 1 and chars[0].isalpha() and chars[-1].isalpha():
         return "".join(chars)
     out: str = chars[0]
     for (before, _), ch in zip(units, chars[1:], strict=False):
@@ -67,9 +69,13 @@ def run_together(words: str) -> str:
 
 
 def unarticled(words: str) -> str:
-    """A name's words without "the" and a lower-case "a" / "an" (as `_name_words` reads names): "Rotate
-    the north gate keys" names what "Rotate north gate keys" names."""
-    kept = " ".join(w for w in words.split() if w.lower() != "the" and w not in ("a", "an"))
+    """A name's words without "the" and a lower-case "a" / "an" before another word (as `_name_words`
+    reads names): "Rotate the north gate keys" names what "Rotate north gate keys" names. A closing "a"
+    is a name's letter ("hepatitis a", "vitamin a", "evacuate building a": issue 33's eighteenth probe)."""
+    said = words.split()
+    kept = " ".join(
+        w for i, w in enumerate(said) if w.lower() != "the" and not (w in ("a", "an") and i < len(said) - 1)
+    )
     return kept or words  # a name that is only an article ("The", "a") is that word
 
 
@@ -78,7 +84,18 @@ def as_read(text: str) -> str:
     drawn like (`markers.skeleton`: Cyrillic ER U+0420 as "p", a full-width letter as the letter, a
     combining mark dropped), ASCII kept as written (a digit 0 stays a 0 and "P6A0" is found as itself),
     and a name spelled letter by letter read as the word: "P.7.A.B.C.D." and "P 7 A B C D" as "P7ABCD"."""
-    return _SPELLED.sub(_joined, "".join(ch if ch.isascii() else skeleton(ch) for ch in text))
+    return _SPELLED.sub(_joined, "".join(_read_char(ch) for ch in text))
+
+
+def _read_char(ch: str) -> str:
+    """One character of a name as read: ASCII as written, a digit of another script as its value (a
+    Bengali seven is 7, never the "9" it is drawn like, an Arabic-Indic seven never a "V": issue 33's
+    eighteenth probe), anything else as the Latin letter or digit it looks like."""
+    if ch.isascii():
+        return ch
+    if unicodedata.category(ch) == "Nd":
+        return str(unicodedata.digit(ch))
+    return skeleton(ch)
 
 
 __all__ = [

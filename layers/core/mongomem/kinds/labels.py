@@ -235,12 +235,16 @@ def attribute_form(attribute: str) -> str:
 
 
 def subject_form(subject: str) -> str:
-    """ "the user", "User", "user's" -> "user"; any other subject case- and punctuation-folded."""
+    """ "the user", "User", "user's", "me" -> "user"; any other subject case- and punctuation-folded.
+    "users" are others (a product's users), and "ME" in capitals is an abbreviation (Maine), not "me"
+    (issue 33's eighteenth probe)."""
     words = norm(_possessives(subject)).split()
     while len(words) > 1 and words[0] in _ARTICLES:
         words = words[1:]
     label = " ".join(words)
-    return "user" if label in {"user", "users", "me", "myself", "i", "the user"} else label
+    if label == "me" and subject.strip() == "ME":
+        return label
+    return "user" if label in {"user", "me", "myself", "i", "the user"} else label
 
 
 def names_user(subject: str, names: set[str], user_id: str) -> bool:

@@ -53,12 +53,31 @@ def _visible(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(out))
 
 
+def _raised_apart(text: str) -> str:
+    """`text` with each superscript or subscript character set apart as the word it is: "Art. 14\u00b9"
+    (article 14 superscript 1, inserted after article 14) is never "Art. 141" (issue 33's eighteenth
+    probe); "m\u00b2" reads "m 2"."""
+    return "".join(
+        f" {ch} " if unicodedata.decomposition(ch).startswith(("<super>", "<sub>")) else ch for ch in text
+    )
+
+
+def _casefolded(text: str) -> str:
+    """`text` case-folded, its sharp s kept as the letter it is ("Ma\u00dfe", dimensions, is not "Masse",
+    mass; "Bu\u00dfe" a fine, "Busse" buses: issue 33's eighteenth probe), a capital sharp s read as it."""
+    if "\u00df" not in text and "\u1e9e" not in text:
+        return text.casefold()
+    return "\u00df".join(part.casefold() for part in text.replace("\u1e9e", "\u00df").split("\u00df"))
+
+
 def norm(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form used for keys and equality. Every script is kept
     ("北京" is not "上海"); accents on Latin letters, invisible characters, symbols and punctuation go."""
     out: list[str] = []
     latin = False
-    for ch in unicodedata.normalize("NFKD", text.casefold()):
+    if not text.isascii():
+        text = _raised_apart(text)
+    for ch in unicodedata.normalize("NFKD", _casefolded(text)):
         cat = unicodedata.category(ch)
         if cat == "Cf":
             continue  # zero-width and other invisible characters
@@ -421,10 +440,16 @@ def _spaced(text: str) -> str:
     return "\n".join(kept)
 
 
+# What joins two letters of one word without making another name: a hyphen ("post-incident") and an
+# apostrophe ("O'Brien"). A dot, a low line or a slash between letters is part of the name: "api.acme.com"
+# and "api-acme.com" are two hosts, "j.smith" and "j_smith" two logins (issue 33's eighteenth probe).
+_JOINING = frozenset("-\u2010\u2011'\u2019")
+
+
 def name_marks(text: str) -> str:
     """What a name is spelled with besides its letters, digits and spaces, in order: symbols and
-    punctuation ("C++" -> "++", ".NET" -> ".", "X!" -> "!"), except punctuation joining two letters of
-    one word ("post-incident", "O'Brien"), and a closing full stop (it ends the sentence a name closes:
+    punctuation ("C++" -> "++", ".NET" -> ".", "X!" -> "!", "api.acme" -> "."), except a hyphen or an
+    apostrophe joining two letters of one word ("post-incident", "O'Brien"), and a closing full stop (it ends the sentence a name closes:
     "Dock fire drill." is "Dock fire drill"; "Acme Inc." is "Acme Inc"). The key (`norm`) folds them all
     away; two names of one key with other marks are two names."""
     said = _without_closing_stop(unicodedata.normalize("NFKC", text).strip())
@@ -433,7 +458,7 @@ def name_marks(text: str) -> str:
         if ch.isalnum() or ch.isspace():
             continue
         joins = 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
-        if unicodedata.category(ch).startswith("P") and ch not in _MEANT and joins:
+        if ch in _JOINING and joins:
             continue
         marks.append(ch)
     return "".join(marks)
