@@ -90,12 +90,16 @@ def as_read(text: str) -> str:
 def _read_char(ch: str) -> str:
     """One character of a name as read: ASCII as written, a digit of another script as its value (a
     Bengali seven is 7, never the "9" it is drawn like, an Arabic-Indic seven never a "V": issue 33's
-    eighteenth probe), anything else as the Latin letter or digit it looks like."""
+    eighteenth probe), a letter as the Latin letter it looks like or as itself (never as a digit),
+    anything else as the Latin letter or digit it looks like."""
     if ch.isascii():
         return ch
     if unicodedata.category(ch) == "Nd":
         return str(unicodedata.digit(ch))
-    return skeleton(ch)
+    read = skeleton(ch)
+    if ch.isalpha() and any(c.isdigit() for c in read):
+        return ch  # a letter is never read as a digit: Cyrillic "\u0431" is no "6" ("1\u0431" is not "16")
+    return read
 
 
 __all__ = [
