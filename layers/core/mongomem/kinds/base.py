@@ -79,6 +79,21 @@ def unarticled(words: str) -> str:
     return kept or words  # a name that is only an article ("The", "a") is that word
 
 
+def symbols_of(name: str) -> str:
+    """The marks of a name (`name_marks`) a reader takes for part of it, in order: symbols ("+", "$",
+    "\u20ac", an emoji), "#", "&", "@", "%", "/", "*" and dashes. Other punctuation ("PLTZ.", "PLTZ!",
+    brackets, quotes) reads as the name it closes or wraps (issue 33's eighteenth probe: "C++ team" /
+    "C# team", "Dock #1" / "Dock 1" were read as one name)."""
+    return "".join(
+        c
+        for c in name_marks(name)
+        if not unicodedata.category(c).startswith("P") or c in _READ_MARKS
+    )
+
+
+_READ_MARKS = frozenset("#&@%/\\*-\u2010\u2011\u2012\u2013\u2014\u2212")
+
+
 def as_read(text: str) -> str:
     """A name as a reader takes it: each character outside ASCII read as the Latin letter or digit it is
     drawn like (`markers.skeleton`: Cyrillic ER U+0420 as "p", a full-width letter as the letter, a
@@ -425,11 +440,13 @@ class MemoryKind:
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether a reader takes the two payloads' names for one name: "PLTZ", "PLTZ.", "PLTZ!" and
-        "\u0420LTZ" (Cyrillic ER) read alike, though `same_name` tells them apart."""
+        "\u0420LTZ" (Cyrillic ER) read alike, though `same_name` tells them apart; a name's symbols are
+        part of it ("C++ team" is not "C# team", "Grade A+" not "Grade A-": `symbols_of`)."""
         return all(
             norm(unarticled(as_read(str(old.get(f) or ""))))
             == norm(unarticled(as_read(str(new.get(f) or ""))))
             and accents_of(str(old.get(f) or "")) == accents_of(str(new.get(f) or ""))
+            and symbols_of(str(old.get(f) or "")) == symbols_of(str(new.get(f) or ""))
             for f in self.named
         )
 
@@ -449,7 +466,10 @@ class MemoryKind:
                 # a list of who (`replaced`) names none the memory holds: "Tom Baker" for "Ann Lee" on a
                 # call is a correction of who was there, not one more (issue 33's seventeenth probe)
                 told, kept = {worded(str(x)) for x in said}, {worded(str(x)) for x in held or []}
-                if held and ((whole_lists and told != kept) or (field in self.replaced and not told & kept)):
+                if held and (
+                    ((whole_lists or field in self.whole) and told != kept)
+                    or (field in self.replaced and not told & kept)
+                ):
                     return False
                 continue
             if _letter(held) != _letter(said):
@@ -518,6 +538,10 @@ class MemoryKind:
     # Of those, lists a statement corrects by naming others (an episode's participants): one that shares
     # no item with the memory's is another value, not an addition.
     replaced: ClassVar[frozenset[str]] = frozenset()
+    # Of those, lists whose items are conditions rather than names (a procedure's trigger_conditions):
+    # another set of them is another value, never one more label ("above 80%" after "above 90%" is a
+    # correction: issue 33's eighteenth probe).
+    whole: ClassVar[frozenset[str]] = frozenset()
     # Fields that grant power to whoever follows the memory (a procedure's allowed_tools, which a
     # SKILL.md pre-approves): in shared memory only a tenant-wide writer sets them.
     grants: ClassVar[tuple[str, ...]] = ()

@@ -56,6 +56,7 @@ class Procedural(MemoryKind):
     visibility = "org"
     roles = ("user", "assistant", "tool")  # tool calls and results show how a task is done
     unordered = frozenset({"trigger_conditions", "allowed_tools", "tags"})
+    whole = frozenset({"trigger_conditions"})
     named = ("name",)
     grants = ("allowed_tools",)  # a SKILL.md's allowed-tools pre-approves them
     instructions = (
