@@ -388,7 +388,13 @@ _TAG_NAME = re.compile(rf"[A-Za-z][^{_HTML_SPACE}/>]*")
 _HIDDEN = re.compile(rf"[{_HTML_SPACE}/\"']hidden(?=[{_HTML_SPACE}/>=])", re.IGNORECASE)  # the attribute
 # Elements a browser does not show by the HTML standard's default style sheet (display: none), and a style
 # attribute that hides its element: what they hold is unshown, as a `hidden` element's is.
-_UNSHOWN_ELEMENT = re.compile(rf"<(?:title|datalist|rp)(?=[{_HTML_SPACE}/>])", re.IGNORECASE)
+# Besides those: a closed <dialog> and an <audio> without controls are display: none, and <video>,
+# <canvas>, <textarea>, <meter> and <progress> show none of what they hold to a reader of the page's text
+# (Chromium's innerText; issue 33's eighteenth probe).
+_UNSHOWN_ELEMENT = re.compile(
+    rf"<(?:title|datalist|rp|dialog|audio|video|canvas|textarea|meter|progress)(?=[{_HTML_SPACE}/>])",
+    re.IGNORECASE,
+)
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
 _CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[\t\n\f\r ]?|(.))", re.DOTALL)
 
@@ -406,11 +412,23 @@ def _css_plain(tag: str) -> str:
     return _CSS_ESCAPE.sub(decoded, _CSS_COMMENT.sub("", tag))
 
 
-_HIDING_STYLE = re.compile(
-    r"style[\t\n\f\r ]*=[^>]*?(?:display[\t\n\f\r ]*:[\t\n\f\r ]*none|visibility[\t\n\f\r ]*:"
-    r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9]))",
+# A declaration that hides its element, and the style attribute it must follow (two searches, each linear:
+# one pattern of "style=" then any text then the declaration retried every "style" of a long tag, in
+# quadratic time: issue 33's eighteenth probe).
+_HIDING_DECLARATION = re.compile(
+    r"display[\t\n\f\r ]*:[\t\n\f\r ]*none|visibility[\t\n\f\r ]*:"
+    r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9])",
     re.IGNORECASE,
 )
+_STYLE_ATTRIBUTE = re.compile(r"style[\t\n\f\r ]*=", re.IGNORECASE)
+
+
+def _hiding_style(tag: str) -> bool:
+    """Whether a tag's text (as CSS reads it: `_css_plain`) holds a style attribute with a declaration
+    that hides the element after it."""
+    plain = _css_plain(tag)
+    declaration = _HIDING_DECLARATION.search(plain)
+    return declaration is not None and _STYLE_ATTRIBUTE.search(plain, 0, declaration.start()) is not None
 _CONSTRUCT = re.compile(
     r"<(?:/?[A-Za-z]|[!?]|/.)", re.DOTALL
 )  # a "<" that may open markup  # a start or end tag's name begins with an ASCII letter
@@ -462,7 +480,7 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
             and (
                 _HIDDEN.search(text, lt, end)
                 or _UNSHOWN_ELEMENT.match(text, lt)
-                or ("style" in text[lt:end].lower() and _HIDING_STYLE.search(_css_plain(text[lt:end])))
+                or ("style" in text[lt:end].lower() and _hiding_style(text[lt:end]))
             )
         ):
             return _element_end(text, lt, end)
@@ -538,8 +556,8 @@ def _untagged(text: str) -> tuple[str, ...]:
 def _links_shown(text: str) -> str:
     """`text` as a Markdown renderer shows its links, in one pass: an inline link's destination and title
     dropped (balanced and escaped parentheses in it: "[mem](https://x/a(b)c "t(1)")"), a reference's
-    label dropped ("[mem][r]", "[mem][]"), and every "[" / "]" left out (a shortcut reference "[mem]"
-    shows "mem"). A destination its line ends inside is text."""
+    label dropped ("[mem][r]", "[mem][]"), an image's "!" dropped ("![][r]" shows its empty alt text), and
+    every "[" / "]" left out (a shortcut reference "[mem]" shows "mem"). A destination its line ends inside is text."""
     closing = _closing_parentheses(text)
     out: list[str] = []
     i, n = 0, len(text)
@@ -552,6 +570,9 @@ def _links_shown(text: str) -> str:
             if close >= 0 and "[" not in text[i + 2 : close] and "\n" not in text[i + 2 : close]:
                 i = close + 1
                 continue
+        if text[i] == "!" and text.startswith("[", i + 1):
+            i += 1  # an image shows its alt text only ("![][r]", "![](x)": nothing)
+            continue
         if text[i] not in "[]":
             out.append(text[i])
         i += 1

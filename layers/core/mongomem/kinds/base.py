@@ -79,17 +79,32 @@ def unarticled(words: str) -> str:
     return kept or words  # a name that is only an article ("The", "a") is that word
 
 
+def acronyms_of(name: str) -> tuple[int, ...]:
+    """Where a name holds a word of capitals (two letters or more: "CO", carbon monoxide, is not "Co",
+    cobalt; issue 33's eighteenth probe): the indexes of those words among its words. A name's other case
+    is folded ("Polish" and "polish" stay one name: a duplicate of a name typed in lower case would be
+    the price)."""
+    words = re.findall(r"[^\W\d_]+", name)
+    return tuple(i for i, w in enumerate(words) if len(w) > 1 and w.isupper())
+
+
 def symbols_of(name: str) -> str:
     """The marks of a name (`name_marks`) a reader takes for part of it, in order: symbols ("+", "$",
-    "\u20ac", an emoji), "#", "&", "@", "%", "/", "*" and dashes. Other punctuation ("PLTZ.", "PLTZ!",
-    brackets, quotes) reads as the name it closes or wraps (issue 33's eighteenth probe: "C++ team" /
-    "C# team", "Dock #1" / "Dock 1" were read as one name)."""
-    return "".join(
-        c
-        for c in name_marks(name)
-        if not unicodedata.category(c).startswith("P") or c in _READ_MARKS
-    )
-
+    "\u20ac", an emoji), "#", "&", "@", "%", "/", "*" and dashes, where they close or open a word ("Grade
+    A-", "C++ team", "-18"). Other punctuation ("PLTZ.", "PLTZ!", brackets, quotes) reads as the name it
+    closes or wraps, and a mark inside a word as no mark ("PLTZ-7" is "PLTZ7", "P-9-9-7-F" "P997F");
+    issue 33's eighteenth probe: "C++ team" / "C# team", "Grade A+" / "Grade A-" were read as one name."""
+    said = unicodedata.normalize("NFKC", name).strip()
+    kept = []
+    for i, ch in enumerate(said):
+        if ch.isalnum() or ch.isspace():
+            continue
+        if unicodedata.category(ch).startswith("P") and ch not in _READ_MARKS:
+            continue
+        if 0 < i < len(said) - 1 and said[i - 1].isalnum() and said[i + 1].isalnum():
+            continue  # inside a word: a joiner, or a code spelled out ("PLTZ-7", "P|9|9|7|F")
+        kept.append(ch)
+    return "".join(kept)
 
 _READ_MARKS = frozenset("#&@%/\\*-\u2010\u2011\u2012\u2013\u2014\u2212")
 
@@ -382,11 +397,13 @@ class MemoryKind:
     named: ClassVar[tuple[str, ...]] = ()
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """Whether two payloads of one key name the same thing: the key folds symbols and punctuation
-        away, so "Q++" and "Q#", ".NET" and "NET" share one; their marks tell them apart (`name_marks`)."""
+        """Whether two payloads of one key name the same thing: the key folds symbols, punctuation and case
+        away, so "Q++" and "Q#", ".NET" and "NET", "CO" and "Co" share one; their marks and acronyms tell
+        them apart (`name_marks`, `acronyms_of`)."""
         return all(
             name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or ""))
             and accents_of(str(old.get(f) or "")) == accents_of(str(new.get(f) or ""))
+            and acronyms_of(str(old.get(f) or "")) == acronyms_of(str(new.get(f) or ""))
             for f in self.named
         )
 
@@ -434,8 +451,11 @@ class MemoryKind:
         """The read key with each part's words run together: "Wi-Fi" and "WiFi", "PLTZ 7" and "PLTZ7"
         read as one name (a hyphen or a space inside a word is no other name)."""
         read = "|".join(run_together(part) for part in self.read_key(payload).split("|"))
-        # accents are letters of a name (the key folds them): "Résumé" names no "Resume"
-        marks = "".join(accents_of(str(payload.get(f) or "")) for f in self.named)
+        # accents are letters of a name (the key folds them): "Résumé" names no "Resume"; symbols are
+        # part of it: "Grade A+" names no "Grade A-"
+        marks = "".join(
+            accents_of(str(payload.get(f) or "")) + symbols_of(str(payload.get(f) or "")) for f in self.named
+        )
         return f"{read}~{marks}" if marks else read
 
     def reads_as(self, old: dict[str, Any], new: dict[str, Any]) -> bool:

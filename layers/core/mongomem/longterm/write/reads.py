@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mongomem.kinds import MemoryKind
-from mongomem.kinds.base import accents_of, as_read, norm, run_together
+from mongomem.kinds.base import accents_of, as_read, norm, run_together, symbols_of
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.decide import additions, restates_by_key
 from mongomem.longterm.write.decision import Candidates, NewMemory
@@ -296,5 +296,8 @@ def _reads_alike(kind: MemoryKind, held: dict[str, Any], said: dict[str, Any]) -
         return False
     # accents are letters of a name (Unicode TR39 keeps them): "Résumé" is not "Resume", "avó" not "avô"
     if any(accents_of(str(held.get(f) or "")) != accents_of(str(said.get(f) or "")) for f in kind.named):
+        return False
+    # so are its symbols: "C++ team" is not "C# team", "Grade A+" not "Grade A-" (issue 33's eighteenth probe)
+    if any(symbols_of(str(held.get(f) or "")) != symbols_of(str(said.get(f) or "")) for f in kind.named):
         return False
     return kind.reads_as(held, said) or _read(kind.read_key(held)) == _read(kind.read_key(said))
