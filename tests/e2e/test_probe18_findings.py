@@ -4,8 +4,10 @@ procedures) and declares the custom org type `dock_rule`; every private write na
 "private"`. Payloads none of the earlier probes used (tests/e2e/test_probe_findings.py ...
 test_probe17_findings.py). Each finding's test fails on 04969ce for the reason given (seen with
 `--runxfail`) and was marked `xfail(strict=True)` until it was fixed; the attacks that held are kept as
-passing tests. Fixed since (markers removed): all but finding 5's "Polish" / "polish" (MED, open: a
-name's case is folded but for its words of capitals; docs/adr/0080, its addendum for this probe).
+passing tests. Fixed since (markers removed): all but finding 1 (HIGH, open: the attribute synonyms
+stay in the key for the restatements and knowledge updates they find, measured) and finding 5's "Polish"
+/ "polish" (MED, open: a name's case is folded but for its words of capitals); docs/adr/0080, its
+addendum for this probe.
 
 FINDINGS (nine HIGH, nine MED). "<own>" is a test's unique suffix; "bob, then eve" means bob's one-user
 key (202 PROPOSE) and eve's (201 UPDATE: the proposal backed by a second user becomes the org memory).
@@ -209,6 +211,12 @@ SYNONYM_PAIRS = [
 ]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 18 finding 1, open: labels.SYNONYMS keys labels of one aspect alike, so a restatement "
+    "or a knowledge update labelled otherwise finds its memory (out of the key, bench/dedup.py's rules-only "
+    "path with a model that never merges went from 0.0 to 0.43 duplicates; docs/adr/0080's addendum)",
+)
 @pytest.mark.parametrize(
     ("first", "held", "second", "said"), SYNONYM_PAIRS, ids=[f"{p[0]}-then-{p[2]}" for p in SYNONYM_PAIRS]
 )
@@ -230,6 +238,12 @@ def test_a_private_fact_of_another_aspect_is_not_an_update(
     assert (written["decision"], len(_active(stack, "alice", "semantic", own))) == ("ADD", 2), written
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="probe 18 finding 1, open: labels.SYNONYMS keys labels of one aspect alike, so a restatement "
+    "or a knowledge update labelled otherwise finds its memory (out of the key, bench/dedup.py's rules-only "
+    "path with a model that never merges went from 0.0 to 0.43 duplicates; docs/adr/0080's addendum)",
+)
 def test_two_users_usual_airport_leaves_the_tenants_nearest_airport(stack: Stack) -> None:
     """HIGH (same cause, shared memory). The tenant key's org fact {"subject": "Leeds office <own>",
     "attribute": "nearest airport", "value": "Leeds Bradford"} (201 ADD); bob's, then eve's one-user key:

@@ -176,9 +176,7 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_mem
                 item("languages spoken", "Spanish", evidence_seqs=[3]),
             ],
             [
-                # (a spelling of the label: "preferred" is another label, which may name another aspect:
-                # issue 33's eighteenth probe, tests/unit/test_semantic_keys.py)
-                item("Favourite Colour", "the colour green", "the user"),
+                item("Preferred Colour", "the colour green", "the user"),
                 item("Language", "Spanish language", evidence_seqs=[3]),
             ],
             [item("favorite colour", "blue"), item("spoken languages", "French", evidence_seqs=[3])],
@@ -188,14 +186,14 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_mem
     said = [
         ("My favourite colour is green.", "I speak Spanish."),
         ("My favorite color is green.", "I speak Spanish."),
-        ("The colour green is my favourite colour.", "Spanish is my language."),
+        ("The colour I prefer is green.", "Spanish is my language."),
     ]
     for n, turns in enumerate(said):
         say(svc, extract_fn, ctx, f"s{n}", *turns)
     # Then each fact is one memory, however it was labelled: restated to the letter it is counted (under
     # another label), in other words it is the next version ("the colour green": docs/adr/0080; a value
     # of one word is said by its case too: "Green" would be a version of its own)
-    assert facts(svc) == [("Favourite Colour", "the colour green", 1), ("Language", "Spanish language", 1)]
+    assert facts(svc) == [("Language", "Spanish language", 1), ("Preferred Colour", "the colour green", 1)]
     # and nothing is lost: the earlier wordings are the history of those memories
     assert facts(svc, "superseded") == [("favourite colour", "green", 2), ("languages", "Spanish", 2)]
     # When the colour changes and another language is named: the colour is updated, the language added
@@ -206,7 +204,7 @@ def test_an_llm_that_labels_and_words_a_fact_differently_each_time_keeps_one_mem
         ("spoken languages", "French", 1),
     ]
     assert facts(svc, "superseded") == [
-        ("Favourite Colour", "the colour green", 1),
+        ("Preferred Colour", "the colour green", 1),
         ("favourite colour", "green", 2),
         ("languages", "Spanish", 2),
     ]

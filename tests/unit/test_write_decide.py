@@ -272,7 +272,7 @@ ROWS: dict[str, Row] = {
     ),
     # issue 33's sixteenth probe: "birthday" / "anniversary" share no word and may hold one value
     "without a model, the same value of an aspect named in other words is a memory of its own": Row(
-        new(fact("adores", "spicy ramen")),
+        new(fact("enjoys", "spicy ramen")),
         Candidates(by_meaning=[(0.95, LIKES)]),
         Decision.ADD,
         NewLineage,

@@ -1,7 +1,7 @@
 """Canonical forms of a fact's labels: one attribute however it is worded, one value however it is cased.
 
 Extraction (an LLM, the offline rules, a caller of the API) names the same attribute many ways:
-"favorite color", "Favourite Colour", "the user's favourite colour", "city of residence" for "home city".
+"favorite color", "Favourite Colour", "the user's preferred colour", "city of residence" for "home city".
 A semantic memory's match key is built from these canonical forms, so a restatement in other words finds
 its memory by key (and is a REINFORCE), and a changed value is an UPDATE of exactly that memory.
 
@@ -9,10 +9,9 @@ The forms are deliberately small and readable (docs/adr/0022-canonical-attribute
 - case, accents and punctuation folded (`norm`), a leading article, "user's" / "my" / "your" / "our" dropped ("his" / "her" / "their" name someone);
 - a possessive "X's Y" read as "X Y" and "name of X" as "X name";
 - British spellings of common words read as American ("favourite colour" -> "favorite color");
-- in the key, only spellings and forms of one label and the labels of many-valued attributes
-  (`SYNONYMS`); labels that may name two aspects holding two values at once ("current city" / "home
-  city", "vehicle" / "car": issue 33's eighteenth probe) meet only where a restatement is looked for by
-  meaning, which needs the value to the letter (`ASPECTS`, `aspect_form`);
+- a short table of synonyms, each mapping a few labels onto one the offline rules already use; nothing
+  maps two attributes that may hold different values at once onto one ("home city" and "hometown" stay
+  apart, and so do "birthday" and "birth date");
 - an attribute of several values at once (likes, languages, allergies, pets ...) is always many-valued,
   whatever the proposer said: each value is its own memory, never an update of another.
 Values are compared in a canonical form as well (value_form): a leading article, the attribute's own
@@ -84,15 +83,76 @@ _NAMED_RELATIONS = (
 )
 _PET_WORDS = "pet pets dog cat rabbit parrot hamster puppy kitten"
 
-# label (after the steps above) -> canonical label, in the key. Only spellings and forms of one label
-# ("birth day", "wife" for "wife name", "time zone") and labels of attributes of many values (each value
-# is its own memory, so two of them never meet under one key): a label that may name another aspect
-# holding another value at once ("current city" / "home city", "vehicle" / "car", "workplace" /
-# "employer", "preferred" / "favorite": issue 33's eighteenth probe) is never folded into the key.
+# label (after the steps above) -> canonical label. Kept small: each entry is a label LLMs use for an
+# attribute the rules know, and none merges two attributes that can hold different values at once.
 SYNONYMS: dict[str, str] = {
-    "home town": "hometown",
-    "employer name": "employer",
+    **dict.fromkeys(
+        [
+            "city of residence",
+            "current city",
+            "current city of residence",
+            "residence city",
+            "city",
+            # not "residence", "home", "lives in": they may hold an address beside the city (issue 33's
+            # seventeenth probe: "residence: 12 Elm Street, flat 4" is no home city)
+            "current home city",
+        ],
+        "home city",
+    ),
+    **dict.fromkeys(
+        [
+            "home town",
+            "city of origin",
+            "origin city",
+            "place of origin",
+            "origin",
+            "grew up in",
+            "comes from",
+            "is from",
+            "from",
+            "original home town",
+            "original hometown",
+        ],
+        "hometown",
+    ),
+    **dict.fromkeys(
+        [
+            "company",
+            "workplace",
+            "work place",
+            "place of work",
+            "current employer",
+            "employer name",
+            "company name",
+            "works at",
+            "works for",
+            "employed by",
+            "employed at",
+        ],
+        "employer",
+    ),
+    **dict.fromkeys(
+        [
+            "job title",
+            "job",
+            "profession",
+            "current job",
+            "current occupation",
+            "current job title",
+            "works as",
+            "career",
+        ],
+        "occupation",
+    ),
+    **dict.fromkeys(
+        ["dietary preference", "dietary preferences", "diet type", "dietary choice", "dietary habit"], "diet"
+    ),
     **dict.fromkeys(["birth day", "birthday date"], "birthday"),
+    **dict.fromkeys(
+        ["usual airport", "local airport", "nearest airport", "main airport", "airport", "home airport code"],
+        "home airport",
+    ),
+    **dict.fromkeys(["vehicle", "car model", "drives", "current car"], "car"),
     **dict.fromkeys(
         [
             "language",
@@ -126,75 +186,6 @@ SYNONYMS: dict[str, str] = {
     "plan": "plans",
     "notes": "note",
     "timezone": "time zone",
-}
-
-# label (after the key's steps) -> the aspect it most often names, read only where a restatement is
-# looked for by meaning: a statement found under another label restates a memory only with the value
-# to the letter (docs/adr/0080), so "city of residence: Lisbon" restates "home city: Lisbon" while
-# "current city: Berlin" beside "home city: London" is a fact of its own, never a correction of it.
-ASPECTS: dict[str, str] = {
-    **dict.fromkeys(
-        [
-            "city of residence",
-            "current city",
-            "current city of residence",
-            "residence city",
-            "city",
-            "current home city",
-        ],
-        "home city",
-    ),
-    **dict.fromkeys(
-        [
-            "city of origin",
-            "origin city",
-            "place of origin",
-            "origin",
-            "grew up in",
-            "comes from",
-            "is from",
-            "from",
-            "original home town",
-            "original hometown",
-        ],
-        "hometown",
-    ),
-    **dict.fromkeys(
-        [
-            "company",
-            "workplace",
-            "work place",
-            "place of work",
-            "current employer",
-            "company name",
-            "works at",
-            "works for",
-            "employed by",
-            "employed at",
-        ],
-        "employer",
-    ),
-    **dict.fromkeys(
-        [
-            "job title",
-            "job",
-            "profession",
-            "current job",
-            "current occupation",
-            "current job title",
-            "works as",
-            "career",
-        ],
-        "occupation",
-    ),
-    **dict.fromkeys(
-        ["dietary preference", "dietary preferences", "diet type", "dietary choice", "dietary habit"], "diet"
-    ),
-    **dict.fromkeys(
-        ["usual airport", "local airport", "nearest airport", "main airport", "airport", "home airport code"],
-        "home airport",
-    ),
-    **dict.fromkeys(["vehicle", "car model", "drives", "current car"], "car"),
 }
 
 # Attributes that hold several values at once: each value is its own memory (the value is in the key).
@@ -235,18 +226,12 @@ def attribute_form(attribute: str) -> str:
     of = re.fullmatch(r"name of (?:the |a |an )?(?:user )?(?P<who>.+)", label)
     if of:
         label = f"{of.group('who')} name"
-    if label.startswith(("fave ", "favorite ")) and label.split(" ", 1)[1] not in {"name", "pronouns"}:
+    if label.startswith(("preferred ", "fave ", "favorite ")) and label.split(" ", 1)[1] not in {
+        "name",
+        "pronouns",
+    }:
         label = "favorite " + label.split(" ", 1)[1]
     return SYNONYMS.get(label, label)
-
-
-def aspect_form(attribute: str) -> str:
-    """The aspect an attribute label most often names (`ASPECTS`, "preferred X" as "favorite X"): read
-    only to find a restatement by meaning, which needs the value to the letter; never in the key."""
-    label = attribute_form(attribute)
-    if label.startswith("preferred ") and label.split(" ", 1)[1] not in {"name", "pronouns"}:
-        label = "favorite " + label.split(" ", 1)[1]
-    return ASPECTS.get(label, label)
 
 
 def subject_form(subject: str) -> str:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from mongomem.kinds.base import Item, MemoryKind, as_read, said_alike
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
-from mongomem.kinds.labels import aspect_form, attribute_form, many_valued, subject_form, value_form
+from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
 from mongomem.kinds.meaning import name_marks, norm, same_value, signs_and_money
 
 # Attributes that record what the user asked, not what is true of them.
@@ -143,14 +143,6 @@ class Semantic(MemoryKind):
         if payload.get("cardinality") == "many" or many_valued(attribute):
             return f"{key}|{value_form(attribute, payload['value'])}"
         return key
-
-    def same_aspect(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """One name, or two labels of the aspect they most often name (`labels.ASPECTS`: "city of
-        residence" / "home city"): read only for a restatement by meaning, which needs the value to the
-        letter, so a fact under another label with another value is kept beside it."""
-        if aspect_form(str(old.get("attribute") or "")) == aspect_form(str(new.get("attribute") or "")):
-            return True
-        return super().same_aspect(old, new)
 
     def apart_marks(self, payload: dict[str, Any]) -> str:
         # a key that holds the value: "C++" and "C#", ".NET" and "NET" are two languages; a closing full
