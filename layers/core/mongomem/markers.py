@@ -429,6 +429,8 @@ def _hiding_style(tag: str) -> bool:
     plain = _css_plain(tag)
     declaration = _HIDING_DECLARATION.search(plain)
     return declaration is not None and _STYLE_ATTRIBUTE.search(plain, 0, declaration.start()) is not None
+
+
 _CONSTRUCT = re.compile(
     r"<(?:/?[A-Za-z]|[!?]|/.)", re.DOTALL
 )  # a "<" that may open markup  # a start or end tag's name begins with an ASCII letter

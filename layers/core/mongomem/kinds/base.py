@@ -106,6 +106,7 @@ def symbols_of(name: str) -> str:
         kept.append(ch)
     return "".join(kept)
 
+
 _READ_MARKS = frozenset("#&@%/\\*-\u2010\u2011\u2012\u2013\u2014\u2212")
 
 
