@@ -933,8 +933,13 @@ def test_erasure_leaves_no_agents_working_memory(stack: Stack) -> None:
         {"content": f"plan {own}"},
     )
     assert put[0] == 200, put
-    body = {"user_id": "hank", "type": "semantic", "visibility": "private", "agent_id": f"ag-{own}"}
-    body["payload"] = {"subject": "user", "attribute": "pin", "value": f"99{own}"}
+    body: dict[str, Any] = {
+        "user_id": "hank",
+        "type": "semantic",
+        "visibility": "private",
+        "agent_id": f"ag-{own}",
+        "payload": {"subject": "user", "attribute": "pin", "value": f"99{own}"},
+    }
     assert call(stack, stack.tenant, "POST", "/v1/memories", body)[0] == 201
     assert call(stack, stack.tenant, "DELETE", "/v1/users/hank")[0] == 200
     status, state = call(stack, stack.tenant, "GET", f"/v1/working-memory?user_id=hank&agent_id=ag-{own}")
