@@ -38,16 +38,6 @@ class Taxonomic(MemoryKind):
     def key(self, payload: dict[str, Any]) -> str:
         return norm(payload["term"])
 
-    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        """Two terms of one name in two domains both give are two terms ("Mercury" in astronomy and in
-        chemistry: issue 33's eighteenth probe), never one taken for the other's correction; a domain said
-        in other words is a second term at worst, never a loss."""
-        domains = norm(str(old.get("domain") or "")), norm(str(new.get("domain") or ""))
-        return all(domains) and domains[0] != domains[1]
-
-    def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
-        return super().same_name(old, new) and not self.keyed_apart(old, new)
-
     def text(self, payload: dict[str, Any]) -> str:
         aliases = ", ".join(payload.get("aliases") or [])
         head = f"{payload['term']} ({aliases})" if aliases else payload["term"]
