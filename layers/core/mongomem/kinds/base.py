@@ -35,15 +35,19 @@ def _joined(match: re.Match[str]) -> str:
     # A code spelled letter by letter with one separator throughout ("P-9-9-7-F", "U.S.A.") is read as the
     # word. Digits alone set off by dots or dashes are numbers ("Tier 1.5" is not "Tier 15", "Node 1.2.3"
     # not "Node 123"), and so are two digits set apart where the separators differ ("Section 4.1(b)" is
-    # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe), and so are digits a code
-    # holds that does not open and close with a letter ("4.1.b" is not "41b", "A-1-2" not "A-12", "B.1.4"
-    # not "B14": its eighteenth).
+    # not "Section 41(b)", "1-2 B" not "12 B": issue 33's seventeenth probe), and so are the digits of a
+    # short code (three characters: a section's numbering) that neither opens and closes with a letter nor
+    # holds more letters than digits ("4.1.b" is not "41b", "A-1-2" not "A-12", "B.1.4" not "B14": its
+    # eighteenth; "P-9-9-7-F", "P-9-9-1-4-5-5-7" and "P-9-B-E-A-B-2-0" are one word: its ninth).
     units: list[tuple[str, str]] = _SEPARATED.findall(match.group(0).rstrip("."))
     chars = [c for c, _ in units]
     seps = {sep for _, sep in units[:-1]}
     if not any(c.isalpha() for c in chars):
         return " ".join(chars)
-    if len(seps) == 1 and chars[0].isalpha() and chars[-1].isalpha():
+    letters = sum(c.isalpha() for c in chars)
+    if len(seps) == 1 and (
+        (chars[0].isalpha() and chars[-1].isalpha()) or letters > len(chars) - letters or len(chars) > 3
+    ):
         return "".join(chars)
     out: str = chars[0]
     for (before, _), ch in zip(units, chars[1:], strict=False):
