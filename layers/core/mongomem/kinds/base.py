@@ -83,13 +83,18 @@ def unarticled(words: str) -> str:
     return kept or words  # a name that is only an article ("The", "a") is that word
 
 
-def acronyms_of(name: str) -> tuple[int, ...]:
-    """Where a name holds a word of capitals (two letters or more: "CO", carbon monoxide, is not "Co",
-    cobalt; issue 33's eighteenth probe): the indexes of those words among its words. A name's other case
-    is folded ("Polish" and "polish" stay one name: a duplicate of a name typed in lower case would be
-    the price)."""
-    words = re.findall(r"[^\W\d_]+", name)
-    return tuple(i for i, w in enumerate(words) if len(w) > 1 and w.isupper())
+def cased_apart(held: str, said: str) -> bool:
+    """Whether two names of one key differ by a word of capitals said in the other as a word with one
+    capital ("CO", carbon monoxide, is not "Co", cobalt; issue 33's eighteenth probe). A word said all in
+    lower case is the name typed in lower case ("ops-12" is "OPS-12"), and other case is folded ("Polish"
+    and "polish" stay one name: a duplicate of every name typed in lower case would be the price)."""
+    one, other = re.findall(r"[^\W\d_]+", held), re.findall(r"[^\W\d_]+", said)
+    if len(one) != len(other):
+        return False
+    return any(
+        len(x) > 1 and ((x.isupper() and y.istitle()) or (y.isupper() and x.istitle()))
+        for x, y in zip(one, other, strict=True)
+    )
 
 
 def symbols_of(name: str) -> str:
@@ -403,12 +408,12 @@ class MemoryKind:
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether two payloads of one key name the same thing: the key folds symbols, punctuation and case
-        away, so "Q++" and "Q#", ".NET" and "NET", "CO" and "Co" share one; their marks and acronyms tell
-        them apart (`name_marks`, `acronyms_of`)."""
+        away, so "Q++" and "Q#", ".NET" and "NET", "CO" and "Co" share one; their marks and words of
+        capitals tell them apart (`name_marks`, `cased_apart`)."""
         return all(
             name_marks(str(old.get(f) or "")) == name_marks(str(new.get(f) or ""))
             and accents_of(str(old.get(f) or "")) == accents_of(str(new.get(f) or ""))
-            and acronyms_of(str(old.get(f) or "")) == acronyms_of(str(new.get(f) or ""))
+            and not cased_apart(str(old.get(f) or ""), str(new.get(f) or ""))
             for f in self.named
         )
 
