@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from jsonschema._utils import equal
 
 from mongomem.kindschema import linear_validator
 
@@ -62,8 +63,10 @@ UNIQUE = {"type": "array", "uniqueItems": True}
 @given(st.lists(JSON, max_size=5))
 def test_unique_items_verdicts_are_jsonschemas(instance: list[Any]) -> None:
     ours = [e.validator for e in linear_validator(UNIQUE).iter_errors(instance)]
-    theirs = [e.validator for e in Draft202012Validator(UNIQUE).iter_errors(instance)]
-    assert ours == theirs
+    # jsonschema's equality of two values, every pair compared (its `uniqueItems` sorts items of mixed
+    # types and compares neighbours only, so it misses [[true], [1], [true]]'s repeated item)
+    repeated = any(equal(a, b) for i, a in enumerate(instance) for b in instance[i + 1 :])
+    assert ours == (["uniqueItems"] if repeated else [])
 
 
 @given(st.integers(500, 4000))
