@@ -410,9 +410,12 @@ def test_a_dated_and_a_timed_private_episode_of_one_title_and_day_are_two(stack:
     assert (written["decision"], len(_active(stack, "alice", "episodic", own))) == ("ADD", 2), written
 
 
-def test_a_hyphen_between_letters_said_as_a_space_is_a_restatement(stack: Stack) -> None:
-    """Held (as documented): a private procedure step "put the non-smoking sign up" restated "put the non
-    smoking sign up" is a REINFORCE; a tenant's tool grant is kept in a user's proposal that adds a field."""
+def test_a_hyphen_between_letters_said_as_a_space_is_the_next_version(stack: Stack) -> None:
+    """Held on e6509c6 as then documented (a hyphen between letters read as a space); since issue 33's
+    nineteenth probe a hyphen is a character of the value ("correct-horse-battery-staple" is not "correct
+    horse battery staple"): "put the non smoking sign up" after "put the non-smoking sign up" is the
+    step's next version, nothing lost. A tenant's tool grant is kept in a user's proposal that adds a
+    field."""
     own = unique()
     procedure = {
         "name": f"Prepare room {own}",
@@ -422,7 +425,7 @@ def test_a_hyphen_between_letters_said_as_a_space_is_a_restatement(stack: Stack)
     key = stack.users["alice"]
     assert _ok(stack, key, "procedural", procedure, visibility="private")["decision"] == "ADD"
     again = {**procedure, "steps": ["put the non smoking sign up"]}
-    assert _ok(stack, key, "procedural", again, visibility="private")["decision"] == "REINFORCE"
+    assert _ok(stack, key, "procedural", again, visibility="private")["decision"] == "UPDATE"
     grant = {"name": f"Deploy app {own}", "when_to_use": "a release is tagged", "steps": ["run make deploy"]}
     assert (
         _ok(stack, stack.tenant, "procedural", {**grant, "allowed_tools": ["Bash"]}, user_id="alice")[

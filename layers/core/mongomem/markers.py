@@ -390,9 +390,10 @@ _HIDDEN = re.compile(rf"[{_HTML_SPACE}/\"']hidden(?=[{_HTML_SPACE}/>=])", re.IGN
 # attribute that hides its element: what they hold is unshown, as a `hidden` element's is.
 # Besides those: a closed <dialog> and an <audio> without controls are display: none, and <video>,
 # <canvas>, <textarea>, <meter> and <progress> show none of what they hold to a reader of the page's text
-# (Chromium's innerText; issue 33's eighteenth probe).
+# (Chromium's innerText; issue 33's eighteenth probe), nor <svg> its text outside a <text> element (read
+# as hidden whole: the other readings of `_untagged` keep what it holds; the nineteenth).
 _UNSHOWN_ELEMENT = re.compile(
-    rf"<(?:title|datalist|rp|dialog|audio|video|canvas|textarea|meter|progress)(?=[{_HTML_SPACE}/>])",
+    rf"<(?:title|datalist|rp|dialog|audio|video|canvas|textarea|meter|progress|svg)(?=[{_HTML_SPACE}/>])",
     re.IGNORECASE,
 )
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
@@ -417,7 +418,11 @@ def _css_plain(tag: str) -> str:
 # quadratic time: issue 33's eighteenth probe).
 _HIDING_DECLARATION = re.compile(
     r"display[\t\n\f\r ]*:[\t\n\f\r ]*none|visibility[\t\n\f\r ]*:"
-    r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9])",
+    r"[\t\n\f\r ]*(?:hidden|collapse)|font-size[\t\n\f\r ]*:[\t\n\f\r ]*0(?![.\d]*[1-9])"
+    # the `font` shorthand with a size of 0 ("font: 0/0 a", "font: 0px serif"; the nineteenth probe),
+    # looked for within a bounded stretch of the declaration
+    r"|font[\t\n\f\r ]*:[^;>\"'}]{0,120}?(?<![\w.])0(?:\.0*)?(?:[a-z]{1,4}|%)?"
+    r"(?=[\t\n\f\r ]*[/;\"'}]|[\t\n\f\r ]+[A-Za-z\"'])",
     re.IGNORECASE,
 )
 _STYLE_ATTRIBUTE = re.compile(r"style[\t\n\f\r ]*=", re.IGNORECASE)

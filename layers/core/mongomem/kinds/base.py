@@ -57,10 +57,20 @@ def _joined(match: re.Match[str]) -> str:
 
 def accents_of(name: str) -> str:
     """A name's accents, in order, as the key (which folds them) loses them: "avó" and "avô"
-    (grandmother, grandfather), "bà" and "ba" are two names (issue 33's seventeenth probe)."""
+    (grandmother, grandfather), "bà" and "ba" are two names (issue 33's seventeenth probe). A variation
+    selector or a combining grapheme joiner is no accent: it changes nothing a reader sees of the name
+    (issue 33's nineteenth probe)."""
     return "".join(
-        ch for ch in unicodedata.normalize("NFD", name.casefold()) if unicodedata.category(ch) == "Mn"
+        ch
+        for ch in unicodedata.normalize("NFD", name.casefold())
+        if unicodedata.category(ch) == "Mn" and not _unseen_mark(ch)
     )
+
+
+def _unseen_mark(ch: str) -> bool:
+    """A variation selector (emoji or text presentation) or the combining grapheme joiner."""
+    code = ord(ch)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or code == 0x034F
 
 
 def run_together(words: str) -> str:
@@ -98,25 +108,45 @@ def cased_apart(held: str, said: str) -> bool:
 
 
 def symbols_of(name: str) -> str:
-    """The marks of a name (`name_marks`) a reader takes for part of it, in order: symbols ("+", "$",
-    "\u20ac", an emoji), "#", "&", "@", "%", "/", "*" and dashes, where they close or open a word ("Grade
-    A-", "C++ team", "-18"). Other punctuation ("PLTZ.", "PLTZ!", brackets, quotes) reads as the name it
-    closes or wraps, and a mark inside a word as no mark ("PLTZ-7" is "PLTZ7", "P-9-9-7-F" "P997F");
-    issue 33's eighteenth probe: "C++ team" / "C# team", "Grade A+" / "Grade A-" were read as one name."""
-    said = unicodedata.normalize("NFKC", name).strip()
+    """The marks of a name a reader takes for part of it, in order, each as the character it is drawn like
+    (`markers.skeleton`: "C\u266f" is "C#", an en dash a hyphen): symbols ("+", "$", "\u20ac", an emoji),
+    "#", "&", "@", "%", "/", "*" and dashes, and inside a word any punctuation ("ci.build.net" is not
+    "ci-build.net", "a.lopez" not "a_lopez", "Q&A" not "QA"; issue 33's eighteenth and nineteenth probes).
+    Read as no mark: punctuation that closes or wraps a name ("PLTZ.", "PLTZ!", brackets, quotes), a
+    hyphen joining a letter to a letter or a digit ("Wi-Fi" is "WiFi", "PLTZ-7" "PLTZ7"), the separators
+    of a code spelled out ("P-9-9-7-F", "K.P.I.": `_SPELLED`), an apostrophe as any apostrophe, and what
+    a reader does not see (format characters, variation selectors)."""
+    said = _without_unseen(unicodedata.normalize("NFKC", name).strip())
+    spelled = {i for m in _SPELLED.finditer(said) for i in range(m.start(), m.end())}
     kept = []
     for i, ch in enumerate(said):
         if ch.isalnum() or ch.isspace():
             continue
-        if unicodedata.category(ch).startswith("P") and ch not in _READ_MARKS:
+        before, after = said[i - 1 : i], said[i + 1 : i + 2]
+        inside = bool(before) and bool(after) and before.isalnum() and after.isalnum()
+        if ch in _APOSTROPHES:
+            kept.append("'")
             continue
-        if 0 < i < len(said) - 1 and said[i - 1].isalnum() and said[i + 1].isalnum():
-            continue  # inside a word: a joiner, or a code spelled out ("PLTZ-7", "P|9|9|7|F")
-        kept.append(ch)
+        if inside and i in spelled and ch not in _MEANT_IN_NAMES:
+            continue  # a code spelled out: "K.P.I.", "P-9-9-7-F"
+        if inside and ch in _DASHES and (before.isalpha() or after.isalpha()):
+            continue  # "Wi-Fi", "PLTZ-7"
+        if not inside and unicodedata.category(ch).startswith("P") and ch not in _READ_MARKS:
+            continue  # "PLTZ.", "(PLTZ)"
+        kept.append("-" if ch in _DASHES else _DRAWN_AS.get(ch, skeleton(ch)))
     return "".join(kept)
 
 
-_READ_MARKS = frozenset("#&@%/\\*-\u2010\u2011\u2012\u2013\u2014\u2212")
+def _without_unseen(text: str) -> str:
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and not _unseen_mark(ch))
+
+
+_DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2212")
+_READ_MARKS = frozenset("#&@%/\\*") | _DASHES
+_MEANT_IN_NAMES = frozenset("#&@%/\\*+")
+# Symbols drawn like an ASCII mark that TR39's table leaves apart: the music sharp sign is read as "#".
+_DRAWN_AS = {"\u266f": "#"}
+_APOSTROPHES = frozenset("'\u2019\u02bc\u2018")
 
 
 def as_read(text: str) -> str:
@@ -136,6 +166,8 @@ def _read_char(ch: str) -> str:
         return ch
     if unicodedata.category(ch) == "Nd":
         return str(unicodedata.digit(ch))
+    if unicodedata.decomposition(ch).startswith(("<super>", "<sub>")):
+        return f" {ch} "  # a superscript digit is a word of its own: "Art. 14\u00b9" is not "Art. 141"
     read = skeleton(ch)
     if ch.isalpha() and any(c.isdigit() for c in read):
         return ch  # a letter is never read as a digit: Cyrillic "\u0431" is no "6" ("1\u0431" is not "16")
@@ -493,12 +525,13 @@ class MemoryKind:
                 continue
             if field in self.unordered and isinstance(said, list) and isinstance(held or [], list):
                 # labels only add (merged on a REINFORCE), unless the tenant gives the whole list anew, or
-                # a list of who (`replaced`) names none the memory holds: "Tom Baker" for "Ann Lee" on a
-                # call is a correction of who was there, not one more (issue 33's seventeenth probe)
+                # a list of who (`replaced`) leaves out one the memory holds: "Tim Baker" for "Tom Baker"
+                # beside "Ann Lee" on a call is a correction of who was there, not one more (issue 33's
+                # seventeenth and nineteenth probes)
                 told, kept = {worded(str(x)) for x in said}, {worded(str(x)) for x in held or []}
                 if held and (
                     ((whole_lists or field in self.whole) and told != kept)
-                    or (field in self.replaced and not told & kept)
+                    or (field in self.replaced and not kept <= told)
                 ):
                     return False
                 continue
@@ -565,8 +598,8 @@ class MemoryKind:
     # -- what a statement says, to the letter -----------------------------------------------------
     # Lists of labels, whose order says nothing (aliases, tags): compared as sets by `stated`.
     unordered: ClassVar[frozenset[str]] = frozenset()
-    # Of those, lists a statement corrects by naming others (an episode's participants): one that shares
-    # no item with the memory's is another value, not an addition.
+    # Of those, lists a statement corrects by naming others (an episode's participants): one that leaves
+    # out an item the memory's holds is another value, not an addition.
     replaced: ClassVar[frozenset[str]] = frozenset()
     # Of those, lists whose items are conditions rather than names (a procedure's trigger_conditions):
     # another set of them is another value, never one more label ("above 80%" after "above 90%" is a

@@ -395,8 +395,6 @@ def same_value(old: str, new: str) -> bool:
 
 # Punctuation that says something wherever it stands: a share, a number sign, an "and", an "or", a mark.
 _MEANT = frozenset("%\u2030\u2031#&@/\\*\u2020\u2021\u00a7\u00b6")
-# The hyphens that join the words of a compound ("post-incident"): read as the space they stand for.
-_HYPHENS = frozenset("-\u2010")
 
 
 def worded(text: str) -> str:
@@ -405,32 +403,29 @@ def worded(text: str) -> str:
     host, an address, a file name or a range by its dots, dashes, underscores and commas: "pkg-acme.io"
     is not "pkg.acme.io", "Monday-Friday" is not "Monday, Friday"), and so do its line breaks and each
     line's indentation (a script or YAML corrected by its indentation is another value: issue 33's
-    eighteenth probe), except runs of spaces and tabs between words of a line, a closing full stop of a
-    sentence (more than one word: "Bluebird7." is not "Bluebird7"), the capital of an opening word of
-    three letters or more ("Post" / "post", but "Mm" is not "mm", nor "Mbar" "mbar":
-    `_first_word_folded`) and a hyphen joining two letters of a compound, read as a space
-    ("post-incident review." and "post incident review" are worded alike)."""
-    said = _without_closing_stop(_spaced(text), sentence=True)
-    out = [
-        " "
-        if ch in _HYPHENS and 0 < i < len(said) - 1 and said[i - 1].isalpha() and said[i + 1].isalpha()
-        else ch
-        for i, ch in enumerate(said)
-    ]
-    return _first_word_folded(_spaced("".join(out)))
+    eighteenth probe), its tabs and its hyphens ("correct-horse-battery-staple" is not "correct horse
+    battery staple", "Anne-Marie" not "Anne Marie": its nineteenth), except runs of spaces between words
+    of a line, a closing full stop of a sentence (more than one word: "Bluebird7." is not "Bluebird7")
+    and the capital of an opening word of three letters or more ("Post" / "post", but "Mm" is not "mm",
+    nor "Mbar" "mbar": `_first_word_folded`)."""
+    return _first_word_folded(_without_closing_stop(_spaced(text), sentence=True))
+
+
+# Runs of spaces between two words of a line (a tab is said: a column of a table).
+_SPACES = re.compile(r"[^\S\t\n]+")
 
 
 def _spaced(text: str) -> str:
-    """`text` (NFC) with each run of spaces and tabs between two words of a line read as one space and
-    the spaces closing a line dropped; its lines (any line break reads as one), each line's indentation
+    """`text` (NFC) with each run of spaces between two words of a line read as one space (a tab is
+    kept) and the spaces closing a line dropped; its lines (any line break reads as one), each line's indentation
     and the blank lines between lines kept as said. A text of one line loses its indentation, a text
     its blank opening and closing lines."""
     lines = unicodedata.normalize("NFC", text).splitlines()
     kept = []
     for line in lines:
-        words = line.split()
+        body = _SPACES.sub(" ", line.strip()).strip(" ")
         indent = line[: len(line) - len(line.lstrip())]
-        kept.append(indent + " ".join(words) if words else "")
+        kept.append(indent + body if body else "")
     while kept and not kept[0]:
         kept.pop(0)
     while kept and not kept[-1]:
