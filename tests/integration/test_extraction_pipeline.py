@@ -279,7 +279,7 @@ def test_taxonomic_restatement_merges_aliases(pipeline: Any, extract_fn: Any, ct
         "items": [
             {
                 "term": "PIR",
-                "definition": "post incident review",
+                "definition": "post-incident review",
                 "aliases": ["postmortem"],
                 "evidence_seqs": [1],
             }

@@ -499,7 +499,8 @@ def _first_word_folded(said: str) -> str:
     probe)."""
     words = said.split()
     first = words[0] if words else ""
-    if len(first) < 3 or not first.isalpha() or not first[1:].islower() or len(words) < 2:
+    letters = first.replace("-", "")  # a compound's hyphen: "Post-incident review"
+    if len(first) < 3 or not letters.isalpha() or not letters[1:].islower() or len(words) < 2:
         return said
     if _CASED_PREFIX.match(first) or first.rstrip(".,;:") in _CASED_UNITS:
         return said
