@@ -129,7 +129,7 @@ def test_a_new_embedding_model_is_reported_writes_go_on_and_re_embed_moves_every
     updated = write(api, ctx, "home airport", "LIS")
     assert updated["decision"] == "UPDATE" and updated["memory"]["version"] == 2
     assert updated["memory"]["index_state"] == "pending"  # the index still holds the old dimension
-    assert write(api, ctx, "diet", "vegetarian.")["decision"] == "REINFORCE"
+    assert write(api, ctx, "diet", " vegetarian ")["decision"] == "REINFORCE"
     airports = list(svc.memory_store.coll.find({"payload.attribute": "home airport"}))
     assert len({d["lineage_id"] for d in airports}) == 1
     assert sorted((d["payload"]["value"], d["status"]) for d in airports) == [
