@@ -393,10 +393,6 @@ def same_value(old: str, new: str) -> bool:
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.6
 
 
-# Punctuation that says something wherever it stands: a share, a number sign, an "and", an "or", a mark.
-_MEANT = frozenset("%\u2030\u2031#&@/\\*\u2020\u2021\u00a7\u00b6")
-
-
 def worded(text: str) -> str:
     """A text to the letter, as a restatement of shared memory must repeat it: every character of every
     script, its punctuation and its letter case count (a unit is said by case: "5 MW" is not "5 mW"; a
