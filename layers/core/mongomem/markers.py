@@ -396,6 +396,14 @@ _UNSHOWN_ELEMENT = re.compile(
     rf"<(?:title|datalist|rp|dialog|audio|video|canvas|textarea|meter|progress|svg)(?=[{_HTML_SPACE}/>])",
     re.IGNORECASE,
 )
+# A <style> element's rules may hide any element of the page, before or after it ("b{display:none}", a
+# selector of any kind; issue 33's nineteenth probe): in a text that holds one, every element is also read
+# as hidden, but the void ones, which hold nothing (https://html.spec.whatwg.org/multipage/syntax.html#void-elements).
+_STYLE_SHEET = re.compile(rf"<style(?=[{_HTML_SPACE}/>])", re.IGNORECASE)
+_VOID_ELEMENT = re.compile(
+    rf"<(?:area|base|br|col|embed|hr|img|input|link|meta|source|track|wbr)(?=[{_HTML_SPACE}/>])",
+    re.IGNORECASE,
+)
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|$)", re.DOTALL)
 _CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})[\t\n\f\r ]?|(.))", re.DOTALL)
 
@@ -473,10 +481,14 @@ def _element_end(text: str, lt: int, end: int) -> int:
     return _CUT_OFF
 
 
-def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) -> int | None:
+def _construct_end(
+    text: str, lt: int, lenient: bool, hidden: dict[str, int], styled: bool = False
+) -> int | None:
     """Where the markup that starts with the "<" at `lt` ends, `_CUT_OFF`, or None when that "<" is text.
     A script or style element is one construct: a reader shows nothing of its content (`hidden` notes
-    where no end tag of one follows, so that many unclosed ones are read in linear time)."""
+    where no end tag of one follows, so that many unclosed ones are read in linear time). `styled`: the
+    text holds a style sheet, whose rules may hide any element, so every element but a void one is read as
+    hidden."""
     after = text[lt + 1 : lt + 3]
     if _TAG_OPEN.match(after):
         end = _tag_end(text, lt + 1)
@@ -485,7 +497,8 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
             and not lenient
             and after[0] != "/"
             and (
-                _HIDDEN.search(text, lt, end)
+                (styled and not _VOID_ELEMENT.match(text, lt))
+                or _HIDDEN.search(text, lt, end)
                 or _UNSHOWN_ELEMENT.match(text, lt)
                 or ("style" in text[lt:end].lower() and _hiding_style(text[lt:end]))
             )
@@ -513,10 +526,11 @@ def _construct_end(text: str, lt: int, lenient: bool, hidden: dict[str, int]) ->
     return None
 
 
-def _html_text(text: str, lenient: bool) -> str:
+def _html_text(text: str, lenient: bool, styled: bool = False) -> str:
     """`text` as an HTML reader shows it (see above). A construct the input ends inside shows nothing to a
     reader that follows the standard; a `lenient` one (Python's html.parser before 3.14, and html2text and
-    BeautifulSoup over it) shows it as text up to the next ">" (or "<") and reads on from there."""
+    BeautifulSoup over it) shows it as text up to the next ">" (or "<") and reads on from there. `styled`:
+    as a page whose style sheet hides every element (`_construct_end`)."""
     kept: list[str] = []
     at = 0
     # a lenient reading rescans cut-off tags: bounded, then read as the standard
@@ -525,7 +539,7 @@ def _html_text(text: str, lenient: bool) -> str:
     found = _CONSTRUCT.search(text)
     while found is not None:
         lt = found.start()
-        end = _construct_end(text, lt, lenient, hidden)
+        end = _construct_end(text, lt, lenient, hidden, styled)
         if end is None:
             found = _CONSTRUCT.search(text, lt + 1)
             continue
@@ -550,7 +564,7 @@ def _untagged(text: str) -> tuple[str, ...]:
     one), a construct cut off by the end shown or not. `(text,)` when it holds no "<"."""
     if "<" not in text:
         return (text,)
-    return (
+    forms = (
         text,
         _innermost_dropped(text),
         _INNERMOST.sub("", text),
@@ -558,6 +572,9 @@ def _untagged(text: str) -> tuple[str, ...]:
         _html_text(text, lenient=False),
         _html_text(text, lenient=True),
     )
+    if _STYLE_SHEET.search(text):
+        return (*forms, _html_text(text, lenient=False, styled=True))
+    return forms
 
 
 def _links_shown(text: str) -> str:
