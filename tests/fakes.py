@@ -279,6 +279,7 @@ class InMemoryMemoryRepository:
         merged_text: str | None = None,
         status: str = "active",
         earliest: bool = True,
+        restated: dict[str, Any] | None = None,
     ) -> Any:
         with self.lock:
             found = self.docs.get(memory_id)
@@ -306,6 +307,7 @@ class InMemoryMemoryRepository:
                 changes["observed_at"] = seen
             if merged_payload is not None:
                 changes.update(payload=merged_payload, text=merged_text)
+            changes.update({k: _ms(v) if isinstance(v, datetime) else v for k, v in (restated or {}).items()})
             return self._update(memory_id, scope, status, **changes)
 
     def retract(self, scope: Scope, memory_id: str, evidence: Any, decision: Any, at: datetime) -> Any:

@@ -232,15 +232,48 @@ OWN_TOOLS = frozenset(
 )
 
 
-# Characters a reader does not see that are no format (Cf) characters: the Hangul fillers and the braille
-# blank are letters or symbols drawn as nothing (variation selectors and the combining grapheme joiner are
-# marks, dropped as marks whatever their combining class).
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# Characters a reader does not see that are no format (Cf) characters: the braille blank is a symbol drawn
+# as nothing (the Hangul fillers, variation selectors and the combining grapheme joiner are default
+# ignorable, below).
+_INVISIBLE = frozenset("\u2800")
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): what a renderer shows
+# nothing of, assigned or not (U+2065 and U+FFF0-FFF8 are reserved as such; issue 33's twentieth probe).
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
 
 
-def _unseen(char: str) -> bool:
-    """Whether a reader sees nothing of `char`: a format character or one of `_INVISIBLE`."""
-    return unicodedata.category(char) == "Cf" or char in _INVISIBLE
+_DRAWN_CONTROLS = frozenset("\t\n\x0b\x0c\r\x85")  # a space or a line break to a reader
+# Control characters a reader does not draw (C0 but the spaces and line breaks, DEL): text holding one is
+# no plain ASCII for `neutralise`'s fast path.
+_UNDRAWN_ASCII = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def unseen(char: str) -> bool:
+    """Whether a reader sees nothing of `char`: a format character, a default-ignorable code point, a
+    control character other than a space or a line break (a browser and a terminal draw none of U+0001,
+    U+007F, U+009F), or one of `_INVISIBLE`."""
+    category = unicodedata.category(char)
+    if category == "Cf" or char in _INVISIBLE or (category == "Cc" and char not in _DRAWN_CONTROLS):
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in _DEFAULT_IGNORABLE)
 
 
 # How many distinct characters the translation tables below remember (a text of every code point must
@@ -249,11 +282,11 @@ _TABLE_LIMIT = 1 << 16
 
 
 class _SeenTable(dict[int, int | None]):
-    """A `str.translate` table that drops what a reader does not see (`_unseen`) and keeps the rest,
+    """A `str.translate` table that drops what a reader does not see (`unseen`) and keeps the rest,
     learning each character once: a long text is filtered at the speed of `translate`."""
 
     def __missing__(self, code: int) -> int | None:
-        kept = None if _unseen(chr(code)) else code
+        kept = None if unseen(chr(code)) else code
         if len(self) < _TABLE_LIMIT:
             self[code] = kept
         return kept
@@ -304,7 +337,7 @@ def _fold(char: str) -> str:
     folded = "".join(
         _FOLD.get(c, c)
         for c in unicodedata.normalize("NFKD", char)
-        if unicodedata.category(c)[0] != "M" and not _unseen(c)
+        if unicodedata.category(c)[0] != "M" and not unseen(c)
     ).casefold()
     if len(folded) == 1 and not folded.isascii():
         overlaid = _OVERLAID.fullmatch(unicodedata.name(folded, ""))
@@ -674,7 +707,7 @@ def _rewrite_lookalikes(text: str) -> str:
     folded, origin = _skeleton_map(text)
     spans = [(origin[m.start()], origin[m.end() - 1] + 1) for m in _SKELETON_NAME.finditer(folded)]
     for start, end in reversed(spans):
-        while end < len(text) and (unicodedata.category(text[end])[0] == "M" or _unseen(text[end])):
+        while end < len(text) and (unicodedata.category(text[end])[0] == "M" or unseen(text[end])):
             end += 1
         text = text[:start] + _NEUTRAL + text[end:]
     return text
@@ -686,7 +719,7 @@ def neutralise(text: str) -> str:
     hides the name behind entities or markup (a tag or comment between its letters) is shown decoded and
     dropped of its tags, with the name rewritten; look-alike letters (confusables), combining marks and
     compatibility forms are folded as a reader would (`skeleton`)."""
-    plain = text.isascii() and "&" not in text and "\\u" not in text
+    plain = text.isascii() and "&" not in text and "\\u" not in text and not _UNDRAWN_ASCII.search(text)
     if plain and not any(_ASCII_HINT.search(form) for form in _forms(text)):
         return text  # plain ASCII that spells no "mongo", tags dropped or not: the common case, fast
     if not _hides_name(text):
@@ -705,11 +738,15 @@ def wrap(text: str, source: str) -> str:
 
     The text is content (memories, messages, working memory: anyone's words), so it is neutralised:
     nothing in it can end the block early or open another one."""
-    if not text:
-        return text
+    return enclose(neutralise(text), source) if text else text
+
+
+def enclose(neutralised: str, source: str) -> str:
+    """`wrap` of a text `neutralise` has made safe already (one pass over a long block, not two)."""
+    if not neutralised:
+        return neutralised
     source = re.sub(r"[^a-z_]", "", source.lower()) or "memory"
-    body = neutralise(text)
-    return f'<{TAG} source="{source}">\n{SENTINEL_OPEN % source}\n{body}\n{SENTINEL_CLOSE}\n{CLOSE}'
+    return f'<{TAG} source="{source}">\n{SENTINEL_OPEN % source}\n{neutralised}\n{SENTINEL_CLOSE}\n{CLOSE}'
 
 
 def strip(text: str) -> tuple[str, int]:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 # too, where the kinds and their callers have always found them.
 from mongomem.kinds.labels import subject_form
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, same_value, stated, worded
-from mongomem.markers import skeleton
+from mongomem.markers import skeleton, unseen
 
 # Two or more single letters or digits, each after the first set off by anything that is neither (dots,
 # spaces, dashes of any kind, low lines, commas, bullets ...: what `norm` reads as a space): a name
@@ -58,19 +58,13 @@ def _joined(match: re.Match[str]) -> str:
 def accents_of(name: str) -> str:
     """A name's accents, in order, as the key (which folds them) loses them: "avó" and "avô"
     (grandmother, grandfather), "bà" and "ba" are two names (issue 33's seventeenth probe). A variation
-    selector or a combining grapheme joiner is no accent: it changes nothing a reader sees of the name
-    (issue 33's nineteenth probe)."""
+    selector, a combining grapheme joiner or another default-ignorable mark is no accent: it changes nothing
+    a reader sees of the name (issue 33's nineteenth and twentieth probes)."""
     return "".join(
         ch
         for ch in unicodedata.normalize("NFD", name.casefold())
-        if unicodedata.category(ch) == "Mn" and not _unseen_mark(ch)
+        if unicodedata.category(ch) == "Mn" and not unseen(ch)
     )
-
-
-def _unseen_mark(ch: str) -> bool:
-    """A variation selector (emoji or text presentation) or the combining grapheme joiner."""
-    code = ord(ch)
-    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or code == 0x034F
 
 
 def run_together(words: str) -> str:
@@ -115,7 +109,7 @@ def symbols_of(name: str) -> str:
     Read as no mark: punctuation that closes or wraps a name ("PLTZ.", "PLTZ!", brackets, quotes), a
     hyphen joining a letter to a letter or a digit ("Wi-Fi" is "WiFi", "PLTZ-7" "PLTZ7"), the separators
     of a code spelled out ("P-9-9-7-F", "K.P.I.": `_SPELLED`), an apostrophe as any apostrophe, and what
-    a reader does not see (format characters, variation selectors)."""
+    a reader does not see (format characters, variation selectors, controls: `markers.unseen`)."""
     said = _without_unseen(unicodedata.normalize("NFKC", name).strip())
     spelled = {i for m in _SPELLED.finditer(said) for i in range(m.start(), m.end())}
     kept = []
@@ -138,7 +132,7 @@ def symbols_of(name: str) -> str:
 
 
 def _without_unseen(text: str) -> str:
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and not _unseen_mark(ch))
+    return "".join(ch for ch in text if not unseen(ch))
 
 
 _DASHES = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2212")
@@ -546,6 +540,14 @@ class MemoryKind:
         added = False
         for field, said in new.items():
             held = old.get(field)
+            if (
+                field in self.whole
+                and isinstance(said, list)
+                and not _empty(held)
+                and not _empty(said)
+                and {worded(str(x)) for x in said} != {worded(str(x)) for x in held or []}
+            ):
+                return False  # another set of conditions (or grants) is another value, not one more
             if field in self.named or field in self.unordered or _empty(said):
                 continue
             if _empty(held):

@@ -56,7 +56,9 @@ class Procedural(MemoryKind):
     visibility = "org"
     roles = ("user", "assistant", "tool")  # tool calls and results show how a task is done
     unordered = frozenset({"trigger_conditions", "allowed_tools", "tags"})
-    whole = frozenset({"trigger_conditions"})
+    # a tool grant is given whole: another set is the next version, never one more label (the owner takes
+    # back what they granted: issue 33's twentieth probe)
+    whole = frozenset({"trigger_conditions", "allowed_tools"})
     named = ("name",)
     grants = ("allowed_tools",)  # a SKILL.md's allowed-tools pre-approves them
     instructions = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -50,11 +50,12 @@ class MemoryRepository(Protocol):
         merged_text: str | None = None,
         status: str = "active",
         earliest: bool = True,
+        restated: Mapping[str, Any] | None = None,
     ) -> MemoryRecord | None:
         """+1, evidence and decision appended (once per snapshot), payload merged, on a version of this
         status (an active one, or a `proposed` one another user backs); None if not applied. `earliest`:
         an earlier observation moves the version's observed_at back (not for one user's word on shared
-        memory)."""
+        memory). `restated`: fields the restatement sets on the version (its `expires_at`, `metadata`)."""
         ...
 
     def retract(

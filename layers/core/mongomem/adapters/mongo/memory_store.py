@@ -6,7 +6,7 @@ and shared by the user's agents (`agent_id: null` matches a missing field)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -208,6 +208,7 @@ class MemoryStore:
         merged_text: str | None = None,
         status: str = "active",
         earliest: bool = True,
+        restated: Mapping[str, Any] | None = None,
     ) -> MemoryRecord | None:
         """Count a restatement once per snapshot: +1, evidence and decision appended, fields merged; an
         earlier observation moves observed_at back (it is the first time the memory was stated), unless
@@ -227,6 +228,7 @@ class MemoryStore:
             update["$min"] = {"observed_at": min(evidence.observed_at, at)}
         if merged_payload is not None:
             update["$set"].update(payload=merged_payload, text=merged_text)
+        update["$set"].update(restated or {})
         once = scope.user_id == ORG_OWNER and bool(evidence.user_id) and not evidence.tenant_wide
         counted = {"$not": {"$elemMatch": {"user_id": evidence.user_id, "tenant_wide": {"$ne": True}}}}
         with translate_errors():

@@ -168,6 +168,8 @@ def restates_by_key(new: NewMemory, target: MemoryRecord) -> bool:
         if new.authoritative and any(target.payload.get(f) for f in new.cleared):
             return False  # the tenant clears a field the memory holds: a new version without it
         return new.kind.states_exactly(target.payload, new.payload, whole_lists=new.authoritative)
+    if any(target.payload.get(f) for f in new.cleared):
+        return False  # the user revokes their memory's tool grants: a new version without them
     return new.kind.states_exactly(target.payload, new.payload, whole_lists=False)
 
 
@@ -228,11 +230,11 @@ def _next(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
     if new.kind.adds_only(target.payload, new.payload):
         return new.kind.with_additions(target.payload, new.payload)
     payload = new.kind.updated(target.payload, new.payload)
-    if new.proposes_only:  # one user never changes a tool grant of shared memory: the held one stays
-        payload = {
-            **new.kind.without_grants(payload),
-            **{g: target.payload[g] for g in new.kind.grants if g in target.payload},
-        }
+    if new.proposes_only:
+        # one user's other steps carry no tool grant: the tenant's grant was given to what the memory
+        # said, and stays only on a statement that only adds to it (above); the tenant grants again
+        # (docs/security.md "Tool grants are the tenant's"; issue 33's twentieth probe)
+        payload = new.kind.without_grants(payload)
     return payload
 
 

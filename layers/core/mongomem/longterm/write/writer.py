@@ -235,8 +235,7 @@ class MemoryWriter:
             proof = _cited(evidence, cited, request.turn_times)
             if visibility == "org":  # what this user said, so erasing them can take out what only they said
                 proof = proof.model_copy(update={"said": stated_words(payload), "said_keyed": True})
-            cleared = _cleared(kind, raw) if request.authoritative else frozenset()
-            accepted.append((payload, proof, cleared))
+            accepted.append((payload, proof, _cleared_by(request, visibility, raw)))
         return accepted
 
     def _new_memories(
@@ -388,6 +387,7 @@ class MemoryWriter:
             merged_text=new.kind.text(merged) if merged else None,
             # one user's restatement of shared memory never moves when every user's copy was stated
             earliest=not _one_users_word_on_shared(new, target),
+            restated=_restated(new, target),
         )
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
@@ -532,6 +532,37 @@ class _VersionTaken(Exception):
 def _one_users_word_on_shared(new: NewMemory, target: MemoryRecord) -> bool:
     """A statement by one user (not the tenant) about a memory every user of the tenant reads."""
     return "org" in (new.visibility, target.visibility) and not new.authoritative
+
+
+def _cleared_by(request: WriteRequest, visibility: Visibility, raw: Any) -> frozenset[str]:
+    """The fields this item clears: from a tenant-wide writer every field it sends empty (`_cleared`); from
+    a user's own direct write of their private memory its tool grants sent empty (`"allowed_tools": []`
+    revokes what they granted; issue 33's twentieth probe); from extraction nothing (a model's empty list
+    says nothing)."""
+    if request.authoritative:
+        return _cleared(request.kind, raw)
+    if visibility == "private" and request.evidence.source == "api":
+        return _cleared(request.kind, raw) & frozenset(request.kind.grants)
+    return frozenset()
+
+
+def _restated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
+    """What a restatement says of a memory besides its payload, set on the memory it restates: the expiry
+    it gives, and the metadata a direct write gives (merged over the memory's). Only from the memory's
+    own user or the tenant: one user's word on shared memory changes nothing of it (issue 33's twentieth
+    probe: a restatement that asked to keep a memory for a month, or to let it go in a minute, was lost)."""
+    if _one_users_word_on_shared(new, target):
+        return {}
+    fields: dict[str, Any] = {}
+    if new.expires_at is not None and new.expires_at != target.expires_at:
+        fields["expires_at"] = new.expires_at
+    held = dict(target.metadata or {})
+    if new.evidence.source == "api" and any(held.get(k, _MISSING) != v for k, v in new.metadata.items()):
+        fields["metadata"] = {**held, **new.metadata}
+    return fields
+
+
+_MISSING = object()
 
 
 def _cleared(kind: MemoryKind, raw: Any) -> frozenset[str]:

@@ -66,8 +66,13 @@ def respond(
     named: bool,
 ) -> ContextResponse:
     body = block(packed.sections, fmt)
-    context = markers.wrap(body, "context") if body else ""
+    shown = markers.neutralise(body)
+    context = markers.enclose(shown, "context") if body else ""
     texts = [section_text(s, fmt) for s in packed.sections]
+    if shown != body:
+        # content that forges a marker: no text of the answer holds it as written (a caller may show the
+        # sections' texts to a model too; issue 33's twentieth probe)
+        texts = [markers.neutralise(t) for t in texts]
     tokens = [estimate_tokens(t) if s.items else 0 for s, t in zip(packed.sections, texts, strict=True)]
     response = ContextResponse(
         context=context,
