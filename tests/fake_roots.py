@@ -48,6 +48,9 @@ class InMemoryShortTerm(ShortTermRoot):
         self.memory_turns = turns or InMemoryTurnRepository()
         self.memory_snapshots = InMemorySnapshotRepository()
 
+    def forget_observed(self, scope: Scope, session_id: str, from_seq: int | None) -> int:
+        return 0  # no observation log in memory (observing is a retrieval root's, over MongoDB)
+
     # what the recorder, the promoter and the rest are built over
     @cached_property
     def sessions(self) -> SessionRepository:

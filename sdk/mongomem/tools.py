@@ -67,6 +67,12 @@ THREAD_ID = Param("thread_id", str, ThreadCreate.model_fields["thread_id"].descr
 WM_THREAD = Param(
     "thread_id", str | None, "a thread's own working memory (scope thread) instead of the user's", None
 )
+WM_AGENT = Param(
+    "agent_id",
+    str | None,
+    "one agent's own working memory (resource scope): the one build_context with this agent_id reads",
+    None,
+)
 WM_SCOPE = Param(
     "scope",
     Literal["resource", "thread"] | None,
@@ -225,6 +231,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             USER_PARAM,
             WM_THREAD,
             WM_SCOPE,
+            WM_AGENT,
         ),
     ),
     ToolSpec(
@@ -241,6 +248,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             USER_PARAM,
             WM_THREAD,
             WM_SCOPE,
+            WM_AGENT,
             Param("replace", bool, "replace the whole memory instead of merging (schema mode)", False),
         ),
     ),

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
@@ -158,6 +159,7 @@ class MemoryApi(Generic[S]):
                 for key in [k for k in headers if k.lower() == "content-type"]:
                     del headers[key]
                 headers["content-type"] = "application/json"
+        _decode_path(event)
         served = self.served_with(svc)
         served.caller.begin(event)
         left = (
@@ -178,6 +180,33 @@ class MemoryApi(Generic[S]):
         if user and isinstance(response, dict):
             response.setdefault("headers", {})[USER_HEADER] = user
         return response
+
+
+def _decode_path(event: dict[str, Any]) -> None:
+    """The event's path with each segment percent-decoded once, as routes and ids read it: an id a client
+    encoded ("chat%3A42", "ana%40x.com": what `quote` and `encodeURIComponent` send) is the id it names
+    (issue 33's twenty-first probe). A segment that decodes to a "/", a control or a character no id
+    holds (not ASCII) stays as sent, and fails the id pattern (422). A path that came decoded already (API Gateway's
+    HTTP API may decode it) holds no "%" an id allows, and is unchanged."""
+    raw = event.get("rawPath")
+    if not isinstance(raw, str) or "%" not in raw:
+        return
+    decoded = "/".join(_segment(s) for s in raw.split("/"))
+    event["rawPath"] = decoded
+    http = event.get("requestContext", {}).get("http")
+    if isinstance(http, dict) and "path" in http:
+        http["path"] = decoded
+
+
+def _segment(segment: str) -> str:
+    if "%" not in segment:
+        return segment
+    try:
+        decoded = unquote(segment, errors="strict")
+    except UnicodeDecodeError:  # not UTF-8: no id (the pattern refuses it as sent)
+        return segment
+    # an id is ASCII (`ID_PATTERN`): a segment decoding to more stays as sent, and fails the pattern (422)
+    return decoded if decoded.isascii() and decoded.isprintable() and "/" not in decoded else segment
 
 
 def _fast(routes: list[FastRoute], event: dict[str, Any]) -> dict[str, Any] | None:

@@ -19,3 +19,8 @@ class ObservationRepository(Protocol):
         """Store `log` if the stored one still has `expected` writes (0: none stored); False when
         another writer changed it first (the caller reads it again)."""
         ...
+
+    def forget(self, scope: Scope, session_id: str, from_seq: int | None) -> int:
+        """Remove the lines of the session's turns (from `from_seq` on; all without it) from the scope's
+        log, the log's version moved on: how many lines went."""
+        ...

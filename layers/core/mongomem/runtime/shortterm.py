@@ -17,6 +17,7 @@ from mongomem.shortterm.record import TurnRecorder
 
 if TYPE_CHECKING:
     from mongomem.adapters.mongo.working_memory import MongoWorkingMemoryRepository
+    from mongomem.models.common import Scope
     from mongomem.models.turns import Turn
     from mongomem.retrieval.turn_indexing import TurnIndexer
     from mongomem.shortterm.history import History
@@ -86,6 +87,7 @@ class ShortTermRoot(Infrastructure):
             self.promoter,
             self.policy,
             self.settings.memory.limits.max_response_bytes,
+            forget_observed=self.forget_observed,
         )
 
     @cached_property
@@ -129,8 +131,22 @@ class ShortTermRoot(Infrastructure):
 
         return forget_turns(self.vector_index, self.settings.memory.recall, turns)
 
+    def forget_observed(self, scope: Scope, session_id: str, from_seq: int | None) -> int:
+        """Take deleted turns' lines out of the user's observation log (whether observing is on now or
+        not: a log written before stays until erasure), how many went."""
+        from mongomem.adapters.mongo.observations import MongoObservationRepository  # lazy: 0.5 ms
+
+        return MongoObservationRepository(self.database).forget(scope, session_id, from_seq)
+
     @cached_property
     def threads(self) -> Threads:
         from mongomem.workingmemory.threads import Threads  # lazy: 40 ms
 
-        return Threads(self.working_memory, self.sessions, self.turns, self.snapshots, self.forget_turns)
+        return Threads(
+            self.working_memory,
+            self.sessions,
+            self.turns,
+            self.snapshots,
+            self.forget_turns,
+            self.forget_observed,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from mongomem.errors import InvalidInput, NotFound
@@ -50,8 +51,12 @@ class History:
         promoter: Promoter,
         policy: PromotionPolicy,
         max_response_bytes: int | None = None,
+        *,
+        forget_observed: Callable[[Scope, str, int | None], int] | None = None,
     ) -> None:
         self.sessions = sessions
+        # takes deleted turns' lines out of the user's observation log (None: no log kept)
+        self.forget_observed = forget_observed
         self.turns = turns
         self.snapshots = snapshots
         self.promoter = promoter
@@ -125,6 +130,8 @@ class History:
         self.sessions.forget_deleted(
             scope, session_id, tokens, (start, session.last_seq) if start <= session.last_seq else None
         )
+        if self.forget_observed is not None:  # the log is no copy of what the user removed
+            self.forget_observed(scope, session_id, from_seq)
         return DeleteTurnsResponse(session_id=session_id, from_seq=from_seq, deleted=removed.deleted)
 
     def session_page(self, scope: Scope, limit: int, cursor: str | None) -> SessionPage:

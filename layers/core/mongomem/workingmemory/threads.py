@@ -44,6 +44,7 @@ class Threads:
         turns: TurnRepository,
         snapshots: SnapshotRepository,
         forget_turns: Callable[[list[Turn]], int],
+        forget_observed: Callable[[Scope, str, int | None], int] | None = None,
     ) -> None:
         self.wm = working_memory
         self.store = working_memory.store
@@ -51,6 +52,8 @@ class Threads:
         self.turns = turns
         self.snapshots = snapshots
         self.forget_turns = forget_turns
+        # takes the thread's lines out of the user's observation log (None: no log kept)
+        self.forget_observed = forget_observed
 
     @property
     def scope_kind(self) -> str:
@@ -166,6 +169,8 @@ class Threads:
             deleted["turns"] = self.turns.delete_from(scope, thread_id, None).deleted
             deleted["snapshots"] = self.snapshots.delete_session(scope, thread_id)
             deleted["index_entries"] = self.forget_turns(doomed)
+            if self.forget_observed is not None:  # the observation log's lines of its turns
+                deleted["observations"] = self.forget_observed(scope, thread_id, None)
         deleted["thread"] = int(self.store.delete_thread(scope, thread_id))
         return ThreadDeleted(thread_id=thread_id, deleted=deleted)
 

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from mongomem.adapters.mongo.driver import MongoDatabase, translate_errors
+from mongomem.adapters.mongo.memory_store import unexpired
 from mongomem.models.common import as_utc
 from mongomem.models.users import UserSummary
 
@@ -39,8 +40,10 @@ class MongoDirectoryRepository:
         rows: dict[str, dict[str, Any]] = {}
         with translate_errors():
             for field, (collection, count, when) in streams.items():
+                # an expired memory is gone from every read before the TTL monitor deletes it
+                stage = {**match, **unexpired()} if collection == "memories" else match
                 pipeline: list[dict[str, Any]] = [
-                    {"$match": match},
+                    {"$match": stage},
                     {"$group": {"_id": "$user_id", "n": count, "last": {"$max": when}}},
                     {"$sort": {"_id": 1}},
                     {"$limit": limit},

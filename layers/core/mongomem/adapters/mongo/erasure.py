@@ -362,7 +362,31 @@ class MongoErasureRepository:
                 {"_id": report.get("memory_id"), "tenant": scope.tenant, field: {"$gt": 0}},
                 {"$inc": {field: -1}},
             )
-        return int(coll.delete_many(scope.filter()).deleted_count) if reports else 0
+        gone = int(coll.delete_many(scope.filter()).deleted_count) if reports else 0
+        for memory_id in {r.get("memory_id") for r in reports}:
+            self._last_use_again(scope.tenant, memory_id)
+        return gone
+
+    def _last_use_again(self, tenant: str, memory_id: Any) -> None:
+        """A procedure's last use and outcome as the remaining reports give them (none: unset), so no
+        read shows when an erased user used it or how it went (issue 33's twenty-first probe)."""
+        last = next(
+            iter(
+                self.db[FEEDBACK_COLLECTION]
+                .find({"tenant": tenant, "memory_id": memory_id})
+                .sort("at", -1)
+                .limit(1)
+            ),
+            None,
+        )
+        query = {"_id": memory_id, "tenant": tenant}
+        if last is None:
+            self.db["memories"].update_one(
+                query, {"$unset": {"usage.last_used_at": "", "usage.last_outcome": ""}}
+            )
+        else:
+            usage = {"usage.last_used_at": last.get("at"), "usage.last_outcome": last.get("outcome")}
+            self.db["memories"].update_one(query, {"$set": usage})
 
     def _erase_local_queue(self, scope: Scope, snapshot_ids: set[str]) -> int:
         """The local stack's queued extraction messages for the user's snapshots (SQS has no such delete)."""

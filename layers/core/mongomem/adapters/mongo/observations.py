@@ -50,3 +50,24 @@ class MongoObservationRepository:
                 return True
             done = self.logs.replace_one({"_id": key, **scope.filter(), "writes": expected}, body)
         return done.matched_count == 1
+
+    def forget(self, scope: Scope, session_id: str, from_seq: int | None) -> int:
+        key = {"_id": resource_key(scope.tenant, scope.user_id), **scope.filter()}
+        line: dict[str, Any] = {"session_id": session_id}
+        if from_seq is not None:
+            line["seq"] = {"$gte": from_seq}
+        with translate_errors():
+            doc = self.logs.find_one(
+                {**key, "observations": {"$elemMatch": line}}, {"observations": 1, "writes": 1}
+            )
+            if doc is None:
+                return 0
+            gone = sum(
+                1
+                for o in doc.get("observations") or []
+                if o.get("session_id") == session_id
+                and (from_seq is None or int(o.get("seq", 0)) >= from_seq)
+            )
+            # `writes` moves on, so a writer that read the log before this fails its compare-and-set
+            self.logs.update_one(key, {"$pull": {"observations": line}, "$inc": {"version": 1, "writes": 1}})
+        return gone
