@@ -232,7 +232,7 @@ def test_an_identifier_error_says_what_an_identifier_may_hold(stack: LocalStack)
     assert detail["path"] == "path.session_id"
     assert (
         detail["message"]
-        == "must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone) (got 'chat 1')"  # the id as decoded from the path
+        == "must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone) (got 'chat%201')"
     )
     status, _, body = http(stack, "POST", "/v1/memories/search", {"user_id": "ana b", "query": "x"})
     assert status == 422 and "^[" not in json.dumps(body) and "letters, digits" in json.dumps(body)

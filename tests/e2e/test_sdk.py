@@ -188,11 +188,15 @@ def test_an_error_prints_the_field_and_the_reason(client: MemoryClient) -> None:
         client.record_turn(uid("chat"), uid("u"), "robot", "hello")
     assert "turns.0.role: Input should be 'user', 'assistant', 'system' or 'tool'" in str(invalid.value)
     with pytest.raises(MemoryClientError) as bad_id:
-        client.list_turns("chat 1", uid("u"))
-    assert str(bad_id.value).startswith("422 validation_error")
-    assert (
-        "path.session_id: must be an identifier: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone)"
-        in str(bad_id.value)
+        client.list_turns("chat 1", uid("u"))  # refused before sending (issue 33's twenty-third probe)
+    assert bad_id.value.code == "validation_error"
+    assert "'chat 1' is no id: 1 to 128 characters: letters, digits and . _ : @ - (not . or .. alone)" in str(
+        bad_id.value
+    )
+    with pytest.raises(MemoryClientError) as refused:  # and the API says the same of a body's id
+        client.search("chat 1", "x")
+    assert str(refused.value).startswith("422 validation_error") and "must be an identifier" in str(
+        refused.value
     )
 
 

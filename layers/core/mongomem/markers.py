@@ -182,7 +182,14 @@ _LATIN_LOOKALIKES = {
 }
 _FOLD_LATIN = {c: letter for letter, chars in _LATIN_LOOKALIKES.items() for c in chars}
 # The name in a skeleton: `rn` reads as `m` (TR39 lists it), separators as in _NAME.
-_SKELETON_NAME = re.compile(r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory")
+# And the name written backwards: a right-to-left override (U+202E, dropped as a format character) or
+# `<bdo dir=rtl>` draws "[yromem-memognom/]" as "[/mongomem-memory]", brackets mirrored (issue 33's
+# twenty-second probe); Latin letters are drawn left to right without one, so the backward spelling is
+# rewritten wherever it is, as the name is.
+_SKELETON_NAME = re.compile(
+    r"(?:m|rn)ongo(?:m|rn)e(?:m|rn)[\W_]*(?:m|rn)e(?:m|rn)ory"
+    r"|yro(?:m|nr)e(?:m|nr)[\W_]*(?:m|nr)e(?:m|nr)ogno(?:m|nr)"
+)
 # Markup a reader may drop, as the two common "strip tags" patterns read it: innermost first (`<[^<>]*>`,
 # again until none is left), or from a "<" to the next ">" (`<[^>]*>`, so "<a<b>" goes whole; a comment
 # too). Between two letters of the name it is nothing: "mongo<b></b>mem-memory" and "mongo<!-- -->mem-memory"
@@ -193,7 +200,7 @@ _MARKDOWN_MARKS = re.compile(r"[*_`~]")
 _MARKDOWN_LINK = re.compile(r"!?\[(?P<text>[^\[\]\n]{0,500})\]\([^()\n]{0,2000}\)")
 _INNERMOST = re.compile(r"<[^<>]*>")  # innermost tags dropped once (a sanitiser's one pass)
 # ASCII text that may spell the name (a cheap first look: `0` and `rn` are ASCII look-alikes).
-_ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]", re.IGNORECASE)
+_ASCII_HINT = re.compile(r"(?:m|rn)[o0]ng[o0]|[o0]gn[o0](?:m|nr)", re.IGNORECASE)
 # A JSON string escape: a surrogate pair as one character (what `json.dumps` writes for a character outside
 # the BMP), or one code unit that is no lone surrogate (a reader cannot decode one).
 _JSON_ESCAPE = re.compile(
@@ -263,6 +270,9 @@ _DRAWN_CONTROLS = frozenset("\t\n\x0b\x0c\r\x85")  # a space or a line break to 
 # Control characters a reader does not draw (C0 but the spaces and line breaks, DEL): text holding one is
 # no plain ASCII for `neutralise`'s fast path.
 _UNDRAWN_ASCII = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_UNDRAWN = re.compile(
+    r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]"
+)  # C0 but spaces and line breaks, DEL, C1 but NEL
 
 
 def unseen(char: str) -> bool:
@@ -713,12 +723,45 @@ def _rewrite_lookalikes(text: str) -> str:
     return text
 
 
+# Styles that draw text or move it: a style sheet's generated content (`content:` of a `::before`,
+# `quotes:` of a `<q>`) spells the name out of pieces no reading of the text joins ('content:"[/mongo"
+# "mem-memory]"', an `attr()`, a CSS escape), and a style that lays pieces out in another order than
+# stored (flex `order`, `*-reverse`, floats, positions, transforms, bidi, negative spacing) joins them
+# where no reading looks (issue 33's twenty-second probe). In a text holding one, no style is applied: a
+# <style> element is renamed `x-style` and a `style` attribute `data-x-style`, so a renderer shows the
+# text in the order it is stored and every rule as the text it is.
+_STYLE_TAG = re.compile(r"(<|&lt;)(/?)style(?=[\t\n\f\r />&])", re.IGNORECASE)
+_STYLE_ATTRIBUTE_NAME = re.compile(r"(?<=[\t\n\f\r /\"'])style(?=[\t\n\f\r ]*=)", re.IGNORECASE)
+_MOVING_CSS = re.compile(
+    r"(?<![\w-])(?:content|quotes|order|flex|flex-direction|flex-flow|float|position|direction|unicode-bidi"
+    r"|transform|translate|rotate|scale|writing-mode|text-orientation|grid(?:-[a-z-]+)?|inset|left|right|top"
+    r"|bottom|margin(?:-[a-z]+)?|text-indent|letter-spacing|word-spacing|columns?(?:-[a-z-]+)?"
+    r"|counter-[a-z]+|-webkit-[a-z-]+)[\t\n\f\r ]*:",
+    re.IGNORECASE,
+)
+
+
+def _without_drawing_styles(text: str) -> str:
+    styled = _STYLE_TAG.search(text) is not None or _STYLE_ATTRIBUTE_NAME.search(text) is not None
+    if not styled or not _MOVING_CSS.search(_css_plain(text)):
+        return text
+    return _STYLE_ATTRIBUTE_NAME.sub("data-x-style", _STYLE_TAG.sub(r"\1\2x-style", text))
+
+
 def neutralise(text: str) -> str:
     """`text` unable to open, close or forge a marker, however it is later escaped, unescaped, stripped
     of tags or re-spaced: every form of the marker's name in it becomes `mongo-mem memory`. Text that
     hides the name behind entities or markup (a tag or comment between its letters) is shown decoded and
     dropped of its tags, with the name rewritten; look-alike letters (confusables), combining marks and
-    compatibility forms are folded as a reader would (`skeleton`)."""
+    compatibility forms are folded as a reader would (`skeleton`); the name written backwards is rewritten
+    too, and a style sheet that draws text is renamed (`_without_drawing_styles`)."""
+    if _UNDRAWN.search(text):
+        # a backspace draws the next letter over the one before it, an escape sequence hides or moves text
+        # in a terminal: no reader draws the controls themselves, so none is served (issue 33's
+        # twenty-second probe: "[/mongoX\bmem-memory]" reads "[/mongomem-memory]" through `col -b`)
+        text = _UNDRAWN.sub("", text)
+    if "<" in text or "&" in text:
+        text = _without_drawing_styles(text)
     plain = text.isascii() and "&" not in text and "\\u" not in text and not _UNDRAWN_ASCII.search(text)
     if plain and not any(_ASCII_HINT.search(form) for form in _forms(text)):
         return text  # plain ASCII that spells no "mongo", tags dropped or not: the common case, fast

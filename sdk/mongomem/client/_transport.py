@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from pydantic import ValidationError
 
 from mongomem.client._calls import Call, Methods, json_default, next_memories_page
+from mongomem.models.common import ID_PATTERN, ID_RULE
 from mongomem.models.memory import MemoryOut
 from mongomem.retrying import RetriesExhausted, RetryPolicy, parse_retry_after
 
@@ -25,6 +27,9 @@ T = TypeVar("T")
 Auth = Callable[[str, str, dict[str, str], bytes | None], Mapping[str, str]]
 
 MAX_RETRY_AFTER = 30.0
+
+
+_ID = re.compile(ID_PATTERN)
 
 
 class MemoryClientError(Exception):
@@ -97,6 +102,16 @@ class _Base(Methods):
                 "an id cannot be '.' or '..' (URL clients drop such path segments)",
                 [{"path": call.path, "message": "an id cannot be '.' or '..'"}],
             )
+        for part in call.path.split("/")[1:]:
+            # every segment of a route is a word or an id: one that is no id ("a\\b", "#org") the API would
+            # answer with a 422, or send to another route (issue 33's twenty-third probe)
+            if not _ID.fullmatch(unquote(part)):
+                raise MemoryClientError(
+                    None,
+                    "validation_error",
+                    f"{unquote(part)!r} is no id: {ID_RULE}",
+                    [{"path": call.path, "message": f"must be an identifier: {ID_RULE}"}],
+                )
         content = (
             json.dumps(call.body, default=json_default).encode("utf-8") if call.body is not None else None
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -205,8 +206,12 @@ def _segment(segment: str) -> str:
         decoded = unquote(segment, errors="strict")
     except UnicodeDecodeError:  # not UTF-8: no id (the pattern refuses it as sent)
         return segment
-    # an id is ASCII (`ID_PATTERN`): a segment decoding to more stays as sent, and fails the pattern (422)
-    return decoded if decoded.isascii() and decoded.isprintable() and "/" not in decoded else segment
+    # only what an id may hold (`ID_PATTERN`'s characters) is decoded: a segment decoding to anything else
+    # stays as sent, and fails the pattern (422), never another route (issue 33's twenty-third probe)
+    return decoded if _ID_CHARACTERS.fullmatch(decoded) else segment
+
+
+_ID_CHARACTERS = re.compile(r"[A-Za-z0-9._:@-]+")
 
 
 def _fast(routes: list[FastRoute], event: dict[str, Any]) -> dict[str, Any] | None:

@@ -77,14 +77,18 @@ def run_together(words: str) -> str:
 
 
 def unarticled(words: str) -> str:
-    """A name's words without "the" and a lower-case "a" / "an" before another word (as `_name_words`
-    reads names): "Rotate the north gate keys" names what "Rotate north gate keys" names. A closing "a"
-    is a name's letter ("hepatitis a", "vitamin a", "evacuate building a": issue 33's eighteenth probe)."""
+    """A name's words without "the" and a lower-case "a" / "an" opening it (as `_name_words` reads names):
+    "Rotate the north gate keys" names what "Rotate north gate keys" names, "a gate key" what "gate key"
+    names. An "a" after a word of the name is its letter ("hepatitis a", "vitamin a dose", "zone a
+    temperature": issue 33's eighteenth and twenty-second probes)."""
     said = words.split()
-    kept = " ".join(
-        w for i, w in enumerate(said) if w.lower() != "the" and not (w in ("a", "an") and i < len(said) - 1)
-    )
+    kept = " ".join(w for i, w in enumerate(said) if w.lower() != "the" and not _opening_article(said, i))
     return kept or words  # a name that is only an article ("The", "a") is that word
+
+
+def _opening_article(words: list[str], i: int) -> bool:
+    """Whether the word at `i` is a lower-case "a" / "an" opening a name of more words."""
+    return i == 0 and len(words) > 1 and words[0] in ("a", "an")
 
 
 def cased_apart(held: str, said: str) -> bool:
@@ -695,10 +699,11 @@ def _list_limits(model: type[BaseModel]) -> dict[str, int]:
 
 def _name_words(text: str) -> list[str]:
     """A name's words as `about_same` compares them, in order: read as drawn (`as_read`), folded as the key
-    folds them (`norm`), "the" and a lower-case "a" / "an" left out. No ending is taken off: "care" is not
-    "car", "parking" not "park", "news" not "new" (a name said with other endings is a second memory at
-    worst, never a lost one)."""
-    return [norm(w) for w in re.findall(r"\w+", as_read(text)) if w.lower() != "the" and w not in ("a", "an")]
+    folds them (`norm`), "the" and a lower-case "a" / "an" opening the name left out (`unarticled`). No
+    ending is taken off: "care" is not "car", "parking" not "park", "news" not "new" (a name said with other
+    endings is a second memory at worst, never a lost one)."""
+    words = re.findall(r"\w+", as_read(text))
+    return [norm(w) for i, w in enumerate(words) if w.lower() != "the" and not _opening_article(words, i)]
 
 
 def _name_alike(held: str, said: str) -> bool:

@@ -267,8 +267,8 @@ def _date_form(text: str) -> str | None:
 
 
 def _singular(word: str) -> str:
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")) or not word.endswith("s") or word.isdigit():
-        return word
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")) or not word.endswith("s") or not word.isalpha():
+        return word  # "1980s" is a decade, no plural of "1980" (issue 33's twenty-second probe)
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     return word[:-1]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field
 
-from mongomem.kinds.base import Item, MemoryKind, as_read, said_alike
+from mongomem.kinds.base import Item, MemoryKind, accents_of, as_read, cased_apart, said_alike
 from mongomem.kinds.fields import DateText, Long, SafeKey, Short
 from mongomem.kinds.labels import attribute_form, many_valued, subject_form, value_form
 from mongomem.kinds.meaning import name_marks, norm, same_value, signs_and_money
+from mongomem.markers import unseen
 
 # Attributes that record what the user asked, not what is true of them.
 QUESTION_ATTRIBUTES = frozenset(
@@ -149,7 +151,24 @@ class Semantic(MemoryKind):
         # stop is no mark of the value ("Spanish." is "Spanish")
         if payload.get("cardinality") != "many" and not many_valued(payload["attribute"]):
             return ""
-        return name_marks(str(payload.get("value") or "").strip().rstrip(".").rstrip())
+        said = "".join(ch for ch in str(payload.get("value") or "") if not unseen(ch))  # drawn as nothing
+        value = said.strip().rstrip(".").rstrip()
+        marks = name_marks(value)
+        # what else the key folds of a value that names: accents ("Zoë" / "Zoe"), a name's closing "s"
+        # ("Queens" / "Queen") and its article ("The Band" / "bands"), and (`keyed_apart`) a word of
+        # capitals ("CO" / "Co"): each value is its own memory, never the next version of another (issue
+        # 33's twenty-second probe)
+        named = "".join(f"{w} " for w in _named_words(value))
+        more = accents_of(value) + ("/" + named if named else "")
+        return f"{marks}/{more}" if more else marks
+
+    def keyed_apart(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        # a word of capitals said with one capital in the other value ("CO welding" / "Co welding"); a
+        # value typed in lower case or in capitals throughout is the value (`cased_apart`)
+        if super().keyed_apart(old, new):
+            return True
+        many = old.get("cardinality") == "many" or many_valued(str(old.get("attribute") or ""))
+        return many and cased_apart(str(old.get("value") or ""), str(new.get("value") or ""))
 
     def same_name(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
         return super().same_name(old, new) and not self.keyed_apart(old, new)
@@ -188,3 +207,13 @@ class Semantic(MemoryKind):
 def _is_user(subject: str) -> bool:
     """The subject "user" as a reader takes it: "User", "the user", "us\u0435r" (Cyrillic IE) too."""
     return subject_form(as_read(subject)) == "user"
+
+
+def _named_words(value: str) -> list[str]:
+    """The words of a value whose spelling names something the key folds: a capitalised word with a
+    closing "s" ("Queens", "Wales"), and a capitalised article before a name ("The" of "The Band")."""
+    words = re.findall(r"[^\W\d_]+", value)
+    out = [w.lower() for w in words if w[:1].isupper() and not w.isupper() and w.lower().endswith("s")]
+    if len(words) > 1 and words[0] in ("The", "A", "An") and words[1][:1].isupper():
+        out.append(words[0].lower())
+    return out

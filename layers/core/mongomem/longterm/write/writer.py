@@ -8,6 +8,7 @@ History is never destroyed: an UPDATE writes a new version and marks the old one
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field
@@ -558,11 +559,22 @@ def _restated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
         fields["expires_at"] = new.expires_at
     held = dict(target.metadata or {})
     if new.evidence.source == "api" and any(held.get(k, _MISSING) != v for k, v in new.metadata.items()):
-        fields["metadata"] = {**held, **new.metadata}
+        merged = {**held, **new.metadata}
+        if target.metadata_by is not None and new.evidence.tenant_wide:
+            # shared memory's metadata one user gave (erased with them): the tenant's replaces it, so
+            # erasing that user never takes the tenant's keys with theirs (who gave each key is not kept)
+            merged = dict(new.metadata)
+            fields["metadata_by"] = None
+        elif len(json.dumps(merged, default=str)) > MERGED_METADATA_BYTES:
+            merged = dict(new.metadata)  # restatements never grow a memory's metadata past the cap
+        fields["metadata"] = merged
     return fields
 
 
 _MISSING = object()
+# How large a memory's metadata may grow by restatements merging theirs in (one statement may carry more:
+# what it carries then replaces the memory's; issue 33's twenty-third probe).
+MERGED_METADATA_BYTES = 64 * 1024
 
 
 def _cleared(kind: MemoryKind, raw: Any) -> frozenset[str]:

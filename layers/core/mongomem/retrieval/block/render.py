@@ -95,7 +95,7 @@ def respond(
         left_out={**packed.left_out, "below_floor": sum(g.below_floor for g in gathered)},
         token_budget=token_budget,
         tokens=estimate_tokens(context) if context else 0,
-        query=query,
+        query=markers.neutralise(query) if query else query,  # echoed: no marker either
         pending=pending,
         format=fmt,
         sources=[
