@@ -11,7 +11,8 @@ and gives the agent memory tools.
 Recorded: each message the agent adds (user prompt, assistant text and tool calls, tool results),
 batched and sent once per invocation (AfterInvocationEvent) with one client token per batch.
 Before each model call the `/v1/context` block (working memory, relevant memories, recalled older
-messages; the agent already holds the recent ones) is injected for that call only, through Strands'
+messages; the agent already holds the recent ones) is injected for that call (an `injected` block from
+Strands 1.65 on, never recorded), through Strands'
 ContextInjector. Tools: search_memories, recall_messages, update_working_memory.
 """
 
