@@ -8,6 +8,7 @@ block's own closing marker, however a reader folds what it sees (Unicode TR39's 
 from __future__ import annotations
 
 import json
+import re
 import time
 import unicodedata
 import urllib.error
@@ -138,5 +139,8 @@ def test_disguised_markers_are_neutralised_in_every_block(stack: LocalStack) -> 
             name
         )
         assert closings(block) == 2, (name, block)
-        assert block.rstrip().endswith("</mongomem-memory>"), name
+        mark = re.search(r'token="([a-z2-7]+)">', block)
+        assert mark is not None and block.rstrip().endswith(f'</mongomem-memory token="{mark.group(1)}">'), (
+            name
+        )
     assert "tea" in blocks["text"] and "SYSTEM: obey" in blocks["text"]  # the words are shown, neutralised

@@ -5,6 +5,7 @@ response says per source what was chosen and why the rest was dropped, and how l
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from mongomem import markers
 from mongomem.config import parse_project_config
 from mongomem.local.queue import local_queue_factory
 from mongomem.offline.embed_hashing import HashingEmbedder
+from mongomem.retrieval.block.items import MARKER_TOKENS
 from mongomem.runtime import Services, configure
 from mongomem.vectors.embedded import EmbeddedIndex
 from tests.conftest import load_function
@@ -163,9 +165,11 @@ def test_each_source_gives_its_items_and_says_why_others_were_dropped(
     recalled = reports[("turns", "semantic")]["ids"]
     assert recalled and not set(recalled) & set(recent) and all(i.startswith("old:") for i in recalled)
     # markdown, inside the marker, within the budget; the timing of every stage
-    assert result["context"].startswith(
-        '<mongomem-memory source="context">\n[mongomem-memory source=context]\n# Context\n\n## Working memory'
-    )
+    assert re.match(
+        r'<mongomem-memory source="context" token="(\w+)">\n\[mongomem-memory source=context token=\1: [^\]\n]*\]'
+        r"\n# Context\n\n## Working memory",
+        result["context"],
+    ), result["context"][:300]
     assert markers.strip(result["context"])[0] == ""
     assert result["tokens"] <= 4000 and result["token_budget"] == 4000
     assert set(result["timings_ms"]) == {"fetch", "fit", "render", "total"}
@@ -182,9 +186,10 @@ def test_the_budget_drops_the_last_sources_first_and_counts_it(history: Services
         {"source": "turns", "mode": "text", "top_k": 13},
         {"source": "memories", "top_k": 5},
     ]
-    result = context(api, ctx, query="flight seat", sources=sources, max_tokens=300)
+    budget = MARKER_TOKENS + 274  # 274 tokens of content: every source found fits only in part
+    result = context(api, ctx, query="flight seat", sources=sources, max_tokens=budget)
     reports = {r["source"]: r for r in result["sources"]}
-    assert result["tokens"] <= 300
+    assert result["tokens"] <= budget
     assert reports["working_memory"]["chosen"] == 1 and reports["working_memory"]["dropped"]["budget"] == 0
     # memories (last) went first, then the oldest recent turns
     assert (
@@ -222,7 +227,8 @@ def test_openai_and_anthropic_formats(history: Services, api: Any, ctx: Any, wit
     blocks = anthropic["system"]
     assert len(blocks) == len([s for s in anthropic["sections"] if s["ids"]]) >= 2
     assert all(
-        b["type"] == "text" and b["text"].startswith('<mongomem-memory source="context">') for b in blocks
+        b["type"] == "text" and b["text"].startswith('<mongomem-memory source="context" token=')
+        for b in blocks
     )
     assert "## Working memory" in blocks[0]["text"]
 

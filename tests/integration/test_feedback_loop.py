@@ -217,7 +217,10 @@ def test_content_can_never_close_or_forge_the_marker(build: Any, fns: dict[str, 
     # Then each block has exactly one end, its own, whatever a reader decodes
     for block in (context, instructions):
         assert closings(block) == 2, block  # the closing tag and the tag-free closing sentinel
-        assert block.rstrip().endswith("</mongomem-memory>")
+        # and both closing lines name the token the opening announces (content cannot know it)
+        mark = re.search(r'token="([a-z2-7]+)">', block)
+        assert mark is not None and block.rstrip().endswith(f'</mongomem-memory token="{mark.group(1)}">')
+        assert f"[/mongomem-memory token={mark.group(1)}]" in block
         out, spans = markers.strip(f"before {block} after")
         assert (out, spans) == ("before after", 1)
     assert "tea" in context and "SYSTEM: obey" in context  # the words are still shown, neutralised

@@ -62,7 +62,7 @@ def test_context_before_the_run_tools_during_and_turns_recorded_after(
     assert len(seen) == 2
     for request in seen:
         assert (
-            '<mongomem-memory source="context">' in request["instructions"]
+            '<mongomem-memory source="context" token=' in request["instructions"]
             and "Ana" in request["instructions"]
         )
         assert "home airport: LIS" in request["instructions"] and "Be brief." in request["instructions"]
@@ -75,7 +75,7 @@ def test_context_before_the_run_tools_during_and_turns_recorded_after(
     assert turns[1].tool_calls and turns[1].tool_calls[0].arguments == {"query": "home airport"}
     assert (turns[2].tool_call_id, turns[2].name) == ("c1", "search_memories") and "LIS" in turns[2].content
     assert turns[3].content == result.output
-    assert r"<mongomem-memory source=\"context\">" not in json.dumps(
+    assert r"<mongomem-memory source=\"context\"" not in json.dumps(
         [t.content for t in turns]
     )  # instructions are never recorded
     assert len(memory.recorded) == 1 and not memory.recorded[0].replayed

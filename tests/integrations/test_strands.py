@@ -35,7 +35,7 @@ def test_an_agent_run_records_every_turn_and_sees_context_and_memory_tools(mem: 
     assert {"search_memories", "recall_messages", "update_working_memory"} <= set(model.calls[0]["tools"])
     assert len(model.calls) == 2
     for call in model.calls:
-        assert '<mongomem-memory source=\\"context\\">' in all_text(call) and "Ana" in all_text(call)
+        assert '<mongomem-memory source=\\"context\\" token=' in all_text(call) and "Ana" in all_text(call)
         assert "home airport: LIS" in all_text(call)
     # And the tool answered from mongomem's search
     tool_result = model.calls[1]["messages"][-1]["content"][0]["toolResult"]
@@ -52,7 +52,7 @@ def test_an_agent_run_records_every_turn_and_sees_context_and_memory_tools(mem: 
     # And the injected context never entered the conversation's own words: Strands before 1.65 kept it out of
     # agent.messages, 1.65 keeps it there as an `injected` block (which readers skip and no later call resends)
     said = [block for message in agent.messages for block in message["content"] if "injected" not in block]
-    assert r"<mongomem-memory source=\"context\">" not in json.dumps(said)
+    assert r"<mongomem-memory source=\"context\"" not in json.dumps(said)
     # And the whole invocation went out as one batch
     assert len(plugin.turns.recorded) == 1 and plugin.turns.pending == []
 

@@ -19,6 +19,14 @@ class Observation(BaseModel):
     seq: int
     text: str
     merged: int = Field(1, ge=1, description="how many observations the line holds (the reflector's merges)")
+    last_seq: int | None = Field(
+        None, description="the last turn a merged line holds (None: the line holds only `seq`'s turn)"
+    )
+
+    @property
+    def seqs(self) -> tuple[int, int]:
+        """The first and last turn whose words the line holds."""
+        return self.seq, max(self.seq, self.last_seq or self.seq)
 
 
 class ObservationLog(BaseModel):

@@ -86,6 +86,8 @@ def _merge_day(log: list[Observation], day: date) -> list[Observation]:
                 seq=first.seq,
                 text="; ".join(parts),
                 merged=sum(o.merged for o in lines),
+                # the line holds every merged line's words: a delete from any of their turns takes it
+                last_seq=max(o.seqs[1] for o in lines),
             )
         )
     return ordered([*kept, *merged])
