@@ -94,6 +94,18 @@ def test_the_reflector_merges_the_oldest_days_first_and_keeps_the_newest_verbati
     assert "8 May 2023:\n- Ana visited museum 00.; Ana visited museum 01.; Ana visited museum 02." in text
 
 
+def test_a_merged_line_keeps_the_last_turn_it_holds() -> None:
+    # a turns delete from any merged turn takes the line (issue 33's twenty-fourth probe: a line filed
+    # under its first turn kept the words of a later, deleted one)
+    newest = [obs(1, n, f"Ana visited park {n}. It was fine.") for n in (11, 12, 13)]
+    log = [obs(0, n, f"Ana visited museum {n}. It was great fun.") for n in (3, 5, 9)] + newest
+    merged = [o for o in reflect(log, 60) if o.merged > 1]
+    assert [(o.seqs, o.merged) for o in merged] == [((3, 9), 3)]
+    # merged again with a later line of its day, the line holds the later one's turn too
+    again = reflect([*merged, obs(0, 10, "Ana saw a play 10. It was long."), *newest], 50)
+    assert [(o.seqs, o.merged) for o in again if o.merged > 1] == [((3, 10), 4)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 20), st.text(min_size=1, max_size=120)), min_size=1, max_size=40),

@@ -186,9 +186,10 @@ class MemoryApi(Generic[S]):
 def _decode_path(event: dict[str, Any]) -> None:
     """The event's path with each segment percent-decoded once, as routes and ids read it: an id a client
     encoded ("chat%3A42", "ana%40x.com": what `quote` and `encodeURIComponent` send) is the id it names
-    (issue 33's twenty-first probe). A segment that decodes to a "/", a control or a character no id
-    holds (not ASCII) stays as sent, and fails the id pattern (422). A path that came decoded already (API Gateway's
-    HTTP API may decode it) holds no "%" an id allows, and is unchanged."""
+    (issue 33's twenty-first probe). A segment decodes only into id characters (`[A-Za-z0-9._:@-]`): one
+    that would decode to anything else ("/", "#", "?", a space, a control, a character outside ASCII) stays
+    as sent and fails the id pattern (422; the twenty-third probe). A path that came decoded already (API
+    Gateway's HTTP API may decode it) holds no "%" an id allows, and is unchanged."""
     raw = event.get("rawPath")
     if not isinstance(raw, str) or "%" not in raw:
         return

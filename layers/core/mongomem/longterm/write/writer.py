@@ -567,6 +567,11 @@ def _restated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
             fields["metadata_by"] = None
         elif len(json.dumps(merged, default=str)) > MERGED_METADATA_BYTES:
             merged = dict(new.metadata)  # restatements never grow a memory's metadata past the cap
+            # the keys the memory held and the restatement does not repeat are gone: a caller should know
+            logger.warning(
+                "metadata replaced: merged it would pass the cap",
+                extra={"memory_id": target.memory_id, "cap_bytes": MERGED_METADATA_BYTES},
+            )
         fields["metadata"] = merged
     return fields
 
