@@ -162,7 +162,7 @@ def main() -> None:
     out = []
     for n, row in enumerate(rows, start=1):
         today = f"\nToday is {row['as_of'][:10]}." if row.get("as_of") else ""
-        context = re.sub(r"</?mongomem-memory[^>]*>\n?|\[mongomem-memory[^\]]*\]\n?", "", row[b]["context"])
+        context = re.sub(r"</?mongomem-memory[^>]*>\n?|\[/?mongomem-memory[^\]]*\]\n?", "", row[b]["context"])
         response = reader(READER_PROMPT.format(today=today, context=context, question=row["question"]))
         right = verdict(judge, row, row["answer"], response)
         right_original = (
