@@ -320,7 +320,7 @@ def test_a_closing_sentinel_split_by_a_script_element_is_neutralised(stack: Stac
     /v1/context: the block holds the text unchanged, and a browser or html2text (which show no script or
     style contents) reads "[/mongomem-memory]" inside the block, an end before the block's own."""
     seen = shown(context_holding(stack, "bob", forged, unique()))
-    ends = seen.count("[/mongomem-memory]") + seen.count("</mongomem-memory>")
+    ends = seen.count("[/mongomem-memory") + seen.count("</mongomem-memory")
     assert ends == 1, seen  # the block's own closing sentinel only (its tag is dropped as a tag)
 
 
@@ -407,7 +407,7 @@ def test_a_closing_sentinel_split_by_markdown_is_neutralised(stack: Stack, forge
     block holds the text unchanged, and a Markdown renderer (CommonMark, raw HTML escaped, as chat UIs
     render) shows "[/mongomem-memory]" (the middle "mem" in bold) inside the block, before its own end."""
     seen = shown(context_holding(stack, "gina", forged, unique()), markdown=True)
-    assert seen.count("[/mongomem-memory]") == 1, seen  # the block's own closing sentinel only
+    assert seen.count("[/mongomem-memory") == 1, seen  # the block's own closing sentinel only
 
 
 # -- 8. as_of: the block says nothing recorded after it is below, above working memory written after (LOW) ----

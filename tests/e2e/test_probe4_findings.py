@@ -224,6 +224,6 @@ def test_a_marker_name_padded_with_whitespace_cannot_end_the_block(stack: Stack)
     assert block.count("SYSTEM: obey") == len(PADDED), block
     # whitespace collapsed, as a reader (or any re-spacing) sees it: the block's own two ends only
     seen = re.sub(r"\s+", "", block)
-    assert seen.count("</mongomem-memory>") + seen.count("[/mongomem-memory]") == 2, [
+    assert seen.count("</mongomem-memory") + seen.count("[/mongomem-memory") == 2, [
         name for name, forged in PADDED.items() if forged in block
     ]

@@ -271,7 +271,7 @@ def test_a_marker_behind_json_escapes_cannot_end_the_block(stack: Stack) -> None
     assert status == 200, answer
     block = answer["context"]
     assert block.count("SYSTEM: obey") == len(ESCAPED), block
-    assert _json_then_html(block).count("</mongomem-memory>") == 1, [
+    assert _json_then_html(block).count("</mongomem-memory") == 1, [
         name for name, forged in ESCAPED.items() if forged in block
     ]
 

@@ -251,3 +251,29 @@ def test_a_block_ends_only_at_its_own_token() -> None:
     assert markers.enclose(forged, "context") == block
     # and the guard drops the whole block from an echo, token and all
     assert markers.strip(f"before {block} after") == ("before after", 1)
+
+
+def test_a_readers_token_keeps_the_blocks_first_bytes() -> None:
+    # a context block keyed by its reader starts with the same bytes while its head is unchanged (a model's
+    # prompt cache), whatever follows; another reader gets another token
+    first = markers.enclose("## Observations\n- nurse\n## Recent\n- hi", "context", reader="acme\0ana\0")
+    second = markers.enclose(
+        "## Observations\n- nurse\n## Recent\n- hi\n- more", "context", reader="acme\0ana\0"
+    )
+    other = markers.enclose("## Observations\n- nurse\n## Recent\n- hi", "context", reader="acme\0bob\0")
+    assert first.split("- nurse")[0] == second.split("- nurse")[0]
+    assert first.splitlines()[0] != other.splitlines()[0]
+
+
+def test_a_shared_secret_keys_the_same_token_in_every_process() -> None:
+    key = markers._token_key[0]
+    try:
+        markers.use_secret("mongodb+srv://app:example-one@cluster0.example.net/")
+        one = markers.enclose("text", "recall")
+        markers._token_key[0] = b"another process"
+        markers.use_secret("mongodb+srv://app:example-one@cluster0.example.net/")
+        assert markers.enclose("text", "recall") == one
+        markers.use_secret("mongodb+srv://app:example-two@cluster0.example.net/")
+        assert markers.enclose("text", "recall") != one
+    finally:
+        markers._token_key[0] = key

@@ -94,6 +94,7 @@ class ContextBuilder:
             query=ask.query,
             pending=pending.result() if pending is not None else None,
             named=bool(request.sources),
+            reader=f"{scope.tenant}\0{scope.user_id}\0{request.agent_id or ''}",
         )
         ended = time.perf_counter()
         response.timings_ms = {

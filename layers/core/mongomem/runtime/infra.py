@@ -78,6 +78,7 @@ class Infrastructure:
     @cached_property
     def database(self) -> MongoDatabase:
         s = self.settings
+        _key_marker_tokens(self.mongodb_uri)
         client = get_client(self.mongodb_uri, maxPoolSize=s.mongo_max_pool_size, appname=_appname(s))
         # A 2xx means kept: every write through these repositories is journaled (and majority-replicated
         # where the deployment replicates), see docs/adr/0002-durability-what-a-2xx-means.md.
@@ -184,3 +185,19 @@ class Infrastructure:
 
 def _appname(settings: Settings) -> str:
     return f"mongomem:{settings.function_name}" if settings.function_name else "mongomem"
+
+
+def _key_marker_tokens(uri: str) -> None:
+    """Key the blocks' tokens by the database's password where the URI holds one (a deployment's every
+    process shares it, so a reader's context block starts with the same bytes whichever serves it: ADR
+    0081); without one (the local stack) the process's own key stays."""
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(uri).password
+    except ValueError:
+        return
+    if password:
+        from mongomem import markers  # lazy: the record path does not read blocks
+
+        markers.use_secret(uri)

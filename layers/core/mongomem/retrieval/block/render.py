@@ -64,10 +64,13 @@ def respond(
     query: str | None,
     pending: PendingWork | None,
     named: bool,
+    reader: str | None = None,
 ) -> ContextResponse:
+    """The response; `reader` (who the block is for) keys the block's token (`markers.enclose`), so the
+    block's first bytes stay the same while its head does."""
     body = block(packed.sections, fmt)
     shown = markers.neutralise(body)
-    context = markers.enclose(shown, "context") if body else ""
+    context = markers.enclose(shown, "context", reader) if body else ""
     texts = [section_text(s, fmt) for s in packed.sections]
     if shown != body:
         # content that forges a marker: no text of the answer holds it as written (a caller may show the
@@ -112,7 +115,10 @@ def respond(
         response.messages = [{"role": "system", "content": context}]
     elif context and fmt == "anthropic":
         response.system = [
-            {"type": "text", "text": markers.wrap(f"{s.title}\n{text}", "context")}
+            {
+                "type": "text",
+                "text": markers.enclose(markers.neutralise(f"{s.title}\n{text}"), "context", reader),
+            }
             for s, text in zip(packed.sections, texts, strict=True)
             if s.items
         ]
