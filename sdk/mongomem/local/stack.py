@@ -122,6 +122,11 @@ class LocalStack:
         )
         self.server = make_server(front, self.host, self.port, self.read_timeout_seconds, self.on_request)
         self.port = self.server.server_address[1]
+        # the background handlers are imported before the API serves its first request: two threads
+        # importing the same packages at once (the API's handler, the queue's) could each see the other's
+        # half-imported module (a start under load failed with KeyError 'aws_lambda_powertools...')
+        scan = load_handler(functions, "scan_sessions")
+        pollers = {t: self.poller(t) for t in self.settings.queue_kinds}
         threading.Thread(target=self.server.serve_forever, name="api", daemon=True).start()
         if self.data_dir is not None:
             (self.data_dir / STACK_FILE).write_text(
@@ -129,7 +134,6 @@ class LocalStack:
             )
         if self.mongo is not None:
             self.threads.append(Every("database-watch", self.watch_seconds, self._watch_database).start())
-        scan = load_handler(functions, "scan_sessions")
         interval, timeout = self.scan_seconds, 60.0
         recall = self.settings.memory.recall
         if recall.enabled and recall.embed_on_write:
@@ -140,10 +144,10 @@ class LocalStack:
         self.threads.append(
             Every("scan", interval, lambda: scan(scheduled_event(), _ctx("scan_sessions", timeout))).start()
         )
-        for t in self.settings.queue_kinds:
+        for t, poll in pollers.items():
             # One handler per queue, as template.yaml has one function per queue: the handler's module
             # state (the SQS BatchProcessor) must not be shared by pollers running at the same time.
-            self.threads.append(Every(f"poll-{t}", self.poll_seconds, self.poller(t)).start())
+            self.threads.append(Every(f"poll-{t}", self.poll_seconds, poll).start())
 
     def poller(self, kind: str) -> Any:
         """One queue's poll: its own handler (as template.yaml has one function per queue: the handler's
