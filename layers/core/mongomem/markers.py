@@ -18,10 +18,11 @@ import hashlib
 import hmac
 import html
 import re
-import secrets
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+
+from mongomem import markerkey
 
 TAG = "mongomem-memory"
 # How every closing line begins: each then names the block's token (`enclose`), so "</mongomem-memory>"
@@ -31,17 +32,18 @@ CLOSE = f"</{TAG}"
 # Markdown renderer) keeps these, and HTML escaping does not change them.
 SENTINEL_OPEN = f"[{TAG} source=%s"
 SENTINEL_CLOSE = f"[/{TAG}"
-# A block's token is keyed by a secret no writer of content knows (ADR 0081): drawn at the process's start,
-# or derived from the deployment's database credentials (`use_secret`).
-_token_key = [secrets.token_bytes(32)]
+# A block's token is keyed by a secret no writer of content knows (ADR 0081, `markerkey`).
 TOKEN_CHARS = 10
 
 # How a marker's brackets look after what agents do to text: raw, HTML-escaped once or more (`&lt;`,
 # `&amp;lt;`, numeric), JSON-escaped (`\u003c`), or the sentinels' square brackets; whitespace anywhere.
 _LT = r"(?:<|&(?:amp;)*(?:lt|\#0*60|\#x0*3c);|\\u003c|\[)"
 _GT = r"(?:>|&(?:amp;)*(?:gt|\#0*62|\#x0*3e);|\\u003e|\])"
+# The name's two words with anything but letters and digits between them, as an echo may write them: a
+# Markdown escape ("mongomem\\-memory"), a non-breaking hyphen (U+2011), a space (issue 33's twenty-fifth
+# probe); a backslash before the "/" of a closing tag too.
 _TAGS = re.compile(
-    rf"{_LT}\s*(?P<close>/\s*)?mongomem\s*-\s*memory\b(?:(?!{_GT}).){{0,240}}?(?:{_GT}|$)",
+    rf"{_LT}\s*(?P<close>\\?/\s*)?mongomem[\W_]{{0,8}}memory\b(?:(?!{_GT}).){{0,240}}?(?:{_GT}|$)",
     re.IGNORECASE | re.DOTALL,
 )
 # The marker's name as a reader might still see it in content (any case, any separators, full-width
@@ -751,12 +753,18 @@ def _rewrite_lookalikes(text: str) -> str:
 # it (flex `order`, floats, positions), or hide what lies between two halves of the name (a box of no
 # width, `::first-letter`); `dir` and <bdo> reverse it; a form control or an image draws an attribute
 # (`<input value>`, `placeholder`, `alt`, `<option label>`); a <select> shows none of the text it holds
-# (issue 33's twenty-second and twenty-fourth probes). Rather than tell which of them a renderer would
-# apply, none is: in a text holding markup, those elements are renamed (`<style>` -> `<x-style>`, an
+# (issue 33's twenty-second and twenty-fourth probes); an unclosed table moves text before it. Rather
+# than tell which of them a renderer would apply, none is: in a text holding markup, those elements are renamed (`<style>` -> `<x-style>`, an
 # unknown element a renderer draws as its text) and those attributes too (`style=` -> `data-x-style=`),
 # so every reader draws the text in the order it is stored, with nothing added and nothing hidden.
 _INERT_ELEMENT = re.compile(
-    r"(<|&lt;)(/?)(style|bdo|select|option|optgroup|input|img|area|textarea)(?=[\t\n\f\r />&])", re.IGNORECASE
+    r"(<|&lt;)(/?)(style|link|bdo|select|option|optgroup|input|img|area|textarea"
+    # the table model moves text an unclosed table holds outside a cell to before the table, so words of
+    # content were drawn after the block's own closing lines ("foster parenting": issue 33's twenty-fifth
+    # probe); text scrolled or placed by coordinates, and documents drawn from an attribute, likewise
+    r"|table|caption|colgroup|col|thead|tbody|tfoot|tr|td|th|marquee|iframe|frame|frameset|object|embed"
+    r"|svg|math|template)(?=[\t\n\f\r />&])",
+    re.IGNORECASE,
 )
 _INERT_ATTRIBUTE = re.compile(r"(?<=[\t\n\f\r /\"'])(style|dir)(?=[\t\n\f\r ]*=)", re.IGNORECASE)
 
@@ -837,18 +845,9 @@ def enclose(neutralised: str, source: str, reader: str | None = None) -> str:
 
 def token(keyed: str, source: str) -> str:
     """A block's token: an HMAC of what it is keyed by (its text, or its reader) under the token key
-    (`use_secret`), in lower-case base32 letters and digits (`TOKEN_CHARS`, 50 bits)."""
-    digest = hmac.new(_token_key[0], f"{source}\0{keyed}".encode("utf-8", "surrogatepass"), hashlib.sha256)
+    (`markerkey`), in lower-case base32 letters and digits (`TOKEN_CHARS`, 50 bits)."""
+    digest = hmac.new(markerkey.key(), f"{source}\0{keyed}".encode("utf-8", "surrogatepass"), hashlib.sha256)
     return base64.b32encode(digest.digest()).decode("ascii")[:TOKEN_CHARS].lower()
-
-
-def use_secret(secret: str) -> None:
-    """Key tokens by a secret every process of a deployment shares (the database's credentials), so that
-    a reader's token is the same whichever process serves them; until then (and where no secret is
-    given, as on the local stack) the key is one drawn at the process's start."""
-    _token_key[0] = hashlib.sha256(
-        b"mongomem marker token\0" + secret.encode("utf-8", "surrogatepass")
-    ).digest()
 
 
 def strip(text: str) -> tuple[str, int]:

@@ -126,7 +126,8 @@ def anchors(text: str) -> frozenset[str]:
     found: set[str] = set(_number_pairs(text))
     said: list[str] = []
     for m in _NUMBER.finditer(text):
-        found.add(_number(m.group("n"), m.group("sign")))
+        # "#3" (a number after "#": an id, a ticket, a dock) is the anchor as written
+        found.add(_number(m.group("n"), m.group("sign")) if m.group("n") else m.group(0).lower())
         if m.group("cur"):
             said.append(_CURRENCY[m.group("cur")])  # "$500" is 500 dollars, "€500" 500 euros
     for m in _SYMBOL.finditer(text):

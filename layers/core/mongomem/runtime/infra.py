@@ -10,9 +10,11 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
+from urllib.parse import urlsplit
 
 # Every function talks to MongoDB: the driver loads with the function (its init phase), not on its first
 # request. Everything else is imported where it is built.
+from mongomem import markerkey
 from mongomem.adapters.mongo.driver import MongoDatabase, get_client, write_concern_for
 
 if TYPE_CHECKING:
@@ -191,13 +193,9 @@ def _key_marker_tokens(uri: str) -> None:
     """Key the blocks' tokens by the database's password where the URI holds one (a deployment's every
     process shares it, so a reader's context block starts with the same bytes whichever serves it: ADR
     0081); without one (the local stack) the process's own key stays."""
-    from urllib.parse import urlsplit
-
     try:
         password = urlsplit(uri).password
     except ValueError:
         return
     if password:
-        from mongomem import markers  # lazy: the record path does not read blocks
-
-        markers.use_secret(uri)
+        markerkey.use_secret(uri)
