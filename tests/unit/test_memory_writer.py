@@ -189,6 +189,17 @@ def test_org_memory_changes_only_when_enough_users_state_it(store: Any, index: A
         ("P7ABCD", "P.7.A.B.C.D."),
         ("P7ABCD", "P 7 A B C D"),
         ("USA", "u-s-a"),
+        # drawn alike: an override's run reversed, markup dropped, references decoded, a Markdown view's
+        # marks and links drawn as their text (issue 33's twenty-fourth and twenty-fifth probes)
+        ("PLTZFDEQDE", "\u202eEDQEDFZTLP\u202c"),
+        ("PLTZ7", "PL&#84;Z7"),
+        ("PLTZ7", "PLT&#x5A;7"),
+        ("PLTZ7", "PLTZ<b></b>7"),
+        ("PLTZ7", "PLTZ<!-- -->7"),
+        ("PLTZ7", "<span>PLTZ7</span>"),
+        ("PLTZ7", "PLTZ**7**"),
+        ("PLTZ7", "`PLTZ7`"),
+        ("PLTZ7", "[PLTZ7](x)"),
     ],
 )
 def test_one_users_term_named_as_an_org_term_reads_as_it(

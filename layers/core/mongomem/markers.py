@@ -298,6 +298,30 @@ def drawn_order(text: str) -> str:
     return _OVERRIDDEN.sub(lambda m: m.group(1)[::-1], text) if "\u202e" in text else text
 
 
+# Markdown's paired emphasis and code marks, and a link drawn as its text: what a rendered view of a name
+# does not draw (a lone "*" is drawn: "Grade A*").
+_MARKDOWN_PAIRED = re.compile(r"(\*\*|\*|`+|~~)(?=\S)(.+?)(?<=\S)\1")
+_DRAWN_HINT = re.compile("[<&*`~\\[\u202e]")
+
+
+def drawn_text(name: str) -> str:
+    """A name as a reader sees it drawn: runs under a right-to-left override in drawn order
+    (`drawn_order`), markup dropped and character references decoded as a browser does ("PL&#84;Z",
+    "PLTZ<b></b>7", "PLTZ<!-- -->7" are drawn "PLTZ", "PLTZ7"), and a Markdown view's paired marks and
+    links drawn as their text ("PLTZ**7**", "`PLTZ7`", "[PLTZ7](x)"): issue 33's twenty-fifth probe."""
+    if not _DRAWN_HINT.search(name):
+        return name
+    text = drawn_order(name)
+    if "<" in text or "&" in text:
+        text = html.unescape(_html_text(text, False))
+    for _ in range(3):
+        shown = _MARKDOWN_PAIRED.sub(r"\2", _MARKDOWN_LINK.sub(r"\g<text>", text))
+        if shown == text:
+            break
+        text = shown
+    return text
+
+
 def unseen(char: str) -> bool:
     """Whether a reader sees nothing of `char`: a format character, a default-ignorable code point, a
     control character other than a space or a line break (a browser and a terminal draw none of U+0001,

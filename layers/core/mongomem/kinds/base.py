@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 # too, where the kinds and their callers have always found them.
 from mongomem.kinds.labels import subject_form
 from mongomem.kinds.meaning import hard_anchors, name_marks, norm, same_value, stated, worded
-from mongomem.markers import drawn_order, skeleton, unseen
+from mongomem.markers import drawn_text, skeleton, unseen
 
 # Two or more single letters or digits, each after the first set off by anything that is neither (dots,
 # spaces, dashes of any kind, low lines, commas, bullets ...: what `norm` reads as a space): a name
@@ -62,7 +62,7 @@ def accents_of(name: str) -> str:
     a reader sees of the name (issue 33's nineteenth and twentieth probes)."""
     return "".join(
         ch
-        for ch in unicodedata.normalize("NFD", drawn_order(name).casefold())
+        for ch in unicodedata.normalize("NFD", drawn_text(name).casefold())
         if unicodedata.category(ch) == "Mn" and not unseen(ch)
     )
 
@@ -114,7 +114,7 @@ def symbols_of(name: str) -> str:
     hyphen joining a letter to a letter or a digit ("Wi-Fi" is "WiFi", "PLTZ-7" "PLTZ7"), the separators
     of a code spelled out ("P-9-9-7-F", "K.P.I.": `_SPELLED`), an apostrophe as any apostrophe, and what
     a reader does not see (format characters, variation selectors, controls: `markers.unseen`)."""
-    said = _without_unseen(unicodedata.normalize("NFKC", drawn_order(name)).strip())
+    said = _without_unseen(unicodedata.normalize("NFKC", drawn_text(name)).strip())
     spelled = {i for m in _SPELLED.finditer(said) for i in range(m.start(), m.end())}
     kept = []
     for i, ch in enumerate(said):
@@ -152,7 +152,7 @@ def as_read(text: str) -> str:
     drawn like (`markers.skeleton`: Cyrillic ER U+0420 as "p", a full-width letter as the letter, a
     combining mark dropped), ASCII kept as written (a digit 0 stays a 0 and "P6A0" is found as itself),
     and a name spelled letter by letter read as the word: "P.7.A.B.C.D." and "P 7 A B C D" as "P7ABCD"."""
-    return _SPELLED.sub(_joined, "".join(_read_char(ch) for ch in drawn_order(text)))
+    return _SPELLED.sub(_joined, "".join(_read_char(ch) for ch in drawn_text(text)))
 
 
 def _read_char(ch: str) -> str:
