@@ -47,6 +47,20 @@ def _out(value: Any) -> Any:
     return value
 
 
+def _marked(name: str, out: Any) -> Any:
+    """A tool's answer: the API's JSON as structured content (for programs) and, as the text a model
+    reads, the same JSON inside mongomem's marker (docs/trust.md: every tool result that carries stored
+    words comes marked; issue 33's twenty-fifth probe found search, lists and working memory unmarked)."""
+    from mcp_types import CallToolResult, TextContent  # lazy: 0 ms (loaded with the server)
+
+    from mongomem import markers  # lazy: 35 ms
+
+    text = json.dumps(out, ensure_ascii=False, indent=2)
+    return CallToolResult(
+        content=[TextContent(type="text", text=markers.wrap(text, name))], structured_content=out
+    )
+
+
 def version() -> str:
     try:
         return installed("mongomem")
@@ -101,7 +115,7 @@ def tool_function(
             raise ToolError(str(err)) from err
         if spec.text:  # build_context answers with the block itself, not the API's JSON around it
             return str(answer.context or "") or "(nothing to add: no memory matches yet)"
-        return _out(answer)
+        return _marked(spec.name, _out(answer))
 
     tool.__signature__ = tools.signature(params, str if spec.text else dict[str, Any])  # type: ignore[attr-defined]
     tool.__name__ = spec.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -289,6 +290,16 @@ def test_memory_tools_write_list_and_delete_and_build_context_answers_with_the_b
     out = asyncio.run(asyncio.wait_for(scenario(), 40))
     assert out["create"].structured_content["decision"] == "ADD"
     assert [m["text"] for m in out["list"].structured_content["memories"]] == ["user seat: window"]
+    # every answer a model reads is marked: the stored words inside mongomem's block (issue 33's
+    # twenty-fifth probe: lists, search and working memory reached the model unmarked), the JSON kept whole
+    for name in ("create", "list", "delete", "after"):
+        text = out[name].content[0].text
+        assert text.startswith("<mongomem-memory source=") and markers.strip(text) == ("", 1), text
+    listed = out["list"].content[0].text
+    assert (
+        json.loads(listed.split("]\n", 1)[1].rsplit("\n[/mongomem-memory", 1)[0])
+        == out["list"].structured_content
+    )
     # the block, not the JSON around it: what the model should read
     block = out["context"].content[0].text
     assert "user seat: window" in block and "Book me a window seat" in block and '"sections"' not in block

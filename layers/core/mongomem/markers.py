@@ -247,6 +247,12 @@ OWN_TOOLS = frozenset(
         "create_memory",
         "list_memories",
         "delete_memory",
+        # the TypeScript SDK's AI SDK tools (sdk-ts/src/ai-sdk), recorded as tool turns by its recorder
+        "searchMemories",
+        "buildContext",
+        "recallMessages",
+        "recordTurn",
+        "getWorkingMemory",
     }
 )
 
