@@ -157,3 +157,20 @@ def test_the_screen_refuses_non_terms_keeps_personal_ones_private_and_counts_bot
     assert out.refused == {"not_a_term": 1} and out.kept_private == {"not_term_like": 1}
     # ... while a private kind's items are not judged as terms at all
     assert len(screen(kind, items, said, "ana", org=False).items) == 3
+
+
+def test_an_org_kinds_facts_about_the_user_stay_the_users() -> None:
+    # issue 33's twenty-fifth probe: with semantic facts shared by the organisation, "user name: Zed" and
+    # "user home city: Lisbon" were published to every user (and read by each agent as its own user's)
+    from mongomem.kinds.semantic import Semantic
+
+    said = turns("My name is Zed and I live in Lisbon. The north dock opens at 7 am.")
+    items = [
+        {"subject": "user", "attribute": "home city", "value": "Lisbon", "evidence_seqs": [1]},
+        {"subject": "Zed", "attribute": "name", "value": "Zed", "evidence_seqs": [1]},
+        {"subject": "north dock", "attribute": "opening time", "value": "7 am", "evidence_seqs": [1]},
+    ]
+    out = screen(Semantic(), items, said, "u-1", org=True)
+    assert [i["subject"] for i in out.items] == ["north dock"]
+    assert [i["subject"] for i in out.personal] == ["user", "Zed"]  # "My name is": any case
+    assert out.kept_private == {"about_user": 1, "names_user": 1}

@@ -21,13 +21,14 @@ from mongomem.extraction import grounding
 from mongomem.extraction.orgscreen import org_verdict
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
+from mongomem.kinds.base import about_the_user
 
 _QUOTED = re.compile(r"'([^']{2,60})'|\"([^\"]{2,60})\"")
 _PLACEHOLDER = re.compile(r"^\s*<[\w ,.-]{1,60}>\s*$")
 # The word the instructions tell the model to use for the user: prescribed, so never a copy.
 SELF = frozenset({"user", "the user"})
-_SELF_NAME = re.compile(
-    r"\b(?:my name is|i am called|i'm called|call me)\s+([A-Z][\w'-]{1,40}(?:\s+[A-Z][\w'-]{1,40})?)"
+_SELF_NAME = re.compile(  # the phrase in any case ("My name is Ana"), the name capitalised
+    r"\b(?i:my name is|i am called|i'm called|call me)\s+([A-Z][\w'-]{1,40}(?:\s+[A-Z][\w'-]{1,40})?)"
 )
 
 
@@ -170,6 +171,10 @@ def screen(
         if verdict is not None:
             out.personal.append(item)  # the user's own phrase: theirs, not the organisation's
             out.kept_private[verdict] += 1
+            continue
+        if org and about_the_user(item):
+            out.personal.append(item)  # "user home city": the user's own, never the organisation's
+            out.kept_private["about_user"] += 1
             continue
         if org and names_user(item, names):
             out.personal.append(item)

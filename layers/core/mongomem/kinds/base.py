@@ -55,6 +55,23 @@ def _joined(match: re.Match[str]) -> str:
     return out
 
 
+# How a memory names the user it is about (the extraction prompts' subject of every fact about the user).
+USER_SUBJECTS = frozenset({"user", "the user", "me", "myself", "i"})
+
+
+def about_the_user(payload: Any) -> bool:
+    """Whether a memory is about its user (its `subject` names the user): such a memory is the user's
+    own, never the organisation's, whatever the kind's visibility (issue 33's twenty-fifth probe: "user
+    name", "user home city" and "user medical condition" were published to every user of the tenant)."""
+    if not isinstance(payload, dict):
+        return False
+    qualifiers = payload.get("qualifiers")
+    if isinstance(qualifiers, dict) and qualifiers.get("name"):
+        return False  # "user" qualified by the name it shows is about that name (a dock, a team)
+    subject = payload.get("subject")
+    return isinstance(subject, str) and " ".join(subject.casefold().split()) in USER_SUBJECTS
+
+
 def accents_of(name: str) -> str:
     """A name's accents, in order, as the key (which folds them) loses them: "avó" and "avô"
     (grandmother, grandfather), "bà" and "ba" are two names (issue 33's seventeenth probe). A variation

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
 from mongomem.kinds import KindError, KindRegistry, MemoryKind
+from mongomem.kinds.base import about_the_user
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.writer import MemoryWriter
@@ -106,6 +107,11 @@ class MemoryService:
         require_kinds(self.kinds, [request.type], "type")
         kind = self.kinds[request.type]
         visibility = request.visibility or self.writer.visibility_of(kind)
+        if request.visibility is None and visibility == "org" and about_the_user(request.payload):
+            # a memory about its user is theirs unless the caller says otherwise (a kind shared by the
+            # organisation shares what the organisation knows, not what one user says of themselves)
+            request = request.model_copy(update={"visibility": "private"})
+            visibility = "private"
         if visibility == "org" and not tenant_wide:
             self._check_one_users_org_write(kind, request)
         try:
