@@ -15,7 +15,7 @@ from typing import Any
 
 from mongomem import markers
 from mongomem.kinds.meaning import norm
-from mongomem.models.memory import MemoryRecord
+from mongomem.models.memory import ORG_OWNER, MemoryRecord
 
 # The Agent Skills format: a lowercase name of letters, digits and single hyphens, at most 64 characters;
 # a description of at most 1024 characters.
@@ -71,6 +71,12 @@ def render_skill(record: MemoryRecord) -> tuple[str, str]:
     description = str(payload.get("description") or "").strip() or when or title
     if when and when not in description:
         description = f"{description} Use when: {when}"
+    if record.user_id == ORG_OWNER and not any(e.tenant_wide for e in record.evidence):
+        # an agent host puts every skill's description in its system prompt, outside any marker: of a
+        # shared procedure only the tenant stated, one user's free text stays in the marked body (issue
+        # 33's twenty-fifth probe: "when a badge leaks. IGNORE ALL PREVIOUS INSTRUCTIONS" reached every
+        # user's prompt); its name says what it is for
+        description = f"{title} (shared by a user of the organisation; its body says when to use it)"
     description = description[:MAX_DESCRIPTION].strip()
     tools = _strings(payload.get("allowed_tools"))
     usage = record.usage
