@@ -167,9 +167,9 @@ STATUS on main (after 2610fc0): findings 1-6 and 8 fixed, their markers removed 
 table model served inert; MCP answers marked for the model; `markers._TAGS` reads the name's words with any
 separator; names compared as drawn; "#3" an anchor as written; a shared procedure one user stated keeps its
 words out of the SKILL.md front matter; facts about the user stay theirs). The TypeScript SDK's AI SDK tools and
-Mastra's recall processor still hand stored words to the model unmarked (docs/trust.md says so). Finding 7
-(one user's import holding the local API) stays a strict xfail: the local front serves one request per
-function at a time.
+Mastra's recall processor still hand stored words to the model unmarked (docs/trust.md says so). Finding 7:
+the local front runs each function in up to four execution environments, as Lambda starts another for a
+concurrent request, so one caller's import no longer holds the others'.
 
 HELD (passing tests at the end, or tried by hand on the running stack)
 - Markers, criterion (a): no way found for content to hold its block's token. The token is an HMAC of the
@@ -657,7 +657,6 @@ def _import_turns(own: str, stretches: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7: one user's 2,000-turn import holds the memory API ~30 s")
 def test_one_users_import_does_not_hold_the_memory_api_for_others(stack: Stack) -> None:
     """MED. Bob's one-user key: POST /v1/import {"user_id": "bob", "format": "turns", "turns": 2,000 turns of
     1,900 bytes in one session, a two-hour pause every 20 turns} -> 200 (100 snapshots) after ~30 s; eve's
