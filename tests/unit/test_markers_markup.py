@@ -311,3 +311,15 @@ def test_an_echo_written_another_way_is_still_dropped(echo: Any) -> None:
     # extracted as the user's words
     block = markers.wrap("user locker number: LOCK42", "context")
     assert markers.strip(f"You told me: {echo(block)} thanks") == ("You told me: thanks", 1)
+
+
+@pytest.mark.parametrize("run", ["`", "*", "~", "*a", "`a", "[a](", "**x"])
+def test_a_name_is_read_as_drawn_in_linear_time(run: str) -> None:
+    # issue 33's twenty-sixth probe: the paired-marks pattern was cubic on a run of backticks (4,000 took
+    # 3.2 s in a write); 200,000 characters of any run now take a fraction of a second (cubic: hours)
+    import time
+
+    text = "x" + run * (200_000 // len(run)) + "b"
+    started = time.perf_counter()
+    markers.drawn_text(text)
+    assert time.perf_counter() - started < 2.0

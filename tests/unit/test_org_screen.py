@@ -174,3 +174,31 @@ def test_an_org_kinds_facts_about_the_user_stay_the_users() -> None:
     assert [i["subject"] for i in out.items] == ["north dock"]
     assert [i["subject"] for i in out.personal] == ["user", "Zed"]  # "My name is": any case
     assert out.kept_private == {"about_user": 1, "names_user": 1}
+
+
+@pytest.mark.parametrize(
+    "subject", ["user's", "the user's", "my", "User:", "the_user", "user (me)", "self", "u\u200bser", "ana"]
+)
+def test_a_subject_naming_the_user_in_any_form_is_about_the_user(subject: str) -> None:
+    # issue 33's twenty-sixth probe: each of these was published to every user of the tenant
+    from mongomem.kinds.base import about_the_user
+
+    assert about_the_user({"subject": subject, "attribute": "blood type", "value": "AB"}, "ana")
+    assert about_the_user({"subject": "user", "qualifiers": {"name": "Ana"}}, "ana")
+    assert not about_the_user({"subject": "user", "qualifiers": {"name": "North Dock"}}, "ana")
+    assert not about_the_user({"subject": "users", "attribute": "badge rule", "value": "always"}, "ana")
+
+
+def test_a_name_the_user_gives_keeps_their_facts_private() -> None:
+    # "I am Zed" (any introduction) and the batch's own "user name: Zed": facts about Zed are the user's
+    from mongomem.kinds.semantic import Semantic
+
+    said = turns("I am Zed. My favourite band is Qwerty. The north dock opens at 7 am.")
+    items = [
+        {"subject": "user", "attribute": "name", "value": "Zed", "evidence_seqs": [1]},
+        {"subject": "Zed", "attribute": "favourite band", "value": "Qwerty", "evidence_seqs": [1]},
+        {"subject": "north dock", "attribute": "opening time", "value": "7 am", "evidence_seqs": [1]},
+    ]
+    out = screen(Semantic(), items, said, "u-1", org=True)
+    assert [i["subject"] for i in out.items] == ["north dock"]
+    assert out.kept_private == {"about_user": 1, "names_user": 1}

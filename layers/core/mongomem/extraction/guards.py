@@ -27,9 +27,12 @@ _QUOTED = re.compile(r"'([^']{2,60})'|\"([^\"]{2,60})\"")
 _PLACEHOLDER = re.compile(r"^\s*<[\w ,.-]{1,60}>\s*$")
 # The word the instructions tell the model to use for the user: prescribed, so never a copy.
 SELF = frozenset({"user", "the user"})
-_SELF_NAME = re.compile(  # the phrase in any case ("My name is Ana"), the name capitalised
-    r"\b(?i:my name is|i am called|i'm called|call me)\s+([A-Z][\w'-]{1,40}(?:\s+[A-Z][\w'-]{1,40})?)"
+_SELF_NAME = re.compile(  # the phrase in any case ("My name is Ana", "I'm Zed"), the name capitalised
+    r"\b(?i:my name is|i am called|i'm called|i\u2019m called|call me|i'm|i\u2019m|i am)"
+    r"\s+([A-Z][\w'-]{1,40}(?:\s+[A-Z][\w'-]{1,40})?)"
 )
+# The attributes a fact about the user gives their name in ("user name: Zed").
+_NAME_ATTRIBUTES = frozenset({"name", "first name", "full name", "given name", "preferred name", "nickname"})
 
 
 def prompt_examples(kind: MemoryKind, instructions: str | None = None) -> frozenset[str]:
@@ -111,6 +114,22 @@ def user_names(user_id: str, turns: Sequence[TurnView]) -> frozenset[str]:
     return frozenset(n for n in names if len(n) >= 3 and n not in SELF)
 
 
+def _names_stated(items: list[Any], user_id: str) -> frozenset[str]:
+    """The names the batch's own facts give the user ("user name: Zed"): a fact about "Zed" from the same
+    conversation is about the user (issue 33's twenty-sixth probe: "I am Zed. My favourite band is
+    Qwerty." published "Zed favourite band: Qwerty")."""
+    found = set()
+    for item in items:
+        if (
+            isinstance(item, dict)
+            and about_the_user(item, user_id)
+            and norm(str(item.get("attribute") or "")) in _NAME_ATTRIBUTES
+            and isinstance(item.get("value"), str)
+        ):
+            found.add(norm(item["value"]))
+    return frozenset(n for n in found if len(n) >= 3 and n not in SELF)
+
+
 def names_user(item: Any, names: frozenset[str]) -> bool:
     text = norm(" ".join(strings(item if isinstance(item, dict) else {})))
     return any(_contains(text, n) for n in names)
@@ -139,7 +158,7 @@ def screen(
 
     examples = prompt_examples(kind, instructions)
     transcript = norm(" ".join(t.content for t in turns))
-    names = user_names(user_id, turns) if org else frozenset()
+    names = (user_names(user_id, turns) | _names_stated(items, user_id)) if org else frozenset()
     conversation = grounding.Conversation(turns, user_names(user_id, turns))
     out = Screened()
     for item in items:
@@ -172,7 +191,7 @@ def screen(
             out.personal.append(item)  # the user's own phrase: theirs, not the organisation's
             out.kept_private[verdict] += 1
             continue
-        if org and about_the_user(item):
+        if org and about_the_user(item, user_id):
             out.personal.append(item)  # "user home city": the user's own, never the organisation's
             out.kept_private["about_user"] += 1
             continue

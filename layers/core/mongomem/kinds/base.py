@@ -55,21 +55,41 @@ def _joined(match: re.Match[str]) -> str:
     return out
 
 
-# How a memory names the user it is about (the extraction prompts' subject of every fact about the user).
-USER_SUBJECTS = frozenset({"user", "the user", "me", "myself", "i"})
+# The words a subject names the memory's user with ("user", "the user's", "User:", "user (me)", "my",
+# "self"): a subject made only of them is the user.
+_USER_WORDS = frozenset({"user", "the", "me", "my", "mine", "myself", "i", "self", "s"})
 
 
-def about_the_user(payload: Any) -> bool:
-    """Whether a memory is about its user (its `subject` names the user): such a memory is the user's
-    own, never the organisation's, whatever the kind's visibility (issue 33's twenty-fifth probe: "user
-    name", "user home city" and "user medical condition" were published to every user of the tenant)."""
+def about_the_user(payload: Any, user_id: str | None = None) -> bool:
+    """Whether a memory is about its user: its subject names the user ("user", "the user's", "my",
+    "self", the user's own id, as drawn: a zero-width space inside is nothing), or a `name` qualifier
+    names the user's id. Such a memory is the user's own, never the organisation's, whatever the kind's
+    visibility (issue 33's twenty-fifth and twenty-sixth probes: "user name", "user home city" and
+    "my blood type" were published to every user of the tenant)."""
     if not isinstance(payload, dict):
         return False
+    own = _subject_words(user_id) if user_id else None
     qualifiers = payload.get("qualifiers")
-    if isinstance(qualifiers, dict) and qualifiers.get("name"):
-        return False  # "user" qualified by the name it shows is about that name (a dock, a team)
+    named = qualifiers.get("name") if isinstance(qualifiers, dict) else None
+    if isinstance(named, str) and named.strip():
+        # "user" qualified by the name it shows is about that name (a dock, a team), unless it is theirs
+        return own is not None and _subject_words(named) == own
     subject = payload.get("subject")
-    return isinstance(subject, str) and " ".join(subject.casefold().split()) in USER_SUBJECTS
+    if not isinstance(subject, str):
+        return False
+    words = _subject_words(subject)
+    user = set(words) <= _USER_WORDS and "user" in words
+    return bool(words) and (user or words in _SELF_WORDS or words == own)
+
+
+_SELF_WORDS = frozenset({("me",), ("my",), ("mine",), ("myself",), ("i",), ("self",)})
+
+
+def _subject_words(text: str) -> tuple[str, ...]:
+    """A subject's words as drawn and read: unseen characters dropped, look-alikes folded, a possessive's
+    "'s" and every other mark a separator."""
+    read = skeleton(drawn_text(text)).casefold()
+    return tuple(re.findall(r"[a-z0-9]+", re.sub(r"['\u2019]s\b", "", read)))
 
 
 def accents_of(name: str) -> str:

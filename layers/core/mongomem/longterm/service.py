@@ -107,7 +107,11 @@ class MemoryService:
         require_kinds(self.kinds, [request.type], "type")
         kind = self.kinds[request.type]
         visibility = request.visibility or self.writer.visibility_of(kind)
-        if request.visibility is None and visibility == "org" and about_the_user(request.payload):
+        if (
+            request.visibility is None
+            and visibility == "org"
+            and about_the_user(request.payload, scope.user_id)
+        ):
             # a memory about its user is theirs unless the caller says otherwise (a kind shared by the
             # organisation shares what the organisation knows, not what one user says of themselves)
             request = request.model_copy(update={"visibility": "private"})
