@@ -789,7 +789,7 @@ def test_held_erasure_takes_every_org_kind_only_the_user_stated(stack: Stack) ->
         assert (status, written["memory"]["visibility"]) == (201, "org"), written
     query = f"ERT{own} Dock ER{own} rule ER{own} Erased proc {own} {words}"
     sources = [{"source": k} for k in ("taxonomic", "semantic", "dock_rule", "procedural")]
-    reads = [
+    reads: list[tuple[str, str, dict[str, Any]]] = [
         ("POST", "/v1/context", {"session_id": f"s-{own}", "query": query, "sources": sources}),
         ("POST", "/v1/memories/search", {"query": query}),
         ("POST", "/v1/procedures/discover", {"query": f"Erased proc {own}"}),
