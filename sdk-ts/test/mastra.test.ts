@@ -197,6 +197,8 @@ test("semantic recall through /v1/recall: topK matches with messageRange neighbo
   assert.match(block, /Assistant: Valparaiso is lovely/);
   assert.match(block, /Assistant: What a hobby!/);
   assert.doesNotMatch(block, /Marisol|grey/);
+  // inside mongomem's marker: another conversation's words are data, and an echo is never learnt again
+  assert.match(prompt, /<mongomem-memory source=\\"recall\\" token=\\"[a-z2-7]{10}\\">[\s\S]*remembered_from_other_conversation>/);
 });
 
 test("semantic recall scope thread: messages of other threads are never recalled", async () => {

@@ -166,8 +166,9 @@ service-account key; "user X (tenant key)" is the tenant-wide key naming user X.
 STATUS on main (after 2610fc0): findings 1-6 and 8 fixed, their markers removed (tables and the rest of the
 table model served inert; MCP answers marked for the model; `markers._TAGS` reads the name's words with any
 separator; names compared as drawn; "#3" an anchor as written; a shared procedure one user stated keeps its
-words out of the SKILL.md front matter; facts about the user stay theirs). The TypeScript SDK's AI SDK tools and
-Mastra's recall processor still hand stored words to the model unmarked (docs/trust.md says so). Finding 7:
+words out of the SKILL.md front matter; facts about the user stay theirs). The TypeScript SDK's AI SDK tools
+give the model their JSON inside the marker (`toModelOutput`), and Mastra's recall processor marks what it
+remembers from other conversations (sdk-ts/test). Finding 7:
 the local front runs each function in up to four execution environments, as Lambda starts another for a
 concurrent request, so one caller's import no longer holds the others'.
 

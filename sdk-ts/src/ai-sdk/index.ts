@@ -10,6 +10,7 @@ import { tool, type ModelMessage, type Tool } from "ai";
 import { z } from "zod";
 
 import { splitTurns, type BatchLimits, type TruncatedTurn } from "../batches.js";
+import { marked } from "../markers.js";
 import { MongomemClient } from "../client.js";
 import type { Schemas } from "../types.js";
 
@@ -26,6 +27,13 @@ export interface MemoryToolsOptions {
   /** Working-memory scope (default: the project's, memory.working_memory.scope). */
   workingMemoryScope?: "resource" | "thread";
 }
+
+/** What the model reads of a tool's result: the result's JSON inside the marker (the app keeps the object). */
+function markedForModel(source: string) {
+  return ({ output }: { output: unknown }) => ({ type: "text" as const, value: marked(JSON.stringify(output, null, 2), source) });
+}
+
+export { marked };
 
 // `.` and `..` alone are refused: URL clients drop such path segments (dot-segments).
 const ID = /^(?!\.{1,2}$)[A-Za-z0-9._:@-]{1,128}$/;
@@ -65,6 +73,7 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         const found = await client.searchMemories({ user_id: userId, query, top_k: topK ?? 5, ...(types ? { types } : {}), ...(agentId ? { agent_id: agentId } : {}) });
         return found.results.map((r) => ({ id: r.memory_id, type: r.type, text: r.text, score: r.score }));
       },
+      toModelOutput: markedForModel("search"),
     }),
     buildContext: tool({
       description: "Everything known that helps answer the next message: working memory, relevant memories, earlier messages.",
@@ -76,6 +85,8 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         const context = await client.buildContext({ user_id: userId, session_id: sessionId, ...(query ? { query } : {}), token_budget: tokenBudget ?? 2000, ...(agentId ? { agent_id: agentId } : {}) });
         return { context: context.context, tokens: context.tokens };
       },
+      // the block itself (marked by the server), not a JSON string around it
+      toModelOutput: ({ output }: { output: { context: string } }) => ({ type: "text" as const, value: output.context || "(nothing to add: no memory matches yet)" }),
     }),
     recallMessages: tool({
       description: "Find earlier messages of the conversations with this user by meaning, with the messages around each.",
@@ -88,6 +99,7 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         const recalled = await client.recall({ query, user_id: userId, thread: sessionId, top_k: topK ?? 4, scope: scope ?? "resource", order: "time" });
         return (recalled.messages ?? []).map((t) => ({ thread: t.thread, role: t.role, content: t.content, timestamp: t.timestamp, matched: t.matched }));
       },
+      toModelOutput: markedForModel("recall"),
     }),
     recordTurn: tool({
       description: "Record a message in the conversation's memory (what was said, for later extraction and recall).",
@@ -107,6 +119,7 @@ export function memoryTools(options: MemoryToolsOptions): MemoryTools {
         const state = (await client.getWorkingMemory({ ...wm, ...agent })) as Schemas["WorkingMemoryState"];
         return { mode: state.mode, content: state.content ?? null, data: state.data ?? null, version: state.version ?? 0 };
       },
+      toModelOutput: markedForModel("working_memory"),
     }),
     updateWorkingMemory: tool({
       description:

@@ -7,6 +7,7 @@ import type { MastraDBMessage } from "@mastra/core/agent/message-list";
 import { parseMemoryRequestContext, type MemoryConfigInternal } from "@mastra/core/memory";
 import type { ProcessInputArgs, Processor, ProcessOutputResultArgs } from "@mastra/core/processors";
 
+import { marked } from "../markers.js";
 import { textOf } from "./messages.js";
 
 /** What the processors need from the memory (kept narrow so they are easy to follow). */
@@ -230,6 +231,10 @@ export function rememberedFromOtherThreads(messages: MastraDBMessage[]): { role:
   }
   return {
     role: "system",
-    content: `The following messages were remembered from a different conversation:\n<remembered_from_other_conversation>\n${text}\n<end_remembered_from_other_conversation>`,
+    // inside mongomem's marker: other conversations' words are data, and an echo of them is never learnt again
+    content: marked(
+      `The following messages were remembered from a different conversation:\n<remembered_from_other_conversation>\n${text}\n<end_remembered_from_other_conversation>`,
+      "recall",
+    ),
   };
 }
