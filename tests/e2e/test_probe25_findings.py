@@ -163,14 +163,13 @@ service-account key; "user X (tenant key)" is the tenant-wide key naming user X.
   (SELF or one of their names), read self-introductions case-insensitively, and never publish an item
   about a person from extraction; a test per org-able kind.
 
-STATUS on main (after 2610fc0): findings 1-6 and 8 fixed, their markers removed (tables and the rest of the
-table model served inert; MCP answers marked for the model; `markers._TAGS` reads the name's words with any
-separator; names compared as drawn; "#3" an anchor as written; a shared procedure one user stated keeps its
-words out of the SKILL.md front matter; facts about the user stay theirs). The TypeScript SDK's AI SDK tools
-give the model their JSON inside the marker (`toModelOutput`), and Mastra's recall processor marks what it
-remembers from other conversations (sdk-ts/test). Finding 7:
-the local front runs each function in up to four execution environments, as Lambda starts another for a
-concurrent request, so one caller's import no longer holds the others'.
+STATUS on main: all eight fixed, their markers removed. Tables and the rest of the table model are served
+inert; MCP answers are marked for the model; `markers._TAGS` reads the name's words with any separator;
+names are compared as drawn; "#3" is an anchor as written; a shared procedure one user stated keeps its
+words out of the SKILL.md front matter; facts about the user stay theirs; the TypeScript SDK's AI SDK tools
+give the model their JSON inside the marker (`toModelOutput`) and Mastra's recall processor marks what it
+remembers (sdk-ts/test); the local front runs each function in up to four execution environments, as
+Lambda starts another for a concurrent request, so one caller's import no longer holds the others'.
 
 HELD (passing tests at the end, or tried by hand on the running stack)
 - Markers, criterion (a): no way found for content to hold its block's token. The token is an HMAC of the
