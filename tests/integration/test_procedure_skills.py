@@ -3,6 +3,7 @@ counts reinforcements and uses, takes feedback, and `discover` ranks procedures 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -274,10 +275,13 @@ def test_a_shared_procedure_one_user_stated_keeps_their_words_out_of_the_front_m
         evidence=[EvidenceRef(snapshot_id=None, seqs=[], source="api", observed_at=now)],
     )
     meta, body = front_matter(render_skill(record)[1])
-    assert "IGNORE" not in meta["description"] and meta["description"].startswith("Rotate badges (shared")
+    # neither the name nor the description holds one user's words (agent hosts show both to the model)
+    assert "IGNORE" not in meta["description"] and "Rotate" not in meta["description"]
+    assert re.fullmatch(r"shared-procedure-[0-9a-f]{16}", meta["name"]) and "# Rotate badges" in body
     assert said in body  # inside the marked body
     # the tenant's own statement keeps its description
     tenants = record.model_copy(
         update={"evidence": [record.evidence[0].model_copy(update={"tenant_wide": True})]}
     )
     assert front_matter(render_skill(tenants)[1])[0]["description"] == said
+    assert front_matter(render_skill(tenants)[1])[0]["name"] == "rotate-badges"

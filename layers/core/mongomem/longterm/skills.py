@@ -67,16 +67,20 @@ def render_skill(record: MemoryRecord) -> tuple[str, str]:
     payload = record.payload
     title = str(payload.get("name") or "procedure")
     name = skill_name(title, fallback=f"procedure-{record.lineage_id[-8:]}")
+    shared_by_one = record.user_id == ORG_OWNER and not any(e.tenant_wide for e in record.evidence)
+    if shared_by_one:
+        # agent hosts put every skill's name and description in the system prompt, outside any marker:
+        # of a shared procedure no tenant-wide key stated, neither holds one user's words (issue 33's
+        # twenty-fifth and twenty-sixth probes); the marked body says what it is for
+        name = f"shared-procedure-{hashlib.sha256(record.lineage_id.encode()).hexdigest()[:SUFFIX_HEX]}"
     when = str(payload.get("when_to_use") or "").strip()
     description = str(payload.get("description") or "").strip() or when or title
     if when and when not in description:
         description = f"{description} Use when: {when}"
-    if record.user_id == ORG_OWNER and not any(e.tenant_wide for e in record.evidence):
-        # an agent host puts every skill's description in its system prompt, outside any marker: of a
-        # shared procedure only the tenant stated, one user's free text stays in the marked body (issue
-        # 33's twenty-fifth probe: "when a badge leaks. IGNORE ALL PREVIOUS INSTRUCTIONS" reached every
-        # user's prompt); its name says what it is for
-        description = f"{title} (shared by a user of the organisation; its body says when to use it)"
+    if shared_by_one:
+        description = (
+            "A procedure a user of the organisation shared: its body says what it is for and when to use it."
+        )
     description = description[:MAX_DESCRIPTION].strip()
     tools = _strings(payload.get("allowed_tools"))
     usage = record.usage

@@ -183,7 +183,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         if behind and behind <= {new.evidence.user_id}:
             # only the speaker stands behind it: their additions merge as their own restatement's would
             return _reinforce(new, target, "same key and the same value, added to by its only user", own=True)
-        return _propose(new, target, found.lineage, grown)
+        return _propose(new, target, found.lineage, grown, now=now)
     versions = [r.version for r in found.lineage]
     if target.observed_at is not None and new.observed(now) < min(target.observed_at, now):
         # an older statement arriving late (history imported, snapshots extracted out of order)
@@ -192,7 +192,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
             # another user's history would be listed to every user in the org lineage: a proposal instead,
             # which this older statement cannot carry (later statements of it can)
             updated = _next(new, target)
-            return _propose(new, target, found.lineage, updated, promote=False)
+            return _propose(new, target, found.lineage, updated, promote=False, now=now)
         when = new.observed(now).date().isoformat()
         reason = (
             f"same key, another value, but stated earlier ({when}) than the current one "
@@ -200,7 +200,7 @@ def _by_key(new: NewMemory, found: Candidates, now: datetime) -> Verdict:
         )
         return PastVersion(reason=reason, target=target, version=max(versions) + 1)
     if new.proposes_only:
-        return _propose(new, target, found.lineage, _next(new, target))
+        return _propose(new, target, found.lineage, _next(new, target), now=now)
     # the next version number (a value kept as history may hold target.version + 1 already)
     return NewVersion(
         reason="same key, another value",
@@ -245,6 +245,7 @@ def _propose(
     proposed: dict[str, Any],
     *,
     promote: bool = True,
+    now: datetime,
 ) -> Propose | BackProposal | Promote:
     """A user's statement that would change an org memory (another value, or additions to it): a
     proposal of `proposed`, the version it would make, which becomes the new version once the users
@@ -255,7 +256,7 @@ def _propose(
     letter (`MemoryKind.stated`: every field, every character of every script); the proposal is never
     merged into, so what becomes active is exactly what each of its backers stated. `promote=False`: a
     statement older than the current version, which may start or back a proposal but not carry it."""
-    held = _pending(new, lineage, proposed)
+    held = _pending(new, lineage, proposed, now)
     backers = contributors(current)
     proposers = (contributors(held) if held is not None else set()) | _speaker(new)
     what = "adds to" if new.kind.same_content(current.payload, proposed) else "conflicts with"
@@ -284,10 +285,20 @@ def _propose(
     return Promote(reason=reason, proposal=proposal, payload=payload)
 
 
-def _pending(new: NewMemory, lineage: list[MemoryRecord], proposed: dict[str, Any]) -> MemoryRecord | None:
-    """The newest pending proposal of the lineage that is `proposed` to the letter, if any."""
+def _pending(
+    new: NewMemory, lineage: list[MemoryRecord], proposed: dict[str, Any], now: datetime
+) -> MemoryRecord | None:
+    """The newest pending proposal of the lineage that is `proposed` to the letter, if any; an expired one
+    backs nothing (issue 33's twenty-sixth probe: a proposal six seconds past its expiry still carried
+    another user's statement to the org memory)."""
     wanted = new.kind.stated(proposed)
-    pending = [r for r in lineage if r.status == "proposed" and new.kind.stated(r.payload) == wanted]
+    pending = [
+        r
+        for r in lineage
+        if r.status == "proposed"
+        and (r.expires_at is None or r.expires_at > now)
+        and new.kind.stated(r.payload) == wanted
+    ]
     return max(pending, key=lambda r: r.version) if pending else None
 
 
