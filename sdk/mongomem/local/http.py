@@ -74,54 +74,21 @@ class ApiFront:
         # (path prefix, handler loader, function name); first match wins
         self.routes = routes
         self.authorizer = authorizer
-        # Each function runs in up to ENVIRONMENTS execution environments, as Lambda starts another one
-        # for a concurrent request: one request at a time in each (Powertools keeps the current event on
-        # the resolver, so one handler serving two calls would read each other's requests), and one
-        # caller's long request (an import) never holds every other caller's (issue 33's twenty-fifth
-        # probe: a 2,000-turn import held the memory API for 30 s).
-        self._idle: dict[str, list[Handler]] = {}
-        self._started: dict[str, int] = {}
-        self._loaded_once: set[str] = set()
-        self._lock = threading.Condition()
+        self._loaded: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+        # One request at a time per function, as in one Lambda execution environment: Powertools keeps
+        # the current event on the resolver, so concurrent calls would read each other's requests.
+        self._busy: dict[str, threading.Lock] = {}
 
-    ENVIRONMENTS = 4
-
-    def handler_for(self, path: str) -> tuple[Callable[[], Handler], str] | None:
+    def handler_for(self, path: str) -> tuple[Handler, str] | None:
         for prefix, loader, name in self.routes:
             if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
-                return loader, name
+                with self._lock:
+                    if name not in self._loaded:
+                        self._loaded[name] = loader()
+                        self._busy[name] = threading.Lock()
+                return self._loaded[name], name
         return None
-
-    def _take(self, name: str, loader: Callable[[], Handler]) -> Handler:
-        """An idle environment of the function, a new one while fewer than ENVIRONMENTS run, or the
-        first one freed."""
-        with self._lock:
-            while True:
-                idle = self._idle.setdefault(name, [])
-                if idle:
-                    return idle.pop()
-                started = self._started.get(name, 0)
-                # the first environment is loaded alone: two threads importing one package at once may
-                # each see the other's half-imported module
-                if started < (1 if name not in self._loaded_once else self.ENVIRONMENTS):
-                    self._started[name] = started + 1
-                    break
-                self._lock.wait()
-        try:
-            handler = loader()
-        except BaseException:
-            with self._lock:
-                self._started[name] -= 1
-                self._lock.notify_all()
-            raise
-        with self._lock:
-            self._loaded_once.add(name)
-        return handler
-
-    def _give(self, name: str, handler: Handler) -> None:
-        with self._lock:
-            self._idle[name].append(handler)
-            self._lock.notify_all()
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         found = self.handler_for(event["rawPath"])
@@ -135,16 +102,13 @@ class ApiFront:
             return _json_response(
                 404, {"error": {"code": "route_not_found", "message": message, "details": details}}
             )
-        loader, name = found
+        handler, name = found
         if self.authorizer is not None:
             refused = self.authorizer.check(event)
             if refused is not None:
                 return refused
-        handler = self._take(name, loader)
-        try:
+        with self._busy[name]:
             result = handler(event, LocalContext(function_name=name))
-        finally:
-            self._give(name, handler)
         return result if isinstance(result, dict) else _json_response(200, result)
 
 
