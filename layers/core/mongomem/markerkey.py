@@ -5,13 +5,17 @@ it without importing `markers` on the record path."""
 from __future__ import annotations
 
 import hashlib
-import secrets
+import os
 
-_key = [secrets.token_bytes(32)]
+# drawn on first use (os.urandom: no `secrets` / `random` import on every function's cold start)
+_key: list[bytes | None] = [None]
 
 
 def key() -> bytes:
-    return _key[0]
+    drawn = _key[0]
+    if drawn is None:
+        drawn = _key[0] = os.urandom(32)
+    return drawn
 
 
 def use_secret(secret: str) -> None:
