@@ -425,7 +425,8 @@ class InMemoryMemoryRepository:
     # -- reads
     def get(self, scope: Any, memory_id: str) -> Any:
         found = self.docs.get(memory_id)
-        return found.model_copy(deep=True) if found is not None and self._visible(found, scope) else None
+        visible = found is not None and self._visible(found, scope) and found.live(utcnow())
+        return found.model_copy(deep=True) if found is not None and visible else None
 
     def get_many(self, scope: Any, ids: list[str]) -> list[Any]:
         return [r for i in dict.fromkeys(ids) if (r := self.get(scope, i)) is not None]
@@ -437,7 +438,7 @@ class InMemoryMemoryRepository:
             for r in self._in(scope)
             if r.type == kind
             and r.key in wanted
-            and (r.expires_at is None or r.expires_at > utcnow())
+            and r.live(utcnow())
             and (r.status == "active" or (snapshot_id is not None and snapshot_id in r.snapshot_ids()))
         ]
 
@@ -473,6 +474,8 @@ class InMemoryMemoryRepository:
         filters: Any = None,
     ) -> list[Any]:
         def keep(r: Any) -> bool:
+            if not r.live(utcnow()):
+                return False
             if (status is not None and r.status != status) or (
                 status is None and r.status in ("deleted", "proposed")
             ):

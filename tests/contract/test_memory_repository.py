@@ -248,3 +248,22 @@ def test_a_view_reads_the_users_and_the_orgs_memories(memories: Any) -> None:
     assert memories.get(MemoryView(ANA, "support"), travel.memory_id) is None  # another agent's
     assert memories.get(MemoryView(ANA, visibility="org"), mine.memory_id) is None
     assert memories.get(MemoryView(ANA, visibility="org"), shared.memory_id) is not None
+
+
+def test_a_proposal_no_standing_statement_backs_is_gone_from_reads(memories: Any) -> None:
+    org = Scope(tenant="acme", user_id=ORG_OWNER)
+    now = datetime.now(UTC).replace(microsecond=0)
+    lapsed = EvidenceRef(snapshot_id="snap-l", user_id="mal", until=now - timedelta(seconds=1))
+    standing = EvidenceRef(snapshot_id="snap-s", user_id="bob", until=now + timedelta(hours=1))
+    gone = record(org, 1, status="proposed", evidence=[lapsed])
+    kept = record(org, 2, status="proposed", evidence=[lapsed, standing])
+    forever = record(
+        org, 3, status="proposed", evidence=[lapsed, EvidenceRef(snapshot_id="s", user_id="eve")]
+    )
+    for r in (gone, kept, forever):
+        assert memories.insert(r) is True
+    listed = memories.list_page(org, None, "proposed", 10, None)
+    assert sorted(r.memory_id for r in listed) == [kept.memory_id, forever.memory_id]
+    assert memories.get(org, gone.memory_id) is None
+    assert [r.memory_id for r in memories.get_many(org, [gone.memory_id, kept.memory_id])] == [kept.memory_id]
+    assert memories.get(org, kept.memory_id).evidence[1].until == standing.until

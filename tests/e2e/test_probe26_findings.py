@@ -132,8 +132,9 @@ the user's id or a `name` qualifier naming them stays theirs; "I'm" / "I am" int
 own "user name" fact; the paired-marks pattern linear; a closing line only mongomem writes drops what came
 before it; a shared procedure one user stated exports as "shared-procedure-<digest>" with a neutral
 description; numeric references and "&lt" without ";" before a table element renamed too; no content shows
-a marker's token). Finding 4 stays a strict xfail: a proposal carries the expiry of the version it would
-replace (docs/adr/0072), so its proposer's own `expires_at` is not kept.
+a marker's token). Finding 4 fixed since: a proposal still carries the expiry of the version it would
+replace (docs/adr/0072), and each statement behind it keeps its own (`EvidenceRef.until`); one whose every
+statement expired backs nothing and is gone from every read.
 
 HELD (passing tests at the end, or tried by hand on the running stack)
 - Shared memory: a second org term drawn like the tenant's (`_X_`, `__X__`, "&shy;", "&ZeroWidthSpace;",
@@ -322,11 +323,6 @@ def test_a_value_of_backticks_does_not_stall_a_write(stack: Stack) -> None:
 
 
 # -- 4. an expired proposal still backs a change of an org memory (MED) ------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 4, open: a proposal carries the expiry of the version it would replace (docs/adr/0072), "
-    "so its proposer's own expires_at is not kept and it backs a later statement after it",
-)
 def test_an_expired_proposal_backs_nothing(stack: Stack) -> None:
     """MED. The tenant's org term {"term": "EXT<OWN>", "definition": "pallets are counted within 2 hours"}
     (201 ADD); bob's one-user {"definition": "pallets are counted within 5 hours <own>"} with `expires_at`

@@ -345,3 +345,38 @@ def test_one_users_retraction_does_not_end_a_shared_fact(
         assert answer["decision"] == "RETRACT", answer
         shared = [d for d in state(svc) if d["user_id"] == ORG_OWNER and d["type"] == "semantic"]
         assert [d["status"] for d in shared] == ["superseded"]
+
+
+def test_a_proposal_whose_backers_statements_expired_backs_nothing_and_is_gone(
+    svc: Services, fns: dict[str, Any], ctx: Any
+) -> None:
+    # Given ana's org term, and mallory's proposal of another definition that she says holds for a while
+    status, first = call(
+        fns, ctx, "POST", "/v1/memories", {"type": "taxonomic", "payload": SLO}, as_user="ana"
+    )
+    assert status == 201, first
+    expires = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    body = {"type": "taxonomic", "payload": SLO_BAD, "expires_at": expires}
+    status, proposed = call(fns, ctx, "POST", "/v1/memories", body, as_user="mal")
+    assert (status, proposed["decision"]) == (202, "PROPOSE"), proposed
+    proposal = proposed["memory"]["memory_id"]
+    status, listed = call(fns, ctx, "GET", "/v1/memories?status=proposed", as_user="mal")
+    assert [m["memory_id"] for m in listed["memories"]] == [proposal], listed
+    # When her statement's expiry passes (moved to the past here, as an hour would)
+    past = datetime.now(UTC) - timedelta(seconds=1)
+    svc.db["memories"].update_one({"_id": proposal}, {"$set": {"evidence.$[].until": past}})
+    # Then the proposal is gone from every read of it ...
+    status, listed = call(fns, ctx, "GET", "/v1/memories?status=proposed", as_user="mal")
+    assert listed["memories"] == [], listed
+    assert call(fns, ctx, "GET", f"/v1/memories/{proposal}", as_user="mal")[0] == 404
+    status, history = call(
+        fns, ctx, "GET", f"/v1/memories/{first['memory']['memory_id']}?history=true", as_user="carol"
+    )
+    assert status == 200 and SLO_BAD["definition"] not in json.dumps(history), history
+    # ... and bob's statement of the same definition is a proposal of its own, not a second backer
+    status, bobs = call(
+        fns, ctx, "POST", "/v1/memories", {"type": "taxonomic", "payload": SLO_BAD}, as_user="bob"
+    )
+    assert (status, bobs["decision"]) == (202, "PROPOSE"), bobs
+    assert "backed by 1" in bobs["reason"], bobs["reason"]
+    assert active_definition(fns, ctx, "carol", "SLO") == ["service level objective"]

@@ -185,7 +185,7 @@ class MemoryService:
             # in the order the values held: an older observation written later sits where it belongs
             versions = self.store.lineage(_home(record), record.lineage_id)
             now = utcnow()  # an expired version is gone from the history too
-            versions = [r for r in versions if r.expires_at is None or r.expires_at > now]
+            versions = [r for r in versions if r.live(now)]
             versions.sort(key=lambda r: (r.observed_at or r.created_at, r.version))
             chain = [memory_out(r, scope.user_id) for r in versions]
         return MemoryWithHistory(memory=memory_out(record, scope.user_id), history=chain)

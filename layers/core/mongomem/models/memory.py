@@ -47,6 +47,10 @@ class EvidenceRef(BaseModel):
     # they already back do not, nor does a retraction): erasing its user takes back only what it added.
     # Stored only (exclude: never answered); entries stored before it was recorded read as counted.
     counted: bool = Field(True, exclude=True)
+    # a statement backing a proposal of shared memory with an expiry of its own (the write's `expires_at`):
+    # after it the statement backs nothing, and a proposal no statement backs any more is gone from every
+    # read (docs/adr/0072's addendum; issue 33's twenty-sixth probe). None: it stands.
+    until: datetime | None = None
 
 
 def stated_words(payload: dict[str, Any], prefix: str = "") -> dict[str, list[str]]:
@@ -129,6 +133,13 @@ class MemoryRecord(BaseModel):
 
     def snapshot_ids(self) -> set[str]:
         return {e.snapshot_id for e in self.evidence if e.snapshot_id}
+
+    def live(self, now: datetime) -> bool:
+        """Not expired: its `expires_at` has not passed, and a proposal has a statement behind it whose own
+        expiry has not (`EvidenceRef.until`). What `MemoryStore`'s reads filter on, in Python."""
+        if self.expires_at is not None and self.expires_at <= now:
+            return False
+        return self.status != "proposed" or any(e.until is None or e.until > now for e in self.evidence)
 
 
 class MemoryOut(BaseModel):

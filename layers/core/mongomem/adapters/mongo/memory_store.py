@@ -53,6 +53,18 @@ def unexpired() -> dict[str, Any]:
     return {"expires_at": {"$not": {"$lte": utcnow()}}}
 
 
+def backed() -> dict[str, Any]:
+    """Proposals with a statement behind them whose own expiry has not passed (`EvidenceRef.until`): one
+    no statement backs any more is expired too (`MemoryRecord.live`)."""
+    return {"evidence": {"$elemMatch": {"until": {"$not": {"$lte": utcnow()}}}}}
+
+
+def live_by_id() -> dict[str, Any]:
+    """`unexpired()` and, of a proposal, `backed()`: for reads by id (a point lookup on SecantusDB whatever
+    else the filter names; elsewhere an `$or` walks the whole collection)."""
+    return {**unexpired(), "$or": [{"status": {"$ne": "proposed"}}, backed()]}
+
+
 def _uncounted(evidence: EvidenceRef) -> dict[str, Any]:
     """An evidence entry pushed without adding to reinforcement_count (`EvidenceRef.counted`)."""
     return {**_evidence_doc(evidence), "counted": False}
@@ -73,7 +85,7 @@ def to_record(doc: dict[str, Any]) -> MemoryRecord:
         data["usage"] = {**data["usage"], "last_used_at": as_utc(data["usage"]["last_used_at"])}
     data["decisions"] = [{**d, "at": as_utc(d["at"])} for d in doc.get("decisions") or []]
     data["evidence"] = [
-        {**e, "observed_at": as_utc(e["observed_at"])} if e.get("observed_at") else e
+        {**e, **{f: as_utc(e[f]) for f in ("observed_at", "until") if e.get(f) is not None}}
         for e in doc.get("evidence") or []
     ]
     return MemoryRecord(
@@ -374,7 +386,7 @@ class MemoryStore:
     # -- reads ---------------------------------------------------------------------------------
     def get(self, scope: Scope | MemoryView, memory_id: str) -> MemoryRecord | None:
         with translate_errors():
-            doc = self.coll.find_one({"_id": memory_id, **read_filter(scope), **unexpired()})
+            doc = self.coll.find_one({"_id": memory_id, **read_filter(scope), **live_by_id()})
         return to_record(doc) if doc else None
 
     def get_many(self, scope: Scope | MemoryView, ids: list[str]) -> list[MemoryRecord]:
@@ -382,7 +394,7 @@ class MemoryStore:
             return []
         with translate_errors():
             # a filter naming _id is a point lookup on SecantusDB whatever else it names
-            found = self.coll.find({"_id": {"$in": ids}, **read_filter(scope), **unexpired()})
+            found = self.coll.find({"_id": {"$in": ids}, **read_filter(scope), **live_by_id()})
             return [to_record(d) for d in found]
 
     def active_by_key(
@@ -433,7 +445,7 @@ class MemoryStore:
         return [
             r
             for r in map(to_record, docs)
-            if (r.expires_at is None or r.expires_at > now)
+            if r.live(now)
             and (
                 r.status == "active"
                 or (snapshot_id is not None and any(e.snapshot_id == snapshot_id for e in r.evidence))
@@ -487,6 +499,8 @@ class MemoryStore:
             query.setdefault(f"payload.{field}", {"$regex": "^" + re.escape(prefix)})
         # pending proposals are listed only when asked for (status=proposed): nobody reads them by default
         query["status"] = status or {"$nin": ["deleted", "proposed"]}
+        if status == "proposed":
+            query["$and"] = [backed()]  # beside a snapshot's `evidence` filter
         if before is not None:
             query["created_at"] = {"$lt": before}
         with translate_errors():

@@ -258,7 +258,7 @@ def _propose(
     statement older than the current version, which may start or back a proposal but not carry it."""
     held = _pending(new, lineage, proposed, now)
     backers = contributors(current)
-    proposers = (contributors(held) if held is not None else set()) | _speaker(new)
+    proposers = (contributors(held, now) if held is not None else set()) | _speaker(new)
     what = "adds to" if new.kind.same_content(current.payload, proposed) else "conflicts with"
     needed = len(backers) + 1 - len(proposers)
     kept = (
@@ -288,15 +288,17 @@ def _propose(
 def _pending(
     new: NewMemory, lineage: list[MemoryRecord], proposed: dict[str, Any], now: datetime
 ) -> MemoryRecord | None:
-    """The newest pending proposal of the lineage that is `proposed` to the letter, if any; an expired one
-    backs nothing (issue 33's twenty-sixth probe: a proposal six seconds past its expiry still carried
-    another user's statement to the org memory)."""
+    """The newest pending proposal of the lineage that is `proposed` to the letter, if any. An expired one
+    backs nothing, nor one whose every statement's own expiry passed (issue 33's twenty-sixth probe: a
+    proposal six seconds past its proposer's expiry still carried another user's statement to the org
+    memory)."""
     wanted = new.kind.stated(proposed)
     pending = [
         r
         for r in lineage
         if r.status == "proposed"
-        and (r.expires_at is None or r.expires_at > now)
+        and r.live(now)
+        and contributors(r, now)
         and new.kind.stated(r.payload) == wanted
     ]
     return max(pending, key=lambda r: r.version) if pending else None

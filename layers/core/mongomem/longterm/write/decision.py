@@ -284,9 +284,12 @@ Verdict: TypeAlias = (
 TENANT = "(tenant)"
 
 
-def contributors(record: MemoryRecord) -> set[str]:
+def contributors(record: MemoryRecord, now: datetime | None = None) -> set[str]:
     """Who stands behind a version: the users whose statements its evidence holds, and `TENANT` for a
-    tenant-wide key's statement (in place of the user that write names)."""
+    tenant-wide key's statement (in place of the user that write names). With `now`: only statements that
+    still stand (a proposal's backer whose own expiry passed backs nothing: `EvidenceRef.until`)."""
     return {
-        TENANT if e.tenant_wide else e.user_id or "" for e in record.evidence if e.user_id or e.tenant_wide
+        TENANT if e.tenant_wide else e.user_id or ""
+        for e in record.evidence
+        if (e.user_id or e.tenant_wide) and (now is None or e.until is None or e.until > now)
     }

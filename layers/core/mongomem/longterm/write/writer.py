@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import datetime
 from typing import Any, assert_never
 
@@ -413,6 +413,9 @@ class MemoryWriter:
         """Insert a new proposal or back the pending one: the proposal, or the NOOP when this snapshot
         already backs it."""
         note = decision_record(verdict, new, now, verdict.target, reason=verdict.note)
+        # the statement's own expiry: the proposal keeps the replaced version's (below), and the statement
+        # backs it until its own (`EvidenceRef.until`; issue 33's twenty-sixth probe)
+        new = replace(new, evidence=new.evidence.model_copy(update={"until": new.expires_at}))
         match verdict:
             case BackProposal(proposal=pending):  # backed as it stands: nothing merges into a proposal
                 backed = self.store.reinforce(
