@@ -266,3 +266,37 @@ def test_dot_only_ids_are_refused_everywhere(stack: LocalStack, dots: str) -> No
     assert stack.services.db["threads"].count_documents({"user_id": user}) == 0
     # ids that merely start with dots stay valid
     assert http(stack, "POST", "/v1/threads", {"thread_id": f"{dots}.x", "user_id": user})[0] == 201
+
+
+def test_concurrent_requests_of_one_function_never_read_each_others(stack: LocalStack) -> None:
+    """The front serves several requests of a function at once (a long import holds no other caller, issue
+    33's twenty-fifth probe); each is answered from its own event: its user, its body, its errors."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(n: int) -> list[str]:
+        user = f"conc-{n % 6}"
+        wrong: list[str] = []
+        fact = {"subject": "user", "attribute": f"badge {n}", "value": f"B{n}"}
+        body = {"user_id": user, "type": "semantic", "payload": fact}
+        status, headers, answer = http(stack, "POST", "/v1/memories", body)
+        if status != 201 or headers.get("x-mongomem-user-id") != user:
+            wrong.append(f"write {n}: {status} {headers.get('x-mongomem-user-id')} {answer}")
+        elif answer["memory"]["payload"]["value"] != f"B{n}":
+            wrong.append(f"write {n} stored another request's body: {answer['memory']['payload']}")
+        status, headers, listed = http(stack, "GET", f"/v1/memories?user_id={user}&limit=100")
+        # each user's badges are the numbers n with n % 6 the user's
+        others = [
+            m["payload"]["value"]
+            for m in listed.get("memories", [])
+            if int(m["payload"]["value"][1:]) % 6 != n % 6
+        ]
+        if status != 200 or headers.get("x-mongomem-user-id") != user or others:
+            wrong.append(f"list {n}: {status} {headers.get('x-mongomem-user-id')} another user's {others}")
+        status, _, refused = http(stack, "POST", "/v1/memories", {"user_id": user, "type": "semantic"})
+        if status != 422 or "payload" not in json.dumps(refused):
+            wrong.append(f"refusal {n}: {status} {refused}")
+        return wrong
+
+    with ThreadPoolExecutor(8) as pool:
+        found = [w for ws in pool.map(one, range(48)) for w in ws]
+    assert found == []

@@ -168,9 +168,13 @@ are served inert; MCP answers are marked for the model; `markers._TAGS` reads th
 separator; names are compared as drawn; "#3" is an anchor as written; a shared procedure one user stated
 keeps its words out of the SKILL.md front matter; facts about the user stay theirs; the TypeScript SDK's AI
 SDK tools give the model their JSON inside the marker (`toModelOutput`) and Mastra's recall processor marks
-what it remembers (sdk-ts/test). Finding 7 stays a strict xfail: a pool of handler instances per function
-was tried and reverted (the API's resolver is module state every handler of a function shares: concurrent
-requests read each other's events, a 400 "needs a user" seen in tests/integrations/test_pydantic_ai.py).
+what it remembers (sdk-ts/test). Finding 7 fixed since: a pool of handler instances per function was tried
+first and reverted (Powertools keeps the current request on a class attribute every resolver of the process
+shares: concurrent requests read each other's events, a 400 "needs a user" in
+tests/integrations/test_pydantic_ai.py); now each thread serves with its own resolver, which keeps the
+request it resolves on itself (`mongomem.api.app._Resolver`), and the front serves up to four requests of a
+function at once (`local/http.py::ApiFront.CONCURRENT`;
+tests/e2e/test_http_front.py::test_concurrent_requests_of_one_function_never_read_each_others).
 
 HELD (passing tests at the end, or tried by hand on the running stack)
 - Markers, criterion (a): no way found for content to hold its block's token. The token is an HMAC of the
@@ -656,11 +660,6 @@ def _import_turns(own: str, stretches: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 7, open: the local front serves one request per function at a time (the API's resolver "
-    "is module state the function's handlers share, so a pool of handlers read each other's requests)",
-)
 def test_one_users_import_does_not_hold_the_memory_api_for_others(stack: Stack) -> None:
     """MED. Bob's one-user key: POST /v1/import {"user_id": "bob", "format": "turns", "turns": 2,000 turns of
     1,900 bytes in one session, a two-hour pause every 20 turns} -> 200 (100 snapshots) after ~30 s; eve's

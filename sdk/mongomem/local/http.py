@@ -76,9 +76,13 @@ class ApiFront:
         self.authorizer = authorizer
         self._loaded: dict[str, Handler] = {}
         self._lock = threading.Lock()
-        # One request at a time per function, as in one Lambda execution environment: Powertools keeps
-        # the current event on the resolver, so concurrent calls would read each other's requests.
-        self._busy: dict[str, threading.Lock] = {}
+        # Up to CONCURRENT requests per function at once, as Lambda serves a concurrent request in another
+        # execution environment: one caller's long request (an import) never holds every other caller's
+        # (issue 33's twenty-fifth probe: another user's call waited 30 s behind a 2,000-turn import).
+        # Each thread serves with its own resolver (`mongomem.api.app._Resolver`).
+        self._busy: dict[str, threading.BoundedSemaphore] = {}
+
+    CONCURRENT = 4
 
     def handler_for(self, path: str) -> tuple[Handler, str] | None:
         for prefix, loader, name in self.routes:
@@ -86,7 +90,7 @@ class ApiFront:
                 with self._lock:
                     if name not in self._loaded:
                         self._loaded[name] = loader()
-                        self._busy[name] = threading.Lock()
+                        self._busy[name] = threading.BoundedSemaphore(self.CONCURRENT)
                 return self._loaded[name], name
         return None
 

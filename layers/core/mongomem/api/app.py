@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -65,15 +66,34 @@ _serialize = partial(json.dumps, separators=(",", ":"), cls=Encoder, ensure_asci
 
 
 class _Resolver(APIGatewayHttpResolver):
-    """Powertools' resolver, reading the body through the guard once, before any route runs."""
+    """Powertools' resolver, reading the body through the guard once, before any route runs, and keeping
+    the request it serves on itself.
+
+    Powertools keeps the current request on a class attribute (`BaseRouter.current_event`), one for every
+    resolver of the process; a Lambda execution environment serves one request at a time, the local stack
+    several at once. Each `_Resolver` serves one thread (`MemoryApi` builds one per thread) and it and its
+    routers read the request it resolves from here, so concurrent requests never read each other's (issue
+    33's twenty-fifth probe: one user's import held every other caller of the memory API)."""
 
     def __init__(self) -> None:
         super().__init__(enable_validation=True, json_body_deserializer=parse_json, serializer=_serialize)
+        self._serving: BaseProxyEvent | None = None
+
+    @property  # type: ignore[override]
+    def current_event(self) -> BaseProxyEvent:
+        if self._serving is None:
+            raise RuntimeError("no request is being resolved")
+        return self._serving
+
+    @current_event.setter
+    def current_event(self, value: BaseProxyEvent) -> None:
+        self._serving = value
 
     def _to_proxy_event(self, event: dict[str, Any]) -> BaseProxyEvent:
         proxy = super()._to_proxy_event(event)
         # `json_body` is cached on the request's event: validation reads this very value (raises BodyRefused)
         _ = proxy.json_body
+        self._serving = proxy
         return proxy
 
 
@@ -114,17 +134,18 @@ class MemoryApi(Generic[S]):
     def __init__(self, *builders: RouteBuilder[S], fast: tuple[FastBuilder[S], ...] = ()) -> None:
         self.builders: list[RouteBuilder[S]] = list(builders)
         self.fast = list(fast)
-        self._served: _Served[S] | None = None
+        # one resolver and caller per thread: each holds the request it serves (`_Resolver`)
+        self._local = threading.local()
 
     def add(self, builder: RouteBuilder[S]) -> None:
         """Serve more routes (the docs, the console) from this function."""
         self.builders.append(builder)
-        self._served = None
+        self._local = threading.local()
 
     def served_with(self, svc: S) -> _Served[S]:
-        served = self._served
+        served: _Served[S] | None = getattr(self._local, "served", None)
         if served is None or served.svc is not svc:
-            served = self._served = _Served(svc, self.builders, self.fast)
+            served = self._local.served = _Served(svc, self.builders, self.fast)
         return served
 
     @property
