@@ -209,6 +209,8 @@ def test_restated_metadata_stays_within_a_requests_size(stack: Stack) -> None:
             return  # refused: the merge is bounded
         assert status in (200, 201), answer
         sizes.append(len(json.dumps(answer["memory"]["metadata"])))
+        if i:  # the keys the memory held and this statement does not repeat are gone: the caller is told
+            assert "its metadata is this statement's" in answer["reason"], answer["reason"]
     assert max(sizes) <= 4 * 1024 * 1024, sizes
 
 

@@ -378,6 +378,8 @@ class MemoryWriter:
 
     def _reinforce(self, scope: Scope, new: NewMemory, verdict: Reinforce, now: datetime) -> Outcome:
         target, merged = verdict.target, verdict.merged
+        restated = _restated(new, target)
+        replaced = bool(restated.pop(_METADATA_REPLACED, False))
         record = self.store.reinforce(
             scope,
             target.memory_id,
@@ -388,14 +390,20 @@ class MemoryWriter:
             merged_text=new.kind.text(merged) if merged else None,
             # one user's restatement of shared memory never moves when every user's copy was stated
             earliest=not _one_users_word_on_shared(new, target),
-            restated=_restated(new, target),
+            restated=restated,
         )
         if record is None:  # this snapshot was already counted (or the target changed meanwhile)
             current = self.store.get(scope, target.memory_id) or target
             reason = "restatement already counted" + verdict.left_out
             return Outcome(Decision.NOOP, reason, current, verdict.by, verdict.score)
         # re-indexed even when nothing was merged: search ranks by the index's reinforcement_count
-        return self._outcome(verdict, record, [record.memory_id])
+        outcome = self._outcome(verdict, record, [record.memory_id])
+        if replaced:  # the caller learns which of the memory's metadata keys are gone
+            outcome.reason += (
+                f"; its metadata is this statement's: merged with the memory's it would pass "
+                f"{MERGED_METADATA_BYTES // 1024} KiB, so keys the statement did not repeat are gone"
+            )
+        return outcome
 
     def _end(
         self, scope: Scope, new: NewMemory, verdict: Retract | StatedAgain, now: datetime
@@ -571,15 +579,18 @@ def _restated(new: NewMemory, target: MemoryRecord) -> dict[str, Any]:
         elif len(json.dumps(merged, default=str)) > MERGED_METADATA_BYTES:
             merged = dict(new.metadata)  # restatements never grow a memory's metadata past the cap
             # the keys the memory held and the restatement does not repeat are gone: a caller should know
+            # (the answer's reason says so: `_reinforce`)
             logger.warning(
                 "metadata replaced: merged it would pass the cap",
                 extra={"memory_id": target.memory_id, "cap_bytes": MERGED_METADATA_BYTES},
             )
+            fields[_METADATA_REPLACED] = True
         fields["metadata"] = merged
     return fields
 
 
 _MISSING = object()
+_METADATA_REPLACED = "(metadata replaced)"  # `_restated`'s mark for `_reinforce`: never a stored field
 # How large a memory's metadata may grow by restatements merging theirs in (one statement may carry more:
 # what it carries then replaces the memory's; issue 33's twenty-third probe).
 MERGED_METADATA_BYTES = 64 * 1024
