@@ -171,7 +171,7 @@ SDK tools give the model their JSON inside the marker (`toModelOutput`) and Mast
 what it remembers (sdk-ts/test). Finding 7 fixed since: a pool of handler instances per function was tried
 first and reverted (Powertools keeps the current request on a class attribute every resolver of the process
 shares: concurrent requests read each other's events, a 400 "needs a user" in
-tests/integrations/test_pydantic_ai.py); now each thread serves with its own resolver, which keeps the
+tests/integrations/test_pydantic_ai.py); now each concurrent request gets its own resolver, which keeps the
 request it resolves on itself (`mongomem.api.app._Resolver`), and the front serves up to four requests of a
 function at once (`local/http.py::ApiFront.CONCURRENT`;
 tests/e2e/test_http_front.py::test_concurrent_requests_of_one_function_never_read_each_others).

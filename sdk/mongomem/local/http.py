@@ -79,7 +79,7 @@ class ApiFront:
         # Up to CONCURRENT requests per function at once, as Lambda serves a concurrent request in another
         # execution environment: one caller's long request (an import) never holds every other caller's
         # (issue 33's twenty-fifth probe: another user's call waited 30 s behind a 2,000-turn import).
-        # Each thread serves with its own resolver (`mongomem.api.app._Resolver`).
+        # Each concurrent request resolves with its own resolver (`mongomem.api.app._Resolver`).
         self._busy: dict[str, threading.BoundedSemaphore] = {}
 
     CONCURRENT = 4

@@ -71,9 +71,10 @@ class _Resolver(APIGatewayHttpResolver):
 
     Powertools keeps the current request on a class attribute (`BaseRouter.current_event`), one for every
     resolver of the process; a Lambda execution environment serves one request at a time, the local stack
-    several at once. Each `_Resolver` serves one thread (`MemoryApi` builds one per thread) and it and its
-    routers read the request it resolves from here, so concurrent requests never read each other's (issue
-    33's twenty-fifth probe: one user's import held every other caller of the memory API)."""
+    several at once. Each `_Resolver` serves one request at a time (`MemoryApi` gives each concurrent
+    request its own), and it and its routers read the request it resolves from here: concurrent requests
+    never read each other's (issue 33's twenty-fifth probe: one user's import held every other caller of
+    the memory API while the local stack served one request per function)."""
 
     def __init__(self) -> None:
         super().__init__(enable_validation=True, json_body_deserializer=parse_json, serializer=_serialize)
@@ -134,19 +135,31 @@ class MemoryApi(Generic[S]):
     def __init__(self, *builders: RouteBuilder[S], fast: tuple[FastBuilder[S], ...] = ()) -> None:
         self.builders: list[RouteBuilder[S]] = list(builders)
         self.fast = list(fast)
-        # one resolver and caller per thread: each holds the request it serves (`_Resolver`)
-        self._local = threading.local()
+        # Resolvers (and their callers) not serving a request: each holds the request it serves
+        # (`_Resolver`), so a request takes one of its own. Lambda serves one request at a time and keeps
+        # using the same one; the local stack, serving several at once, builds one more per concurrent
+        # request (~1.5 ms), never one per request.
+        self._idle: list[_Served[S]] = []
+        self._lock = threading.Lock()
 
     def add(self, builder: RouteBuilder[S]) -> None:
         """Serve more routes (the docs, the console) from this function."""
         self.builders.append(builder)
-        self._local = threading.local()
+        with self._lock:
+            self._idle.clear()
 
-    def served_with(self, svc: S) -> _Served[S]:
-        served: _Served[S] | None = getattr(self._local, "served", None)
-        if served is None or served.svc is not svc:
-            served = self._local.served = _Served(svc, self.builders, self.fast)
-        return served
+    def _take(self, svc: S) -> _Served[S]:
+        """An idle resolver built over `svc` (those over older services are dropped), or a new one."""
+        with self._lock:
+            while self._idle:
+                served = self._idle.pop()
+                if served.svc is svc:
+                    return served
+        return _Served(svc, self.builders, self.fast)
+
+    def _give(self, served: _Served[S]) -> None:
+        with self._lock:
+            self._idle.append(served)
 
     @property
     def app(self) -> APIGatewayHttpResolver:
@@ -182,7 +195,13 @@ class MemoryApi(Generic[S]):
                     del headers[key]
                 headers["content-type"] = "application/json"
         _decode_path(event)
-        served = self.served_with(svc)
+        served = self._take(svc)
+        try:
+            return self._serve(served, event, context)
+        finally:
+            self._give(served)
+
+    def _serve(self, served: _Served[S], event: dict[str, Any], context: Any) -> dict[str, Any]:
         served.caller.begin(event)
         left = (
             context.get_remaining_time_in_millis() / 1000
