@@ -161,11 +161,24 @@ def org_verdict(item: Any, turns: Sequence[TurnView]) -> str | None:
             or all(w.lower() in _GENERIC for w in plain.split())
         ):
             return "not_a_term"  # a reply's first words or an opinion, not the name of a task
-        about = " ".join(str(item.get(field) or "") for field in ("name", "description", "when_to_use"))
+        # every text of it, its steps and their expected outputs too: "log in with my password Bluebird"
+        # in a step is the user's own (issue 33's twenty-seventh probe)
+        about = " ".join(_texts(item))
         if _FIRST_PERSON.search(about) or _POSSESSIVE_YOU.search(about) or _SECOND_PERSON.search(plain):
             return "personal"  # "my morning routine", "clean the sensor on your Canon EOS 80D"
         return None
     # another org kind: only the first person marks it the user's own
-    if _FIRST_PERSON.search(" ".join(str(v) for v in item.values() if isinstance(v, str))):
+    if _FIRST_PERSON.search(" ".join(_texts(item))):
         return "personal"
     return None
+
+
+def _texts(value: Any) -> list[str]:
+    """Every text in an item, at any depth (a procedure's steps are objects in a list)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []

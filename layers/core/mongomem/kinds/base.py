@@ -55,15 +55,11 @@ def _joined(match: re.Match[str]) -> str:
     return out
 
 
-# The words a subject names the memory's user with ("user", "the user's", "User:", "user (me)", "my",
-# "self"): a subject made only of them is the user.
-_USER_WORDS = frozenset({"user", "the", "me", "my", "mine", "myself", "i", "self", "s"})
-
-
 def about_the_user(payload: Any, user_id: str | None = None) -> bool:
-    """Whether a memory is about its user: its subject names the user ("user", "the user's", "my",
-    "self", the user's own id, as drawn: a zero-width space inside is nothing), or a `name` qualifier
-    names the user's id. Such a memory is the user's own, never the organisation's, whatever the kind's
+    """Whether a memory is about its user or theirs: its subject, as drawn (a zero-width space inside is
+    nothing), holds "user" (not "users": everyone), a first-person word ("my wife", "me and my wife") or
+    the user's own id ("bob's wife"), is "self" or "yours truly", or a `name` qualifier names the user's
+    id. Such a memory is the user's own, never the organisation's, whatever the kind's
     visibility (issue 33's twenty-fifth and twenty-sixth probes: "user name", "user home city" and
     "my blood type" were published to every user of the tenant)."""
     if not isinstance(payload, dict):
@@ -78,11 +74,27 @@ def about_the_user(payload: Any, user_id: str | None = None) -> bool:
     if not isinstance(subject, str):
         return False
     words = _subject_words(subject)
-    user = set(words) <= _USER_WORDS and "user" in words
-    return bool(words) and (user or words in _SELF_WORDS or words == own)
+    if words and all(len(w) == 1 for w in words):
+        words = ("".join(words),)  # "u s e r": letters spaced out read as the word they spell
+    if not words:
+        return False
+    if words in _SELF_WORDS or any(w in _FIRST_PERSON_WORDS for w in words) or _has(words, ("yours", "truly")):
+        return True  # "my wife", "me and my wife", "myself and I": the user and theirs
+    if "user" in words:
+        return True  # "the user himself", "this user", "the user's doctor" ("users" is everyone)
+    return own is not None and _has(words, own)  # "bob (me)", "bob's wife" from bob
 
 
 _SELF_WORDS = frozenset({("me",), ("my",), ("mine",), ("myself",), ("i",), ("self",)})
+# A subject holding any of these is the user's own or about theirs (issue 33's twenty-seventh probe: "my
+# wife", "me and my wife", "the user himself" were published to every user of the tenant).
+_FIRST_PERSON_WORDS = frozenset({"i", "me", "my", "mine", "myself"})
+
+
+def _has(words: tuple[str, ...], run: tuple[str, ...]) -> bool:
+    """Whether `run` is a run of consecutive words of `words`."""
+    n = len(run)
+    return n > 0 and any(words[i : i + n] == run for i in range(len(words) - n + 1))
 
 
 def _subject_words(text: str) -> tuple[str, ...]:
