@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from urllib.parse import unquote
 
 from mongomem import markerkey
 
@@ -788,29 +789,94 @@ def _rewrite_lookalikes(text: str) -> str:
     return text
 
 
-# Markup that draws text no reading of the stored text holds, or lays it out in another order. A style (a
-# sheet or an attribute) can draw text ('content:"[/mongo" "mem-memory]"', a list marker's string), move
-# it (flex `order`, floats, positions), or hide what lies between two halves of the name (a box of no
-# width, `::first-letter`); `dir` and <bdo> reverse it; a form control or an image draws an attribute
-# (`<input value>`, `placeholder`, `alt`, `<option label>`); a <select> shows none of the text it holds
-# (issue 33's twenty-second and twenty-fourth probes); an unclosed table moves text before it. Rather
-# than tell which of them a renderer would apply, none is: in a text holding markup, those elements are renamed (`<style>` -> `<x-style>`, an
-# unknown element a renderer draws as its text) and those attributes too (`style=` -> `data-x-style=`),
-# so every reader draws the text in the order it is stored, with nothing added and nothing hidden.
-_INERT_ELEMENT = re.compile(
-    r"(<|&lt;?|&#0*60;?|&#x0*3c;?)(/?)(style|link|bdo|select|option|optgroup|input|img|area|textarea"
-    # the table model moves text an unclosed table holds outside a cell to before the table, so words of
-    # content were drawn after the block's own closing lines ("foster parenting": issue 33's twenty-fifth
-    # probe); text scrolled or placed by coordinates, and documents drawn from an attribute, likewise
-    r"|table|caption|colgroup|col|thead|tbody|tfoot|tr|td|th|marquee|iframe|frame|frameset|object|embed"
-    r"|svg|math|template)(?=[\t\n\f\r />&])",
-    re.IGNORECASE,
+# Markup that draws text no reading of the stored text holds, lays it out in another order, or hides it. A
+# style (a sheet or an attribute) can draw text ('content:"[/mongo" "mem-memory]"', a list marker's
+# string), move it (flex `order`, floats, positions) or hide what lies between two halves of the name;
+# `dir` and <bdo> reverse it; a form control or an image draws an attribute; a <select>, a <script>, a
+# <noscript>, an element with `hidden` or a page's class shows none of the text it holds, and an unclosed
+# one held the block's own closing lines too; an unclosed table moves text before it; a comment ("<!--"),
+# a processing instruction ("<?") or "</" before no letter hides everything up to the next ">" (issue
+# 33's twenty-second, twenty-fourth, twenty-fifth and twenty-seventh probes). Enumerating what a renderer
+# hides never converged, so what is served is an allow-list of elements: in a text holding markup, only
+# elements drawn in place as their text (`_DRAWN_ELEMENTS`: emphasis, headings, lists, links, paragraphs)
+# keep their names, every other is renamed `x-...` (an unknown element, drawn as its text); of the
+# attributes any element takes, those that change what is drawn are renamed `data-x-...`
+# (`_UNDRAWN_ATTRIBUTE`); a tag, a comment or a "<!", "<?" or "</" construct the text never ends (it would
+# hide the rest of the block, its closing lines too) is served as text ("< "). The same for a "<" written as a
+# character reference, which a reader that unescapes once renders as markup.
+_DRAWN_ELEMENTS = frozenset(
+    "a abbr acronym address article aside b big blockquote br center cite code dd del dfn div dl dt em "
+    "figcaption figure footer h1 h2 h3 h4 h5 h6 header hgroup hr i ins kbd li main mark nav ol p pre q s "
+    "samp section small span strike strong sub sup time tt u ul var wbr".split()
 )
-_INERT_ATTRIBUTE = re.compile(r"(?<=[\t\n\f\r /\"'])(style|dir)(?=[\t\n\f\r ]*=)", re.IGNORECASE)
+# The attributes every element takes (HTML's global attributes) that change what is drawn or read of it:
+# styles, classes and ids a page's style sheet selects, direction, hiding (`hidden`, `popover`, `inert`,
+# `aria-hidden`, a `role`), shadow trees (`slot`, `part`, `is`) and event handlers (`on...`).
+_UNDRAWN_ATTRIBUTE = re.compile(
+    r"style|class|id|dir|hidden|popover|inert|slot|part|is|role|aria-[\w-]*|on[a-z]+", re.IGNORECASE
+)
+_LT_FORM = r"(?:<|&(?:amp;){0,8}(?:lt;?|#0{0,8}60;?|#x0{0,8}3c;?))"
+_INERT_TAG = re.compile(_LT_FORM + r"(?:(/?)([A-Za-z][^\t\n\f\r />&]*)|([!?]|/(?![A-Za-z])))", re.IGNORECASE)
+_ELEMENT_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_GT_FORM = r"(?:>|&(?:amp;){0,8}(?:gt;?|#0{0,8}62;?|#x0{0,8}3e;?))"
+_INERT_TAG_END_ANY = re.compile(_GT_FORM, re.IGNORECASE)
+_COMMENT_END = re.compile(r"--!?" + _GT_FORM, re.IGNORECASE)
+_INERT_TAG_END = re.compile(r"[\t\n\f\r /]*" + _GT_FORM, re.IGNORECASE)
+_INERT_ATTRIBUTE = re.compile(
+    r"""[\t\n\f\r /]*([^\t\n\f\r />=&][^\t\n\f\r />=]*)(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"[^"]*"?|'[^']*'?|[^\t\n\f\r >]*))?"""
+)
 
 
 def _inert_markup(text: str) -> str:
-    return _INERT_ATTRIBUTE.sub(r"data-x-\1", _INERT_ELEMENT.sub(r"\1\2x-\3", text))
+    """`text` with every element outside `_DRAWN_ELEMENTS` and every attribute of `_UNDRAWN_ATTRIBUTE`
+    renamed; "<!", "<?", "</" before no letter, and a tag the text never closes (it would take the block's
+    own closing lines as its attributes), served as text ("< "). One pass: each tag is read once."""
+    out: list[str] = []
+    at = 0
+    unclosed = -1  # where the last tag never closed stopped: a tag starting before it is text too (linear)
+    closes = {True: -1, False: -1}  # the end of the next comment's / other construct's end found (linear)
+    while (tag := _INERT_TAG.search(text, at)) is not None:
+        out.append(text[at : tag.start()])
+        if tag.start() < unclosed:
+            out.append(text[tag.start() : tag.start(2) if tag.group(2) else tag.start(3)] + " ")
+            at = tag.start(2) if tag.group(2) else tag.start(3)
+            continue
+        if tag.group(3) is not None:  # "<!", "<?", "</" before no letter: a comment a ">" ends
+            comment = text.startswith("--", tag.end())
+            closer = _COMMENT_END if comment else _INERT_TAG_END_ANY
+            if closes[comment] < tag.end():
+                found = closer.search(text, tag.end())
+                closes[comment] = found.end() if found else len(text) + 1
+            if closes[comment] > len(text):  # never ended: it would hide the rest, the block's end too
+                out.append(text[tag.start() : tag.start(3)] + " " + tag.group(3))
+            else:
+                out.append(tag.group(0))
+            at = tag.end()
+            continue
+        name = tag.group(2)
+        lowered = name.lower()
+        # drawn in place, renamed already, or a name no element of HTML nor a custom element has
+        # ("working_memory_data": the working-memory instructions' own sections), drawn as its text
+        keep = lowered in _DRAWN_ELEMENTS or lowered.startswith("x-") or not _ELEMENT_NAME.fullmatch(lowered)
+        parts = [text[tag.start() : tag.start(2)], name if keep else "x-" + name]
+        end = tag.end()
+        while not (closed := _INERT_TAG_END.match(text, end)):
+            attribute = _INERT_ATTRIBUTE.match(text, end)
+            if attribute is None or attribute.end() == end:
+                break
+            named = attribute.group(1)
+            parts.append(text[end : attribute.start(1)])
+            parts.append("data-x-" + named if _UNDRAWN_ATTRIBUTE.fullmatch(named) else named)
+            parts.append(text[attribute.end(1) : attribute.end()])
+            end = attribute.end()
+        if closed is None:  # never closed: its "<" is text
+            out.append(text[tag.start() : tag.start(2)] + " ")
+            at, unclosed = tag.start(2), max(end, tag.end())
+            continue
+        out.extend(parts)
+        at = end
+    out.append(text[at:])
+    return "".join(out)
 
 
 # Controls that lay text out in another order than stored (Unicode's bidirectional formatting characters:
@@ -883,7 +949,15 @@ def enclose(neutralised: str, source: str, reader: str | None = None) -> str:
     if not neutralised:
         return neutralised
     source = re.sub(r"[^a-z_]", "", source.lower()) or "memory"
-    mark = token(neutralised if reader is None else f"reader\0{reader}", source)
+    keyed = neutralised if reader is None else f"reader\0{reader}"
+    mark = token(keyed, source)
+    for again in range(1, 9):
+        # content a reader could take for the token in any form (escaped, split by markup or an invisible
+        # character, emphasised, spelled in look-alikes: a reader's token that reached a writer) gets the
+        # block another token, one the writer never saw (issue 33's twenty-seventh probe)
+        if not _shows(neutralised, mark):
+            break
+        mark = token(f"{keyed}\0{again}", source)
     if mark in neutralised:  # the marker lines alone hold the block's token (neutralise drops echoed ones)
         neutralised = neutralised.replace(mark, "(token)")
     return (
@@ -894,10 +968,31 @@ def enclose(neutralised: str, source: str, reader: str | None = None) -> str:
 
 
 _ECHOED_TOKEN = re.compile(
-    rf"((?:mongo-mem memory|mongomem[\W_]{{0,8}}memory)[^\n]{{0,80}}?token[\W_]{{0,6}})[a-z2-7]{{{TOKEN_CHARS}}}"
-    r"(?![a-z2-7])",
+    # a marker's name, then within 200 characters (a wrapped attribute is on the next line) "token" and,
+    # before the token, separators as written, escaped as HTML or URL-encoded ("=&quot;", "%3D%22")
+    rf"((?:mongo-mem memory|mongomem[\W_]{{0,8}}memory)[\s\S]{{0,200}}?token"
+    r"(?:[\W_]|&[a-z]{2,8};|&#x?[0-9a-f]{1,6};|%[0-9a-f]{2}){0,8})"
+    rf"[a-z2-7]{{{TOKEN_CHARS}}}(?![a-z2-7])",
     re.IGNORECASE,
 )
+_NOT_LETTER_OR_DIGIT = re.compile(r"[^a-z0-9]+")
+
+
+def _shows(content: str, mark: str) -> bool:
+    """Whether a reader could take some span of `content` for the token `mark`: its letters and digits in
+    order with anything between them, as written, as drawn (`drawn_text`: references decoded, markup and
+    emphasis dropped), URL- or JSON-unescaped, look-alikes folded (`skeleton`). A chance match is one in
+    about 10^15 per character of content."""
+    if mark in _NOT_LETTER_OR_DIGIT.sub("", content.lower()):
+        return True
+    if content.isascii() and not any(c in content for c in "<&%\\"):
+        return False
+    shown = content
+    if "%" in shown:
+        shown = unquote(shown)
+    if "\\" in shown:
+        shown = _JSON_ESCAPE.sub(_json_unescape, shown)
+    return mark in _NOT_LETTER_OR_DIGIT.sub("", skeleton(drawn_text(shown)))
 
 
 def token(keyed: str, source: str) -> str:
