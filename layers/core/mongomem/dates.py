@@ -196,9 +196,13 @@ def find_dates(text: str, ref: date, past: bool | None = None) -> list[DateMenti
     `past` is the tense of the sentence (True: past events); None guesses it from `text`."""
     past = tense(text) if past is None else past
     found: list[DateMention] = []
+    # the characters a found date holds: a match over any of them is skipped, in time linear in the text
+    # (comparing each match with every date found was quadratic: 12,000 "yesterday"s took 6 s, issue 33's
+    # twenty-seventh probe)
+    taken = bytearray(len(text))
     for pattern, resolve in DATE_RULES:
         for m in pattern.finditer(text):
-            if any(m.start() < d.end and d.start < m.end() for d in found):
+            if taken.find(1, m.start(), m.end()) >= 0:
                 continue
             try:
                 res = resolve(m, ref, past)
@@ -207,6 +211,7 @@ def find_dates(text: str, ref: date, past: bool | None = None) -> list[DateMenti
             if res is not None:
                 iso, guessed = _iso(*res), resolve is _day_of_month
                 found.append(DateMention(m.start(), m.end(), iso, res[1], m.group(0), guessed))
+                taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     return sorted(found, key=lambda d: d.start)
 
 

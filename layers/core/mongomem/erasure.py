@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from mongomem import contentcache
 from mongomem.models.common import Scope, utcnow
 from mongomem.models.memory import ORG_OWNER
 from mongomem.models.sessions import StoredSnapshot
@@ -260,6 +261,8 @@ def erase_user(
     erased["request_log_calls"] = store.forget_in_request_logs(scope.tenant, [*gone, *changed])
     if any(erased.values()):  # nothing deleted: no checkpoint (it costs a journal file locally)
         store.settle()
+    # this process's caches keyed by content (other processes forget theirs within ten minutes)
+    contentcache.forget()
     return ErasureResult(
         tenant=scope.tenant, user_id=scope.user_id, erased=erased, total=sum(erased.values())
     )

@@ -7,12 +7,13 @@ suffix-stripping stemmer, so that "hiking", "hikes" and "hiked" meet.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+
+from mongomem.contentcache import content_cache
 
 __all__ = [
     "STOPWORDS",
@@ -53,11 +54,12 @@ def _undouble(word: str) -> str:
     return word
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@content_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """Light English stemmer: plurals, -ing, -ed, -ly, -ness, -ment, -ful.
 
-    Cached: a conversation's vocabulary repeats, and indexing a turn stems every word of its texts."""
+    Cached: a conversation's vocabulary repeats, and indexing a turn stems every word of its texts (at
+    most ten minutes, and never past an erasure: `contentcache`)."""
     if len(word) <= 3 or word.isdigit():
         return word
     if word.endswith("'s"):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from functools import lru_cache
 
+from mongomem.contentcache import content_cache
 from mongomem.dates import find_dates
 from mongomem.models.common import as_utc
 
@@ -42,11 +42,19 @@ def _iso_text(iso: str, precision: str) -> str:
     return f"around {text}" if precision == "approx" else text
 
 
-@lru_cache(maxsize=8192)
+RESOLVED_CHARS = 16_000
+
+
+@content_cache(maxsize=8192)
 def resolve_relative(text: str, said: date) -> str:
     """`text` with each relative date phrase followed by the date it means: "I went there yesterday
     [7 May 2023]". Phrases that name their year already are left as they are. Remembered for the
-    texts seen last (a turn is rendered again in every block that recalls it)."""
+    texts seen last (a turn is rendered again in every block that recalls it), at most ten minutes and
+    never past an erasure (`contentcache`). Phrases past the first `RESOLVED_CHARS` characters are left
+    as they are: no block shows that much of one turn, and resolving is linear in the phrases (issue 33's
+    twenty-seventh probe: a turn of 27,000 "3 days ago" held a context call)."""
+    if len(text) > RESOLVED_CHARS:
+        return resolve_relative(text[:RESOLVED_CHARS], said) + text[RESOLVED_CHARS:]
     if not _RELATIVE.search(text):
         return text
     out: list[str] = []
