@@ -55,6 +55,25 @@ def _joined(match: re.Match[str]) -> str:
     return out
 
 
+# First-person singular words ("i.e.", "I/O" and "I-5" are not "I").
+_FIRST_PERSON = re.compile(
+    r"(?<![\w.])(?:i(?![./-]\w)|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])", re.IGNORECASE
+)
+
+
+def in_first_person(payload: Any) -> bool:
+    """Whether any text of a payload (at any depth: a procedure's steps) speaks in the first person: "my
+    badge code", "log in with my password": one user's own, never the organisation's unless they say so
+    (issue 33's twenty-seventh probe)."""
+    if isinstance(payload, str):
+        return bool(_FIRST_PERSON.search(drawn_text(payload)))
+    if isinstance(payload, dict):
+        return any(in_first_person(v) for v in payload.values())
+    if isinstance(payload, list):
+        return any(in_first_person(v) for v in payload)
+    return False
+
+
 def about_the_user(payload: Any, user_id: str | None = None) -> bool:
     """Whether a memory is about its user or theirs: its subject, as drawn (a zero-width space inside is
     nothing), holds "user" (not "users": everyone), a first-person word ("my wife", "me and my wife") or
@@ -78,7 +97,11 @@ def about_the_user(payload: Any, user_id: str | None = None) -> bool:
         words = ("".join(words),)  # "u s e r": letters spaced out read as the word they spell
     if not words:
         return False
-    if words in _SELF_WORDS or any(w in _FIRST_PERSON_WORDS for w in words) or _has(words, ("yours", "truly")):
+    if (
+        words in _SELF_WORDS
+        or any(w in _FIRST_PERSON_WORDS for w in words)
+        or _has(words, ("yours", "truly"))
+    ):
         return True  # "my wife", "me and my wife", "myself and I": the user and theirs
     if "user" in words:
         return True  # "the user himself", "this user", "the user's doctor" ("users" is everyone)
