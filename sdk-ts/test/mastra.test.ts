@@ -227,6 +227,8 @@ test("long-term memories reach the agent as context and through the searchMemori
   assert.match(promptText(model.prompts[0]!), /mongomem-memory[\s\S]*bacalhau a bras/);
   const toolResult = promptText(model.prompts[1]!);
   assert.match(toolResult, /tool-result[\s\S]*bacalhau a bras/);
+  // the memories the tool found reach the model inside the marker (anyone's words: issue 33's 27th probe)
+  assert.match(toolResult, /<mongomem-memory source=\\"search\\" token=\\"([a-z2-7]{10})\\">[\s\S]*?bacalhau a bras[\s\S]*?<\/mongomem-memory token=\\"\1\\">/);
 });
 
 test("observationalMemory: the server's observation log opens the prompt, the same bytes until the log changes", async () => {

@@ -31,6 +31,7 @@ import { z } from "zod";
 import { splitTurns } from "../batches.js";
 import { MongomemClient, type MongomemClientOptions } from "../client.js";
 import { MongomemError } from "../errors.js";
+import { marked } from "../markers.js";
 import type { Schemas } from "../types.js";
 import { messageToTurn, sha256, storedId, textOf, toDate, turnToMessage } from "./messages.js";
 import {
@@ -177,6 +178,8 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
           const found = await this.client.searchMemories({ user_id: resourceId, query: input.query, top_k: input.topK ?? 5, ...(this.agentId ? { agent_id: this.agentId } : {}) });
           return { memories: found.results.map((r) => ({ id: r.memory_id, type: r.type, text: r.text, score: r.score })) };
         },
+        // the model reads the memories inside the marker: anyone's stored words, never instructions
+        toModelOutput: (output: unknown) => ({ type: "text" as const, value: marked(JSON.stringify(output, null, 2), "search") }),
       });
     }
     return tools;
