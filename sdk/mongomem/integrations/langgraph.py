@@ -175,7 +175,14 @@ class MongomemStore(BaseStore):
     def _versions(self, user: str, path: tuple[str, ...], key: str) -> Steps:
         """The active memories holding `key` in the namespace, newest first."""
         page: MemoryPage = yield Methods.list_memories.build(
-            user, "semantic", "active", 10, subject=subject_of(path), attribute=key, agent_id=self.agent_id
+            user,
+            "semantic",
+            "active",
+            10,
+            subject=subject_of(path),
+            attribute=key,
+            agent_id=self.agent_id,
+            visibility="private",
         )
         return page.memories
 
@@ -202,8 +209,11 @@ class MongomemStore(BaseStore):
                 "value": text,
                 "qualifiers": {"created_at": created or datetime.now().astimezone().isoformat()},
             }
+            # the user's own, whatever the project shares: a store item is never another user's to read,
+            # overwrite or delete (issue 33's twenty-seventh probe: with semantic facts org-wide, every
+            # user's items were one namespace)
             yield Methods.create_memory.build(
-                user, "semantic", payload, reconcile=False, agent_id=self.agent_id
+                user, "semantic", payload, reconcile=False, agent_id=self.agent_id, visibility="private"
             )
         for memory in old:  # after the new version is written: a crash in between keeps the newest
             try:
@@ -220,7 +230,14 @@ class MongomemStore(BaseStore):
         prefix = subject_of(path)
         while True:
             page: MemoryPage = yield Methods.list_memories.build(
-                user, "semantic", "active", PAGE, cursor, subject_prefix=prefix, agent_id=self.agent_id
+                user,
+                "semantic",
+                "active",
+                PAGE,
+                cursor,
+                subject_prefix=prefix,
+                agent_id=self.agent_id,
+                visibility="private",
             )
             out.extend(m for m in page.memories if _under(m.payload.get("subject", ""), prefix))
             if not page.next_cursor:
@@ -234,7 +251,7 @@ class MongomemStore(BaseStore):
         hits: list[tuple[MemoryOut | Any, float | None]] = []
         if op.query:
             response = yield Methods.search.build(
-                user, op.query, ["semantic"], SEARCH_TOP_K, agent_id=self.agent_id
+                user, op.query, ["semantic"], SEARCH_TOP_K, agent_id=self.agent_id, visibility="private"
             )
             hits = [
                 (h, float(h.score)) for h in response.results if _under(h.payload.get("subject", ""), prefix)
