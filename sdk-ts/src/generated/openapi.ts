@@ -1143,6 +1143,8 @@ export type components = {
              * @default false
              */
             tenant_wide?: boolean;
+            /** Until */
+            until?: string | null;
             /** User Id */
             user_id?: string | null;
         };
