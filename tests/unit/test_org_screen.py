@@ -128,6 +128,23 @@ TABLE = [
         None,
     ),
     (procedure("Deploy to production", "When a release is tagged"), "To deploy: 1. tag 2. push", None),
+    # steps are read too (issue 33's twenty-seventh probe): the user's own credentials stay theirs, an
+    # instruction to "your manager" is how anyone does it
+    (
+        procedure("Reset the office router", steps=["Open the admin page", "Log in with my password Blue7"]),
+        "1. a 2. b",
+        "personal",
+    ),
+    (
+        procedure("Pay the dock invoice", steps=["Open the bank portal", "Enter your PIN 7781"]),
+        "1. a 2. b",
+        "personal",
+    ),
+    (
+        procedure("File an expense", steps=["Photograph the receipt", "Submit to your manager"]),
+        "1. a 2. b",
+        None,
+    ),
 ]
 
 
@@ -177,7 +194,12 @@ def test_an_org_kinds_facts_about_the_user_stay_the_users() -> None:
 
 
 @pytest.mark.parametrize(
-    "subject", ["user's", "the user's", "my", "User:", "the_user", "user (me)", "self", "u\u200bser", "ana"]
+    "subject",
+    [
+        *("user's", "the user's", "my", "User:", "the_user", "user (me)", "self", "u\u200bser", "ana"),
+        # issue 33's twenty-seventh probe: the user and theirs
+        *("the user himself", "this user", "ana (me)", "me and my wife", "my wife", "ana's wife", "u s e r"),
+    ],
 )
 def test_a_subject_naming_the_user_in_any_form_is_about_the_user(subject: str) -> None:
     # issue 33's twenty-sixth probe: each of these was published to every user of the tenant

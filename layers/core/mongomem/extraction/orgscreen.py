@@ -64,6 +64,13 @@ _GENERIC = frozenset(
     "do the a task get started start begin identify issue choose right one ones thing things".split()
 )
 _POSSESSIVE_YOU = re.compile(r"\b(?:your|yours|yourself)\b", re.IGNORECASE)
+# one's own credential with its value, in a step said to the user: "your PIN 7781", "your password is
+# Bluebird7" (a value holding a digit)
+_YOUR_SECRET = re.compile(
+    r"\byour\s+(?:[\w-]+\s+){0,2}?(?:password|passcode|passphrase|pin|code|number|key|token|secret)"
+    r"(?:\s+is\s+|\s*[=:]\s*|\s+)[\"'`]?[\w-]*\d",
+    re.IGNORECASE,
+)
 # a sentence about something else where a definition should be: "The Tagger user should be able to ..."
 _STATEMENT = re.compile(
     r"^(?:The|An?|This|These|It)\b(?:\s+(?!(?i:that|which|who|where)\b)[\w'-]+){0,6}?\s+"
@@ -161,11 +168,15 @@ def org_verdict(item: Any, turns: Sequence[TurnView]) -> str | None:
             or all(w.lower() in _GENERIC for w in plain.split())
         ):
             return "not_a_term"  # a reply's first words or an opinion, not the name of a task
-        # every text of it, its steps and their expected outputs too: "log in with my password Bluebird"
-        # in a step is the user's own (issue 33's twenty-seventh probe)
-        about = " ".join(_texts(item))
+        about = " ".join(str(item.get(field) or "") for field in ("name", "description", "when_to_use"))
         if _FIRST_PERSON.search(about) or _POSSESSIVE_YOU.search(about) or _SECOND_PERSON.search(plain):
             return "personal"  # "my morning routine", "clean the sensor on your Canon EOS 80D"
+        # every text of it, its steps and their expected outputs too: "log in with my password Bluebird"
+        # or "enter your PIN 7781" in a step is the user's own; "submit to your manager" is how anyone
+        # does it (issue 33's twenty-seventh probe)
+        steps = " ".join(_texts(item))
+        if _FIRST_PERSON.search(steps) or _YOUR_SECRET.search(steps):
+            return "personal"
         return None
     # another org kind: only the first person marks it the user's own
     if _FIRST_PERSON.search(" ".join(_texts(item))):
