@@ -818,10 +818,20 @@ _UNDRAWN_ATTRIBUTE = re.compile(
 _LT_FORM = r"(?:<|&(?:amp;){0,8}(?:lt;?|#0{0,8}60;?|#x0{0,8}3c;?))"
 _INERT_TAG = re.compile(_LT_FORM + r"(?:(/?)([A-Za-z][^\t\n\f\r />&]*)|([!?]|/(?![A-Za-z])))", re.IGNORECASE)
 _ELEMENT_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_VOID_ELEMENTS = frozenset({"br", "hr", "wbr"})
 _GT_FORM = r"(?:>|&(?:amp;){0,8}(?:gt;?|#0{0,8}62;?|#x0{0,8}3e;?))"
-_INERT_TAG_END_ANY = re.compile(_GT_FORM, re.IGNORECASE)
-_COMMENT_END = re.compile(r"--!?" + _GT_FORM, re.IGNORECASE)
-_INERT_TAG_END = re.compile(r"[\t\n\f\r /]*" + _GT_FORM, re.IGNORECASE)
+# What ends a tag, a "<?" / "<!" / "</" construct and a comment: (tag, construct, comment). A literal "<"
+# ends only at a literal ">" (a browser reads "<b&gt;" on to the next ">": the block's own closing lines,
+# issue 33's twenty-eighth probe); one written as a reference, which a reader that unescapes once renders,
+# at either.
+_INERT_ENDS = {
+    True: (re.compile(r"[\t\n\f\r /]*>"), re.compile(">"), re.compile(r"--!?>")),
+    False: (
+        re.compile(r"[\t\n\f\r /]*" + _GT_FORM, re.IGNORECASE),
+        re.compile(_GT_FORM, re.IGNORECASE),
+        re.compile(r"--!?" + _GT_FORM, re.IGNORECASE),
+    ),
+}
 _INERT_ATTRIBUTE = re.compile(
     r"""[\t\n\f\r /]*([^\t\n\f\r />=&][^\t\n\f\r />=]*)(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"[^"]*"?|'[^']*'?|[^\t\n\f\r >]*))?"""
 )
@@ -834,20 +844,33 @@ def _inert_markup(text: str) -> str:
     out: list[str] = []
     at = 0
     unclosed = -1  # where the last tag never closed stopped: a tag starting before it is text too (linear)
-    closes = {True: -1, False: -1}  # the end of the next comment's / other construct's end found (linear)
+    # where the next comment / other construct found ends, per kind of "<" (linear)
+    closes = {(c, lit): -1 for c in (True, False) for lit in (True, False)}
+    # each drawn element's end tags, in order: a start tag keeps its name only with an end tag after it
+    # (one each), else it would still be open at the block's closing lines (struck through, in 3,000 px
+    # type, a link: issue 33's twenty-eighth probe)
+    ends: dict[str, list[int]] = {}
+    for found in _INERT_TAG.finditer(text):
+        if found.group(1) and found.group(2) and found.group(2).lower() in _DRAWN_ELEMENTS:
+            ends.setdefault(found.group(2).lower(), []).append(found.start())
+    taken = dict.fromkeys(ends, 0)
     while (tag := _INERT_TAG.search(text, at)) is not None:
         out.append(text[at : tag.start()])
         if tag.start() < unclosed:
-            out.append(text[tag.start() : tag.start(2) if tag.group(2) else tag.start(3)] + " ")
-            at = tag.start(2) if tag.group(2) else tag.start(3)
+            # ("< " before an end tag's "/" too: "</ x" would open a comment)
+            at = tag.start(1) if tag.group(2) else tag.start(3)
+            out.append(text[tag.start() : at] + " ")
             continue
         if tag.group(3) is not None:  # "<!", "<?", "</" before no letter: a comment a ">" ends
             comment = text.startswith("--", tag.end())
-            closer = _COMMENT_END if comment else _INERT_TAG_END_ANY
-            if closes[comment] < tag.end():
-                found = closer.search(text, tag.end())
-                closes[comment] = found.end() if found else len(text) + 1
-            if closes[comment] > len(text):  # never ended: it would hide the rest, the block's end too
+            literal = text[tag.start()] == "<"
+            closer = _INERT_ENDS[literal][2 if comment else 1]
+            if closes[comment, literal] < tag.end():
+                ended = closer.search(text, tag.end())
+                closes[comment, literal] = ended.end() if ended else len(text) + 1
+            if closes[comment, literal] > len(
+                text
+            ):  # never ended: it would hide the rest, the block's end too
                 out.append(text[tag.start() : tag.start(3)] + " " + tag.group(3))
             else:
                 out.append(tag.group(0))
@@ -860,7 +883,8 @@ def _inert_markup(text: str) -> str:
         keep = lowered in _DRAWN_ELEMENTS or lowered.startswith("x-") or not _ELEMENT_NAME.fullmatch(lowered)
         parts = [text[tag.start() : tag.start(2)], name if keep else "x-" + name]
         end = tag.end()
-        while not (closed := _INERT_TAG_END.match(text, end)):
+        tag_end = _INERT_ENDS[text[tag.start()] == "<"][0]
+        while not (closed := tag_end.match(text, end)):
             attribute = _INERT_ATTRIBUTE.match(text, end)
             if attribute is None or attribute.end() == end:
                 break
@@ -870,9 +894,18 @@ def _inert_markup(text: str) -> str:
             parts.append(text[attribute.end(1) : attribute.end()])
             end = attribute.end()
         if closed is None:  # never closed: its "<" is text
-            out.append(text[tag.start() : tag.start(2)] + " ")
-            at, unclosed = tag.start(2), max(end, tag.end())
+            out.append(text[tag.start() : tag.start(1)] + " ")
+            at, unclosed = tag.start(1), max(end, tag.end())
             continue
+        if not tag.group(1) and lowered in _DRAWN_ELEMENTS and lowered not in _VOID_ELEMENTS:
+            later = ends.get(lowered, [])
+            while taken.get(lowered, 0) < len(later) and later[taken[lowered]] < tag.start():
+                taken[lowered] += 1
+            if taken.get(lowered, 0) >= len(later):  # no end tag after it: its "<" is text
+                out.append(text[tag.start() : tag.start(1)] + " " + "".join(parts[1:]))
+                at = end
+                continue
+            taken[lowered] += 1
         out.extend(parts)
         at = end
     out.append(text[at:])
@@ -985,8 +1018,8 @@ def _shows(content: str, mark: str) -> bool:
     about 10^15 per character of content."""
     if mark in _NOT_LETTER_OR_DIGIT.sub("", content.lower()):
         return True
-    if content.isascii() and not any(c in content for c in "<&%\\"):
-        return False
+    if content.isascii() and not any(c in content for c in "<&%\\") and not _DRAWN_HINT.search(content):
+        return False  # nothing a reader draws otherwise (an empty Markdown link, emphasis: the 28th probe)
     shown = content
     if "%" in shown:
         shown = unquote(shown)
