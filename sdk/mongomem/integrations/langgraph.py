@@ -151,7 +151,7 @@ class MongomemStore(BaseStore):
             return self.user_id, tuple(namespace)
         if not namespace:
             raise InvalidNamespaceError("the namespace must start with the user id, e.g. ('ana', 'prefs')")
-        return safe_id(namespace[0]), tuple(namespace[1:])
+        return _user_label(namespace[0], namespace), tuple(namespace[1:])
 
     def _namespace(self, user: str, path: tuple[str, ...]) -> tuple[str, ...]:
         return path if self.user_id is not None else (user, *path)
@@ -281,7 +281,7 @@ class MongomemStore(BaseStore):
                     "list_namespaces needs a prefix naming the user, e.g. prefix=('ana',): mongomem lists "
                     "one user's memory at a time (or bind the store to one user with user_id=...)"
                 )
-            user, base = safe_id(firsts[0]), ()
+            user, base = _user_label(firsts[0], tuple(firsts[:1])), ()
         found = yield from self._items(user, base)
         namespaces = {self._namespace(user, path_of(m.payload["subject"]) or ()) for m in found}
         kept = [ns for ns in namespaces if all(matches(c, ns) for c in conditions)]
@@ -429,3 +429,16 @@ class MessageRecorder:
             batch.add(*fresh)
             batch.flush(self.client)
         return {}
+
+
+def _user_label(label: str, namespace: tuple[str, ...]) -> str:
+    """A namespace's first label as the user id it names, refused unless it is one as written: "ana+x",
+    "ana x" and "ana-x" would otherwise be one user, and so would every name in another script (issue 33's
+    twenty-eighth probe: one user's `get`, `search` and `delete` reached another's items)."""
+    if safe_id(label) != label:
+        raise InvalidNamespaceError(
+            f"the namespace's first label {label!r} (in {namespace}) is not a user id: ids are 1-128 of "
+            "A-Z a-z 0-9 . _ : @ - (not '.' or '..'); map your users to such ids, or bind the store to one "
+            "user with user_id=..."
+        )
+    return label
