@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,8 +83,11 @@ class ApiFront:
         # (issue 33's twenty-fifth probe: another user's call waited 30 s behind a 2,000-turn import).
         # Each concurrent request resolves with its own resolver (`mongomem.api.app._Resolver`).
         self._busy: dict[str, threading.BoundedSemaphore] = {}
+        self._callers = threading.Condition()
+        self._holding: dict[tuple[str, str], int] = {}
 
     CONCURRENT = 4
+    PER_CALLER = 2
 
     def handler_for(self, path: str) -> tuple[Handler, str] | None:
         for prefix, loader, name in self.routes:
@@ -111,9 +116,36 @@ class ApiFront:
             refused = self.authorizer.check(event)
             if refused is not None:
                 return refused
-        with self._busy[name]:
+        with self._caller_slot(name, event), self._busy[name]:
             result = handler(event, LocalContext(function_name=name))
         return result if isinstance(result, dict) else _json_response(200, result)
+
+    @contextmanager
+    def _caller_slot(self, name: str, event: dict[str, Any]) -> Iterator[None]:
+        """At most PER_CALLER of a function's slots for one API key: a caller's further requests wait for
+        their own, never taking the slots other callers are served in (issue 33's twenty-eighth probe: four
+        imports at once held another user's call 39 s). Requests without a key (an open local stack: one
+        caller) share the function's slots alone."""
+        headers = event.get("headers") or {}
+        key = next((v for k, v in headers.items() if k.lower() == LocalAuthorizer.HEADER), None)
+        if not key:
+            yield
+            return
+        held = (name, hashlib.sha256(key.encode()).hexdigest())
+        with self._callers:
+            while self._holding.get(held, 0) >= self.PER_CALLER:
+                self._callers.wait()
+            self._holding[held] = self._holding.get(held, 0) + 1
+        try:
+            yield
+        finally:
+            with self._callers:
+                left = self._holding[held] - 1
+                if left:
+                    self._holding[held] = left
+                else:
+                    del self._holding[held]
+                self._callers.notify_all()
 
 
 class LocalAuthorizer:
