@@ -96,6 +96,7 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   private readonly observational: false | { scope: Scope };
   /** Which resource (mongomem user) owns a thread: Mastra asks for threads by id alone. */
   private readonly owners = new Map<string, string>();
+  private readonly shared = new Set<string>();
   /** Where a saved message is: for deleteMessages (the API deletes a thread's turns from a seq on). */
   private readonly placed = new Map<string, { threadId: string; resourceId: string; seq: number }>();
   private templates = new Map<string, Promise<WorkingMemoryTemplate | null>>();
@@ -596,8 +597,17 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
     return { scope, user_id: resourceId, ...(scope === "thread" && threadId ? { thread_id: threadId } : {}), ...(scope === "resource" && this.agentId ? { agent_id: this.agentId } : {}) };
   }
 
+  // mongomem keeps threads per user: an id two users' threads share is never resolved to either of them
+  // without a resourceId (issue 33's 28th probe: alice's retitle landed in bob's thread of her thread's id)
   private remember(threadId: string, resourceId: string | undefined): void {
-    if (!resourceId) return;
+    if (!resourceId || this.shared.has(threadId)) return;
+    const known = this.owners.get(threadId);
+    if (known !== undefined && known !== resourceId) {
+      this.owners.delete(threadId);
+      if (this.shared.size >= MAX_OWNERS) this.shared.delete(this.shared.values().next().value!);
+      this.shared.add(threadId);
+      return;
+    }
     if (this.owners.size >= MAX_OWNERS && !this.owners.has(threadId)) this.owners.delete(this.owners.keys().next().value!);
     this.owners.set(threadId, resourceId);
   }
@@ -605,7 +615,8 @@ export class MongomemMemory extends MastraMemory implements MemoryBackend {
   private ownerOf(threadId: string, resourceId?: string): string {
     const owner = resourceId ?? this.owners.get(threadId);
     if (!owner) {
-      throw new Error(`MongomemMemory: which user owns thread ${threadId}? Pass resourceId (mongomem threads belong to a user)`);
+      const why = this.shared.has(threadId) ? `two users have a thread ${threadId}: which one?` : `which user owns thread ${threadId}?`;
+      throw new Error(`MongomemMemory: ${why} Pass resourceId (mongomem threads belong to a user)`);
     }
     this.remember(threadId, owner);
     return owner;
