@@ -74,28 +74,6 @@ def in_first_person(payload: Any) -> bool:
     return False
 
 
-def names_the_user(payload: Any, user_id: str | None = None) -> bool:
-    """Whether any text of a payload (at any depth) names the user: the word "user" ("the user's daily
-    dose", "User pharmacy"; not "users") or the user's own id ("bob's badge code"), as drawn. One user's
-    such statement is theirs unless they say otherwise (issue 33's twenty-eighth probe)."""
-    own = _subject_words(user_id) if user_id else None
-    for text in _texts_of(payload):
-        words = _subject_words(text)
-        if "user" in words or (own and _has(words, own)):
-            return True
-    return False
-
-
-def _texts_of(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _texts_of(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _texts_of(v)]
-    return []
-
-
 def about_the_user(payload: Any, user_id: str | None = None) -> bool:
     """Whether a memory is about its user or theirs: its subject, as drawn (a zero-width space inside is
     nothing), holds "user" (not "users": everyone), a first-person word ("my wife", "me and my wife") or

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
 from mongomem.kinds import KindError, KindRegistry, MemoryKind
-from mongomem.kinds.base import about_the_user, in_first_person, names_the_user
+from mongomem.kinds.base import about_the_user, in_first_person
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.writer import MemoryWriter
@@ -112,16 +112,12 @@ class MemoryService:
             and visibility == "org"
             and (
                 about_the_user(request.payload, scope.user_id)
-                or (
-                    not tenant_wide
-                    and (in_first_person(request.payload) or names_the_user(request.payload, scope.user_id))
-                )
+                or (not tenant_wide and in_first_person(request.payload))
             )
         ):
             # a memory about its user is theirs unless the caller says otherwise (a kind shared by the
             # organisation shares what the organisation knows, not what one user says of themselves), and
-            # so is one user's statement in the first person ("my badge code", "my insulin") or naming the
-            # user anywhere ("the user's daily dose", "bob's badge code")
+            # so is one user's statement in the first person ("my badge code", "my insulin")
             request = request.model_copy(update={"visibility": "private"})
             visibility = "private"
         if visibility == "org" and not tenant_wide:
