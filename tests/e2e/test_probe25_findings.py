@@ -782,16 +782,17 @@ def test_held_erasure_takes_every_org_kind_only_the_user_stated(stack: Stack) ->
     words = f"erased words {own}"
     stated = [
         ("taxonomic", {"term": f"ERT{own}", "definition": f"{words} term"}),
-        # (a subject holding the user's own id, "Dock ER<own>", would be theirs: issue 33's 27th probe)
+        # (names holding the user's own id, "Dock ER<own>", "rule ER<own>", would be theirs: issue 33's
+        # twenty-seventh and twenty-eighth probes)
         ("semantic", {"subject": f"Dock DK{own}", "attribute": "opening time", "value": f"{words} fact"}),
-        ("dock_rule", {"rule": f"rule ER{own}", "value": f"{words} rule"}),
+        ("dock_rule", {"rule": f"rule RL{own}", "value": f"{words} rule"}),
         ("procedural", {"name": f"Erased proc {own}", "when_to_use": f"{words} proc", "steps": ["a", "b"]}),
     ]
     for kind, payload in stated:
         body = {"user_id": user, "type": kind, "payload": payload}
         status, written = _as_user(stack.running.url, stack.tenant, user, "POST", "/v1/memories", body)
         assert (status, written["memory"]["visibility"]) == (201, "org"), written
-    query = f"ERT{own} Dock DK{own} rule ER{own} Erased proc {own} {words}"
+    query = f"ERT{own} Dock DK{own} rule RL{own} Erased proc {own} {words}"
     sources = [{"source": k} for k in ("taxonomic", "semantic", "dock_rule", "procedural")]
     reads: list[tuple[str, str, dict[str, Any]]] = [
         ("POST", "/v1/context", {"session_id": f"s-{own}", "query": query, "sources": sources}),

@@ -74,6 +74,20 @@ def in_first_person(payload: Any) -> bool:
     return False
 
 
+def names_the_user(names: list[str], user_id: str | None = None) -> bool:
+    """Whether a memory's names (its naming fields: a term, a procedure's name, a fact's subject and
+    attribute) name the user: the word "user" ("user's daily dose", "User pharmacy"; not "users") or the
+    user's own id ("bob's badge code"), as drawn. One user's such statement is theirs unless they say
+    otherwise (issue 33's twenty-eighth probe). Descriptions and values are not read: a definition saying
+    what "the user" does is how anyone's term reads."""
+    own = _subject_words(user_id) if user_id else None
+    for text in names:
+        words = _subject_words(text)
+        if "user" in words or (own and _has(words, own)):
+            return True
+    return False
+
+
 def about_the_user(payload: Any, user_id: str | None = None) -> bool:
     """Whether a memory is about its user or theirs: its subject, as drawn (a zero-width space inside is
     nothing), holds "user" (not "users": everyone), a first-person word ("my wife", "me and my wife") or
