@@ -224,3 +224,59 @@ def test_a_name_the_user_gives_keeps_their_facts_private() -> None:
     out = screen(Semantic(), items, said, "u-1", org=True)
     assert [i["subject"] for i in out.items] == ["north dock"]
     assert out.kept_private == {"about_user": 1, "names_user": 1}
+
+
+def test_a_shared_facts_value_naming_the_user_stays_theirs_a_terms_definition_does_not() -> None:
+    # issue 33's twenty-eighth probe, finding 3's value case: with facts shared by the organisation, one
+    # user's "the vault password: the user set it to Zorblax" was published; a term's definition saying
+    # what "the user" does is how anyone's term reads and stays shared
+    from mongomem.kinds.procedural import Procedural
+    from mongomem.kinds.semantic import Semantic
+
+    said = turns("The vault password: the user set it to Zorblax. The north dock opens at 7 am for users.")
+    items = [
+        {
+            "subject": "the vault",
+            "attribute": "password",
+            "value": "the user set it to Zorblax",
+            "evidence_seqs": [1],
+        },
+        {
+            "subject": "north dock",
+            "attribute": "opening time",
+            "value": "7 am for users",
+            "evidence_seqs": [1],
+        },
+        {
+            "subject": "user",
+            "attribute": "gate",
+            "value": "7 am",
+            "qualifiers": {"name": "North Dock"},
+            "evidence_seqs": [1],
+        },
+    ]
+    out = screen(Semantic(), items, said, "ana", org=True)
+    assert [i["subject"] for i in out.items] == ["north dock", "user"]  # "users", a dock called "user"
+    assert [i["subject"] for i in out.personal] == ["the vault"]
+    assert Semantic().names_its_user(
+        {"subject": "gate", "attribute": "code", "value": "ana's own 4411"}, "ana"
+    )
+    assert not Taxonomic().names_its_user({"term": "RBAC", "definition": "what the user may do"}, "ana")
+    assert Taxonomic().names_its_user({"term": "user pharmacy", "definition": "the CVS on 5th"}, "ana")
+    assert not Procedural().names_its_user({"name": "Reset a badge", "steps": ["ask the user for it"]}, "ana")
+
+
+@pytest.mark.parametrize("text", ["I/O scheduler tuning", "i.e. the north dock", "take I-5 north"])
+def test_letters_that_are_not_the_pronoun_are_not_the_first_person(text: str) -> None:
+    # one rule for direct writes and extraction (kinds/base.first_person): "I/O" is no "I"
+    from mongomem.kinds.base import first_person
+
+    assert not first_person(text)
+    assert first_person(f"{text}, as I said") and first_person(f"my {text}")
+    assert (
+        org_verdict(
+            term("IOS", f"{text} for the docks"),
+            turns(f"IOS means {text}."),
+        )
+        is None
+    )

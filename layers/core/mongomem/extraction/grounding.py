@@ -38,6 +38,7 @@ from typing import Any
 from mongomem.extraction.orgscreen import CUE as _CUE
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
+from mongomem.kinds.base import texts_of
 from mongomem.retrieval.lexical import stem, tokenize
 
 # How many turns, ending at a cited one, may state an item together.
@@ -157,17 +158,6 @@ def anchors(text: str) -> set[str]:
     return {a for a in found if a}
 
 
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 class Conversation:
     """The snapshot's turns, indexed for the checks: each turn's words, and the words and anchors of all."""
 
@@ -251,7 +241,7 @@ def check(
     if kind.name == "semantic" and _trim_list(item, seqs, conversation, free):
         payload, _ = kind.validate(item)
         value = kind.value(payload)
-    fields = [s for s in _strings(payload) if s not in enum_values(kind)]
+    fields = [s for s in texts_of(payload) if s not in enum_values(kind)]
     for text in fields:
         for anchor in anchors(text):
             if anchor not in free and not conversation.says(anchor):

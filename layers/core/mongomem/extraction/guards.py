@@ -21,7 +21,7 @@ from mongomem.extraction import grounding
 from mongomem.extraction.orgscreen import org_verdict
 from mongomem.extraction.proposal import TurnView
 from mongomem.kinds import MemoryKind, norm
-from mongomem.kinds.base import about_the_user
+from mongomem.kinds.base import about_the_user, texts_of
 
 _QUOTED = re.compile(r"'([^']{2,60})'|\"([^\"]{2,60})\"")
 _PLACEHOLDER = re.compile(r"^\s*<[\w ,.-]{1,60}>\s*$")
@@ -56,18 +56,6 @@ def _descriptions(schema: Any) -> Iterable[str]:
             yield from _descriptions(value)
 
 
-def strings(value: Any) -> Iterable[str]:
-    """Every string in an item (its fields, list entries and object values)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings(v)
-
-
 def _contains(haystack: str, needle: str) -> bool:
     return bool(needle) and f" {needle} " in f" {haystack} "
 
@@ -76,7 +64,7 @@ def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transc
     """The example or placeholder an item repeats without the conversation saying it, or None: a
     placeholder of the example answer anywhere, or an example as the item's key or value (what it is
     about and what it says; a label such as 'home airport' is meant to be reused)."""
-    for text in strings(item if isinstance(item, dict) else {}):
+    for text in texts_of(item if isinstance(item, dict) else {}):
         if _PLACEHOLDER.match(text):
             return text
     try:
@@ -92,7 +80,7 @@ def copies_example(kind: MemoryKind, item: Any, examples: frozenset[str], transc
     fixed = grounding.enum_values(kind)  # a schema's own choices ('one', 'many') are never copies
     # nor are the labels the instructions offer to pick from ("a category such as travel, food ...")
     offered = norm(_QUOTED.sub(" ", kind.instructions))
-    for text in strings(payload):
+    for text in texts_of(payload):
         plain = norm(text)
         if text in fixed or _contains(offered, plain):
             continue
@@ -131,7 +119,7 @@ def _names_stated(items: list[Any], user_id: str) -> frozenset[str]:
 
 
 def names_user(item: Any, names: frozenset[str]) -> bool:
-    text = norm(" ".join(strings(item if isinstance(item, dict) else {})))
+    text = norm(" ".join(texts_of(item if isinstance(item, dict) else {})))
     return any(_contains(text, n) for n in names)
 
 
@@ -191,8 +179,15 @@ def screen(
             out.personal.append(item)  # the user's own phrase: theirs, not the organisation's
             out.kept_private[verdict] += 1
             continue
-        if org and about_the_user(item, user_id):
-            out.personal.append(item)  # "user home city": the user's own, never the organisation's
+        if org and (
+            about_the_user(item, user_id)
+            or (
+                kind.visibility == "private" and isinstance(item, dict) and kind.names_its_user(item, user_id)
+            )
+        ):
+            # "user home city", a fact whose value says "the user's sister": the user's own, never the
+            # organisation's (a kind about users that the project shares)
+            out.personal.append(item)
             out.kept_private["about_user"] += 1
             continue
         if org and names_user(item, names):

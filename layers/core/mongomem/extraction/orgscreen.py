@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mongomem.extraction.proposal import TurnView
+from mongomem.kinds.base import first_person, texts_of
 
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll)\b", re.IGNORECASE)
 # What a feeling or an opinion says where a definition should be: "means a lot to me", "a great choice".
 FEELING = re.compile(
@@ -149,7 +149,7 @@ def org_verdict(item: Any, turns: Sequence[TurnView]) -> str | None:
         if feeling_or_opinion(definition) or _STATEMENT.match(definition.strip()) or _TERM_START.match(term):
             return "not_a_term"
         head = " ".join([term, definition, *[a for a in item.get("aliases") or [] if isinstance(a, str)]])
-        if _FIRST_PERSON.search(head) or _SECOND_PERSON.search(definition):
+        if first_person(head) or _SECOND_PERSON.search(definition):
             return "personal"
         if not term_like(term, _cited(item, turns)):
             return "not_term_like"
@@ -169,27 +169,16 @@ def org_verdict(item: Any, turns: Sequence[TurnView]) -> str | None:
         ):
             return "not_a_term"  # a reply's first words or an opinion, not the name of a task
         about = " ".join(str(item.get(field) or "") for field in ("name", "description", "when_to_use"))
-        if _FIRST_PERSON.search(about) or _POSSESSIVE_YOU.search(about) or _SECOND_PERSON.search(plain):
+        if first_person(about) or _POSSESSIVE_YOU.search(about) or _SECOND_PERSON.search(plain):
             return "personal"  # "my morning routine", "clean the sensor on your Canon EOS 80D"
         # every text of it, its steps and their expected outputs too: "log in with my password Bluebird"
         # or "enter your PIN 7781" in a step is the user's own; "submit to your manager" is how anyone
         # does it (issue 33's twenty-seventh probe)
-        steps = " ".join(_texts(item))
-        if _FIRST_PERSON.search(steps) or _YOUR_SECRET.search(steps):
+        steps = " ".join(texts_of(item))
+        if first_person(steps) or _YOUR_SECRET.search(steps):
             return "personal"
         return None
     # another org kind: only the first person marks it the user's own
-    if _FIRST_PERSON.search(" ".join(_texts(item))):
+    if first_person(" ".join(texts_of(item))):
         return "personal"
     return None
-
-
-def _texts(value: Any) -> list[str]:
-    """Every text in an item, at any depth (a procedure's steps are objects in a list)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _texts(v)]
-    if isinstance(value, list):
-        return [t for v in value for t in _texts(v)]
-    return []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import cache
 from typing import Any, ClassVar, Literal
 
@@ -61,25 +62,36 @@ _FIRST_PERSON = re.compile(
 )
 
 
+def texts_of(value: Any) -> Iterator[str]:
+    """Every text in a payload or an item, at any depth: its fields, list entries and object values (a
+    procedure's steps are objects in a list)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from texts_of(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from texts_of(v)
+
+
+def first_person(text: str) -> bool:
+    """Whether a text, as drawn, speaks in the first person singular ("my", "I'm"; not "i.e.", "I/O")."""
+    return bool(_FIRST_PERSON.search(drawn_text(text)))
+
+
 def in_first_person(payload: Any) -> bool:
     """Whether any text of a payload (at any depth: a procedure's steps) speaks in the first person: "my
     badge code", "log in with my password": one user's own, never the organisation's unless they say so
     (issue 33's twenty-seventh probe)."""
-    if isinstance(payload, str):
-        return bool(_FIRST_PERSON.search(drawn_text(payload)))
-    if isinstance(payload, dict):
-        return any(in_first_person(v) for v in payload.values())
-    if isinstance(payload, list):
-        return any(in_first_person(v) for v in payload)
-    return False
+    return any(first_person(t) for t in texts_of(payload))
 
 
 def names_the_user(names: list[str], user_id: str | None = None) -> bool:
     """Whether a memory's names (its naming fields: a term, a procedure's name, a fact's subject and
     attribute) name the user: the word "user" ("user's daily dose", "User pharmacy"; not "users") or the
     user's own id ("bob's badge code"), as drawn. One user's such statement is theirs unless they say
-    otherwise (issue 33's twenty-eighth probe). Descriptions and values are not read: a definition saying
-    what "the user" does is how anyone's term reads."""
+    otherwise (issue 33's twenty-eighth probe). Which texts are read is the kind's (`names_its_user`)."""
     own = _subject_words(user_id) if user_id else None
     for text in names:
         words = _subject_words(text)
@@ -500,6 +512,17 @@ class MemoryKind:
         """The payload about the name it reads as: shared memory keys who it is about as it shows them
         (a fact about "user" that shows the user's name shows, and is keyed by, that name)."""
         return payload
+
+    def names_its_user(self, payload: dict[str, Any], user_id: str | None) -> bool:
+        """Whether one user's statement of this kind names its user where a reader takes it to be about
+        them (`names_the_user`): for a kind the organisation shares by nature (terms, procedures), in its
+        names only (a definition saying what "the user" does is how anyone's term reads); for a kind about
+        users by nature that a project shares (facts, episodes, preferences), in any text ("the vault
+        password: the user set it to ..."; issue 33's twenty-eighth probe)."""
+        named = self.as_named(payload)  # "user" qualified by the name it shows is about that name
+        if self.visibility == "private":
+            return names_the_user(list(texts_of(named)), user_id)
+        return names_the_user([str(named[f]) for f in self.named if isinstance(named.get(f), str)], user_id)
 
     def user_name(self, payload: dict[str, Any]) -> str | None:
         """The name the user gives themselves, when the payload states it."""

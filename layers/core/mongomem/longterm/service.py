@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
 from mongomem.kinds import KindError, KindRegistry, MemoryKind
-from mongomem.kinds.base import about_the_user, in_first_person, names_the_user
+from mongomem.kinds.base import about_the_user, in_first_person
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.write.writer import MemoryWriter
@@ -114,7 +113,7 @@ class MemoryService:
             and (
                 about_the_user(request.payload, scope.user_id)
                 or (not tenant_wide and in_first_person(request.payload))
-                or (not tenant_wide and names_the_user(_names(kind, request.payload), scope.user_id))
+                or (not tenant_wide and kind.names_its_user(request.payload, scope.user_id))
             )
         ):
             # a memory about its user is theirs unless the caller says otherwise (a kind shared by the
@@ -259,10 +258,3 @@ class MemoryService:
 def _home(record: MemoryRecord) -> Scope:
     """The scope a stored version lives in (the user's, or the tenant's org scope)."""
     return Scope(tenant=record.tenant, user_id=record.user_id)
-
-
-def _names(kind: MemoryKind, payload: dict[str, Any]) -> list[str]:
-    """The texts of a payload's naming fields (a term, a name, a fact's subject and attribute), as they
-    show: a fact about "user" qualified by another name ("North Dock") is about that name."""
-    named = kind.as_named(payload)
-    return [str(named[f]) for f in kind.named if isinstance(named.get(f), str)]
