@@ -537,6 +537,14 @@ class InMemoryMemoryRepository:
         ]
         return [r.model_copy(deep=True) for r in found[:limit]]
 
+    def shared_keys(self, tenant: str, user_id: str | None, limit: int) -> list[list[Any]]:
+        groups: dict[tuple[str, str, str], list[Any]] = {}
+        for r in self.docs.values():
+            mine = user_id is None or r.user_id == user_id
+            if r.tenant == tenant and r.status == "active" and r.live(utcnow()) and mine:
+                groups.setdefault((r.user_id, r.type, r.key), []).append(r.model_copy(deep=True))
+        return [groups[k] for k in sorted(groups) if len(groups[k]) >= 2][:limit]
+
     def all_versions(self, batch: int = 500) -> Any:
         for r in list(self.docs.values()):
             if r.status != "deleted":

@@ -267,3 +267,15 @@ def test_a_proposal_no_standing_statement_backs_is_gone_from_reads(memories: Any
     assert memories.get(org, gone.memory_id) is None
     assert [r.memory_id for r in memories.get_many(org, [gone.memory_id, kept.memory_id])] == [kept.memory_id]
     assert memories.get(org, kept.memory_id).evidence[1].until == standing.until
+
+
+def test_shared_keys_groups_a_tenants_active_versions_of_one_key(memories: Any) -> None:
+    # what GET /v1/memories/conflicts and /v1/status compare: two active versions of one key, per owner
+    one, two = record(ANA, 8), record(ANA, 9, key="user|detail 8")
+    alone, elsewhere = record(BO, 8), record(OTHER, 8)
+    gone = record(ANA, 10, key="user|detail 8", status="superseded")
+    for r in (one, two, alone, elsewhere, gone, record(OTHER, 9, key="user|detail 8")):
+        memories.insert(r)
+    groups = memories.shared_keys("acme", None, 10)
+    assert [sorted(r.memory_id for r in g) for g in groups] == [sorted([one.memory_id, two.memory_id])]
+    assert memories.shared_keys("acme", "bo", 10) == []

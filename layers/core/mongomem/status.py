@@ -14,7 +14,7 @@ from mongomem.models.stats import KindBacklog, KindHealth
 from mongomem.vectors.port import VectorIndex
 
 if TYPE_CHECKING:
-    from mongomem.models.memory import Conflict
+    from mongomem.longterm.conflicts import Found
     from mongomem.retrieval.reembed import EmbeddingDrift
 
 
@@ -80,7 +80,7 @@ def service_status(
     tenant: str | None,
     *,
     drift: Callable[[str | None], EmbeddingDrift | None] | None = None,
-    conflicts: Callable[[str | None], list[Conflict]] | None = None,
+    conflicts: Callable[[str | None], Found] | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """Ready only when both an LLM and an embedding provider are usable and the store answers; says why not.
@@ -118,7 +118,12 @@ def service_status(
         if conflicts is not None:
             # active facts of one key that say different things (GET /v1/memories/conflicts lists them)
             found = conflicts(tenant)
-            report["conflicting_facts"] = {"keys": len(found), "users": len({c.user_id for c in found})}
+            report["conflicting_facts"] = {
+                "keys": len(found.conflicts),
+                "users": len({c.user_id for c in found.conflicts}),
+                # false: the time to compare ran out (one user's many long facts of one key): at least these
+                "complete": found.complete,
+            }
         if report["embeddings"]["ready"] and drift is not None:
             off = drift(tenant)
             if off is not None:

@@ -610,6 +610,12 @@ export type components = {
         };
         /** ConflictList */
         ConflictList: {
+            /**
+             * Complete
+             * @description false when the time a request may spend comparing values ran out before every key was compared: the list holds what was found, and more may exist
+             * @default true
+             */
+            complete?: boolean;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
         };

@@ -160,7 +160,8 @@ def routes(svc: MemoryServices, caller: Caller) -> APIGatewayHttpRouter:
     )
     def list_conflicts(user_id: UserQuery = None) -> ConflictList:
         scope = caller.scope(user_id)
-        return ConflictList(conflicts=conflicts(svc.memory_store, svc.kinds, scope.tenant, scope.user_id))
+        found = conflicts(svc.memory_store, svc.kinds, scope.tenant, scope.user_id)
+        return ConflictList(conflicts=found.conflicts, complete=found.complete)
 
     @router.get("/v1/memories/<memory_id>", summary="A memory and, on request, its whole version chain")
     def get_memory(

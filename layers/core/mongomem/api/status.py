@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from mongomem.api.identity import Caller
-from mongomem.longterm.conflicts import conflicts
+from mongomem.longterm.conflicts import COUNTING_SECONDS, conflicts
 from mongomem.status import service_status
 
 if TYPE_CHECKING:
@@ -52,7 +52,9 @@ def routes(svc: StatusServices, caller: Caller) -> APIGatewayHttpRouter:
             svc.backlog,
             caller.principal().tenant,
             drift=svc.embedding_drift,
-            conflicts=lambda tenant: conflicts(svc.memory_store, svc.kinds, tenant or "", None),
+            conflicts=lambda tenant: conflicts(
+                svc.memory_store, svc.kinds, tenant or "", None, seconds=COUNTING_SECONDS, counting=True
+            ),
         )
 
     return router

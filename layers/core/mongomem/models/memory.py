@@ -330,6 +330,11 @@ class Conflict(BaseModel):
 
 class ConflictList(BaseModel):
     conflicts: list[Conflict]
+    complete: bool = Field(
+        True,
+        description="false when the time a request may spend comparing values ran out before every key "
+        "was compared: the list holds what was found, and more may exist",
+    )
 
 
 class Domain(Model):
