@@ -368,3 +368,58 @@ def test_a_number_after_a_hash_is_an_anchor_as_written(held: str, said: str) -> 
 @given(st.text(alphabet=st.sampled_from("#&$-+.,:/ 0123456789abcxyz€"), max_size=40))
 def test_the_anchors_of_any_text_are_read_without_error(text: str) -> None:
     assert isinstance(anchors(text), frozenset) and same_value(text, text) in (True, False)
+
+
+# Issue 33's twenty-ninth probe: words the table does not list that still say a value. A number's unit
+# (any word after it: a trade's "mph", "ppb", "psi"), a period in one word ("semimonthly", "midyear"),
+# a negation written without its apostrophe ("dont") or by "-less" ("harmless").
+UNITS = "mph kph ppm ppb psi rpm bar kpa lux knots pallets crates m k".split()
+PERIOD_WORDS = "semimonthly triweekly biyearly midyear midmonth midweek half-yearly quadweekly".split()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(FILLER), min_size=5, max_size=12),
+    st.sampled_from(["15", "40", "ten", "3.5"]),
+    st.sampled_from(UNITS),
+    st.sampled_from(UNITS),
+    st.data(),
+)
+def test_a_numbers_unit_changed_is_never_a_restatement(
+    words: list[str], number: str, old: str, new: str, data: st.DataObject
+) -> None:
+    if old == new or old.removesuffix("s") == new.removesuffix("s"):
+        return
+    at = data.draw(st.integers(0, len(words)))
+    before = " ".join([*words[:at], number, old, *words[at:]])
+    after = " ".join([*words[:at], number, new, *words[at:]])
+    assert not same_value(before, after) and hard_anchors(before) != hard_anchors(after), (before, after)
+
+
+@pytest.mark.parametrize("old", PERIOD_WORDS)
+@pytest.mark.parametrize("new", [*PERIOD_WORDS, "weekly", "monthly"])
+def test_a_period_in_one_word_changed_is_never_a_restatement(old: str, new: str) -> None:
+    if old == new:
+        return
+    before, after = (
+        f"the fire drill for the freezer dock is held {w} by the safety team" for w in (old, new)
+    )
+    assert not same_value(before, after) and hard_anchors(before) != hard_anchors(after)
+
+
+@pytest.mark.parametrize(
+    ("yes", "no"),
+    [
+        ("drivers do unload pallets at the freezer dock after the evening shift", "dont"),
+        ("the coolant is harmful to touch without gloves for the contractor team", "harmless"),
+        ("the contractor team is careful with the coolant at the freezer dock", "careless"),
+        ("the night shift can unload pallets at the freezer dock of the warehouse", "cant"),
+    ],
+)
+def test_a_negation_without_its_apostrophe_or_by_less_is_never_a_restatement(yes: str, no: str) -> None:
+    swapped = {"do": "dont", "harmful": "harmless", "careful": "careless", "can": "cant"}
+    said = next(w for w in swapped if swapped[w] == no)
+    negated = yes.replace(f" {said} ", f" {no} ", 1)
+    assert negated != yes and not same_value(yes, negated) and hard_anchors(yes) != hard_anchors(negated)
+    # a negation said either way is the same negation
+    assert anchors("the coolant is harmless to touch") == anchors("the coolant is not harmful to touch")

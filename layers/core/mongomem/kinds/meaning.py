@@ -112,10 +112,49 @@ def _word_meanings(word: str) -> list[str] | None:
     joined = MEANINGS.get(lower.replace("-", ""))
     if joined is not None:
         return [joined]
+    if lower in _UNMARKED_NOT:
+        return [m for m in (MEANINGS.get(_UNMARKED_NOT[lower]), "not") if m]  # "dont", "cant": "n't"
+    period = _PERIOD_WORD.match(lower.replace("-", ""))
+    if period is not None and (period["pre"] or period["ly"]):
+        return [f"period>{period.group(0)}"]  # "semimonthly", "triweekly", "midyear": each its own
+    if lower.endswith("less") and len(lower) >= 7 and lower not in _NOT_WITHOUT:
+        return ["not"]  # "harmless" says "not harmful" (and "careless" "not careful")
     if "-" in lower:
         parts = [m for part in lower.split("-") if part and (m := MEANINGS.get(part))]
         return parts or None
     return None
+
+
+# Negations written without their apostrophe ("dont", "doesnt", "cant"): the stem's meaning and "not".
+_UNMARKED_NOT = {
+    "dont": "do",
+    "doesnt": "does",
+    "didnt": "did",
+    "isnt": "is",
+    "arent": "are",
+    "wasnt": "was",
+    "werent": "were",
+    "cant": "can",
+    "couldnt": "could",
+    "wont": "will",
+    "wouldnt": "would",
+    "shouldnt": "should",
+    "mustnt": "must",
+    "neednt": "need",
+    "hasnt": "has",
+    "havent": "have",
+    "hadnt": "had",
+    "shant": "shall",
+}
+# A period said in one word the table does not list: a prefix and a period ("semimonthly", "triweekly",
+# "midyear", "half-yearly"): each such word is a meaning of its own, never a restatement of another.
+_PERIOD_WORD = re.compile(
+    r"^(?P<pre>semi|bi|tri|quadri|quad|mid|half|multi|every|per)?"
+    r"(?:hour|dai|day|night|week|fortnight|month|quarter|year|annual|season|term|semester|decade)"
+    r"(?P<ly>ly)?$"
+)
+# Words ending in "less" that say no "without": "unless", "regardless" ...
+_NOT_WITHOUT = frozenset("nevertheless nonetheless regardless doubtless".split())
 
 
 def anchors(text: str) -> frozenset[str]:
@@ -256,7 +295,7 @@ def _number_pairs(text: str) -> set[str]:
     values = [t if t[0].isdigit() else MEANINGS.get(t.lower(), "") for t in tokens]
     numbers = {v for v in values if v[:1].isdigit()}
     if len(numbers) < 2:
-        return set()
+        return _units(tokens, values)
     pairs: set[str] = set()
     for i, value in enumerate(values):
         if not value[:1].isdigit():
@@ -271,6 +310,21 @@ def _number_pairs(text: str) -> set[str]:
                 pairs.add(f"{_number(value, None)}>{word.removesuffix('s')}")
                 break
     return pairs
+
+
+def _units(tokens: list[str], values: list[str]) -> set[str]:
+    """One number with the word right after it, what it counts: "15 mph" is not "15 kph", "ten grand"
+    not "ten m", "40 ppm" not "40 ppb" (issue 33's twenty-ninth probe: the table lists no unit a trade
+    may use). A word of the table is an anchor of its own already ("500 dollars" is "$500")."""
+    found: set[str] = set()
+    for i, value in enumerate(values[:-1]):
+        if not value[:1].isdigit():
+            continue
+        word = tokens[i + 1].lower().replace("\u2019", "'")
+        if word[:1].isalpha() and word not in _NOT_COUNTED and not values[i + 1]:
+            unit = word.removesuffix("'s").removesuffix("s") or word  # "3 trucks" counts trucks as "3 truck"
+            found.add(f"{_number(value, None)}>{unit}")
+    return found
 
 
 # Prefixes that turn a word into its opposite ("unlocked", "invalid", "disagree", "nonstop").
@@ -295,7 +349,9 @@ _MEANING_NAMES = frozenset(MEANINGS.values())
 def hard_anchors(text: str) -> frozenset[str]:
     """The anchors no paraphrase changes: numbers and the table's meanings (names are left out: "NYC"
     may restate "New York City")."""
-    return frozenset(a for a in anchors(text) if re.search(r"\d", a) or a.split("#")[0] in _MEANING_NAMES)
+    return frozenset(
+        a for a in anchors(text) if re.search(r"\d", a) or ">" in a or a.split("#")[0] in _MEANING_NAMES
+    )
 
 
 def signs_and_money(text: str) -> frozenset[str]:
