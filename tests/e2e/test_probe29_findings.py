@@ -1,0 +1,184 @@
+r"""Issue 33's twenty-ninth independent probe (h-probe29, on main 84ba980), over HTTP on a running local stack
+(tests/e2e/probe_stack.py) whose project config makes semantic facts org-wide (terms and procedures are org
+by default). FINDINGS and HELD below; each finding's test fails on 84ba980 for the reason given (seen with
+`--runxfail`) and is marked `xfail(strict=True)`.
+
+(docstring completed below)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tests.e2e.probe_stack import (
+    Stack,
+    answering_stack,
+    call,
+    config,
+    unique,
+    write,
+)
+
+USERS = ("alice", "bob", "eve", "frank")
+CONFIG = config(org=("semantic",))
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    yield from answering_stack(tmp_path_factory.mktemp("probe29-findings"), USERS, CONFIG)
+
+
+# -- 1. a model's REINFORCE across a correction the table has no word for is not refused (LOW) ----------
+JUDGED_CORRECTIONS = {
+    "unit mph to kph": (
+        "the forklift speed limit in the north yard is 15 mph near the loading docks",
+        "the forklift speed limit in the north yard is 15 kph near the loading docks",
+    ),
+    "unit ppm to ppb": (
+        "the nitrate limit for the fish tanks in the north yard is 40 ppm near the docks",
+        "the nitrate limit for the fish tanks in the north yard is 40 ppb near the docks",
+    ),
+    "frequency semimonthly to triweekly": (
+        "the fire drill for the freezer dock is held semimonthly by the safety team",
+        "the fire drill for the freezer dock is held triweekly by the safety team",
+    ),
+    "period midyear to midmonth": (
+        "the safety audit of the freezer dock is held midyear by the compliance team",
+        "the safety audit of the freezer dock is held midmonth by the compliance team",
+    ),
+    "time lunchtime to teatime": (
+        "the freezer dock closes at lunchtime on the day of the stock count",
+        "the freezer dock closes at teatime on the day of the stock count",
+    ),
+    "quantity ten grand to ten m": (
+        "shipments to the freezer dock are insured up to ten grand per truck load",
+        "shipments to the freezer dock are insured up to ten m per truck load",
+    ),
+    "quantity pairs to trios": (
+        "the night shift works in pairs at the freezer dock of the north warehouse",
+        "the night shift works in trios at the freezer dock of the north warehouse",
+    ),
+    "negation dont": (
+        "drivers dont unload pallets at the freezer dock after the evening shift",
+        "drivers do unload pallets at the freezer dock after the evening shift",
+    ),
+    "negation harmful to harmless": (
+        "the freezer dock coolant is harmful to touch without gloves for the contractor team",
+        "the freezer dock coolant is harmless to touch without gloves for the contractor team",
+    ),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="probe 29 finding 1: hard_anchors misses units, -ly periods, 'dont'")
+@pytest.mark.parametrize(("before", "after"), JUDGED_CORRECTIONS.values(), ids=JUDGED_CORRECTIONS.keys())
+def test_a_models_reinforce_across_a_correction_is_refused(before: str, after: str) -> None:
+    """LOW (needs a judging model that errs: the guard exists for exactly that). A private fact found by
+    meaning (another key) and a model's REINFORCE of it: `decide` refuses it when "the numbers or negations
+    differ" (`hard_anchors`), as it does for "yearly" / "weekly"; for these pairs it keeps the REINFORCE and
+    the correction is lost."""
+    from mongomem.longterm.write.decide import decide
+    from mongomem.longterm.write.decision import Candidates, NewLineage, Thresholds
+    from tests.unit.test_write_decide import NOW, fact, judged, new, stored
+
+    held = stored(fact("dock rule", before), 11)
+    found = Candidates(by_meaning=[(0.85, held)], judgement=judged("REINFORCE", held))
+    verdict = decide(new(fact("yard rule", after)), found, Thresholds(), NOW)
+    assert isinstance(verdict, NewLineage), (type(verdict).__name__, verdict.reason)
+
+
+def test_held_a_models_reinforce_across_yearly_and_weekly_is_refused() -> None:
+    """The issue's pair ("yearly" / "weekly") is refused: the guard reads the table's words."""
+    from mongomem.longterm.write.decide import decide
+    from mongomem.longterm.write.decision import Candidates, NewLineage, Thresholds
+    from tests.unit.test_write_decide import NOW, fact, judged, new, stored
+
+    held = stored(
+        fact("dock rule", "the yearly review of greenhouse ventilation logs is done by facilities"), 11
+    )
+    found = Candidates(by_meaning=[(0.85, held)], judgement=judged("REINFORCE", held))
+    said = fact("yard rule", "the weekly review of greenhouse ventilation logs is done by facilities")
+    assert isinstance(decide(new(said), found, Thresholds(), NOW), NewLineage)
+
+
+# -- 2. a drawn element "closed" by an end tag a browser never reads restyles the closing lines (MED) -----
+def _context(stack: Stack, key: str, query: str, **more: Any) -> str:
+    body = {"session_id": f"s-{unique()}", "query": query, **more}
+    status, context = call(stack, key, "POST", "/v1/context", body)
+    assert status == 200, context
+    return str(context["context"])
+
+
+def _served_alone(stack: Stack, definition: str, own: str) -> str:
+    """Bob's one-user new org term "MK<OWN>" defined as `definition` (201 ADD, org), and the context eve is
+    served for it (the term the block's only memory)."""
+    since = datetime.now(UTC).isoformat()
+    term = {"term": f"MK{own.upper()}", "definition": definition}
+    status, written = write(stack, stack.users["bob"], "taxonomic", term)
+    assert (status, written["decision"], written["memory"]["visibility"]) == (201, "ADD", "org"), written
+    served = _context(
+        stack, stack.users["eve"], f"MK{own.upper()} loading bay", observed_after=since, memories_top_k=1
+    )
+    assert f"the loading bay {own}" in served, served
+    return served
+
+
+def _token(block: str) -> str:
+    return block.split('token="', 1)[1].split('"', 1)[0]
+
+
+# How a browser draws a line of the block: its font size, decoration, colour and left edge (Chromium).
+_DRAWN_AS = """(line) => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const at = node.data.indexOf(line);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + line.length);
+    const box = range.getBoundingClientRect();
+    const style = getComputedStyle(node.parentElement);
+    return [style.fontSize, style.textDecorationLine, style.color, Math.round(box.x), Math.round(box.height)];
+  }
+  return null;
+}"""
+
+
+def _drawn_as(browser: Any, block: str, line: str) -> Any:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.set_content(f"<!doctype html><html><body><pre>{block}</pre></body></html>")
+        return page.evaluate(_DRAWN_AS, line)
+    finally:
+        page.close()
+
+
+UNREAD_END_TAGS = {
+    "end tag in a comment": "<s> is counted <!-- </s> --> daily",
+    "end tag in an attribute": '<s> is counted <a title="</s>">here</a> daily',
+    "big, end tags in a comment": "<big>" * 30 + " is counted <!-- " + "</big>" * 30 + " --> daily",
+    "link, end tag in an attribute": '<a href="https://example.com/reset"> is counted <b title="</a>">x</b> daily',
+}
+
+
+@pytest.mark.xfail(strict=True, reason="probe 29 finding 2: an end tag in a comment or attribute counts")
+@pytest.mark.parametrize("markup", UNREAD_END_TAGS.values(), ids=UNREAD_END_TAGS.keys())
+def test_an_end_tag_a_browser_never_reads_leaves_no_element_open(
+    stack: Stack, browser: Any, markup: str
+) -> None:
+    """MED (criterion (b)). Bob's one-user new org term {"term": "MK<OWN>", "definition": "the loading bay
+    <own> <s> is counted <!-- </s> --> daily"} (or the "</s>" inside an attribute's value, thirty "<big>",
+    a link) -> 201 ADD, org; eve's context serves the markup as written (`_inert_markup` counts the "</s>"
+    in the comment as the element's end), and Chromium draws the block's closing line struck through (in
+    huge type, as a link), where its opening line is plain."""
+    own = unique()
+    served = _served_alone(stack, f"the loading bay {own} {markup}", own)
+    token = _token(served)
+    opening = _drawn_as(browser, served, f"[mongomem-memory source=context token={token}:")
+    closing = _drawn_as(browser, served, f"[/mongomem-memory token={token}]")
+    assert opening is not None and closing is not None, served.split("\n")
+    assert closing == opening, (closing, opening)
