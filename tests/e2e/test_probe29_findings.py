@@ -160,6 +160,9 @@ def _drawn_as(browser: Any, block: str, line: str) -> Any:
 UNREAD_END_TAGS = {
     "end tag in a comment": "<s> is counted <!-- </s> --> daily",
     "end tag in an attribute": '<s> is counted <a title="</s>">here</a> daily',
+    "end tag never ended": "<s> is counted </s daily",
+    "end tag escaped": "<s> is counted &lt;/s&gt; daily",
+    "end tag in CDATA": "<s> is counted <![CDATA[ </s> ]]> daily",
     "big, end tags in a comment": "<big>" * 30 + " is counted <!-- " + "</big>" * 30 + " --> daily",
     "link, end tag in an attribute": '<a href="https://example.com/reset"> is counted <b title="</a>">x</b> daily',
 }
