@@ -185,3 +185,31 @@ def test_an_end_tag_a_browser_never_reads_leaves_no_element_open(
     closing = _drawn_as(browser, served, f"[/mongomem-memory token={token}]")
     assert opening is not None and closing is not None, served.split("\n")
     assert closing == opening, (closing, opening)
+
+
+# -- 3. a stray end tag closes the page's element the block is drawn in (MED) -------------------------------
+STRAY_END_TAGS = {
+    "end of pre": "</pre>",
+    "end of pre, spaced and in capitals": "</PRE >",
+    "end of p and of pre": "</p></pre>",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="probe 29 finding 3: an end tag no start tag opened is kept")
+@pytest.mark.parametrize("stray", STRAY_END_TAGS.values(), ids=STRAY_END_TAGS.keys())
+def test_a_stray_end_tag_leaves_the_closing_lines_where_they_are(
+    stack: Stack, browser: Any, stray: str
+) -> None:
+    """MED (criterion (b)). Bob's one-user new org term {"term": "MK<OWN>", "definition": "the loading bay
+    <own> </pre> is counted daily"} -> 201 ADD, org; eve's context serves "</pre>" as written (a drawn
+    element's end tag, no start tag before it in the text), and a page that draws the block in a `<pre>`
+    (the probes' view, and how a block of text is shown) ends its `<pre>` there: the block's closing line
+    is drawn on the content's line (its line breaks collapsed: left edge 113 px, not 8 px), in 16 px
+    proportional type where the opening line is 13 px monospace."""
+    own = unique()
+    served = _served_alone(stack, f"the loading bay {own} {stray} is counted daily", own)
+    token = _token(served)
+    opening = _drawn_as(browser, served, f"[mongomem-memory source=context token={token}:")
+    closing = _drawn_as(browser, served, f"[/mongomem-memory token={token}]")
+    assert opening is not None and closing is not None, served.split("\n")
+    assert closing == opening, (closing, opening)
