@@ -9,6 +9,7 @@ by default). FINDINGS and HELD below; each finding's test fails on 84ba980 for t
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,7 @@ from tests.e2e.probe_stack import (
     write,
 )
 
-USERS = ("alice", "bob", "eve", "frank")
+USERS = ("alice", "bob", "eve", "frank", "ivan")
 CONFIG = config(org=("semantic",))
 
 
@@ -378,3 +379,60 @@ def test_an_extracted_term_in_the_first_person_of_any_language_stays_private(ext
         m["payload"]["term"] for m in _listed(stack, "eve", "taxonomic") if own in m["payload"]["term"]
     )
     assert seen == [], seen
+
+
+# -- 6. an erased user's words carried by a surviving org version stay in the data dir's files (MED) -------
+@pytest.mark.xfail(strict=True, reason="probe 29 finding 6: a rewritten org version leaves the old text")
+def test_erasure_leaves_no_copy_of_words_an_org_version_carried(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """MED (erasure leaving copies). Ivan's one-user new org term {"term": "IVT<OWN>", "definition": "the
+    ramp where trailers are sealed at night", "aliases": ["ZQXALIAS<OWN>"]} -> 201 ADD, org; the tenant key
+    corrects it {"term": "IVT<OWN>", "definition": "... at dawn"} -> 201 UPDATE, which carries ivan's alias
+    (`TaxonomicKind.updated`). DELETE /v1/users/ivan -> 200 {"org_memories_deleted": 1,
+    "org_memories_updated": 1, ...}: the surviving version loses the alias (eve's search shows "IVT<OWN>: the
+    ramp ... at dawn"). But 10 s later the data dir still holds "ZQXALIAS<OWN>" outside WiredTiger's table
+    files (the vector index's vectors.sqlite3, and the database's journal), and after the stack stopped
+    (its stop rebuilds the table files) the vector index's file still holds it."""
+    from tests.e2e.test_erasure_copies import files_holding, outside_tables
+
+    own = unique().upper()
+    alias = f"ZQXALIAS{own}"
+    root = tmp_path_factory.mktemp("probe29-erase")
+    stacks = answering_stack(root, USERS, CONFIG)
+    stack = next(stacks)
+    try:
+        term = {
+            "term": f"IVT{own}",
+            "definition": "the ramp where trailers are sealed at night",
+            "aliases": [alias],
+        }
+        status, written = write(stack, stack.users["ivan"], "taxonomic", term)
+        assert (status, written["decision"], written["memory"]["visibility"]) == (201, "ADD", "org"), written
+        fixed = {
+            "user_id": "alice",
+            "type": "taxonomic",
+            "payload": {**term, "definition": term["definition"].replace("night", "dawn")},
+        }
+        fixed["payload"].pop("aliases")
+        status, written = call(stack, stack.tenant, "POST", "/v1/memories", fixed)
+        assert (status, written["decision"], written["memory"]["payload"]["aliases"]) == (
+            201,
+            "UPDATE",
+            [alias],
+        )
+        status, erased = call(stack, stack.tenant, "DELETE", "/v1/users/ivan")
+        assert status == 200 and erased["erased"]["org_memories_updated"] == 1, erased
+        status, found = call(
+            stack, stack.users["eve"], "POST", "/v1/memories/search", {"query": f"IVT{own} ramp"}
+        )
+        assert status == 200 and alias not in json.dumps(found), found
+        data = root / "data"
+        deadline = time.monotonic() + 10
+        while (held := outside_tables(files_holding(data, alias))) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        running = held
+    finally:
+        next(stacks, None)  # stops the stack
+    stopped = files_holding(data, alias)
+    assert (running, stopped) == ([], []), (running, stopped)
