@@ -1,9 +1,141 @@
 r"""Issue 33's twenty-ninth independent probe (h-probe29, on main 84ba980), over HTTP on a running local stack
 (tests/e2e/probe_stack.py) whose project config makes semantic facts org-wide (terms and procedures are org
-by default). FINDINGS and HELD below; each finding's test fails on 84ba980 for the reason given (seen with
-`--runxfail`) and is marked `xfail(strict=True)`.
+by default); finding 5's extraction test and finding 6 start stacks of their own (terms extracted by the
+offline rules; a data dir to read). All of issue 33's classes were in scope; the payloads are none of the
+earlier probes' (test_probe_findings.py ... test_probe28_findings.py). Each finding's test fails on 84ba980
+for the reason given (seen with `--runxfail`) and is marked `xfail(strict=True)`; the attacks that held are
+listed below, a few as passing tests.
 
-(docstring completed below)
+FINDINGS. "<own>" is a test's unique suffix; "bob", "eve", "ivan" are one-user service-account keys; "the
+tenant key" is the tenant-wide memory_service key; "<T>" is the token of the block served.
+
+1. (LOW: needs a judging model that errs; the guard exists for exactly that) A correction read as a
+  restatement when a model judges it. Since docs/adr/0080 the rules compare a key's restatement to the letter,
+  so over HTTP with the offline provider every pair below is a 201 UPDATE (held). But when a judging model
+  (the deployed stack's) calls a memory of another key found by meaning a REINFORCE, `decide` refuses it only
+  when "the numbers or negations differ" (`hard_anchors`, the one table): "15 mph" / "15 kph", "40 ppm" /
+  "40 ppb" (also psi/bar, rpm/rps, volts/amps), "semimonthly" / "triweekly", "midyear" / "midmonth",
+  "lunchtime" / "teatime", "ten grand" / "ten m", "pairs" / "trios", "dont" / "do", "harmful" / "harmless"
+  (and "colder"/"warmer", "lowered"/"raised", "upstairs"/"downstairs") have equal anchors, so the model's
+  REINFORCE stands and the correction is lost (the issue's "yearly" / "weekly" is refused: held). Cause:
+  `layers/core/mongomem/longterm/write/decide.py::_by_meaning` (the `hard_anchors` guard) over
+  `kinds/meaning_table.py` (no units beyond a few, no "semi-"/"tri-" periods, "mid-" words, meal times,
+  comparatives, "-less" negations, apostrophe-less contractions). Fix: refuse a model's REINFORCE whenever
+  the two values differ in any word outside a small list of fillers (the letter, as ADR 0080 does for keys),
+  rather than relying on the table; or grow the table (units of measure, "semi"/"tri" + period, "mid" +
+  period, "dont"/"cant"/"wont"/"isnt", "-less"/"-ful") with a property test over such pairs.
+  Test: `test_a_models_reinforce_across_a_correction_is_refused` (calls `decide` with a model's REINFORCE).
+
+2. (MED, marker criterion (b): content that changes how the block's own closing lines are drawn) The
+  twenty-eighth probe's fix keeps a drawn element's name when "an end tag" of it comes later in the text,
+  but the end tags are counted by a regular expression over the whole text: one inside a comment, a CDATA
+  section, a "<?" construct or an attribute value, one never ended ("</s daily", served as "< /s"), and one
+  written as text ("&lt;/s&gt;") all count, though a browser never reads them as an end tag. Bob's one-user
+  new org term {"term": "MK<OWN>", "definition": "the loading bay <own> <s> is counted <!-- </s> -->
+  daily"} (or '<s> ... <a title="</s>">here</a>', "<s> ... </s daily", "<s> ... &lt;/s&gt;", "<s> ...
+  <![CDATA[ </s> ]]>", thirty "<big>" with their end tags in a comment, '<a href="https://example.com/reset">
+  ... <b title="</a>">x</b>') -> 201 ADD, org; eve's POST /v1/context serves the markup as written, and
+  Chromium draws the block's closing line "[/mongomem-memory token=<T>]" struck through (line-through), in
+  3,086 px type (3,592 px high), or as an underlined blue link, where the opening line is 13 px plain black.
+  Cause: `layers/core/mongomem/markers.py::_inert_markup` (`ends` is built by `_INERT_TAG.finditer` over the
+  raw text, whatever construct each match is inside). Fix: count an end tag only where the main pass reads
+  it as a tag (outside comments, "<!"/"<?" constructs, attribute values, and only when it is closed by a
+  literal ">"): e.g. a first pass with the same state machine, or balance in one pass by closing (or serving
+  as text) every drawn element still open at the item's end. Test:
+  `test_an_end_tag_a_browser_never_reads_leaves_no_element_open`.
+
+3. (MED, marker criterion (b): content that moves the block's own closing lines) An end tag of a drawn
+  element no start tag opened is served as written: "</pre>" (or "</PRE >", "</p></pre>") in bob's one-user
+  org term {"term": "MK<OWN>", "definition": "the loading bay <own> </pre> is counted daily"} -> 201 ADD,
+  org; a page that shows the block in a `<pre>` (the probes' view; how text blocks are shown) ends it there:
+  the line breaks after it collapse and the closing line "[/mongomem-memory token=<T>]" is drawn on the
+  content's line (left edge 113 px instead of 8 px) in 16 px proportional type, where the opening line is
+  13 px monospace. The same holds for whatever element an app draws the block in (`</div>`, `</li>`,
+  `</blockquote>`, `</a>` are all drawn elements). Cause: `markers.py::_inert_markup` (start tags are
+  balanced against later end tags; end tags are never balanced against earlier start tags). Fix: serve as
+  text ("< /pre>") an end tag with no open start tag of its element before it in the same item. Test:
+  `test_a_stray_end_tag_leaves_the_closing_lines_where_they_are`.
+
+4. (MED, inputs: one user's writes hold every user's call; quadratic) GET /v1/status counts the tenant's
+  conflicting facts on every call, whoever calls it (`conflicts(tenant, None)`, a one-user key's call too),
+  and `longterm/conflicts.py::conflicts` compares the active versions of a key pairwise
+  (`kind.same_content` -> `same_value`: anchors and word sets of both texts, ~8-15 ms for two 3,900-character
+  values). Bob's one-user key writes 40 private facts of one key {"subject": "yard <own>", "attribute":
+  "rule", "value": <3,900 characters of distinct words>} with `reconcile: false` (allowed to any key) ->
+  40 x 201 in ~1.5 s; eve's GET /v1/status then takes ~12-15 s (0.03 s before); with 60 facts 27 s for eve,
+  alice and bob's GET /v1/memories/conflicts alike (it grows with the square of the count: a few hundred
+  facts pass API Gateway's 29 s and every status call, the console's and health checks', fails). The answer
+  also shows a one-user key the tenant's figures ({"keys": 1, "users": 1}: that other users have conflicts).
+  Cause: `layers/core/mongomem/api/status.py::get_status` (`conflicts` of the whole tenant for any caller)
+  and `longterm/conflicts.py::conflicts` (O(n^2) comparisons, no bound per key). Fix: count conflicts from
+  the group sizes the aggregation already returns (a key with two or more active versions), or cache the
+  figure per tenant; compare at most a bounded number of versions per key (e.g. by `worded` value, a hash
+  set: O(n)); a one-user caller's status counts its own user only; refuse `reconcile: false` to a one-user
+  key or cap active versions per key. Test: `test_one_users_conflicting_facts_do_not_hold_another_users_status`.
+
+5. (HIGH: one user's facts served to every user of the tenant; the twenty-fifth to twenty-eighth probes'
+  first-person class, in other languages) `kinds/base.py::in_first_person`, `about_the_user` and
+  `names_the_user` read English only ("my", "I", "me", "user"), as does the org screen of extraction
+  (`extraction/orgscreen.py::_FIRST_PERSON`). Bob's one-user POST /v1/memories with no `visibility`
+  {"type": "semantic", "payload": {"subject": "mi médico <own>", "attribute": "diagnóstico", "value":
+  "diabetes tipo 2 <own>"}} (or subjects "meine Bank", "ma banque", "我的医生", "yo", "ich", "я", "el usuario";
+  a German value "ich spritze jeden Morgen 10 Einheiten"; a term, org in every project by default,
+  {"term": "MEINPIN<own>", "definition": "meine PIN für das Konto ist 4711 <own>"}) -> 201 ADD, visibility
+  "org"; eve's GET /v1/memories lists each. The English forms are private (held). Through extraction (the
+  default config's org terms): bob's turns "PINX<OWN> stands for meine Bankkarten-PIN 4711 bei der
+  Sparkasse.", "KOD<OWN> stands for mi código de la puerta de casa 4411.", "MDP<OWN> stands for mon mot de
+  passe Zorblax du coffre." -> three org terms eve lists ("PINY<OWN> stands for my bank card PIN ..." is
+  private). The meaning table already reads negation in German, French, Spanish, Italian, Portuguese, Dutch
+  and the Nordic languages; the first person is read in none of them. Cause:
+  `layers/core/mongomem/kinds/base.py` (`_FIRST_PERSON`, `_FIRST_PERSON_WORDS`, `_SELF_WORDS`, "user" in
+  `names_the_user`/`about_the_user`), `longterm/service.py::MemoryService.create`,
+  `extraction/orgscreen.py::org_verdict`. Fix: the first person singular (and "user") of the languages the
+  table reads (mi/mio/mia/yo/me, mein/meine/ich/mich/mir, mon/ma/mes/je/moi, meu/minha/eu, mijn/ik, min/jeg,
+  我/我的, 私/僕, я/мой ...), or, better, the twenty-seventh probe's suggestion: a one-user direct write with no
+  `visibility` is private unless the caller names "org", and an extracted term from one user's conversation
+  is private until the tenant (or enough users) state it. Tests:
+  `test_a_one_user_write_in_the_first_person_of_any_language_stays_private`,
+  `test_an_extracted_term_in_the_first_person_of_any_language_stays_private`.
+
+6. (MED, erasure leaving copies) Words only the erased user said, carried by an org version that survives,
+  stay in the vector index's file. Ivan's one-user new org term {"term": "IVT<OWN>", "definition": "the
+  ramp where trailers are sealed at night", "aliases": ["ZQXALIAS<OWN>"]} -> 201 ADD, org; the tenant key's
+  correction {"term": "IVT<OWN>", "definition": "... at dawn"} -> 201 UPDATE, carrying ivan's alias
+  (`TaxonomicKind.updated`); DELETE /v1/users/ivan -> 200 {"org_memories_deleted": 1,
+  "org_memories_updated": 1, ...}: the surviving version is rewritten without the alias (eve's search
+  shows "IVT<OWN>: the ramp ... at dawn"; the index's live row too). But 10 s later, and after the stack
+  stopped, data/vectors/vectors.sqlite3 still holds "IVT<OWN> (ZQXALIAS<OWN>): the ramp where trailers are
+  sealed at dawn" in a freed region (no live row holds it; the database's journal is clean within 10 s).
+  `test_erasure_copies.py` checks only a user's own rows (deleted: `delete_user` scrubs); a row rewritten
+  because of an erasure is re-indexed by `upsert` (INSERT OR REPLACE), which neither zeroes the old image
+  nor checkpoints. Cause: `layers/core/mongomem/vectors/embedded.py::EmbeddedIndex.upsert` (no `_scrub`,
+  REPLACE's old cell left in the file) reached from `erasure.py::erase_user` (`resync` / index_sync of the
+  `changed` org versions after `store.settle()`). Fix: re-index the changed versions by DELETE (secure) then
+  INSERT and `_scrub()` (or `VACUUM`) after an erasure's re-index; extend the data-dir test to an erased
+  user's words carried by another user's or the tenant's version. Test:
+  `test_erasure_leaves_no_copy_of_words_an_org_version_carried`.
+
+HELD (tried on the running stack or against the functions it runs; passing checks, not kept as tests unless
+named)
+- Corrections over HTTP: the ten pairs of finding 1 (units, frequencies, periods, times, quantities,
+  negations outside the table) written by the tenant key as corrections of an org term -> 201 UPDATE each
+  (ADR 0080's letter comparison by key).
+- Expiry: an org procedure, an org term and two conflicting private facts with `expires_at` 3 s ahead; 4.5 s
+  later GET /v1/memories/{id}, `?history=true`, `/skill`, POST /v1/procedures/discover, /v1/domains,
+  /v1/memories/conflicts, the list, search, and POST .../feedback (404) show none of them.
+- Shared memory: 200 distinct one-user proposals on one org term (each 3 kB): PROPOSE each, the lineage's
+  history stays at 7 versions, eve's restatement, proposal, history and context answer in <= 0.22 s.
+  Metadata of a one-user restatement of shared memory changes nothing (`writer._restated`). MCP with
+  `--user-id` sends `x-mongomem-as-user` on every SDK call (`_transport._request`), and every route reads the
+  narrowed principal's `fixed_user_id`; the working-memory routes all take `agent_id`.
+- Inputs: NaN, Infinity, 1e400, a 400-digit integer, 3,000-deep and 200-deep nesting, lone surrogates (in
+  metadata, a value, a turn), keys with NUL, "$" or ".", duplicate keys, -0.0, in POST /v1/memories and
+  working memory: 400/422 each, never a 5xx.
+- Markers: an end tag inside "</s\x00>" (NUL dropped: a real end tag), a zero-width space in an end tag, a
+  look-alike "K" in "</SK>", "<u><!----></u>", misnested "<b><s><i>x</b></i></s>", "<p><s>x</p>y</s>",
+  "<s>x<h1>y</s></h1>", '<a href>x<div>y</a></div>' leave the closing lines drawn as the opening ones
+  (Chromium). The TypeScript SDK's `marked` (random token per call) and the SDK's `context_block` keep the
+  server's block; Mastra's `MongomemWorkingMemory` processor uses the server's marked instructions.
 """
 
 from __future__ import annotations
