@@ -115,6 +115,18 @@ tenant key" is the tenant-wide memory_service key; "<T>" is the token of the blo
   user's words carried by another user's or the tenant's version. Test:
   `test_erasure_leaves_no_copy_of_words_an_org_version_carried`.
 
+7. (HIGH: one user's facts served to every user; the twenty-eighth probe's "caller's id" rule, partly) A
+  subject names the caller only when it holds the caller's whole id as words. For a user whose id is an
+  e-mail address ("bob.smith<own>@acme.com": what most apps use), the local part is how others name them:
+  their one-user POST /v1/memories {"type": "semantic", "payload": {"subject": "bob.smith<own>",
+  "attribute": "home address", "value": "12 Elm St"}} (or "bob.smith<own>'s locker") with no `visibility`
+  -> 201 ADD, visibility "org" (listed to every user, as in finding 5). User "bob" writing "bob's locker" is
+  kept private, and so is the whole address as the subject. Cause: `kinds/base.py::about_the_user` /
+  `names_the_user` (`_has(words, own)` with `own` = every word of the id: "bob smith<own> acme com").
+  Fix: read the id's local part (before "@") as the user's name too (and, for ids with separators, its
+  leading words), or the default-private rule of finding 5. Test:
+  `test_a_fact_about_a_user_named_by_the_local_part_of_their_id_stays_private`.
+
 HELD (tried on the running stack or against the functions it runs; passing checks, not kept as tests unless
 named)
 - Corrections over HTTP: the ten pairs of finding 1 (units, frequencies, periods, times, quantities,
@@ -568,3 +580,31 @@ def test_erasure_leaves_no_copy_of_words_an_org_version_carried(
         next(stacks, None)  # stops the stack
     stopped = files_holding(data, alias)
     assert (running, stopped) == ([], []), (running, stopped)
+
+
+# -- 7. a user whose id is an e-mail address is not named by its local part (HIGH) ------------------------
+@pytest.mark.xfail(strict=True, reason="probe 29 finding 7: only the whole id is read as the caller's name")
+@pytest.mark.parametrize(
+    "subject", ["{local}", "{local}'s locker"], ids=["local part", "local part's locker"]
+)
+def test_a_fact_about_a_user_named_by_the_local_part_of_their_id_stays_private(
+    stack: Stack, subject: str
+) -> None:
+    """HIGH (one user's facts served to every user). A one-user key of user "bob.smith<own>@acme.com" (ids
+    that are e-mail addresses are what most apps have) POSTs {"type": "semantic", "payload": {"subject":
+    "bob.smith<own>", "attribute": "home address", "value": "12 Elm St"}} (or the subject "bob.smith<own>'s
+    locker") with no `visibility` -> 201 ADD, visibility "org"; the same for user "bob" and "bob's locker" is
+    private (the twenty-eighth probe's fix), and so is the whole address as the subject (held)."""
+    from mongomem.identity.service import create_key
+
+    own = unique()
+    user = f"bob.smith{own}@acme.com"
+    key = create_key(stack.running.keys, "acme", "service_account", user)[0]
+    fact = {
+        "subject": subject.format(local=f"bob.smith{own}"),
+        "attribute": "home address",
+        "value": "12 Elm St",
+    }
+    status, written = write(stack, key, "semantic", fact)
+    assert status == 201, written
+    assert written["memory"]["visibility"] == "private", written["memory"]["visibility"]
