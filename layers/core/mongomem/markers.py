@@ -839,21 +839,18 @@ _INERT_ATTRIBUTE = re.compile(
 
 def _inert_markup(text: str) -> str:
     """`text` with every element outside `_DRAWN_ELEMENTS` and every attribute of `_UNDRAWN_ATTRIBUTE`
-    renamed; "<!", "<?", "</" before no letter, and a tag the text never closes (it would take the block's
-    own closing lines as its attributes), served as text ("< "). One pass: each tag is read once."""
+    renamed; "<!", "<?", "</" before no letter, a tag the text never closes (it would take the block's
+    own closing lines as its attributes), and a drawn element's start or end tag the text does not pair,
+    served as text ("< "). One pass: each tag is read once."""
     out: list[str] = []
     at = 0
     unclosed = -1  # where the last tag never closed stopped: a tag starting before it is text too (linear)
     # where the next comment / other construct found ends, per kind of "<" (linear)
     closes = {(c, lit): -1 for c in (True, False) for lit in (True, False)}
-    # each drawn element's end tags, in order: a start tag keeps its name only with an end tag after it
-    # (one each), else it would still be open at the block's closing lines (struck through, in 3,000 px
-    # type, a link: issue 33's twenty-eighth probe)
-    ends: dict[str, list[int]] = {}
-    for found in _INERT_TAG.finditer(text):
-        if found.group(1) and found.group(2) and found.group(2).lower() in _DRAWN_ELEMENTS:
-            ends.setdefault(found.group(2).lower(), []).append(found.start())
-    taken = dict.fromkeys(ends, 0)
+    constructs = -1  # where the comments and "<!" / "<?" constructs read so far end
+    # a drawn element's tags, to pair once every tag is read: (where in `out`, name, "<" as written, end
+    # tag, the tag served as text)
+    drawn: list[tuple[int, str, bool, bool, str]] = []
     while (tag := _INERT_TAG.search(text, at)) is not None:
         out.append(text[at : tag.start()])
         if tag.start() < unclosed:
@@ -874,6 +871,7 @@ def _inert_markup(text: str) -> str:
                 out.append(text[tag.start() : tag.start(3)] + " " + tag.group(3))
             else:
                 out.append(tag.group(0))
+                constructs = max(constructs, closes[comment, literal])
             at = tag.end()
             continue
         name = tag.group(2)
@@ -897,19 +895,43 @@ def _inert_markup(text: str) -> str:
             out.append(text[tag.start() : tag.start(1)] + " ")
             at, unclosed = tag.start(1), max(end, tag.end())
             continue
-        if not tag.group(1) and lowered in _DRAWN_ELEMENTS and lowered not in _VOID_ELEMENTS:
-            later = ends.get(lowered, [])
-            while taken.get(lowered, 0) < len(later) and later[taken[lowered]] < tag.start():
-                taken[lowered] += 1
-            if taken.get(lowered, 0) >= len(later):  # no end tag after it: its "<" is text
-                out.append(text[tag.start() : tag.start(1)] + " " + "".join(parts[1:]))
-                at = end
-                continue
-            taken[lowered] += 1
-        out.extend(parts)
         at = end
+        if lowered not in _DRAWN_ELEMENTS or lowered in _VOID_ELEMENTS:
+            out.extend(parts)
+            continue
+        # a drawn element's tag: kept only where the text pairs it (below); served as text otherwise
+        as_text = (
+            text[tag.start() : tag.start(1)] + " " + text[tag.start(1) : tag.start(2)] + "".join(parts[1:])
+        )
+        if tag.start() < constructs:
+            out.append(as_text)  # inside a comment to one reader, a tag to another: text to both
+            continue
+        drawn.append((len(out), lowered, text[tag.start()] == "<", bool(tag.group(1)), as_text))
+        out.append("".join(parts))
+    for unpaired in _unpaired(drawn):
+        out[unpaired[0]] = unpaired[4]
     out.append(text[at:])
     return "".join(out)
+
+
+def _unpaired(
+    tags: list[tuple[int, str, bool, bool, str]],
+) -> list[tuple[int, str, bool, bool, str]]:
+    """The drawn elements' tags a strictly nested reading does not pair: a start tag no end tag of its
+    name and form closes before its parent's (it would still be open at the block's closing lines:
+    struck through, in 3,000 px type, a link: issue 33's twenty-eighth probe), and an end tag no start
+    tag of the text opened (it would close the page's own `<pre>` or `<div>` the block is drawn in, or
+    be read as the end of an element it never opened: the twenty-ninth)."""
+    left: list[tuple[int, str, bool, bool, str]] = []
+    open_tags: list[tuple[int, str, bool, bool, str]] = []
+    for tag in tags:
+        if not tag[3]:
+            open_tags.append(tag)
+        elif open_tags and open_tags[-1][1:3] == tag[1:3]:
+            open_tags.pop()
+        else:
+            left.append(tag)
+    return left + open_tags
 
 
 # Controls that lay text out in another order than stored (Unicode's bidirectional formatting characters:
