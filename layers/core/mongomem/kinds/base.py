@@ -56,9 +56,35 @@ def _joined(match: re.Match[str]) -> str:
     return out
 
 
-# First-person singular words ("i.e.", "I/O" and "I-5" are not "I").
+# First-person singular words ("i.e.", "I/O" and "I-5" are not "I"), in English and in the languages the
+# meaning table reads (issue 33's twenty-ninth probe: "mi médico", "meine Bank", "ma banque", "ich", "я",
+# "我的医生" were published from one-user writes while their English forms stayed private). Words that are
+# also an English word or abbreviation ("min", "mit", "Ben", "Meg", "ja") are left out; those read only
+# in lower case or capitalised ("ma", "mon", "mes", "mi", "io", "eu": not "MA", "EU", "IO").
 _FIRST_PERSON = re.compile(
-    r"(?<![\w.])(?:i(?![./-]\w)|i'm|i've|i'd|i'll|me|my|mine|myself)(?![\w'])", re.IGNORECASE
+    r"(?<![\w.])(?:i(?![./-]\w)|i'm|i've|i'd|i'll|me|my|mine|myself"
+    r"|ich|mich|mir|mein|meine|meinen|meinem|meiner|meines"  # German
+    r"|je|j'|moi|mienne|miens"  # French
+    r"|yo|mis|m[ií]o|m[ií]a|m[ií]os|m[ií]as|conmigo"  # Spanish
+    r"|mio|miei|mie"  # Italian
+    r"|meu|minha|meus|minhas|comigo"  # Portuguese
+    r"|ik|mij|mijn"  # Dutch
+    r"|jag|jeg|mitt|mina"  # Swedish, Norwegian, Danish
+    r"|benim|bana|beni"  # Turkish
+    r"|já|můj|mně|mój|moja|moje|mnie"  # Czech, Slovak, Polish
+    r"|я|мой|моя|моё|мое|мои|мне|меня|мной|мій|мене|мені"  # Russian, Ukrainian
+    r"|मैं|मेरा|मेरी|मेरे|मुझे|أنا"  # Hindi, Arabic
+    r")(?![\w'])"
+    r"|(?<![\w.])(?<!\d\s)(?-i:[Mm]a|[Mm]on|[Mm]es|[Mm]i|[Ii]o|[Ee]u|[Mm]ig)(?![\w.'/-])"
+    r"|我(?![们們])|私|僕|俺|わたし|あたし|ぼく|나는|내가|나의|저는|제가|저의",  # Chinese, Japanese, Korean
+    re.IGNORECASE,
+)
+# "user" in the languages the table reads: "el usuario", "der Benutzer" (issue 33's twenty-ninth probe)
+_USER_WORD = re.compile(
+    r"(?<!\w)(?:usuari[oa]|usu[aá]ri[oa]|utilisat(?:eur|rice)|(?:be)?nutzer(?:in)?|utente|gebruiker"
+    r"|anv[aä]ndare(?:n)?|bruger(?:en)?|bruker(?:en)?|kullan[\u0131i]c[\u0131i]|u[zž]ivatel|u[zż]ytkownik"
+    r"|пользовател[ьяюе]|користувач)(?!\w)|用户|用戶|ユーザー|사용자",
+    re.IGNORECASE,
 )
 
 
@@ -92,12 +118,23 @@ def names_the_user(names: list[str], user_id: str | None = None) -> bool:
     attribute) name the user: the word "user" ("user's daily dose", "User pharmacy"; not "users") or the
     user's own id ("bob's badge code"), as drawn. One user's such statement is theirs unless they say
     otherwise (issue 33's twenty-eighth probe). Which texts are read is the kind's (`names_its_user`)."""
-    own = _subject_words(user_id) if user_id else None
+    own = _own_names(user_id)
     for text in names:
         words = _subject_words(text)
-        if "user" in words or (own and _has(words, own)):
+        if "user" in words or any(_has(words, name) for name in own) or _USER_WORD.search(drawn_text(text)):
             return True
     return False
+
+
+def _own_names(user_id: str | None) -> list[tuple[str, ...]]:
+    """The words a user's id names them by: the whole id, and an e-mail address's local part ("bob.smith"
+    of "bob.smith@acme.com": how others name them; issue 33's twenty-ninth probe)."""
+    if not user_id:
+        return []
+    names = [_subject_words(user_id)]
+    if "@" in user_id:
+        names.append(_subject_words(user_id.split("@", 1)[0]))
+    return [n for n in names if n]
 
 
 def about_the_user(payload: Any, user_id: str | None = None) -> bool:
@@ -109,15 +146,17 @@ def about_the_user(payload: Any, user_id: str | None = None) -> bool:
     "my blood type" were published to every user of the tenant)."""
     if not isinstance(payload, dict):
         return False
-    own = _subject_words(user_id) if user_id else None
+    own = _own_names(user_id)
     qualifiers = payload.get("qualifiers")
     named = qualifiers.get("name") if isinstance(qualifiers, dict) else None
     if isinstance(named, str) and named.strip():
         # "user" qualified by the name it shows is about that name (a dock, a team), unless it is theirs
-        return own is not None and _subject_words(named) == own
+        return _subject_words(named) in own
     subject = payload.get("subject")
     if not isinstance(subject, str):
         return False
+    if first_person(subject) or _USER_WORD.search(drawn_text(subject)):
+        return True  # "mi médico", "meine Bank", "我的医生", "el usuario"
     words = _subject_words(subject)
     if words and all(len(w) == 1 for w in words):
         words = ("".join(words),)  # "u s e r": letters spaced out read as the word they spell
@@ -131,7 +170,7 @@ def about_the_user(payload: Any, user_id: str | None = None) -> bool:
         return True  # "my wife", "me and my wife", "myself and I": the user and theirs
     if "user" in words:
         return True  # "the user himself", "this user", "the user's doctor" ("users" is everyone)
-    return own is not None and _has(words, own)  # "bob (me)", "bob's wife" from bob
+    return any(_has(words, name) for name in own)  # "bob (me)", "bob's wife" from bob
 
 
 _SELF_WORDS = frozenset({("me",), ("my",), ("mine",), ("myself",), ("i",), ("self",)})
