@@ -249,6 +249,11 @@ def erase_user(
     if index is not None and gone:
         index.delete(gone)
         erased["index_entries"] += len(gone)
+    if index is not None and changed:
+        # a version that lost the user's words leaves the index before it is written again (`resync` below,
+        # else index_sync): replaced in place, its old text stayed in the local index file's freed pages
+        # (issue 33's twenty-ninth probe); a deletion is zeroed and checkpointed
+        index.delete(changed)
     if index is not None and (later := index.sweep_again_after()) > 0:
         # A write made just before the erase is not searchable yet, so the sweep above cannot see it:
         # index_sync sweeps again once it is (durable: a note in MongoDB, no second call from anyone).
