@@ -143,8 +143,10 @@ def call(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tu
 
 
 def unique() -> str:
-    """Six hex letters that make a test's names its own on a stack the module's tests share."""
-    return uuid.uuid4().hex[:6]
+    """Six hex letters that make a test's names its own on a stack the module's tests share; the first a
+    letter, so that a name written in capitals (`own.upper()`) never holds it (six digits would)."""
+    drawn = uuid.uuid4().hex
+    return "abcdef"[int(drawn[0], 16) % 6] + drawn[1:6]
 
 
 def write(stack: Stack, key: str, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:

@@ -341,7 +341,7 @@ def test_erasure_takes_the_erased_users_qualifiers_out_of_an_org_fact(stack: Sta
     own = unique()
     user, key = _fresh_user(stack, "qual")
     fact = {"subject": f"north gate {own}", "attribute": "night contact", "value": "the gate office"}
-    private = f"{user} private phone 555 {own}"
+    private = f"night guard private phone 555 {own}"  # (naming the user, the fact would be theirs)
     status, added = write(stack, key, "semantic", {**fact, "qualifiers": {"note": private}})
     assert (status, added["decision"]) == (201, "ADD"), added
     status, restated = write(stack, stack.users["carol"], "semantic", fact)

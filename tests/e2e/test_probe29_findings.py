@@ -148,12 +148,27 @@ named)
   "<s>x<h1>y</s></h1>", '<a href>x<div>y</a></div>' leave the closing lines drawn as the opening ones
   (Chromium). The TypeScript SDK's `marked` (random token per call) and the SDK's `context_block` keep the
   server's block; Mastra's `MongomemWorkingMemory` processor uses the server's marked instructions.
+
+STATUS on main: all seven fixed, their markers removed (finding 5's extraction test is in
+test_probe29_extraction.py and finding 6's in test_probe29_erasure.py: two local stacks in one process share
+the functions' configuration). (1) A lone number's unit, a period said in one word with a prefix, "dont" /
+"cant" and "-less" are anchors; pair / trio, "grand" and meal times joined the table
+(`kinds/meaning.py::_units`, `_word_meanings`; property tests in tests/unit/test_meaning_table.py). (2, 3) A
+drawn element's start and end tags are kept only where a strictly nested reading of the text's own tags pairs
+them (same name, same form of "<"); a tag inside a comment or a "<!" / "<?" construct, an end tag nothing
+opened, and a start tag nothing closes are served as text (`markers._inert_markup`, `_unpaired`). (4)
+/v1/status counts a key's conflict from its first two distinct versions and compares for 0.5 s at most (the
+listing for 5 s); `complete: false` says when the time ran out (`longterm/conflicts.py`). (5) The first
+person and "user" are read in the languages the meaning table reads and in Chinese, Japanese, Korean,
+Russian, Ukrainian, Hindi and Arabic (`kinds/base.py::_FIRST_PERSON`, `_USER_WORD`), by direct writes and
+extraction's org screen alike. (6) An erasure deletes the index entries of the org versions that lost the
+user's words (zeroed and checkpointed) before they are written again (`erasure.erase_user`). (7) An e-mail
+id's local part names its user (`kinds/base.py::_own_names`).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -220,7 +235,6 @@ JUDGED_CORRECTIONS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 1: hard_anchors misses units, -ly periods, 'dont'")
 @pytest.mark.parametrize(("before", "after"), JUDGED_CORRECTIONS.values(), ids=JUDGED_CORRECTIONS.keys())
 def test_a_models_reinforce_across_a_correction_is_refused(before: str, after: str) -> None:
     """LOW (needs a judging model that errs: the guard exists for exactly that). A private fact found by
@@ -315,7 +329,6 @@ UNREAD_END_TAGS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 2: an end tag in a comment or attribute counts")
 @pytest.mark.parametrize("markup", UNREAD_END_TAGS.values(), ids=UNREAD_END_TAGS.keys())
 def test_an_end_tag_a_browser_never_reads_leaves_no_element_open(
     stack: Stack, browser: Any, markup: str
@@ -342,7 +355,6 @@ STRAY_END_TAGS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 3: an end tag no start tag opened is kept")
 @pytest.mark.parametrize("stray", STRAY_END_TAGS.values(), ids=STRAY_END_TAGS.keys())
 def test_a_stray_end_tag_leaves_the_closing_lines_where_they_are(
     stack: Stack, browser: Any, stray: str
@@ -363,7 +375,6 @@ def test_a_stray_end_tag_leaves_the_closing_lines_where_they_are(
 
 
 # -- 4. one user's conflicting facts hold every user's /v1/status (MED) ------------------------------------
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 4: conflicts are compared pairwise on every status")
 def test_one_users_conflicting_facts_do_not_hold_another_users_status(stack: Stack) -> None:
     """MED (inputs: one user's writes hold every user's call). Bob's one-user key writes 40 private facts of
     one key with `reconcile: false` (allowed), each value 3,900 characters of distinct words -> 40 x 201 in
@@ -439,7 +450,6 @@ OTHER_LANGUAGES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 5: first person is read in English only")
 @pytest.mark.parametrize(("kind", "payload"), OTHER_LANGUAGES.values(), ids=OTHER_LANGUAGES.keys())
 def test_a_one_user_write_in_the_first_person_of_any_language_stays_private(
     stack: Stack, kind: str, payload: dict[str, Any]
@@ -478,112 +488,7 @@ def _listed(stack: Stack, user: str, kind: str) -> list[dict[str, Any]]:
     return [m for m in page["memories"] if m["status"] == "active"]
 
 
-# (finding 5, through extraction: a second stack whose project extracts terms, org by default)
-@pytest.fixture(scope="module")
-def extracting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    extracts = config().replace("enabled: []", "enabled: [taxonomic]")
-    yield from answering_stack(tmp_path_factory.mktemp("probe29-extracting"), USERS, extracts)
-
-
-@pytest.mark.xfail(
-    strict=True, reason="probe 29 finding 5: the org screen reads first person in English only"
-)
-def test_an_extracted_term_in_the_first_person_of_any_language_stays_private(extracting: Stack) -> None:
-    """HIGH (the same, through extraction; the default config: terms are org). Bob's one-user key records
-    the user turns "PINX<OWN> stands for meine Bankkarten-PIN 4711 bei der Sparkasse.", "KOD<OWN> stands for
-    mi código de la puerta de casa 4411.", "MDP<OWN> stands for mon mot de passe Zorblax du coffre." and
-    "PINY<OWN> stands for my bank card PIN 4711 at the savings bank." and flushes: the offline rules extract
-    four terms; the English one is private (`orgscreen.org_verdict`: "personal"), the three others org, and
-    eve lists "PINX<OWN>: Short for meine Bankkarten-PIN 4711 bei der Sparkasse" and the rest."""
-    import time as clock
-
-    stack = extracting
-    own = unique().upper()
-    said = [
-        f"PINX{own} stands for meine Bankkarten-PIN 4711 bei der Sparkasse.",
-        f"KOD{own} stands for mi código de la puerta de casa 4411.",
-        f"MDP{own} stands for mon mot de passe Zorblax du coffre.",
-        f"PINY{own} stands for my bank card PIN 4711 at the savings bank.",
-    ]
-    turns = {"turns": [{"role": "user", "content": text} for text in said]}
-    bob = stack.users["bob"]
-    assert call(stack, bob, "POST", f"/v1/sessions/s{own}/turns", turns)[0] == 201
-    assert call(stack, bob, "POST", f"/v1/sessions/s{own}/flush")[0] == 200
-    deadline = clock.monotonic() + 60
-    while call(stack, stack.tenant, "GET", "/v1/status")[1]["snapshots_pending_extraction"]:
-        assert clock.monotonic() < deadline, "extraction still pending"
-        clock.sleep(0.3)
-    mine = {
-        m["payload"]["term"]: m["visibility"]
-        for m in _listed(stack, "bob", "taxonomic")
-        if own in m["payload"]["term"]
-    }
-    assert len(mine) == 4 and mine[f"PINY{own}"] == "private", mine
-    seen = sorted(
-        m["payload"]["term"] for m in _listed(stack, "eve", "taxonomic") if own in m["payload"]["term"]
-    )
-    assert seen == [], seen
-
-
-# -- 6. an erased user's words carried by a surviving org version stay in the data dir's files (MED) -------
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 6: a rewritten org version leaves the old text")
-def test_erasure_leaves_no_copy_of_words_an_org_version_carried(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """MED (erasure leaving copies). Ivan's one-user new org term {"term": "IVT<OWN>", "definition": "the
-    ramp where trailers are sealed at night", "aliases": ["ZQXALIAS<OWN>"]} -> 201 ADD, org; the tenant key
-    corrects it {"term": "IVT<OWN>", "definition": "... at dawn"} -> 201 UPDATE, which carries ivan's alias
-    (`TaxonomicKind.updated`). DELETE /v1/users/ivan -> 200 {"org_memories_deleted": 1,
-    "org_memories_updated": 1, ...}: the surviving version loses the alias (eve's search shows "IVT<OWN>: the
-    ramp ... at dawn"). But 10 s later the data dir still holds "ZQXALIAS<OWN>" outside WiredTiger's table
-    files (the vector index's vectors.sqlite3, and the database's journal), and after the stack stopped
-    (its stop rebuilds the table files) the vector index's file still holds it."""
-    from tests.e2e.test_erasure_copies import files_holding, outside_tables
-
-    own = unique().upper()
-    alias = f"ZQXALIAS{own}"
-    root = tmp_path_factory.mktemp("probe29-erase")
-    stacks = answering_stack(root, USERS, CONFIG)
-    stack = next(stacks)
-    try:
-        term = {
-            "term": f"IVT{own}",
-            "definition": "the ramp where trailers are sealed at night",
-            "aliases": [alias],
-        }
-        status, written = write(stack, stack.users["ivan"], "taxonomic", term)
-        assert (status, written["decision"], written["memory"]["visibility"]) == (201, "ADD", "org"), written
-        fixed = {
-            "user_id": "alice",
-            "type": "taxonomic",
-            "payload": {**term, "definition": term["definition"].replace("night", "dawn")},
-        }
-        fixed["payload"].pop("aliases")
-        status, written = call(stack, stack.tenant, "POST", "/v1/memories", fixed)
-        assert (status, written["decision"], written["memory"]["payload"]["aliases"]) == (
-            201,
-            "UPDATE",
-            [alias],
-        )
-        status, erased = call(stack, stack.tenant, "DELETE", "/v1/users/ivan")
-        assert status == 200 and erased["erased"]["org_memories_updated"] == 1, erased
-        status, found = call(
-            stack, stack.users["eve"], "POST", "/v1/memories/search", {"query": f"IVT{own} ramp"}
-        )
-        assert status == 200 and alias not in json.dumps(found), found
-        data = root / "data"
-        deadline = time.monotonic() + 10
-        while (held := outside_tables(files_holding(data, alias))) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        running = held
-    finally:
-        next(stacks, None)  # stops the stack
-    stopped = files_holding(data, alias)
-    assert (running, stopped) == ([], []), (running, stopped)
-
-
 # -- 7. a user whose id is an e-mail address is not named by its local part (HIGH) ------------------------
-@pytest.mark.xfail(strict=True, reason="probe 29 finding 7: only the whole id is read as the caller's name")
 @pytest.mark.parametrize(
     "subject", ["{local}", "{local}'s locker"], ids=["local part", "local part's locker"]
 )
