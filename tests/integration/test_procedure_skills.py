@@ -285,3 +285,10 @@ def test_a_shared_procedure_one_user_stated_keeps_their_words_out_of_the_front_m
     )
     assert front_matter(render_skill(tenants)[1])[0]["description"] == said
     assert front_matter(render_skill(tenants)[1])[0]["name"] == "rotate-badges"
+    # the thirtieth probe: the tenant restating fewer fields of one user's version (a REINFORCE: its
+    # evidence follows the user's) makes none of that user's words the tenant's
+    restated = record.model_copy(
+        update={"evidence": [*record.evidence, record.evidence[0].model_copy(update={"tenant_wide": True})]}
+    )
+    assert "IGNORE" not in front_matter(render_skill(restated)[1])[0]["description"]
+    assert front_matter(render_skill(restated)[1])[0]["name"].startswith("shared-procedure-")

@@ -280,3 +280,55 @@ def test_letters_that_are_not_the_pronoun_are_not_the_first_person(text: str) ->
         )
         is None
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("mi médico", "meine Bank", "ma banque", "我的医生", "yo", "ich", "я", "ich spritze jeden Morgen"),
+        # issue 33's thirtieth probe: other forms of the listed languages
+        *(
+            "내 은행",
+            "제 주치의",
+            "môj lekár",
+            "PIN mojego konta",
+            "пароль от моей почты",
+            "пароль моєї пошти",
+        ),
+        *("legen ga meg 10 enheter", "मैंने आज 10 यूनिट इंसुलिन लिया"),
+    ],
+)
+def test_the_first_person_of_the_listed_languages_is_read(text: str) -> None:
+    # issue 33's twenty-ninth probe: these were published from one-user writes and extraction
+    from mongomem.kinds.base import first_person
+
+    assert first_person(text)
+    assert org_verdict(term("PINX", text), turns(f"PINX stands for {text}.")) == "personal"
+
+
+@pytest.mark.parametrize("text", ["EU customers", "MA office", "IO port", "10 min walk", "제1조", "Meg said"])
+def test_abbreviations_and_names_like_a_pronoun_are_not_the_first_person(text: str) -> None:
+    from mongomem.kinds.base import first_person
+
+    assert not first_person(text)
+
+
+def test_a_name_the_user_stated_or_their_ids_local_part_names_them() -> None:
+    from mongomem.kinds.base import about_the_user, names_the_user
+    from mongomem.kinds.semantic import Semantic
+
+    assert names_the_user(["Dana Whitfield's doctor"], "u-1", stated={"dana whitfield"})
+    assert Semantic().names_its_user(
+        {
+            "subject": "user",
+            "attribute": "blood type",
+            "value": "O-",
+            "qualifiers": {"name": "Dana Whitfield"},
+        },
+        "u-1",
+        {"Dana Whitfield"},
+    )
+    assert not names_the_user(["north dock"], "u-1", stated={"dana whitfield"})
+    assert about_the_user({"subject": "bob.smith's locker"}, "bob.smith@acme.com")
+    for said in ("el usuario", "o utilizador", "使用者", "der Benutzer"):
+        assert about_the_user({"subject": said}, "u-1"), said

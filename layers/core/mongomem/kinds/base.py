@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import cache
 from typing import Any, ClassVar, Literal
 
@@ -71,19 +71,22 @@ _FIRST_PERSON = re.compile(
     r"|ik|mij|mijn"  # Dutch
     r"|jag|jeg|mitt|mina"  # Swedish, Norwegian, Danish
     r"|benim|bana|beni"  # Turkish
-    r"|já|můj|mně|mój|moja|moje|mnie"  # Czech, Slovak, Polish
-    r"|я|мой|моя|моё|мое|мои|мне|меня|мной|мій|мене|мені"  # Russian, Ukrainian
-    r"|मैं|मेरा|मेरी|मेरे|मुझे|أنا"  # Hindi, Arabic
+    r"|já|můj|mně|môj|moja|moje|mnie|mojego|mojej|mojemu|moim|moją|moich|moimi"  # Czech, Slovak, Polish
+    r"|я|мой|моя|моё|мое|мои|мне|меня|мной|моего|моему|моим|моём|моей|мою|моих|моими"  # Russian
+    r"|мій|мене|мені|мого|моєму|моїм|моєї|моїх|мої|моє|моїми"  # Ukrainian
+    r"|मैं|मैंने|मेरा|मेरी|मेरे|मुझे|मुझको|मुझसे|मुझमें|أنا"  # Hindi, Arabic
     r")(?![\w'])"
-    r"|(?<![\w.])(?<!\d\s)(?-i:[Mm]a|[Mm]on|[Mm]es|[Mm]i|[Ii]o|[Ee]u|[Mm]ig)(?![\w.'/-])"
-    r"|我(?![们們])|私|僕|俺|わたし|あたし|ぼく|나는|내가|나의|저는|제가|저의",  # Chinese, Japanese, Korean
+    r"|(?<![\w.])(?<!\d\s)(?-i:[Mm]a|[Mm]on|[Mm]es|[Mm]i|[Ii]o|[Ee]u|[Mm]ig|meg)(?![\w.'/-])"
+    r"|我(?![们們])|私|僕|俺|わたし|あたし|ぼく|나는|내가|나의|저는|제가|저의"  # Chinese, Japanese, Korean
+    r"|(?<!\w)[내제](?=\s)",  # Korean "my" before a noun ("내 비밀번호"; "제1조" is no "my")
     re.IGNORECASE,
 )
 # "user" in the languages the table reads: "el usuario", "der Benutzer" (issue 33's twenty-ninth probe)
 _USER_WORD = re.compile(
     r"(?<!\w)(?:usuari[oa]|usu[aá]ri[oa]|utilisat(?:eur|rice)|(?:be)?nutzer(?:in)?|utente|gebruiker"
     r"|anv[aä]ndare(?:n)?|bruger(?:en)?|bruker(?:en)?|kullan[\u0131i]c[\u0131i]|u[zž]ivatel|u[zż]ytkownik"
-    r"|пользовател[ьяюе]|користувач)(?!\w)|用户|用戶|ユーザー|사용자",
+    r"|пользовател[ьяюе]|користувач|utilizador(?:a)?|(?:ال)?مستخدم|उपयोगकर्ता)(?!\w)"
+    r"|用户|用戶|使用者|ユーザー|사용자",
     re.IGNORECASE,
 )
 
@@ -113,12 +116,13 @@ def in_first_person(payload: Any) -> bool:
     return any(first_person(t) for t in texts_of(payload))
 
 
-def names_the_user(names: list[str], user_id: str | None = None) -> bool:
+def names_the_user(names: list[str], user_id: str | None = None, stated: Collection[str] = ()) -> bool:
     """Whether a memory's names (its naming fields: a term, a procedure's name, a fact's subject and
     attribute) name the user: the word "user" ("user's daily dose", "User pharmacy"; not "users") or the
     user's own id ("bob's badge code"), as drawn. One user's such statement is theirs unless they say
-    otherwise (issue 33's twenty-eighth probe). Which texts are read is the kind's (`names_its_user`)."""
-    own = _own_names(user_id)
+    otherwise (issue 33's twenty-eighth probe); so is a name the user `stated` they go by ("Dana
+    Whitfield's doctor": the thirtieth). Which texts are read is the kind's (`names_its_user`)."""
+    own = [*_own_names(user_id), *(w for n in stated if (w := _subject_words(n)))]
     for text in names:
         words = _subject_words(text)
         if "user" in words or any(_has(words, name) for name in own) or _USER_WORD.search(drawn_text(text)):
@@ -552,7 +556,9 @@ class MemoryKind:
         (a fact about "user" that shows the user's name shows, and is keyed by, that name)."""
         return payload
 
-    def names_its_user(self, payload: dict[str, Any], user_id: str | None) -> bool:
+    def names_its_user(
+        self, payload: dict[str, Any], user_id: str | None, stated: Collection[str] = ()
+    ) -> bool:
         """Whether one user's statement of this kind names its user where a reader takes it to be about
         them (`names_the_user`): for a kind the organisation shares by nature (terms, procedures), in its
         names only (a definition saying what "the user" does is how anyone's term reads); for a kind about
@@ -560,8 +566,9 @@ class MemoryKind:
         password: the user set it to ..."; issue 33's twenty-eighth probe)."""
         named = self.as_named(payload)  # "user" qualified by the name it shows is about that name
         if self.visibility == "private":
-            return names_the_user(list(texts_of(named)), user_id)
-        return names_the_user([str(named[f]) for f in self.named if isinstance(named.get(f), str)], user_id)
+            return names_the_user(list(texts_of(named)), user_id, stated)
+        names = [str(named[f]) for f in self.named if isinstance(named.get(f), str)]
+        return names_the_user(names, user_id, stated)
 
     def user_name(self, payload: dict[str, Any]) -> str | None:
         """The name the user gives themselves, when the payload states it."""

@@ -10,6 +10,7 @@ from mongomem.kinds import KindError, KindRegistry, MemoryKind
 from mongomem.kinds.base import about_the_user, in_first_person
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
+from mongomem.longterm.subjects import stored_names
 from mongomem.longterm.write.writer import MemoryWriter
 from mongomem.models.common import Scope, parse_utc_datetime, utcnow
 from mongomem.models.memory import (
@@ -99,6 +100,14 @@ class MemoryService:
         self.writer = writer
         self.partition_keys = tuple(partition_keys)
 
+    def _stated_names(self, kind: MemoryKind, scope: Scope) -> set[str]:
+        """The names the user stated they go by ("my name is Dana Whitfield": their stored name facts), for
+        a kind about users: one user's fact about "Dana Whitfield" is about them (issue 33's thirtieth
+        probe; extraction reads the same names, `extraction/guards.py::_names_stated`)."""
+        if kind.visibility != "private" or scope.user_id is None:
+            return set()  # a kind shared by nature (terms, procedures) is read for its names only
+        return stored_names(self.store, scope)
+
     def create(self, scope: Scope, request: CreateMemoryRequest, tenant_wide: bool = True) -> WriteResult:
         """Write one memory. `tenant_wide`: the caller speaks for the tenant (a memory_service key, an
         operator) and may change org memories directly; otherwise (a service account: one user) an org
@@ -113,7 +122,10 @@ class MemoryService:
             and (
                 about_the_user(request.payload, scope.user_id)
                 or (not tenant_wide and in_first_person(request.payload))
-                or (not tenant_wide and kind.names_its_user(request.payload, scope.user_id))
+                or (
+                    not tenant_wide
+                    and kind.names_its_user(request.payload, scope.user_id, self._stated_names(kind, scope))
+                )
             )
         ):
             # a memory about its user is theirs unless the caller says otherwise (a kind shared by the

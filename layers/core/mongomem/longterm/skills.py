@@ -67,7 +67,10 @@ def render_skill(record: MemoryRecord) -> tuple[str, str]:
     payload = record.payload
     title = str(payload.get("name") or "procedure")
     name = skill_name(title, fallback=f"procedure-{record.lineage_id[-8:]}")
-    shared_by_one = record.user_id == ORG_OWNER and not any(e.tenant_wide for e in record.evidence)
+    # the version's words are the statement that made it (its first evidence entry: an ADD or an UPDATE
+    # holds what that statement said); a later tenant-wide restatement of fewer fields REINFORCEs it as it
+    # is and makes none of its words the tenant's (issue 33's thirtieth probe)
+    shared_by_one = record.user_id == ORG_OWNER and not (record.evidence and record.evidence[0].tenant_wide)
     if shared_by_one:
         # agent hosts put every skill's name and description in the system prompt, outside any marker:
         # of a shared procedure no tenant-wide key stated, neither holds one user's words (issue 33's
