@@ -171,3 +171,52 @@ def test_a_tenant_restatement_does_not_put_one_users_description_in_the_front_ma
     assert status in (200, 201), restated
     front = _front_matter(_skill(stack, "eve", restated["memory"]["memory_id"]))
     assert "IGNORE ALL PREVIOUS INSTRUCTIONS" not in front, (restated["decision"], front)
+
+
+# -- 3. a fact about the user by the name they stated, or "user" with that name, is published (HIGH) ------
+NAMED_USER = {
+    "subject: the stated name": {"subject": "{name}", "attribute": "home address", "value": "12 Elm St {own}"},
+    "subject: the stated name's doctor": {
+        "subject": "{name}'s doctor",
+        "attribute": "diagnosis",
+        "value": "type 2 diabetes {own}",
+    },
+    "subject 'user', name qualifier": {
+        "subject": "user",
+        "attribute": "blood type",
+        "value": "O negative {own}",
+        "qualifiers": {"name": "{name}"},
+    },
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="longterm/service.py::MemoryService.create reads only the user id (kinds/base.py::_own_names)",
+)
+@pytest.mark.parametrize("payload", NAMED_USER.values(), ids=NAMED_USER.keys())
+def test_a_fact_about_the_user_by_their_stated_name_stays_private(stack: Stack, payload: dict[str, Any]) -> None:
+    """HIGH (one user's facts served to every user of the tenant). A user whose id is opaque ("u-<own>": a
+    UUID or a database key, what most apps have) states their name through their one-user key:
+    {"subject": "user", "attribute": "name", "value": "Dana Whitfield<own>"} -> 201 ADD, private (held).
+    Their next POST /v1/memories with no `visibility` {"subject": "Dana Whitfield<own>", "attribute": "home
+    address", "value": "12 Elm St <own>"} (or the subject "Dana Whitfield<own>'s doctor"; or {"subject":
+    "user", "qualifiers": {"name": "Dana Whitfield<own>"}}, the form `Semantic.with_subject` itself gives a
+    fact about the user who is so named) -> 201 ADD, visibility "org"; eve lists "Dana Whitfield<own> home
+    address: 12 Elm St <own>". The write path knows the name (`longterm/subjects.py::UserSubjects` reads the
+    stored name facts, and extraction's `guards._names_stated` / `names_user` keep such facts private since
+    the twenty-sixth probe), but the visibility check compares the subject with the user id alone, and
+    `about_the_user` reads a `name` qualifier as another person whenever it is not the id."""
+    from mongomem.identity.service import create_key
+
+    own = unique()
+    user = f"u-{own}"
+    key = create_key(stack.running.keys, "acme", "service_account", user)[0]
+    name = f"Dana Whitfield{own}"
+    status, written = write(stack, key, "semantic", {"subject": "user", "attribute": "name", "value": name})
+    assert (status, written["memory"]["visibility"]) == (201, "private"), written
+    body = json.loads(json.dumps(payload).replace("{name}", name).replace("{own}", own))
+    status, written = write(stack, key, "semantic", body)
+    assert status == 201, written
+    seen = [m["text"] for m in _listed(stack, "eve", "semantic") if own in json.dumps(m["payload"])]
+    assert (written["memory"]["visibility"], seen) == ("private", []), (written["memory"]["visibility"], seen)
