@@ -92,6 +92,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -297,3 +298,83 @@ def test_a_fact_about_the_user_by_their_stated_name_stays_private(stack: Stack, 
     assert status == 201, written
     seen = [m["text"] for m in _listed(stack, "eve", "semantic") if own in json.dumps(m["payload"])]
     assert (written["memory"]["visibility"], seen) == ("private", []), (written["memory"]["visibility"], seen)
+
+
+# -- 4. a Markdown block structure opened by content takes the block's closing lines into it (MED) --------
+class _Ancestors(HTMLParser):
+    """The elements open around the first text that holds `needle`."""
+
+    def __init__(self, needle: str) -> None:
+        super().__init__()
+        self.needle, self.open, self.found = needle, [], None  # type: ignore[var-annotated]
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.open:
+            while self.open and self.open.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if self.needle in data and self.found is None:
+            self.found = list(self.open)
+
+
+def _drawn_in(block: str, line: str) -> list[str] | None:
+    """The elements a Markdown view (CommonMark, raw HTML off: how chat UIs render) draws `line` in."""
+    from markdown_it import MarkdownIt
+
+    reader = _Ancestors(line)
+    reader.feed(MarkdownIt("commonmark", {"html": False}).render(block))
+    reader.close()
+    return reader.found
+
+
+def _served_to_eve(stack: Stack, definition: str, own: str, fmt: str) -> str:
+    """Bob's one-user new org term "MD<OWN>" defined as `definition` (201 ADD, org), and the block eve's
+    POST /v1/context serves in `fmt` for it (the term its only memory)."""
+    term = {"term": f"MD{own.upper()}", "definition": definition}
+    status, written = write(stack, stack.users["bob"], "taxonomic", term)
+    assert (status, written["decision"], written["memory"]["visibility"]) == (201, "ADD", "org"), written
+    body = {"session_id": f"s-{unique()}", "query": f"MD{own.upper()} loading bay", "format": fmt, "memories_top_k": 1}
+    status, served = call(stack, stack.users["eve"], "POST", "/v1/context", body)
+    assert status == 200 and f"loading bay {own}" in served["context"], served
+    return str(served["context"])
+
+
+MARKDOWN_BLOCKS = {
+    "backtick fence": "the loading bay {own}\n```\nis counted daily",
+    "tilde fence": "the loading bay {own}\n~~~\nis counted daily",
+    "block quote": "the loading bay {own}\n> is counted daily",
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="markers.neutralise serves a line that opens a Markdown fence or quote as written",
+)
+@pytest.mark.parametrize("fmt", ["markdown", "text"])
+@pytest.mark.parametrize("definition", MARKDOWN_BLOCKS.values(), ids=MARKDOWN_BLOCKS.keys())
+def test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are(
+    stack: Stack, definition: str, fmt: str
+) -> None:
+    """MED (marker criterion (b): content that changes how the block's own closing lines are drawn, in a
+    Markdown view). Bob's one-user new org term {"term": "MD<OWN>", "definition": "the loading bay
+    <own>\\n```\\nis counted daily"} (or "~~~", or "> " at a line's start) -> 201 ADD, org; eve's POST
+    /v1/context (format markdown or text) serves its line breaks as written, so the line "```" opens a
+    fenced code block no line closes: CommonMark (markdown-it, raw HTML off) draws the block's closing
+    lines "[/mongomem-memory token=<T>]" and "</mongomem-memory ...>" inside <pre><code> (monospace, in the
+    content's code box, with whatever follows the block in the page), and "> " draws them inside the
+    content's <blockquote>; a term defined on one line leaves them where the service puts them (its list
+    item: ["ul", "li"])."""
+    own = unique()
+    plain = _served_to_eve(stack, f"the loading bay {own} is counted daily", own, fmt)
+    where = _drawn_in(plain, "[/mongomem-memory token=")
+    own = unique()
+    served = _served_to_eve(stack, definition.format(own=own), own, fmt)
+    assert _drawn_in(served, "[/mongomem-memory token=") == where, (
+        _drawn_in(served, "[/mongomem-memory token="),
+        where,
+        served.split("\n")[-5:],
+    )
