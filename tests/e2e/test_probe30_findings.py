@@ -86,6 +86,34 @@ key" is the tenant-wide memory_service key.
   "user" (or "the user") is the user whatever its `name` qualifier says (the qualifier is how the
   writer names them); or the default-private rule of finding 1. Test:
   `test_a_fact_about_the_user_by_their_stated_name_stays_private`.
+
+4. (MED, marker criterion (b): content that changes how the block's own closing lines are drawn, in a
+  Markdown view: moved into content's structure and restyled) Content's line breaks are served as written,
+  and nothing reads Markdown's block structure: a line of content that opens a fenced code block
+  ("```", "~~~", "````", "```sh") that no later line closes runs to the end of the document, taking the
+  block's two closing lines (and whatever the page shows after the block) into content's code box; a
+  line opening a block quote ("> ") takes them into content's quote. Bob's one-user new org term {"term":
+  "MD<OWN>", "definition": "the loading bay <own>\n```\nis counted daily"} (or "~~~", or "\n> is counted
+  daily") -> 201 ADD, org; eve's POST /v1/context (format "markdown" or "text") serves "- [8 December
+  2026] (taxonomic, shared by the organisation) MD<OWN>: the loading bay <own>\n```\nis counted
+  daily\n[/mongomem-memory token=<T>]\n</mongomem-memory token=\"<T>\">"; CommonMark (markdown-it, raw
+  HTML off, as chat UIs and the probes' `shown(markdown=True)` render) draws the closing lines inside
+  <pre><code> (monospace, in the content's box: a reader takes them for the content's text) or inside
+  <blockquote>, where a one-line definition leaves them in the service's own list item (["ul", "li"]).
+  The same in SKILL.md, which is Markdown by definition: bob's org procedure with the step "run the reseal
+  script:\n```sh\nreseal --all" exports to eve with the skill's closing lines inside the code block (["pre",
+  "code"]; ["ol", "li"] without it). (The twenty-eighth probe noted that an unclosed fence leaves the
+  closing lines shown; under the criterion as the twenty-ninth probe applied it, a change of where and in
+  what type they are drawn counts.) Cause: `layers/core/mongomem/markers.py::_neutralised` (reads inline
+  markup and HTML only) and the block builders that put each item's text on its own lines
+  (`retrieval/block/*`, `longterm/skills.py::render_skill`). Fix: serve each content item so it cannot
+  open a Markdown container: indent every continuation line of an item under its list marker (CommonMark
+  then keeps a fence inside the item, which the item's end closes), or escape a line-initial fence
+  ("\`\`\`", "\~~~") and ">" in content; or close, after the last item, any fence content opened (a fence
+  line of the same character, longer than any in content) before the closing lines; a test that the
+  closing lines are drawn in the same element whatever one item holds, for every format and SKILL.md.
+  Tests: `test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are`,
+  `test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_are`.
 """
 
 from __future__ import annotations
@@ -378,3 +406,26 @@ def test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are(
         where,
         served.split("\n")[-5:],
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="markers.neutralise serves a step's line that opens a Markdown fence as written (SKILL.md)",
+)
+def test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_are(stack: Stack) -> None:
+    """MED (the same, in SKILL.md: a Markdown file by definition). Bob's one-user new org procedure
+    {"name": "reseal the dock doors <own>", "when_to_use": "when a seal tears", "steps": ["open the panel",
+    "run the reseal script:\\n```sh\\nreseal --all"]} (how a step shows a command) -> 201 ADD, org; eve's
+    GET /v1/memories/{id}/skill: the line "```sh" opens a fenced code block no line closes, and the skill's closing lines are drawn inside it (["pre", "code"]); a procedure
+    without it draws them in its last list item (["ol", "li"])."""
+
+    def closing_in(steps: list[str]) -> list[str] | None:
+        own = unique()
+        body = {"name": f"reseal the dock doors {own}", "when_to_use": "when a seal tears", "steps": steps}
+        status, written = write(stack, stack.users["bob"], "procedural", body)
+        assert status == 201 and written["memory"]["visibility"] == "org", (status, written)
+        skill = _skill(stack, "eve", written["memory"]["memory_id"])
+        return _drawn_in(skill.split("\n---\n", 1)[1], "[/mongomem-memory token=")
+
+    where = closing_in(["open the panel", "press reseal"])
+    assert closing_in(["open the panel", "run the reseal script:\n```sh\nreseal --all"]) == where
