@@ -94,12 +94,13 @@ key" is the tenant-wide memory_service key.
   block's two closing lines (and whatever the page shows after the block) into content's code box; a
   line opening a block quote ("> ") takes them into content's quote. Bob's one-user new org term {"term":
   "MD<OWN>", "definition": "the loading bay <own>\n```\nis counted daily"} (or "~~~", or "\n> is counted
-  daily") -> 201 ADD, org; eve's POST /v1/context (format "markdown" or "text") serves "- [8 December
+  daily", or "\n\nbay | count\n--- | ---": a GFM table) -> 201 ADD, org; eve's POST /v1/context (format "markdown" or "text") serves "- [8 December
   2026] (taxonomic, shared by the organisation) MD<OWN>: the loading bay <own>\n```\nis counted
   daily\n[/mongomem-memory token=<T>]\n</mongomem-memory token=\"<T>\">"; CommonMark (markdown-it, raw
   HTML off, as chat UIs and the probes' `shown(markdown=True)` render) draws the closing lines inside
   <pre><code> (monospace, in the content's box: a reader takes them for the content's text) or inside
-  <blockquote>, where a one-line definition leaves them in the service's own list item (["ul", "li"]).
+  <blockquote>, or as a row of content's table (GFM: ["table", "tbody", "tr", "td"]), where a one-line
+  definition leaves them in the service's own list item (["ul", "li"]).
   The same in SKILL.md, which is Markdown by definition: bob's org procedure with the step "run the reseal
   script:\n```sh\nreseal --all" exports to eve with the skill's closing lines inside the code block (["pre",
   "code"]; ["ol", "li"] without it). (The twenty-eighth probe noted that an unclosed fence leaves the
@@ -109,7 +110,7 @@ key" is the tenant-wide memory_service key.
   (`retrieval/block/*`, `longterm/skills.py::render_skill`). Fix: serve each content item so it cannot
   open a Markdown container: indent every continuation line of an item under its list marker (CommonMark
   then keeps a fence inside the item, which the item's end closes), or escape a line-initial fence
-  ("\`\`\`", "\~~~") and ">" in content; or close, after the last item, any fence content opened (a fence
+  ("\`\`\`", "\~~~"), ">" and a table's delimiter row in content; or close, after the last item, any fence content opened (a fence
   line of the same character, longer than any in content) before the closing lines; a test that the
   closing lines are drawn in the same element whatever one item holds, for every format and SKILL.md.
   Tests: `test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are`,
@@ -350,11 +351,12 @@ class _Ancestors(HTMLParser):
 
 
 def _drawn_in(block: str, line: str) -> list[str] | None:
-    """The elements a Markdown view (CommonMark, raw HTML off: how chat UIs render) draws `line` in."""
+    """The elements a Markdown view (CommonMark with GFM's tables, raw HTML off: how chat UIs render)
+    draws `line` in."""
     from markdown_it import MarkdownIt
 
     reader = _Ancestors(line)
-    reader.feed(MarkdownIt("commonmark", {"html": False}).render(block))
+    reader.feed(MarkdownIt("commonmark", {"html": False}).enable("table").render(block))
     reader.close()
     return reader.found
 
@@ -362,10 +364,19 @@ def _drawn_in(block: str, line: str) -> list[str] | None:
 def _served_to_eve(stack: Stack, definition: str, own: str, fmt: str) -> str:
     """Bob's one-user new org term "MD<OWN>" defined as `definition` (201 ADD, org), and the block eve's
     POST /v1/context serves in `fmt` for it (the term its only memory)."""
+    from datetime import UTC, datetime
+
+    since = datetime.now(UTC).isoformat()
     term = {"term": f"MD{own.upper()}", "definition": definition}
     status, written = write(stack, stack.users["bob"], "taxonomic", term)
     assert (status, written["decision"], written["memory"]["visibility"]) == (201, "ADD", "org"), written
-    body = {"session_id": f"s-{unique()}", "query": f"MD{own.upper()} loading bay", "format": fmt, "memories_top_k": 1}
+    body = {
+        "session_id": f"s-{unique()}",
+        "query": f"MD{own.upper()} loading bay {own}",
+        "format": fmt,
+        "memories_top_k": 1,
+        "observed_after": since,
+    }
     status, served = call(stack, stack.users["eve"], "POST", "/v1/context", body)
     assert status == 200 and f"loading bay {own}" in served["context"], served
     return str(served["context"])
@@ -375,6 +386,7 @@ MARKDOWN_BLOCKS = {
     "backtick fence": "the loading bay {own}\n```\nis counted daily",
     "tilde fence": "the loading bay {own}\n~~~\nis counted daily",
     "block quote": "the loading bay {own}\n> is counted daily",
+    "GFM table": "the loading bay {own}\n\nbay | count\n--- | ---",
 }
 
 
