@@ -67,7 +67,8 @@ key" is the tenant-wide memory_service key.
 
 3. (HIGH: one user's facts served to every user of the tenant; the twenty-sixth and twenty-ninth probes'
   "names the user" rule, for direct writes) A user's one-user key (id "u-<own>": opaque ids, UUIDs or
-  database keys, are what most apps have) states their name: {"subject": "user", "attribute": "name",
+  database keys, are what most apps have), or the app's tenant key with `user_id` "u-<own>" (the usual
+  deployment: `about_the_user` applies to it too), states their name: {"subject": "user", "attribute": "name",
   "value": "Dana Whitfield<own>"} -> 201 ADD, private (held). Their next POST /v1/memories with no
   `visibility` {"type": "semantic", "payload": {"subject": "Dana Whitfield<own>", "attribute": "home
   address", "value": "12 Elm St <own>"}} (or the subject "Dana Whitfield<own>'s doctor" with
@@ -341,31 +342,37 @@ NAMED_USER = {
     strict=True,
     reason="longterm/service.py::MemoryService.create reads only the user id (kinds/base.py::_own_names)",
 )
+@pytest.mark.parametrize("by", ["one-user key", "tenant key"])
 @pytest.mark.parametrize("payload", NAMED_USER.values(), ids=NAMED_USER.keys())
 def test_a_fact_about_the_user_by_their_stated_name_stays_private(
-    stack: Stack, payload: dict[str, Any]
+    stack: Stack, payload: dict[str, Any], by: str
 ) -> None:
     """HIGH (one user's facts served to every user of the tenant). A user whose id is opaque ("u-<own>": a
-    UUID or a database key, what most apps have) states their name through their one-user key:
-    {"subject": "user", "attribute": "name", "value": "Dana Whitfield<own>"} -> 201 ADD, private (held).
-    Their next POST /v1/memories with no `visibility` {"subject": "Dana Whitfield<own>", "attribute": "home
-    address", "value": "12 Elm St <own>"} (or the subject "Dana Whitfield<own>'s doctor"; or {"subject":
-    "user", "qualifiers": {"name": "Dana Whitfield<own>"}}, the form `Semantic.with_subject` itself gives a
-    fact about the user who is so named) -> 201 ADD, visibility "org"; eve lists "Dana Whitfield<own> home
-    address: 12 Elm St <own>". The write path knows the name (`longterm/subjects.py::UserSubjects` reads the
-    stored name facts, and extraction's `guards._names_stated` / `names_user` keep such facts private since
-    the twenty-sixth probe), but the visibility check compares the subject with the user id alone, and
-    `about_the_user` reads a `name` qualifier as another person whenever it is not the id."""
+    UUID or a database key, what most apps have) states their name through their one-user key (or the
+    app's tenant key, `user_id` "u-<own>"): {"subject": "user", "attribute": "name", "value": "Dana
+    Whitfield<own>"} -> 201 ADD, private (held). The next POST /v1/memories with no `visibility`
+    {"subject": "Dana Whitfield<own>", "attribute": "home address", "value": "12 Elm St <own>"} (or the
+    subject "Dana Whitfield<own>'s doctor"; or {"subject": "user", "qualifiers": {"name": "Dana
+    Whitfield<own>"}}, the form `Semantic.with_subject` itself gives a fact about the user who is so named)
+    -> 201 ADD, visibility "org"; eve lists "Dana Whitfield<own> home address: 12 Elm St <own>". The write
+    path knows the name (`longterm/subjects.py::UserSubjects` reads the stored name facts, and extraction's
+    `guards._names_stated` / `names_user` keep such facts private since the twenty-sixth probe), but the
+    visibility check compares the subject with the user id alone, and `about_the_user` (which applies to
+    the tenant key too) reads a `name` qualifier as another person whenever it is not the id."""
     from mongomem.identity.service import create_key
 
     own = unique()
     user = f"u-{own}"
-    key = create_key(stack.running.keys, "acme", "service_account", user)[0]
+    if by == "tenant key":
+        key, more = stack.tenant, {"user_id": user}
+    else:
+        key, more = create_key(stack.running.keys, "acme", "service_account", user)[0], {}
     name = f"Dana Whitfield{own}"
-    status, written = write(stack, key, "semantic", {"subject": "user", "attribute": "name", "value": name})
+    fact = {"subject": "user", "attribute": "name", "value": name}
+    status, written = write(stack, key, "semantic", fact, **more)
     assert (status, written["memory"]["visibility"]) == (201, "private"), written
     body = json.loads(json.dumps(payload).replace("{name}", name).replace("{own}", own))
-    status, written = write(stack, key, "semantic", body)
+    status, written = write(stack, key, "semantic", body, **more)
     assert status == 201, written
     seen = [m["text"] for m in _listed(stack, "eve", "semantic") if own in json.dumps(m["payload"])]
     assert (written["memory"]["visibility"], seen) == ("private", []), (written["memory"]["visibility"], seen)
