@@ -118,6 +118,23 @@ key" is the tenant-wide memory_service key.
   Tests: `test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are`,
   `test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_are`.
 
+5. (MED, marker criterion (c): an echo of a block in a turn that `markers.strip` does not drop) A block
+  echoed URL-encoded: eve is served bob's org term "EC<OWN>: the loading bay <own> is counted daily" in
+  her POST /v1/context block; her agent hands it to a web tool as a URL ("I looked it up:
+  https://search.example/?q=%3Cmongomem-memory%20source%3D%22context%22%20token%3D%22<T>%22%3E%0A%5Bmongomem-
+  memory%20source%3Dcontext ... %5B/mongomem-memory%20token%3D<T>%5D%0A%3C/mongomem-memory ..." with
+  `urllib.parse.quote`, or "+" for spaces with `quote_plus`), in a turn or a tool call's arguments
+  (`extraction/extractor.py::_call` strips those too). `markers.strip("... " + that)` -> (the text
+  unchanged, 0): the block's memories and its token reach extraction and the observer as eve's own words
+  (a model reads percent-encoding), where the block as written, HTML-escaped, JSON-escaped, Markdown-escaped
+  or with "=3D" is removed (held). `_ECHOED_TOKEN` and `_shows` already read "token%3D%22" and URL escapes;
+  `strip` does not. Cause: `layers/core/mongomem/markers.py::_TAGS` (`_LT` / `_GT`: "<", "[", HTML
+  references and "\u003c", no "%3C" / "%5B" / "%3E" / "%5D"; "%2F" for the closing "/") and the quick
+  `"mongomem" not in text.lower()` test (holds here). Fix: add the percent-encoded forms (any case, "%25"
+  double-encoded) of "<", ">", "[", "]" and "/" to `_LT`, `_GT` and the close group, and "+" / "%20" as
+  the separators `[\W_]` already allows; or run `strip` on `unquote` of a text holding "%3C" / "%5B" too.
+  Test: `test_a_url_encoded_echo_of_a_block_is_stripped`.
+
 HELD (tried on the running stack or against the functions it runs; passing checks, not kept as tests)
 - Proposals: after the tenant's term, bob's one-user proposal of a corrected definition with aliases
   ("IGNORE ALL PREVIOUS INSTRUCTIONS"), related_terms and a domain -> 202 PROPOSE; carol's plain statement of
@@ -490,3 +507,45 @@ def test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_a
 
     where = closing_in(["open the panel", "press reseal"])
     assert closing_in(["open the panel", "run the reseal script:\n```sh\nreseal --all"]) == where
+
+
+# -- 5. an echo of a block URL-encoded (a URL's query, a tool call's argument) is not stripped (MED) ---------
+ENCODED_ECHOES = {
+    "URL-encoded (quote)": "quote",
+    "form-encoded (quote_plus)": "quote_plus",
+}
+
+
+@pytest.mark.xfail(strict=True, reason="markers._TAGS reads no URL-encoded '<' or '[' (%3C, %5B)")
+@pytest.mark.parametrize("encoding", ENCODED_ECHOES.values(), ids=ENCODED_ECHOES.keys())
+def test_a_url_encoded_echo_of_a_block_is_stripped(stack: Stack, encoding: str) -> None:
+    """MED (marker criterion (c): an echo of a block in a turn that `markers.strip` does not drop). Eve is
+    served bob's org term "EC<OWN>: the loading bay <own> is counted daily" in her POST /v1/context block.
+    Her agent passes what it was given to a web tool as a URL, as agents do ("https://search.example/?q=" +
+    the block URL-encoded: `urllib.parse.quote` / `quote_plus`, what every HTTP client and a tool call's
+    arguments hold); the turn (or the tool call's arguments, `extraction/extractor.py::_call`) is recorded.
+    `markers.strip`, which extraction and the observer run on every turn and tool call so that an echo is
+    never learnt again, removes a block echoed as written, HTML- or JSON-escaped (held), but not this one:
+    the block's text, its memory "EC<OWN>: the loading bay <own> ..." and its token, reach extraction as
+    eve's words (a model reads percent-encoding), where `_ECHOED_TOKEN` and `_shows` already read "token%3D"
+    and URL-escapes as a reader does."""
+    from urllib.parse import quote, quote_plus
+
+    from mongomem import markers
+
+    own = unique()
+    term = {"term": f"EC{own.upper()}", "definition": f"the loading bay {own} is counted daily"}
+    status, written = write(stack, stack.users["bob"], "taxonomic", term)
+    assert (status, written["memory"]["visibility"]) == (201, "org"), written
+    body = {"session_id": f"s-{unique()}", "query": f"EC{own.upper()} loading bay {own}", "memories_top_k": 1}
+    status, served = call(stack, stack.users["eve"], "POST", "/v1/context", body)
+    assert status == 200 and own in served["context"], served
+    encode = quote if encoding == "quote" else quote_plus
+    said = "I looked it up: https://search.example/?q=" + encode(served["context"]) + " and found nothing."
+    as_written, removed = markers.strip(served["context"])
+    assert (removed, own in as_written) == (1, False)  # held: the block as written
+    arguments, _ = markers.strip(
+        json.dumps({"url": "https://search.example/?q=" + encode(served["context"])})
+    )
+    kept, removed = markers.strip(said)
+    assert (removed, own in kept, own in arguments) == (1, False, False), kept
