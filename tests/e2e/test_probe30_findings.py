@@ -97,7 +97,8 @@ key" is the tenant-wide memory_service key.
   line opening a block quote ("> ") takes them into content's quote. Bob's one-user new org term {"term":
   "MD<OWN>", "definition": "the loading bay <own>\n```\nis counted daily"} (or "~~~", or "\n> is counted
   daily", or "\n\nbay | count\n--- | ---": a GFM table) -> 201 ADD, org; eve's POST /v1/context
-  (format "markdown" or "text") serves "- [8 December 2026] (taxonomic, shared by the organisation) MD<OWN>: the loading bay <own>\n```\nis counted
+  (format "markdown" or "text") serves "- [8 December 2026] (taxonomic, shared by the organisation) MD<OWN>:
+  the loading bay <own>\n```\nis counted
   daily\n[/mongomem-memory token=<T>]\n</mongomem-memory token=\"<T>\">"; CommonMark (markdown-it, raw
   HTML off, as chat UIs and the probes' `shown(markdown=True)` render) draws the closing lines inside
   <pre><code> (monospace, in the content's box: a reader takes them for the content's text) or inside
@@ -113,7 +114,8 @@ key" is the tenant-wide memory_service key.
   open a Markdown container: indent every continuation line of an item under its list marker (CommonMark
   then keeps a fence inside the item, which the item's end closes), or escape a line-initial fence
   ("\`\`\`", "\~~~"), ">" and a table's delimiter row in content; or close, after the last item, any
-  fence content opened (a fence line of the same character, longer than any in content) before the closing lines; a test that the
+  fence content opened (a fence line of the same character, longer than any in content) before the closing
+  lines; a test that the
   closing lines are drawn in the same element whatever one item holds, for every format and SKILL.md.
   Tests: `test_a_markdown_block_in_content_leaves_the_closing_lines_where_they_are`,
   `test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_are`.
@@ -150,7 +152,8 @@ HELD (tried on the running stack or against the functions it runs; passing check
   the local database files are rebuilt ("rebuilding the database files after an erase").
 - Inputs: `markers.neutralise`, `enclose` and `kinds.base.first_person` / `about_the_user` /
   `names_the_user` on 40 kB of each of 33 repeated fragments ("<", "<a ", "&#", "[", "[](", "*", "`", "(",
-  "<s>", "</s>", "<!--", "%", "\\u", U+202E, Cyrillic "o" (U+043E), "i.", ".-", "mongomem token ", unclosed quotes,
+  "<s>", "</s>", "<!--", "%", "\\u", U+202E, Cyrillic "o" (U+043E), "i.", ".-", "mongomem token ", unclosed
+  quotes,
   nested links, emphasis runs): <= 0.4 s each, linear (4 kB: < 0.05 s).
 - Names as drawn: a term "PLT<c>Z" (and "<c>" before or after) with U+3164, U+115F, U+1160, U+FFA0, U+2800,
   U+180E, U+034F, U+17B4, U+17B5, tag characters, U+FE0F, U+200B, U+2060, U+00AD, U+061C, U+2061-U+2064,
@@ -495,7 +498,8 @@ def test_a_markdown_fence_in_a_step_leaves_the_skills_closing_lines_where_they_a
     {"name": "reseal the dock doors <own>", "when_to_use": "when a seal tears", "steps": ["open the panel",
     "run the reseal script:\\n```sh\\nreseal --all"]} (how a step shows a command) -> 201 ADD, org; eve's
     GET /v1/memories/{id}/skill: the line "```sh" opens a fenced code block no line closes, and the
-    skill's closing lines are drawn inside it (["pre", "code"]); a procedure without it draws them in its last list item (["ol", "li"])."""
+    skill's closing lines are drawn inside it (["pre", "code"]); a procedure without it draws them in its last
+    list item (["ol", "li"])."""
 
     def closing_in(steps: list[str]) -> list[str] | None:
         own = unique()
