@@ -404,7 +404,9 @@ class _Ancestors(HTMLParser):
 
     def __init__(self, needle: str) -> None:
         super().__init__()
-        self.needle, self.open, self.found = needle, [], None  # type: ignore[var-annotated]
+        self.needle = needle
+        self.open: list[str] = []
+        self.found: list[str] | None = None
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
         self.open.append(tag)
