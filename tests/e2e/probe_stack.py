@@ -66,9 +66,18 @@ class Stack:
     running: LocalStack
     tenant: str  # a tenant-wide memory_service key
     users: dict[str, str]  # a one-user service-account key per user
+    # One user's fact, episode or preference is private unless they say "org" (docs/security.md, issue 33's
+    # thirtieth probe); the earlier probes' modules attack the proposal rule of shared facts through such
+    # writes: with `says_org`, a one-user POST /v1/memories of those kinds without a visibility says "org".
+    says_org: bool = False
 
 
-def running_stack(root: Path, users: tuple[str, ...], config: str = CONFIG) -> Generator[Stack, None, None]:
+ABOUT_USERS = frozenset({"semantic", "episodic", "preference"})
+
+
+def running_stack(
+    root: Path, users: tuple[str, ...], config: str = CONFIG, says_org: bool = False
+) -> Generator[Stack, None, None]:
     """A started stack under `root` (project config `config`) with the keys of `users`, stopped when the
     generator is closed."""
     (root / "project-config.yaml").write_text(config)
@@ -82,12 +91,21 @@ def running_stack(root: Path, users: tuple[str, ...], config: str = CONFIG) -> G
     try:
         tenant = create_key(running.keys, TENANT, "memory_service")[0]
         keys = {u: create_key(running.keys, TENANT, "service_account", u)[0] for u in users}
-        yield Stack(running, tenant, keys)
+        yield Stack(running, tenant, keys, says_org)
     finally:
         running.stop()
 
 
 def api(stack: Stack, key: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    if (
+        stack.says_org
+        and (method, path) == ("POST", "/v1/memories")
+        and key != stack.tenant
+        and isinstance(body, dict)
+        and body.get("type") in ABOUT_USERS
+        and "visibility" not in body
+    ):
+        body = {**body, "visibility": "org"}
     headers = {"Content-Type": "application/json", "x-api-key": key}
     data = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
     request = urllib.request.Request(stack.running.url + path, data=data, method=method, headers=headers)
@@ -114,9 +132,11 @@ def active_payload(stack: Stack, memory: dict[str, Any]) -> dict[str, Any]:
     return dict(live[0]["payload"])
 
 
-def answering_stack(root: Path, users: tuple[str, ...], config: str = CONFIG) -> Iterator[Stack]:
+def answering_stack(
+    root: Path, users: tuple[str, ...], config: str = CONFIG, says_org: bool = False
+) -> Iterator[Stack]:
     """`running_stack`, once the memory API answers (a first call on a loaded machine can be slow)."""
-    for running in running_stack(root, users, config):
+    for running in running_stack(root, users, config, says_org):
         deadline = time.monotonic() + 120
         while not _answers(running, users[0]):
             assert time.monotonic() < deadline, "the stack never answered"

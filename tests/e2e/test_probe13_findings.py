@@ -161,7 +161,8 @@ CONFIG = config(org=("semantic", "episodic"), custom_types=dock_rule("org"))
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from answering_stack(tmp_path_factory.mktemp("probe13-findings"), USERS, CONFIG)
+    # one user's facts say "org" where these tests attack shared facts through them (probe_stack.Stack)
+    yield from answering_stack(tmp_path_factory.mktemp("probe13-findings"), USERS, CONFIG, says_org=True)
 
 
 def _tenant(stack: Stack, kind: str, payload: dict[str, Any], **more: Any) -> tuple[int, Any]:

@@ -170,7 +170,8 @@ FORMATS = ("text", "markdown", "openai", "anthropic")
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from answering_stack(tmp_path_factory.mktemp("probe22-findings"), USERS, CONFIG)
+    # one user's facts say "org" where these tests attack shared facts through them (probe_stack.Stack)
+    yield from answering_stack(tmp_path_factory.mktemp("probe22-findings"), USERS, CONFIG, says_org=True)
 
 
 def _active(stack: Stack, user: str, kind: str, own: str) -> list[dict[str, Any]]:

@@ -600,7 +600,9 @@ def test_a_one_user_change_of_shared_memory_holding_a_hash_number_is_a_proposal(
     }[kind]
     held = {**key, field: text.format(h=2)}
     assert answered(stack, stack.tenant, kind, held, user_id="alice")["decision"] == "ADD"
-    status, answer = write(stack, stack.users["bob"], kind, {**key, field: text.format(h=4)})
+    status, answer = write(
+        stack, stack.users["bob"], kind, {**key, field: text.format(h=4)}, visibility="org"
+    )
     assert (status, answer.get("decision")) == (202, "PROPOSE"), (status, answer)
 
 
@@ -777,7 +779,8 @@ def test_held_erasure_takes_every_org_kind_only_the_user_stated(stack: Stack) ->
         ("procedural", {"name": f"Erased proc {own}", "when_to_use": f"{words} proc", "steps": ["a", "b"]}),
     ]
     for kind, payload in stated:
-        body = {"user_id": user, "type": kind, "payload": payload}
+        # (one user's fact is theirs unless they say "org": issue 33's thirtieth probe)
+        body = {"user_id": user, "type": kind, "payload": payload, "visibility": "org"}
         status, written = _as_user(stack.running.url, stack.tenant, user, "POST", "/v1/memories", body)
         assert (status, written["memory"]["visibility"]) == (201, "org"), written
     query = f"ERT{own} Dock DK{own} rule RL{own} Erased proc {own} {words}"

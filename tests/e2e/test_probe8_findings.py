@@ -121,7 +121,8 @@ CONFIG = config(org=("semantic", "preference"), custom_types=dock_rule("org"))
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from answering_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG)
+    # one user's facts say "org" where these tests attack shared facts through them (probe_stack.Stack)
+    yield from answering_stack(tmp_path_factory.mktemp("probe8-findings"), USERS, CONFIG, says_org=True)
 
 
 def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:
@@ -157,7 +158,7 @@ def test_a_many_valued_org_fact_through_a_one_user_mcp_server_is_not_a_second_fa
     subject = f"west dock {unique()}"
     seed(stack, "semantic", {"subject": subject, "attribute": "opening time", "value": "7 am"})
     said = {"subject": subject, "attribute": "opening time", "value": "11 pm", "cardinality": "many"}
-    got = _mcp_create(stack, "bob", {"type": "semantic", "payload": said})
+    got = _mcp_create(stack, "bob", {"type": "semantic", "payload": said, "visibility": "org"})
     assert not got.is_error, got
     values = [
         m["payload"]["value"] for m in _org_list(stack, "semantic") if m["payload"]["subject"] == subject

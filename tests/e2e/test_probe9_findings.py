@@ -149,7 +149,8 @@ CONFIG = config(org=("semantic", "episodic"))
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    yield from answering_stack(tmp_path_factory.mktemp("probe9-findings"), USERS, CONFIG)
+    # one user's facts say "org" where these tests attack shared facts through them (probe_stack.Stack)
+    yield from answering_stack(tmp_path_factory.mktemp("probe9-findings"), USERS, CONFIG, says_org=True)
 
 
 def _org_list(stack: Stack, kind: str) -> list[dict[str, Any]]:

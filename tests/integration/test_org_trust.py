@@ -334,7 +334,7 @@ def test_one_users_retraction_does_not_end_a_shared_fact(
         assert call(fns, ctx, "POST", "/v1/memories", body)[0] == 201
         # When one user (their service account) retracts it ("that was wrong"); a user's extraction
         # that retracts a shared fact is a NOOP (longterm.write.decide)
-        retraction = {"type": "semantic", "payload": {**fact, "retracted": True}}
+        retraction = {"type": "semantic", "payload": {**fact, "retracted": True}, "visibility": "org"}
         status, answer = call(fns, ctx, "POST", "/v1/memories", retraction, as_user="mal")
         # Then it is refused as a delete would be, and every user still reads the shared fact
         assert (status, answer["error"]["details"]["path"]) == (403, "payload.retracted"), answer

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from mongomem.errors import Forbidden, InvalidInput, NotFound, UnknownKind
 from mongomem.kinds import KindError, KindRegistry, MemoryKind
-from mongomem.kinds.base import about_the_user, in_first_person
+from mongomem.kinds.base import about_the_user, in_first_person, names_the_user
 from mongomem.longterm.filters import check_filters
 from mongomem.longterm.ports import MemoryRepository
 from mongomem.longterm.subjects import stored_names
@@ -116,16 +117,25 @@ class MemoryService:
         require_kinds(self.kinds, [request.type], "type")
         kind = self.kinds[request.type]
         visibility = request.visibility or self.writer.visibility_of(kind)
+        names: list[set[str]] = []
+
+        def stated() -> set[str]:  # read once, only when asked
+            if not names:
+                names.append(self._stated_names(kind, scope))
+            return names[0]
+
         if (
             request.visibility is None
             and visibility == "org"
             and (
-                about_the_user(request.payload, scope.user_id)
+                # a kind about users by nature (facts, episodes, preferences) that the project shares: one
+                # user's statement of it is theirs unless they say "org" (in any language: a word list of
+                # first persons never ends, "doktorum", "طبيبي", "min läkare"; issue 33's thirtieth probe)
+                (not tenant_wide and kind.visibility == "private")
+                or about_the_user(request.payload, scope.user_id)
                 or (not tenant_wide and in_first_person(request.payload))
-                or (
-                    not tenant_wide
-                    and kind.names_its_user(request.payload, scope.user_id, self._stated_names(kind, scope))
-                )
+                or (not tenant_wide and kind.names_its_user(request.payload, scope.user_id, stated()))
+                or _about_a_stated_name(kind, request.payload, stated())
             )
         ):
             # a memory about its user is theirs unless the caller says otherwise (a kind shared by the
@@ -265,6 +275,16 @@ class MemoryService:
     def domains(self, scope: Scope) -> Sequence[tuple[str, int]]:
         """The domains of the taxonomic terms the user sees, with how many active terms each holds."""
         return self.store.domains(scope.tenant, scope.user_id)
+
+
+def _about_a_stated_name(kind: MemoryKind, payload: dict[str, Any], stated: set[str]) -> bool:
+    """Whether a memory's subject, as it shows ("user" qualified by a name shows the name), is a name the
+    user stated they go by: "Dana Whitfield's doctor" from whoever writes it for Dana (issue 33's thirtieth
+    probe: through the tenant key with `user_id` too)."""
+    if not stated:
+        return False
+    subject = kind.subject(kind.as_named(payload))
+    return subject is not None and names_the_user([subject], None, stated)
 
 
 def _home(record: MemoryRecord) -> Scope:
