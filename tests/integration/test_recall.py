@@ -301,7 +301,7 @@ def test_order_time_returns_the_messages_in_time_order_across_threads(
     # ... the prompt text follows that order, naming each message's thread, inside the marker
     # (inside the marker's tags and its tag-free sentinel lines)
     assert markers.strip(body["text"])[1] == 1
-    lines = body["text"].splitlines()[2:-2]
+    lines = [line for line in body["text"].splitlines()[2:-2] if line]  # a blank line before the end
     assert [line.split("(thread ")[1].split(")")[0] for line in lines] == [
         "kitchen",
         "garage",
