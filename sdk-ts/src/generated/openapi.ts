@@ -932,7 +932,7 @@ export type components = {
             user_id?: string | null;
             /**
              * Visibility
-             * @description private or org (default: the kind's, memory.extraction.<kind>.visibility)
+             * @description private or org (default: the kind's, memory.extraction.<kind>.visibility; from a one-user key, private for a fact, episode or preference, and for a memory in the first person or naming the user)
              */
             visibility?: ("private" | "org") | null;
         };

@@ -202,7 +202,10 @@ class CreateMemoryRequest(BaseModel):
     )
     expires_at: UtcDateTime | None = Field(None, description="when the memory stops being returned")
     visibility: Visibility | None = Field(
-        None, description="private or org (default: the kind's, memory.extraction.<kind>.visibility)"
+        None,
+        description="private or org (default: the kind's, memory.extraction.<kind>.visibility; from a one-user "
+        "key, private for a fact, episode or preference, and for a memory in the first person or naming the "
+        "user)",
     )
     agent_id: Identifier | None = Field(
         None, description="a private memory of one agent of the user (default: shared by the user's agents)"
